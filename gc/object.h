@@ -1,0 +1,74 @@
+// The object header every heap object starts with, and the per-kind type table through
+// which the collector sizes and traces objects it otherwise knows nothing about
+// (gc/ knows nothing of vm: the VM registers one TypeInfo per object kind).
+//
+// Invariants:
+//  1. Every heap object begins with ObjectHeader and is at least kMinObjectSize bytes,
+//     8-byte aligned, so a forwarding address fits after the header.
+//  2. ObjectHeader::hash is preserved by every move: objects keep their identity hash.
+//  3. Objects are trivially relocatable: they hold only plain data, references to the
+//     start of other heap objects, and pointers to off-heap memory they own. Nothing in
+//     them points into a stack or into the middle of another heap object.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace weft::gc {
+
+inline constexpr size_t kObjectAlignment = 8;
+inline constexpr size_t kMinObjectSize = 16;
+inline constexpr uint8_t kForwardedKind = 0xff;  // header of a moved object's old copy
+inline constexpr int kMaxKinds = 32;
+
+struct ObjectHeader {
+  uint8_t kind;     // index into the heap's TypeInfo table, or kForwardedKind
+  uint8_t gcBits;   // owned by the collector (see heap.h kBit*)
+  uint16_t aux;     // free for the object kind (e.g. a table's metamethod-absence cache)
+  uint32_t hash;    // identity hash, assigned at allocation; a kind may overwrite it
+                    // with a content hash (strings); the collector only preserves it
+};
+static_assert(sizeof(ObjectHeader) == 8);
+
+struct Object {
+  ObjectHeader header;
+};
+
+class Visitor;
+
+// How the collector handles one object kind. Registered by the VM at start-up.
+struct TypeInfo {
+  const char* name = nullptr;
+  // Non-zero for kinds whose every object has this size (header included): the
+  // collector then never calls sizeOf for them (one indirect call less per copy).
+  size_t fixedSize = 0;
+  // Size in bytes of the object (header included), rounded up by the heap to alignment.
+  // Must equal the `bytes` the object was allocated with (rounded the same way), or the
+  // verifier's heap walk reports the mismatch.
+  size_t (*sizeOf)(const Object* obj) = nullptr;
+  // Calls visitor.visit(slot) for every reference the object holds (off-heap buffers it
+  // owns included). A weak container visits its strong parts only and calls
+  // visitor.deferWeak(obj) (see Visitor).
+  void (*trace)(Object* obj, Visitor& visitor) = nullptr;
+  // For weak containers: after strong tracing, drop entries whose weak parts are dead
+  // (visitor.isLive) and update the surviving references (visitor.visit). `phase` tells
+  // which parts to clear (see WeakPhase): in a kClearValues-only call, leave weak keys
+  // alone (neither test nor visit them; they are decided after resurrection). Visiting
+  // an already-updated reference again is harmless; visiting a dead one leaves the slot
+  // unchanged (the entry must then be dropped, or --gc-verify reports it). The verifier
+  // also calls clearWeak, with isLive always true: it must then change nothing.
+  void (*clearWeak)(Object* obj, Visitor& visitor, int phase) = nullptr;
+  // For ephemeron containers (weak keys, strong values): trace the values whose keys are
+  // live; return true if anything was newly reached. (The collector detects the fixpoint
+  // by its own copy count, so returning true too often costs time, never correctness.)
+  bool (*traceEphemeron)(Object* obj, Visitor& visitor) = nullptr;
+  // Frees off-heap memory of an object that died. Called only for objects registered
+  // with Heap::registerExternal, once, after the collection that found them dead.
+  void (*release)(Object* obj) = nullptr;
+};
+
+// Weak clearing phases, in the order of the Lua 5.4 manual §2.5.4: weak values are
+// cleared before finalizable objects are resurrected, weak keys after.
+enum WeakPhase : int { kClearValues = 1, kClearKeys = 2 };
+
+}  // namespace weft::gc

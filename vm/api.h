@@ -1,0 +1,138 @@
+// The calling convention of native functions (the standard library and hosts).
+//
+// Protocol:
+//  - A native receives a CallContext. Its arguments are stack slots of the running
+//    thread: arg(1) .. arg(argCount()). It may push temporaries and results; it returns
+//    `cx.results(n)`, meaning the top n pushed values are its results, or an error/yield
+//    outcome made by the context (cx.error(...), cx.argError(...), cx.yield(n)).
+//  - A native that does not call back into Lua (callMayGC and the *MayGC helpers below)
+//    never sees a collection: raw String*/Table* pointers stay valid for its whole run.
+//  - A native that re-enters Lua keeps every reference it needs afterwards in a stack
+//    slot (push it) or a gc::Handle, and re-reads it after the call (invariant 1).
+//    Stack indices are stable; Value* pointers into the stack are not (the stack may be
+//    reallocated by any call).
+//  - Errors are values: a native never throws; failures return through NativeResult.
+#pragma once
+
+#include <cstdarg>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "vm/object.h"
+#include "vm/state.h"
+#include "weft/status.h"
+
+namespace weft::vm {
+
+struct Thread;
+
+// What a native returns: a result count (>= 0) or a non-ok status.
+struct NativeResult {
+  int32_t count = 0;
+  StatusCode status = StatusCode::kOk;
+};
+
+class CallContext {
+ public:
+  CallContext(State& state, Thread& thread, uint32_t func, uint32_t argCount)
+      : state_(state), thread_(thread), func_(func), argCount_(argCount) {}
+
+  State& state() { return state_; }
+  Thread& thread() { return thread_; }
+
+  // Arguments, 1-based. Beyond argCount() they read as nil ("no value").
+  uint32_t argCount() const { return argCount_; }
+  Value arg(uint32_t i) const;
+  bool hasArg(uint32_t i) const { return i >= 1 && i <= argCount_; }
+  // Stack index of argument i (stable across calls).
+  uint32_t argIndex(uint32_t i) const { return func_ + i; }
+  // The function being called (for native closures: its upvalues).
+  Value callee() const;
+  Value upvalue(uint32_t i) const;            // native closure upvalue, 0-based
+  void setUpvalue(uint32_t i, const Value& v);
+
+  // Pushing values on the stack (temporaries or results). false if the stack cannot
+  // grow (the caller then returns cx.stackOverflow()).
+  bool push(const Value& v);
+  bool ensureStack(uint32_t n);  // room for n more pushes
+  uint32_t top() const;          // stack index one past the last pushed value
+  Value at(uint32_t stackIndex) const;
+  void setAt(uint32_t stackIndex, const Value& v);
+  void setTop(uint32_t stackIndex);
+
+  // Outcomes.
+  NativeResult results(int32_t n) { return NativeResult{n, StatusCode::kOk}; }
+  NativeResult noResults() { return results(0); }
+  // Raises a Lua error with value v (at the top of nothing: no position added).
+  NativeResult raise(const Value& v);
+  // Raises "position: message" like luaL_error (position of the calling Lua code).
+  NativeResult error(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+  // "bad argument #i to 'name' (message)"
+  NativeResult argError(uint32_t i, std::string_view message);
+  // "bad argument #i to 'name' (EXPECTED expected, got TYPE)"
+  NativeResult typeError(uint32_t i, std::string_view expected);
+  NativeResult memoryError();
+  NativeResult stackOverflow();
+  // Suspends the running coroutine, yielding the top n values (coroutine.yield).
+  NativeResult yield(int32_t n);
+
+  // Argument checks, like luaL_check*: on failure they record the error and return
+  // false; the native then returns cx.failure().
+  bool checkInteger(uint32_t i, int64_t& out);
+  bool checkNumber(uint32_t i, double& out);
+  bool checkString(uint32_t i, String*& out);  // numbers are converted (allocates)
+  bool checkTable(uint32_t i, Table*& out);
+  bool checkAny(uint32_t i);                   // "value expected"
+  bool checkType(uint32_t i, Tag tag);
+  bool optInteger(uint32_t i, int64_t def, int64_t& out);
+  bool optNumber(uint32_t i, double def, double& out);
+  bool optString(uint32_t i, String* def, String*& out);
+  NativeResult failure() { return pending_; }
+
+  // Allocation helpers (nullptr on exhaustion; then return cx.memoryError()).
+  String* newString(std::string_view bytes);
+  Table* newTable(uint32_t arrayHint = 0, uint32_t hashHint = 0);
+
+  // Calls the value at stack index `func` with the nargs values above it; its results
+  // replace them starting at `func` (nresults < 0: all results, top set after them).
+  // Re-enters Lua: any collection may happen; re-read heap references afterwards.
+  Status callMayGC(uint32_t func, int32_t nargs, int32_t nresults);
+  // Like callMayGC but catches errors (pcall semantics); on error the error value is
+  // left at `func` and the status says which error.
+  Status protectedCallMayGC(uint32_t func, int32_t nargs, int32_t nresults);
+
+  // Table access with metamethods (__index/__newindex/__len/__eq/__lt/__le/__concat
+  // may run Lua code).
+  Status getMayGC(const Value& object, const Value& key, Value& out);
+  Status setMayGC(const Value& object, const Value& key, const Value& value);
+  Status lengthMayGC(const Value& object, Value& out);
+  Status lessThanMayGC(const Value& a, const Value& b, bool& out);
+  Status equalsMayGC(const Value& a, const Value& b, bool& out);
+  // tostring with __tostring/__name; pushes nothing, returns the string in out.
+  Status toStringMayGC(const Value& v, String*& out);
+
+  // The name Lua would give this function in error messages ("insert", "string.rep", "?").
+  std::string functionName() const;
+
+ private:
+  State& state_;
+  Thread& thread_;
+  uint32_t func_;
+  uint32_t argCount_;
+  NativeResult pending_;
+};
+
+// Library registration.
+struct LibEntry {
+  const char* name;
+  NativeFn fn;
+};
+// Creates a table of light natives, stores it as global `name` (unless null) and in
+// package.loaded[name] (when the package library exists).
+Status openLibrary(State& state, const char* name, std::span<const LibEntry> entries, Table** out);
+
+// Lua's type names ("nil", "number", ...), and luaL_typename-like naming with __name.
+const char* typeName(const Value& v);
+
+}  // namespace weft::vm

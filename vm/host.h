@@ -1,0 +1,55 @@
+// A small stack-based host interface, used by the `weft` CLI and the tests: the seed of
+// the embedding API (a later issue wraps it in include/weft/). Every function works on
+// the State's main thread stack, like Lua's C API; indices are absolute stack positions
+// relative to the host frame (1 = first value the host pushed, negative = from the top).
+//
+// Functions that run Lua code (or may collect) say MayGC.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vm/state.h"
+#include "weft/status.h"
+
+namespace weft::vm {
+
+// Creates a state with every standard library opened (base, coroutine, string, table,
+// math, utf8, os, io, debug, package when present).
+std::unique_ptr<State> newStandardState(const StateOptions& options);
+
+class HostStack {
+ public:
+  explicit HostStack(State& state);
+  int top() const;                // number of values the host has on the stack
+  void setTop(int n);
+  void pushNil();
+  void pushInteger(int64_t i);
+  void pushNumber(double n);
+  void pushBoolean(bool b);
+  bool pushString(std::string_view s);  // false on memory exhaustion
+  void pushValue(int index);
+  bool pushGlobal(std::string_view name);  // raw read of _G[name]
+  bool setGlobal(std::string_view name);   // pops the value; raw write
+  bool newTable();
+  bool rawSetInt(int tableIndex, int64_t key);  // pops the value
+  Value at(int index) const;
+  bool isNil(int index) const;
+  // Loads a chunk (text, or binary when mode allows "b") and pushes the function, or
+  // pushes the error message and returns the error status.
+  Status loadMayGC(std::string_view chunk, std::string_view chunkName, std::string_view mode = "bt");
+  // Calls the function below the top nargs values; results (nresults < 0: all) replace
+  // them. On error the error value is pushed instead (with traceback appended to string
+  // messages when `traceback`, as lua.c's msghandler does, using __tostring for others).
+  Status pcallMayGC(int nargs, int nresults, bool traceback);
+  // tostring of the value at index (with __tostring/__name), as print shows it.
+  Status toStringMayGC(int index, std::string& out);
+  // Runs pending finalizers and closes the state (os.exit(..., true) and normal exit).
+  void closeMayGC();
+
+ private:
+  State& state_;
+};
+
+}  // namespace weft::vm

@@ -1,0 +1,21 @@
+// Openers of the standard libraries (manual §6). Each creates its library table, sets
+// the global and package.loaded entry, and returns kMemoryError if allocation fails.
+#pragma once
+
+#include "vm/state.h"
+#include "weft/status.h"
+
+namespace weft::vm {
+
+Status openBaseLib(State& state);       // lib/base.cpp: _G, print, pcall, load, ...
+Status openCoroutineLib(State& state);  // lib/coroutine.cpp
+Status openPackageLib(State& state);    // lib/package.cpp: require, package.*
+Status openStringLib(State& state);     // lib/string.cpp (+ the string metatable)
+Status openTableLib(State& state);      // lib/table.cpp
+Status openMathLib(State& state);       // lib/math.cpp
+Status openUtf8Lib(State& state);       // lib/utf8.cpp
+Status openOsLib(State& state);         // lib/os.cpp
+Status openIoLib(State& state);         // lib/io.cpp
+Status openDebugLib(State& state);      // lib/debug.cpp
+
+}  // namespace weft::vm

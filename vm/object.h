@@ -1,0 +1,161 @@
+// Heap object layouts. Every object starts with gc::ObjectHeader (gc/object.h) and is
+// trivially relocatable: the collector may move any of them at any safepoint. Fields
+// that hold references point at the start of other heap objects; fields that hold
+// off-heap memory (Proto's code, a Thread's stack) own it, and the object is registered
+// with gc::Heap::registerExternal so the memory is released when it dies.
+//
+// Invariants:
+//  1. No object points into a stack (DEVELOPERS.md invariant 2): an open upvalue names
+//     its thread and a stack index, never a stack address.
+//  2. Every reference store into an object goes through gc::writeBarrier (use the
+//     setters in this file or table.h; never assign a reference field directly
+//     after the object was allocated).
+//  3. Buffers are bounds-checked against their own capacity field, never against a
+//     size cached elsewhere, so a racing resize cannot make a read go out of bounds
+//     (invariant 6).
+//  4. ObjectHeader::hash is the identity hash of tables, functions, userdata and
+//     threads; for strings it is the content hash.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "frontend/proto.h"
+#include "gc/heap.h"
+#include "vm/value.h"
+
+namespace weft::vm {
+
+using frontend::Instruction;
+
+inline gc::Object* asGc(const void* p) { return reinterpret_cast<gc::Object*>(const_cast<void*>(p)); }
+
+// Strings are immutable byte sequences. Short strings (length <= kMaxShortString) are
+// interned, so two short strings are equal iff they are the same object.
+inline constexpr size_t kMaxShortString = 40;
+struct String {
+  gc::ObjectHeader header;  // hash: content hash (aux bit 0: hash computed, for long strings)
+  uint32_t flags;           // kStringShort | kStringReserved (a reserved word index in the upper bits)
+  uint32_t pad;
+  size_t length;
+  char data[1];             // length bytes followed by a NUL
+
+  std::string_view view() const { return {data, length}; }
+  bool isShort() const { return flags & 1u; }
+};
+inline constexpr uint32_t kStringShort = 1u;
+
+// A plain array of values: the array part of a table, a thread's to-be-closed list, etc.
+struct ValueArray {
+  gc::ObjectHeader header;
+  uint32_t capacity;
+  uint32_t pad;
+  Value data[1];
+};
+
+struct Node {
+  Value key;    // nil key: empty slot. A key whose value is nil is dead but stays until
+                // the next rehash so `next` can continue past it.
+  Value value;
+};
+
+// The hash part of a table: open addressing with linear probing, capacity a power of 2.
+struct NodeArray {
+  gc::ObjectHeader header;
+  uint32_t capacity;
+  uint32_t pad;
+  Node nodes[1];
+};
+
+// Metamethod absence cache bits live in Table::header.aux (bit set: "metatable has no
+// such field"), for the fast metamethods __index, __newindex, __gc, __mode, __len, __eq.
+struct Table {
+  gc::ObjectHeader header;
+  Table* metatable;
+  ValueArray* array;    // array part: keys 1..arraySize, may be null
+  NodeArray* nodes;     // hash part, may be null
+  uint32_t arraySize;   // logical size of the array part (<= array->capacity)
+  uint32_t nodeCount;   // live+dead keys in the hash part (for the load factor)
+  uint32_t lengthHint;  // a border found by the last # (speeds up the next)
+  uint32_t writers;     // concurrent-write detection (scheduler issue); 0 today
+};
+
+struct Proto;
+
+struct Upvalue {
+  gc::ObjectHeader header;
+  Thread* thread;   // open: the thread whose stack holds the variable; closed: null
+  uint32_t index;   // open: the stack slot index in `thread`
+  uint32_t pad;
+  Upvalue* nextOpen;  // open: next open upvalue of the same thread (descending index)
+  Value closed;     // closed: the variable itself
+};
+
+struct LuaClosure {
+  gc::ObjectHeader header;
+  Proto* proto;
+  uint32_t numUpvalues;
+  uint32_t pad;
+  Upvalue* upvalues[1];
+};
+
+struct NativeClosure {
+  gc::ObjectHeader header;
+  NativeFn fn;
+  const char* name;  // for messages ("bad argument #1 to 'insert'"); static storage
+  uint32_t numUpvalues;
+  uint32_t pad;
+  Value upvalues[1];
+};
+
+// A function prototype. Its code and debug information live off-heap in the ProtoData
+// the compiler produced (stable addresses: a frame's pc may point into the code across a
+// collection); constants and nested prototypes are heap references held in off-heap
+// arrays that the collector traces and updates.
+struct Proto {
+  gc::ObjectHeader header;
+  frontend::ProtoData* data;  // owned; code, lineinfo, locals, upvalue descriptions
+  const Instruction* code;    // == data->code.data()
+  Value* constants;           // owned off-heap array, data->constants.size() entries
+  Proto** protos;             // owned off-heap array, data->protos.size() entries
+  String* source;             // chunk name
+  uint32_t codeSize;
+  uint32_t numConstants;
+  uint32_t numProtos;
+  uint32_t numUpvalues;
+  uint8_t numParams;
+  uint8_t isVararg;
+  uint8_t maxStackSize;
+  uint8_t pad[5];
+};
+
+// Full userdata: a block of bytes with a metatable and one user value.
+struct Userdata {
+  gc::ObjectHeader header;
+  Table* metatable;
+  Value userValue;
+  size_t size;
+  alignas(8) unsigned char data[8];
+};
+
+inline constexpr size_t stringSize(size_t length) { return offsetof(String, data) + length + 1; }
+inline constexpr size_t valueArraySize(uint32_t n) { return offsetof(ValueArray, data) + sizeof(Value) * n; }
+inline constexpr size_t nodeArraySize(uint32_t n) { return offsetof(NodeArray, nodes) + sizeof(Node) * n; }
+inline constexpr size_t luaClosureSize(uint32_t n) { return offsetof(LuaClosure, upvalues) + sizeof(Upvalue*) * (n ? n : 1); }
+inline constexpr size_t nativeClosureSize(uint32_t n) { return offsetof(NativeClosure, upvalues) + sizeof(Value) * (n ? n : 1); }
+inline constexpr size_t userdataSize(size_t n) { return offsetof(Userdata, data) + (n < 8 ? 8 : n); }
+
+// Reference stores (object.h invariant 2).
+template <typename Holder, typename T>
+inline void storeRef(Holder* holder, T*& field, T* value) {
+  gc::writeBarrier(asGc(holder), asGc(value));
+  field = value;
+}
+template <typename Holder>
+inline void storeValue(Holder* holder, Value& field, const Value& value) {
+  if (value.isCollectable()) gc::writeBarrier(asGc(holder), value.u.obj);
+  field = value;
+}
+
+}  // namespace weft::vm

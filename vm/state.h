@@ -1,0 +1,76 @@
+// The VM instance: the heap, the string table, the registry and globals, per-type
+// metatables, and the threads (coroutines) that run Lua code. One State is shared by
+// every thread of execution (tasks on several workers, scheduler issue); what belongs to
+// one thread of execution lives in Thread (vm/thread.h).
+//
+// Fields are touched only by the thread that owns the State today; the scheduler issue
+// documents per field which workers may touch it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "gc/heap.h"
+#include "vm/object.h"
+#include "weft/status.h"
+
+namespace weft::vm {
+
+class StringTable;
+struct Thread;
+
+// Names of the metamethod events, interned at start-up (State::metaName).
+enum class Meta : uint8_t {
+  Index, NewIndex, Gc, Mode, Len, Eq, Add, Sub, Mul, Mod, Pow, Div, IDiv,
+  BAnd, BOr, BXor, Shl, Shr, Unm, BNot, Lt, Le, Concat, Call, Close,
+  ToString, Name, Metatable, Pairs,
+  kCount
+};
+// The absence cache in Table::header.aux covers the first kFastMetaCount events.
+inline constexpr int kFastMetaCount = 6;  // Index, NewIndex, Gc, Mode, Len, Eq
+
+struct StateOptions {
+  gc::Config gc;
+  uint32_t maxCallDepth = 200000;  // Lua frames per thread ("stack overflow" beyond)
+  uint32_t maxNativeDepth = 200;   // nested native->Lua re-entries ("C stack overflow")
+};
+
+class State {
+ public:
+  explicit State(const StateOptions& options = {});
+  ~State();
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+
+  gc::Heap& heap() { return heap_; }
+  gc::Mutator& mutator() { return *mutator_; }
+  StringTable& strings() { return *strings_; }
+  const StateOptions& options() const { return options_; }
+
+  uint32_t hashSeed() const { return hashSeed_; }
+
+ private:
+  StateOptions options_;
+  gc::Heap heap_;
+  gc::Mutator* mutator_;
+  std::unique_ptr<StringTable> strings_;
+  uint32_t hashSeed_;
+
+ public:
+  // Roots owned by the state (traced by the state's RootSource). Read them after any
+  // safepoint; they may move.
+  Table* registry = nullptr;
+  Table* globals = nullptr;
+  Table* typeMetatables[16] = {};   // indexed by a basic-type index (string, number, ...)
+  String* metaNames[size_t(Meta::kCount)] = {};
+  String* memoryErrorMessage = nullptr;  // "not enough memory", preallocated
+  Thread* mainThread = nullptr;
+};
+
+}  // namespace weft::vm
+
+namespace weft::vm {
+// Implemented beside the interpreter (vm/thread.cpp); the State constructor calls them.
+void registerThreadKind(gc::Heap& heap);
+Thread* newThread(State& state);  // nullptr on exhaustion
+}  // namespace weft::vm

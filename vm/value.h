@@ -1,0 +1,128 @@
+// Lua values. A Value is 16 bytes: an 8-byte payload and a tag. The tag alone tells a
+// heap reference from every other value (precise collection, no guessing): a value is a
+// reference exactly when tag >= Tag::kFirstHeap, and then the payload is a pointer to
+// the start of a gc::Object.
+//
+// Invariants:
+//  1. isCollectable(v) <=> v.tag >= kFirstHeap <=> v.u.obj points to a live heap object
+//     of the kind objectKindOf(v.tag).
+//  2. Nil and False are the only falsy values, and they are the two smallest tags.
+//  3. Float keys with an integral value are normalised to integers before they reach a
+//     table (table.h); -0.0 and 0.0 are the same key.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "gc/object.h"
+
+namespace weft::vm {
+
+struct String;
+struct Table;
+struct LuaClosure;
+struct NativeClosure;
+struct Userdata;
+struct Thread;
+struct Proto;
+struct Upvalue;
+struct ValueArray;
+struct NodeArray;
+
+// Object kinds as registered with the collector (gc::TypeInfo index).
+enum class Kind : uint8_t {
+  String = 0, Table, LuaClosure, NativeClosure, Userdata, Thread,
+  // Kinds that are never Values:
+  Proto, Upvalue, ValueArray, NodeArray,
+  kCount
+};
+
+enum class Tag : uint8_t {
+  Nil = 0,
+  False = 1,
+  True = 2,
+  Int = 3,
+  Float = 4,
+  LightUserdata = 5,
+  LightNative = 6,  // a native function without upvalues: a plain function pointer
+  kFirstHeap = 16,
+  String = kFirstHeap + uint8_t(Kind::String),
+  Table = kFirstHeap + uint8_t(Kind::Table),
+  LuaClosure = kFirstHeap + uint8_t(Kind::LuaClosure),
+  NativeClosure = kFirstHeap + uint8_t(Kind::NativeClosure),
+  Userdata = kFirstHeap + uint8_t(Kind::Userdata),
+  Thread = kFirstHeap + uint8_t(Kind::Thread),
+};
+
+class CallContext;
+// A native function (see vm/api.h for the calling convention).
+using NativeFn = struct NativeResult (*)(CallContext& cx);
+
+struct Value {
+  union {
+    int64_t i;
+    double n;
+    gc::Object* obj;
+    void* p;
+    NativeFn fn;
+  } u;
+  Tag tag;
+
+  // Construction.
+  static Value nil() { Value v; v.u.i = 0; v.tag = Tag::Nil; return v; }
+  static Value boolean(bool b) { Value v; v.u.i = 0; v.tag = b ? Tag::True : Tag::False; return v; }
+  static Value integer(int64_t i) { Value v; v.u.i = i; v.tag = Tag::Int; return v; }
+  static Value number(double n) { Value v; v.u.n = n; v.tag = Tag::Float; return v; }
+  static Value lightUserdata(void* p) { Value v; v.u.p = p; v.tag = Tag::LightUserdata; return v; }
+  static Value lightNative(NativeFn f) { Value v; v.u.fn = f; v.tag = Tag::LightNative; return v; }
+  static Value object(gc::Object* o, Tag t) { Value v; v.u.obj = o; v.tag = t; return v; }
+  static Value string(String* s) { return object(reinterpret_cast<gc::Object*>(s), Tag::String); }
+  static Value table(Table* t) { return object(reinterpret_cast<gc::Object*>(t), Tag::Table); }
+  static Value luaClosure(LuaClosure* c) { return object(reinterpret_cast<gc::Object*>(c), Tag::LuaClosure); }
+  static Value nativeClosure(NativeClosure* c) { return object(reinterpret_cast<gc::Object*>(c), Tag::NativeClosure); }
+  static Value userdata(Userdata* u) { return object(reinterpret_cast<gc::Object*>(u), Tag::Userdata); }
+  static Value thread(Thread* t) { return object(reinterpret_cast<gc::Object*>(t), Tag::Thread); }
+
+  // Classification.
+  bool isNil() const { return tag == Tag::Nil; }
+  bool isFalsy() const { return tag <= Tag::False; }
+  bool isTruthy() const { return tag > Tag::False; }
+  bool isBoolean() const { return tag == Tag::False || tag == Tag::True; }
+  bool isInt() const { return tag == Tag::Int; }
+  bool isFloat() const { return tag == Tag::Float; }
+  bool isNumber() const { return tag == Tag::Int || tag == Tag::Float; }
+  bool isString() const { return tag == Tag::String; }
+  bool isTable() const { return tag == Tag::Table; }
+  bool isLuaClosure() const { return tag == Tag::LuaClosure; }
+  bool isFunction() const {
+    return tag == Tag::LuaClosure || tag == Tag::NativeClosure || tag == Tag::LightNative;
+  }
+  bool isUserdata() const { return tag == Tag::Userdata || tag == Tag::LightUserdata; }
+  bool isThread() const { return tag == Tag::Thread; }
+  bool isCollectable() const { return tag >= Tag::kFirstHeap; }
+
+  // Access (callers check the tag first).
+  int64_t asInt() const { return u.i; }
+  double asFloat() const { return u.n; }
+  double asNumber() const { return tag == Tag::Int ? double(u.i) : u.n; }
+  gc::Object* asObject() const { return u.obj; }
+  String* asString() const { return reinterpret_cast<String*>(u.obj); }
+  Table* asTable() const { return reinterpret_cast<Table*>(u.obj); }
+  LuaClosure* asLuaClosure() const { return reinterpret_cast<LuaClosure*>(u.obj); }
+  NativeClosure* asNativeClosure() const { return reinterpret_cast<NativeClosure*>(u.obj); }
+  Userdata* asUserdata() const { return reinterpret_cast<Userdata*>(u.obj); }
+  Thread* asThread() const { return reinterpret_cast<Thread*>(u.obj); }
+  NativeFn asLightNative() const { return u.fn; }
+  void* asLightUserdata() const { return u.p; }
+
+  // Same tag and same payload bits: raw identity (not Lua equality; see object.h).
+  bool identical(const Value& o) const { return tag == o.tag && u.i == o.u.i; }
+};
+static_assert(sizeof(Value) == 16);
+
+inline constexpr Kind objectKindOf(Tag t) { return Kind(uint8_t(t) - uint8_t(Tag::kFirstHeap)); }
+
+// Lets a trace function visit the reference a Value holds (collector may update it).
+inline gc::Object*& referenceSlot(Value& v) { return v.u.obj; }
+
+}  // namespace weft::vm
