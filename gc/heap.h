@@ -56,9 +56,10 @@ struct Config {
   unsigned pauseMultiplier = 200;      // next threshold = live * pause / 100
 };
 
+// Written by the collector and the refill path; read by the VM thread.
 struct Stats {
   uint64_t collections = 0;
-  uint64_t bytesAllocatedTotal = 0;
+  uint64_t bytesAllocatedTotal = 0;  // up to the last buffer refill or collection
   uint64_t bytesCopiedTotal = 0;
   uint64_t totalPauseNanos = 0;
   uint64_t longestPauseNanos = 0;
@@ -141,6 +142,7 @@ class Mutator {
 class Heap {
  public:
   explicit Heap(const Config& config = {});
+  // Calls TypeInfo::release for every still-registered external object (state close).
   ~Heap();
   Heap(const Heap&) = delete;
   Heap& operator=(const Heap&) = delete;
@@ -165,16 +167,16 @@ class Heap {
   // calls all pending finalizers when the state closes).
   void queueAllFinalizers();
 
-  // Cheap poll for the interpreter's safepoints.
+  // Cheap poll for the interpreter's safepoints. With stress on it stays true, so the
+  // VM (which calls safepointMayGC only when it is) lets the stress schedule count every
+  // safepoint; set `stress` in the constructor's Config (a change through
+  // mutableConfig() takes effect after the next collection).
   bool collectionRequested() const { return requested_.load(std::memory_order_relaxed); }
   // A safepoint: collects if requested or if the stress mode says so. Returns kFatal if
   // a collector transition failed (invariant 5), otherwise ok.
   Status safepointMayGC();
   // A full collection now (collectgarbage("collect")).
   Status collectMayGC();
-
-  // With stress on, collectionRequested() stays true so that the VM, which calls
-  // safepointMayGC only when it is, lets the stress schedule count every safepoint.
 
   // Stop / restart automatic collection (collectgarbage "stop"/"restart"). Stress mode
   // and explicit collections still run.
@@ -183,7 +185,8 @@ class Heap {
 
   size_t bytesInUse() const;   // allocated bytes, live or not yet collected
   size_t heapLimit() const { return config_.heapLimit; }
-  void setHeapLimit(size_t bytes) { config_.heapLimit = bytes; }
+  // Takes effect at once: the mutators' current buffers are retired.
+  void setHeapLimit(size_t bytes);
   const Config& config() const { return config_; }
   // Change stress/interval/seed/limits here; use setVerify for verify (it also arms the
   // write-barrier checks).
@@ -213,14 +216,25 @@ class Heap {
   friend class PersistentHandle;
   friend void writeBarrierSlow(Object* holder, Object* value);
   char* refill(Mutator& mutator, size_t size);
+  void retireLocked(Mutator& mutator);
+  void addChunkLocked(Chunk* chunk);
+  void noteGrowthLocked();
+  Chunk* takeChunkLocked();
   void flushMutators();
   bool stressSaysCollect();
   Status collectNow();
+  Status failCollection(const char* what, const std::string& detail);
   bool isCurrentObject(const Object* obj) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
   Config config_;
   Stats stats_;
+  // The handle stack: one reserved region (kMaxHandles slots, committed as touched), so
+  // slots never move. Owning thread only.
+  static constexpr size_t kMaxHandles = size_t{1} << 20;
+  Object** handleBase_ = nullptr;
+  Object** handleTop_ = nullptr;
+  Object** handleEnd_ = nullptr;
   std::atomic<bool> requested_{false};  // written by allocating mutators, read at safepoints; relaxed: a late read only delays a collection to the next safepoint
   bool automatic_ = true;
   std::unique_ptr<Mutator> mainMutator_;
@@ -267,15 +281,21 @@ inline void writeBarrier(Object* holder, Object* value) {
 
 // Scoped handles: a stack of slots the collector treats as roots. A native that holds a
 // heap reference across a safepoint keeps it in a Handle and re-reads it afterwards.
-// Scopes nest LIFO; a slot may hold nullptr. Slots never move (segmented storage), so a
-// Handle stays valid while its scope lives. One stack per heap in v1 (one thread).
+// Scopes nest LIFO; a slot may hold nullptr. Slots never move (one reserved region), so
+// a Handle stays valid while its scope lives. One stack per heap in v1 (one thread).
 class HandleScope {
  public:
-  explicit HandleScope(Heap& heap);
-  ~HandleScope();
+  explicit HandleScope(Heap& heap) : heap_(heap), mark_(static_cast<size_t>(heap.handleTop_ - heap.handleBase_)) {}
+  ~HandleScope() { heap_.handleTop_ = heap_.handleBase_ + mark_; }
   HandleScope(const HandleScope&) = delete;
   HandleScope& operator=(const HandleScope&) = delete;
-  Object** newSlot(Object* obj);
+  Object** newSlot(Object* obj) {
+    Object** slot = heap_.handleTop_;
+    WEFT_CHECK(slot < heap_.handleEnd_, "handle stack overflow (a handle leak in a loop?)");
+    heap_.handleTop_ = slot + 1;
+    *slot = obj;
+    return slot;
+  }
 
  private:
   Heap& heap_;

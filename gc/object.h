@@ -56,7 +56,8 @@ struct TypeInfo {
   // alone (neither test nor visit them; they are decided after resurrection). Visiting
   // an already-updated reference again is harmless; visiting a dead one leaves the slot
   // unchanged (the entry must then be dropped, or --gc-verify reports it). The verifier
-  // also calls clearWeak, with isLive always true: it must then change nothing.
+  // also calls clearWeak, with isLive always true: it must then change nothing (and so
+  // visits every weak reference, which is how verify checks them).
   void (*clearWeak)(Object* obj, Visitor& visitor, int phase) = nullptr;
   // For ephemeron containers (weak keys, strong values): trace the values whose keys are
   // live; return true if anything was newly reached. (The collector detects the fixpoint

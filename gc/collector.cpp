@@ -1,0 +1,389 @@
+// The copying collector (Cheney), with Lua 5.4 weak tables and finalizers.
+//
+// Protocol (one collection, world stopped, run only from safepointMayGC/collectMayGC):
+//  1. Copy the roots (root sources, handle slots, persistent handles, pending
+//     finalizers) into fresh to-space chunks and scan to-space breadth-first; weak
+//     containers report themselves with deferWeak instead of visiting weak parts.
+//  2. Ephemeron fixpoint: trace the values of weak-key tables whose keys are live, until
+//     a round copies nothing.
+//  3. clearWeak(kClearValues): drop entries with dead weak values. This comes before
+//     resurrection, because the manual (§2.5.4) removes resurrected objects from weak
+//     values before their finalizers run.
+//  4. Resurrect every unreachable registered finalizable object (all are chosen before
+//     any is copied), trace what they reach (fixpoint again), queue them in reverse order
+//     of registration and drop their registration.
+//  5. clearWeak(kClearKeys | kClearValues): drop entries with dead keys. Resurrected keys
+//     count as live here: the manual removes them from weak keys only at the next
+//     collection, after their finalizers ran. Containers first reached in step 4 get
+//     their values cleared here too.
+//  6. Sweep weak roots (the string table), release off-heap memory of dead registered
+//     externals, then install to-space and free (or, relocate mode, quarantine) old space.
+// To-space membership is the epoch bit in gcBits: every object in current space carries
+// the heap's epoch; copies get the flipped one. So a slot visited twice is harmless and
+// isLive needs no address lookup.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "gc/heap_internal.h"
+
+namespace weft::gc {
+
+class Collector final : public Visitor {
+ public:
+  explicit Collector(Heap& heap) : heap_(heap), impl_(*heap.impl_), toEpoch_(impl_.epoch ^ kBitEpoch) {}
+  ~Collector() override;
+
+  bool run();
+  void install(uint64_t collection);
+  const std::string& error() const { return error_; }
+  size_t copiedBytes() const { return copiedBytes_; }
+
+  void visit(Object*& slot) override;
+  void deferWeak(Object* container, bool weakKeys, bool weakValues) override;
+  bool isLive(Object* obj) override;
+
+ private:
+  Object* copy(Object* obj);
+  char* allocateTo(size_t size);
+  void scan();
+  void ephemeronFixpoint();
+  void traceRoots();
+  void clearWeak(int phase);
+  void resurrectFinalizable();
+  void sweepExternals();
+  void fail(const char* what, const Object* obj);
+  bool inToSpace(const Object* obj) const { return (obj->header.gcBits & kBitEpoch) == toEpoch_; }
+  Object* current(Object* obj) const { return obj->header.kind == kForwardedKind ? forwardee(obj) : obj; }
+
+  Heap& heap_;
+  Heap::Impl& impl_;
+  uint8_t toEpoch_;
+  bool copying_ = true;  // false while clearing: a dead reference is then left alone
+  bool installed_ = false;
+  std::vector<Chunk*> toChunks_;  // standard chunks, in allocation order
+  std::vector<Chunk*> toLarge_;   // one large object each
+  Chunk* current_ = nullptr;      // the chunk copies are bumped into
+  size_t scanChunk_ = 0;          // Cheney scan position: toChunks_[scanChunk_] at scanPtr_
+  char* scanPtr_ = nullptr;
+  size_t scanLarge_ = 0;
+  std::vector<Object*> weak_;        // every deferred weak container (to-space address)
+  std::vector<Object*> ephemerons_;  // those with weak keys and strong values
+  uint64_t copiedObjects_ = 0;
+  size_t copiedBytes_ = 0;
+  std::string error_;
+};
+
+Collector::~Collector() {
+  if (installed_) return;
+  for (Chunk* chunk : toChunks_) unmapChunk(chunk);
+  for (Chunk* chunk : toLarge_) unmapChunk(chunk);
+}
+
+void Collector::fail(const char* what, const Object* obj) {
+  if (!error_.empty()) return;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s (object %p)", what, static_cast<const void*>(obj));
+  error_ = buf;
+}
+
+void Collector::visit(Object*& slot) {
+  Object* obj = slot;
+  if (!obj) [[unlikely]] return;
+  if (obj->header.kind == kForwardedKind) {
+    slot = forwardee(obj);
+    return;
+  }
+  if (inToSpace(obj) || !copying_) return;
+  slot = copy(obj);
+}
+
+void Collector::deferWeak(Object* container, bool weakKeys, bool weakValues) {
+  if (!weakKeys && !weakValues) return;
+  weak_.push_back(container);
+  if (weakKeys && !weakValues) ephemerons_.push_back(container);
+}
+
+bool Collector::isLive(Object* obj) {
+  return obj && (obj->header.kind == kForwardedKind || inToSpace(obj));
+}
+
+// Most objects are a few words: copy them inline rather than through a memcpy call.
+static inline void copyObject(char* to, const Object* from, size_t size) {
+  if (size > 64) {
+    std::memcpy(to, from, size);
+    return;
+  }
+  const char* src = reinterpret_cast<const char*>(from);
+  std::memcpy(to, src, 16);
+  for (size_t i = 16; i < size; i += 8) std::memcpy(to + i, src + i, 8);
+}
+
+Object* Collector::copy(Object* obj) {
+  if (!error_.empty()) return obj;
+  uint8_t kind = obj->header.kind;
+  if (kind >= kMaxKinds || !impl_.registered[kind]) {
+    fail("reference to an object of unregistered kind", obj);
+    return obj;
+  }
+  size_t size = objectBytes(impl_.types[kind], obj);
+  char* to = size < (size_t{1} << 47) ? allocateTo(size) : nullptr;
+  if (!to) {
+    fail("no memory for to-space", obj);
+    return obj;
+  }
+  copyObject(to, obj, size);
+  Object* moved = reinterpret_cast<Object*>(to);
+  moved->header.gcBits = static_cast<uint8_t>((moved->header.gcBits & ~kBitEpoch) | toEpoch_);
+  setForwardee(obj, moved);
+  copiedBytes_ += size;
+  ++copiedObjects_;
+  return moved;
+}
+
+char* Collector::allocateTo(size_t size) {
+  if (size >= Heap::kLargeObjectSize) {
+    Chunk* chunk = mapChunk(size);
+    if (!chunk) return nullptr;
+    chunk->large = true;
+    chunk->top = chunk->base + size;
+    toLarge_.push_back(chunk);
+    return chunk->base;
+  }
+  if (!current_ || size > static_cast<size_t>(current_->base + current_->size - current_->top)) {
+    Chunk* chunk;
+    {
+      std::lock_guard lock(impl_.mutex);
+      chunk = heap_.takeChunkLocked();
+    }
+    if (!chunk) return nullptr;
+    chunk->top = chunk->base;
+    toChunks_.push_back(chunk);
+    current_ = chunk;
+  }
+  char* p = current_->top;
+  current_->top += size;
+  return p;
+}
+
+// Breadth-first over to-space: standard chunks in order (the last one grows while it is
+// scanned), then large objects; repeat until neither advanced. No recursion, so a
+// million-long list costs no stack.
+void Collector::scan() {
+  for (;;) {
+    bool progress = false;
+    while (scanChunk_ < toChunks_.size()) {
+      Chunk* chunk = toChunks_[scanChunk_];
+      if (!scanPtr_) scanPtr_ = chunk->base;
+      while (scanPtr_ < chunk->top) {
+        Object* obj = reinterpret_cast<Object*>(scanPtr_);
+        const TypeInfo& info = impl_.types[obj->header.kind];
+        scanPtr_ += objectBytes(info, obj);
+        if (info.trace) info.trace(obj, *this);
+        progress = true;
+      }
+      if (scanChunk_ + 1 == toChunks_.size()) break;
+      ++scanChunk_;
+      scanPtr_ = nullptr;
+    }
+    while (scanLarge_ < toLarge_.size()) {
+      Object* obj = reinterpret_cast<Object*>(toLarge_[scanLarge_++]->base);
+      const TypeInfo& info = impl_.types[obj->header.kind];
+      if (info.trace) info.trace(obj, *this);
+      progress = true;
+    }
+    if (!progress) return;
+  }
+}
+
+void Collector::ephemeronFixpoint() {
+  for (;;) {
+    uint64_t before = copiedObjects_;
+    for (size_t i = 0; i < ephemerons_.size(); ++i) {
+      Object* table = ephemerons_[i];
+      auto traceEphemeron = impl_.types[table->header.kind].traceEphemeron;
+      if (traceEphemeron) traceEphemeron(table, *this);
+    }
+    scan();
+    if (copiedObjects_ == before || !error_.empty()) return;
+  }
+}
+
+void Collector::traceRoots() {
+  for (RootSource* source : impl_.roots) source->traceRoots(*this);
+  for (Object** slot = heap_.handleBase_; slot < heap_.handleTop_; ++slot) visit(*slot);
+  for (Object*& slot : impl_.persistent) visit(slot);
+  for (Object*& slot : impl_.pending) visit(slot);
+}
+
+void Collector::clearWeak(int phase) {
+  for (Object* table : weak_) {
+    auto clear = impl_.types[table->header.kind].clearWeak;
+    if (clear) clear(table, *this, phase);
+  }
+}
+
+void Collector::resurrectFinalizable() {
+  std::vector<Object*>& registered = impl_.finalizable;
+  std::vector<Object*> dying;
+  size_t kept = 0;
+  for (Object* obj : registered) {
+    if (isLive(obj)) registered[kept++] = current(obj);
+    else dying.push_back(obj);
+  }
+  registered.resize(kept);
+  if (dying.empty()) return;
+  for (Object*& obj : dying) {
+    visit(obj);
+    obj->header.gcBits &= static_cast<uint8_t>(~kBitFinalizable);
+  }
+  scan();
+  ephemeronFixpoint();
+  for (auto it = dying.rbegin(); it != dying.rend(); ++it) impl_.pending.push_back(*it);
+}
+
+void Collector::sweepExternals() {
+  std::vector<Object*>& externals = impl_.externals;
+  size_t kept = 0;
+  for (Object* obj : externals) {
+    if (isLive(obj)) {
+      externals[kept++] = current(obj);
+      continue;
+    }
+    auto release = impl_.types[obj->header.kind].release;
+    if (release) release(obj);
+  }
+  externals.resize(kept);
+}
+
+bool Collector::run() {
+  traceRoots();
+  scan();
+  ephemeronFixpoint();
+  copying_ = false;
+  clearWeak(kClearValues);
+  copying_ = true;
+  resurrectFinalizable();
+  if (!error_.empty()) return false;
+  copying_ = false;  // from here on nothing new becomes reachable
+  clearWeak(kClearKeys | kClearValues);
+  for (WeakRootSource* source : impl_.weakRoots) source->sweepWeakRoots(*this);
+  sweepExternals();
+  return error_.empty();
+}
+
+// Makes to-space current: old chunks are recycled, unmapped or (relocate) quarantined;
+// the main mutator continues in the tail of the last to-space chunk.
+void Collector::install(uint64_t collection) {
+  installed_ = true;
+  std::lock_guard lock(impl_.mutex);
+  std::vector<Chunk*> old = std::move(impl_.space);
+  impl_.space = toChunks_;
+  impl_.space.insert(impl_.space.end(), toLarge_.begin(), toLarge_.end());
+  impl_.chunkIndex.clear();
+  size_t live = 0;
+  for (Chunk* chunk : impl_.space) {
+    impl_.chunkIndex[reinterpret_cast<uintptr_t>(chunk->base)] = chunk;
+    live += static_cast<size_t>(chunk->top - chunk->base);
+  }
+  impl_.epoch = toEpoch_;
+  for (Mutator* m : impl_.mutators) m->gcBits_ = toEpoch_;
+
+  const Config& config = heap_.config_;
+  bool relocate = config.stress == StressMode::kRelocate;
+  // Keeping free chunks up to the next threshold costs no extra peak (old space was at
+  // least that big) and spares the next cycle's buffers and to-space the page faults.
+  impl_.threshold = std::max(config.initialThreshold, live * config.pauseMultiplier / 100);
+  impl_.poolLimit = std::max(16 * Heap::kChunkSize, impl_.threshold);
+  if (relocate) {
+    quarantineOldSpace(old, collection);
+    old.clear();
+  }
+  for (Chunk* chunk : old) {
+    if (!chunk->large && chunk->size == Heap::kChunkSize &&
+               impl_.pool.size() * Heap::kChunkSize < impl_.poolLimit) {
+      chunk->dirty = true;
+      impl_.pool.push_back(chunk);
+    } else {
+      unmapChunk(chunk);
+    }
+  }
+  while (impl_.pool.size() * Heap::kChunkSize > impl_.poolLimit) {
+    unmapChunk(impl_.pool.back());
+    impl_.pool.pop_back();
+  }
+
+  impl_.usedBytes.store(live, std::memory_order_relaxed);
+  impl_.liveAfterLastGC = live;
+
+  Mutator& main = *heap_.mainMutator_;
+  if (current_) {
+    size_t tail = static_cast<size_t>(current_->base + current_->size - current_->top);
+    if (config.heapLimit) tail = std::min(tail, config.heapLimit > live ? (config.heapLimit - live) & ~size_t{7} : 0);
+    if (tail >= kMinObjectSize) {
+      if (current_->dirty) std::memset(current_->top, 0, tail);
+      main.chunk_ = current_;
+      main.cursor_ = current_->top;
+      main.limit_ = current_->top + tail;
+      impl_.usedBytes.fetch_add(tail, std::memory_order_relaxed);
+    }
+  }
+  for (Chunk* chunk : toChunks_) chunk->dirty = false;
+  impl_.thresholdCrossed.store(false, std::memory_order_relaxed);
+  heap_.requested_.store(config.stress != StressMode::kNone, std::memory_order_relaxed);
+}
+
+// ---- Heap entry points (invariant 1: the only places a collection starts) ----
+
+// Fail closed (DEVELOPERS.md invariant 5): the heap stays broken, and the poll stays up
+// so the VM reaches a safepoint and sees kFatal there too.
+Status Heap::failCollection(const char* what, const std::string& detail) {
+  impl_->broken = true;
+  requested_.store(true, std::memory_order_relaxed);
+  std::fprintf(stderr, "weft: gc: %s: %s\n", what, detail.c_str());
+  return Status(StatusCode::kFatal);
+}
+
+Status Heap::collectNow() {
+  Impl& impl = *impl_;
+  if (impl.broken) return Status(StatusCode::kFatal);
+  auto start = std::chrono::steady_clock::now();
+  if (config_.stress == StressMode::kRelocate) installStaleReferenceHandler();
+  flushMutators();
+  uint64_t number = stats_.collections + 1;
+  if (config_.verify) {
+    std::string fault = verifyHeap();
+    if (!fault.empty()) return failCollection("verify failed", "before collection #" + std::to_string(number) + ": " + fault);
+  }
+  Collector collector(*this);
+  if (!collector.run()) return failCollection("collection failed", collector.error());
+  collector.install(number);
+  stats_.collections = number;
+  stats_.bytesCopiedTotal += collector.copiedBytes();
+  if (config_.verify) {
+    std::string fault = verifyHeap();
+    if (!fault.empty()) return failCollection("verify failed", "after collection #" + std::to_string(number) + ": " + fault);
+  }
+  auto nanos = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  stats_.totalPauseNanos += nanos;
+  stats_.longestPauseNanos = std::max(stats_.longestPauseNanos, nanos);
+  return Status::ok();
+}
+
+Status Heap::collectMayGC() { return collectNow(); }
+
+Status Heap::safepointMayGC() {
+  if (impl_->broken) [[unlikely]] return Status(StatusCode::kFatal);
+  if (config_.stress != StressMode::kNone && stressSaysCollect()) return collectNow();
+  if (impl_->thresholdCrossed.load(std::memory_order_relaxed)) {
+    if (automatic_) return collectNow();
+    // Stopped: forget the request; the next refill past the threshold raises it again.
+    impl_->thresholdCrossed.store(false, std::memory_order_relaxed);
+    requested_.store(config_.stress != StressMode::kNone, std::memory_order_relaxed);
+  }
+  return Status::ok();
+}
+
+}  // namespace weft::gc

@@ -1,0 +1,259 @@
+// Heap spaces, allocation and accounting.
+//
+// Protocol: memory comes from page-aligned mmap chunks. A mutator bumps in a private
+// buffer (one chunk, zero-filled when handed out); its slow path (refill) takes the
+// heap lock, retires the old buffer (recording where its objects end) and takes a chunk
+// from the pool of recycled ones or from the system. Objects of kLargeObjectSize bytes
+// or more get a chunk of their own, so big strings do not waste buffer tails. The heap
+// limit is checked at refill against usedBytes, so a buffer handed out near the limit is
+// shortened rather than refused: allocation fails only when the object itself would not
+// fit. Crossing the threshold raises requested_; allocation never collects.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "gc/heap_internal.h"
+
+namespace weft::gc {
+
+size_t pageSize() {
+  static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+Chunk* mapChunk(size_t bytes) {
+  size_t page = pageSize();
+  size_t size = (bytes + page - 1) & ~(page - 1);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  Chunk* chunk = new Chunk;
+  chunk->base = static_cast<char*>(p);
+  chunk->size = size;
+  chunk->top = chunk->base;
+  return chunk;
+}
+
+void unmapChunk(Chunk* chunk) {
+  munmap(chunk->base, chunk->size);
+  delete chunk;
+}
+
+// ---- Mutator ----
+
+Mutator::Mutator(Heap& heap) : heap_(heap) {
+  Heap::Impl& impl = *heap.impl_;
+  std::lock_guard lock(impl.mutex);
+  // Distinct hash streams per mutator; xorshift32 needs a non-zero state.
+  hashState_ ^= static_cast<uint32_t>(impl.mutators.size()) * 0x85ebca6bu;
+  if (hashState_ == 0) hashState_ = 0x9e3779b9u;
+  gcBits_ = impl.epoch;
+  impl.mutators.push_back(this);
+}
+
+Mutator::~Mutator() {
+  Heap::Impl& impl = *heap_.impl_;
+  std::lock_guard lock(impl.mutex);
+  heap_.retireLocked(*this);
+  impl.mutators.erase(std::find(impl.mutators.begin(), impl.mutators.end(), this));
+}
+
+Object* Mutator::allocateSlow(uint8_t kind, size_t bytes) {
+  if (bytes > (size_t{1} << 47)) return nullptr;  // no address space is that big
+  char* p = heap_.refill(*this, roundObjectSize(bytes));
+  return p ? initObject(p, kind) : nullptr;
+}
+
+// ---- Heap ----
+
+Heap::Heap(const Config& config) : impl_(std::make_unique<Impl>()), config_(config) {
+  impl_->threshold = config_.initialThreshold;
+  void* handles = mmap(nullptr, kMaxHandles * sizeof(Object*), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  WEFT_CHECK(handles != MAP_FAILED, "cannot reserve the handle stack");
+  handleBase_ = handleTop_ = static_cast<Object**>(handles);
+  handleEnd_ = handleBase_ + kMaxHandles;
+  mainMutator_ = std::make_unique<Mutator>(*this);
+  if (config_.verify) setVerify(true);
+  if (config_.stress != StressMode::kNone) requested_.store(true, std::memory_order_relaxed);
+  if (config_.stress == StressMode::kRelocate) installStaleReferenceHandler();
+}
+
+Heap::~Heap() {
+  setVerify(false);
+  for (Object* obj : impl_->externals) {
+    auto release = impl_->types[obj->header.kind].release;
+    if (release) release(obj);
+  }
+  mainMutator_.reset();
+  for (Chunk* chunk : impl_->space) unmapChunk(chunk);
+  for (Chunk* chunk : impl_->pool) unmapChunk(chunk);
+  munmap(handleBase_, kMaxHandles * sizeof(Object*));
+}
+
+void Heap::setHeapLimit(size_t bytes) {
+  config_.heapLimit = bytes;
+  flushMutators();
+}
+
+void Heap::setVerify(bool on) {
+  config_.verify = on;
+  if (on != impl_->verifyRegistered) {
+    impl_->verifyRegistered = on;
+    if (on) registerVerifyHeap(this);
+    else unregisterVerifyHeap(this);
+  }
+}
+
+void Heap::retireLocked(Mutator& m) {
+  if (m.chunk_) {
+    stats_.bytesAllocatedTotal += static_cast<size_t>(m.cursor_ - m.chunk_->top);
+    m.chunk_->top = m.cursor_;
+    impl_->usedBytes.fetch_sub(static_cast<size_t>(m.limit_ - m.cursor_), std::memory_order_relaxed);
+  }
+  m.cursor_ = m.limit_ = nullptr;
+  m.chunk_ = nullptr;
+}
+
+void Heap::addChunkLocked(Chunk* chunk) {
+  impl_->space.push_back(chunk);
+  impl_->chunkIndex[reinterpret_cast<uintptr_t>(chunk->base)] = chunk;
+}
+
+void Heap::noteGrowthLocked() {
+  if (impl_->usedBytes.load(std::memory_order_relaxed) > impl_->threshold) {
+    impl_->thresholdCrossed.store(true, std::memory_order_relaxed);
+    requested_.store(true, std::memory_order_relaxed);
+  }
+}
+
+char* Heap::refill(Mutator& m, size_t size) {
+  Impl& impl = *impl_;
+  std::lock_guard lock(impl.mutex);
+  size_t used = impl.usedBytes.load(std::memory_order_relaxed);
+  if (size >= kLargeObjectSize) {
+    if (config_.heapLimit && (used > config_.heapLimit || size > config_.heapLimit - used)) return nullptr;
+    Chunk* chunk = mapChunk(size);
+    if (!chunk) return nullptr;
+    chunk->large = true;
+    chunk->top = chunk->base + size;
+    addChunkLocked(chunk);
+    impl.usedBytes.fetch_add(size, std::memory_order_relaxed);
+    stats_.bytesAllocatedTotal += size;
+    noteGrowthLocked();
+    return chunk->base;
+  }
+  retireLocked(m);
+  used = impl.usedBytes.load(std::memory_order_relaxed);
+  size_t capacity = kChunkSize;
+  if (config_.heapLimit) {
+    size_t room = used >= config_.heapLimit ? 0 : config_.heapLimit - used;
+    if (room < size) return nullptr;
+    capacity = std::min(capacity, room & ~(kObjectAlignment - 1));
+  }
+  Chunk* chunk = takeChunkLocked();
+  if (!chunk) return nullptr;
+  if (chunk->dirty) std::memset(chunk->base, 0, capacity);
+  chunk->dirty = false;
+  chunk->top = chunk->base;
+  addChunkLocked(chunk);
+  m.chunk_ = chunk;
+  m.cursor_ = chunk->base + size;
+  m.limit_ = chunk->base + capacity;
+  impl.usedBytes.fetch_add(capacity, std::memory_order_relaxed);
+  noteGrowthLocked();
+  return chunk->base;
+}
+
+Chunk* Heap::takeChunkLocked() {
+  if (!impl_->pool.empty()) {
+    Chunk* chunk = impl_->pool.back();
+    impl_->pool.pop_back();
+    return chunk;
+  }
+  return mapChunk(kChunkSize);
+}
+
+void Heap::flushMutators() {
+  std::lock_guard lock(impl_->mutex);
+  for (Mutator* m : impl_->mutators) retireLocked(*m);
+}
+
+void Heap::registerType(uint8_t kind, const TypeInfo& info) {
+  WEFT_CHECK(kind < kMaxKinds, "object kind out of range");
+  WEFT_CHECK(info.fixedSize || info.sizeOf, "a kind needs fixedSize or sizeOf");
+  impl_->types[kind] = info;
+  impl_->registered[kind] = true;
+}
+
+const TypeInfo& Heap::typeInfo(uint8_t kind) const {
+  WEFT_CHECK(kind < kMaxKinds && impl_->registered[kind], "unregistered object kind");
+  return impl_->types[kind];
+}
+
+void Heap::addRootSource(RootSource* source) { impl_->roots.push_back(source); }
+
+void Heap::removeRootSource(RootSource* source) {
+  auto& v = impl_->roots;
+  v.erase(std::remove(v.begin(), v.end(), source), v.end());
+}
+
+void Heap::addWeakRootSource(WeakRootSource* source) { impl_->weakRoots.push_back(source); }
+
+void Heap::removeWeakRootSource(WeakRootSource* source) {
+  auto& v = impl_->weakRoots;
+  v.erase(std::remove(v.begin(), v.end(), source), v.end());
+}
+
+void Heap::registerExternal(Object* obj) {
+  if (obj->header.gcBits & kBitExternal) return;  // release must run once
+  obj->header.gcBits |= kBitExternal;
+  impl_->externals.push_back(obj);
+}
+
+void Heap::registerFinalizable(Object* obj) {
+  if (obj->header.gcBits & kBitFinalizable) return;  // Lua marks an object once
+  obj->header.gcBits |= kBitFinalizable;
+  impl_->finalizable.push_back(obj);
+}
+
+Object* Heap::takePendingFinalizer() {
+  if (impl_->pending.empty()) return nullptr;
+  Object* obj = impl_->pending.front();
+  impl_->pending.pop_front();
+  return obj;
+}
+
+bool Heap::hasPendingFinalizers() const { return !impl_->pending.empty(); }
+
+void Heap::queueAllFinalizers() {
+  auto& list = impl_->finalizable;
+  for (auto it = list.rbegin(); it != list.rend(); ++it) {
+    (*it)->header.gcBits &= static_cast<uint8_t>(~kBitFinalizable);
+    impl_->pending.push_back(*it);
+  }
+  list.clear();
+}
+
+size_t Heap::bytesInUse() const {
+  const Mutator& m = *mainMutator_;
+  return impl_->usedBytes.load(std::memory_order_relaxed) - static_cast<size_t>(m.limit_ - m.cursor_);
+}
+
+bool Heap::contains(const void* p) const {
+  auto addr = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->chunkIndex.upper_bound(addr);
+  if (it == impl_->chunkIndex.begin()) return false;
+  --it;
+  return addr < it->first + it->second->size;
+}
+
+bool Heap::isCurrentObject(const Object* obj) const {
+  if (!obj || (reinterpret_cast<uintptr_t>(obj) & (kObjectAlignment - 1)) || !contains(obj)) return false;
+  uint8_t kind = obj->header.kind;
+  return kind < kMaxKinds && impl_->registered[kind] && (obj->header.gcBits & kBitEpoch) == impl_->epoch;
+}
+
+}  // namespace weft::gc

@@ -1,0 +1,190 @@
+// Heap verification (--gc-verify) and the checking write barrier: the checkers of heap.h
+// invariants 2 and 3.
+//
+// Protocol: verifyHeap first walks every current-space chunk object by object (kind
+// registered, not forwarded, current epoch, size inside its chunk), recording object
+// starts; then it checks every reference held by roots, registrations, handles, the
+// pending-finalizer queue and every object (strong parts via trace, weak parts via
+// clearWeak with an isLive that is always true, which keeps every entry). A reference
+// must be non-null, aligned and exactly the start of a current-space object, so stale
+// pointers and interior pointers are both caught. Headers of unknown memory are never
+// read: a stale reference into protected old space is reported, not faulted on.
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <unistd.h>
+
+#include "gc/heap_internal.h"
+
+namespace weft::gc {
+
+bool gBarrierChecks = false;
+
+class Verifier final : public Visitor {
+ public:
+  explicit Verifier(Heap& heap) : heap_(heap), impl_(*heap.impl_) {}
+
+  std::string run() {
+    heap_.flushMutators();
+    walkSpace();
+    checkRoots();
+    checkObjects();
+    return fault_;
+  }
+
+  void visit(Object*& slot) override { check(slot); }
+  void deferWeak(Object* container, bool weakKeys, bool weakValues) override {
+    if (weakKeys || weakValues) weakDeferred_ = true;
+  }
+  bool isLive(Object*) override { return true; }
+
+ private:
+  void walkSpace();
+  void walkChunk(const Chunk* chunk);
+  void checkRoots();
+  void checkObjects();
+  void check(const Object* ref);
+  void report(const char* fmt, const void* p, size_t n = 0);
+  std::string holderText() const;
+  const char* kindName(uint8_t kind) const {
+    const char* name = impl_.types[kind].name;
+    return name ? name : "?";
+  }
+
+  Heap& heap_;
+  Heap::Impl& impl_;
+  std::vector<const Object*> starts_;  // sorted: chunks are walked in address order
+  // Who holds the reference being checked (formatted only on failure).
+  const Object* holder_ = nullptr;
+  const char* rootKind_ = nullptr;
+  size_t rootIndex_ = 0;
+  bool weakDeferred_ = false;
+  std::string fault_;
+};
+
+std::string Verifier::holderText() const {
+  char buf[96];
+  if (holder_)
+    std::snprintf(buf, sizeof buf, "object %p (%s)", static_cast<const void*>(holder_), kindName(holder_->header.kind));
+  else
+    std::snprintf(buf, sizeof buf, "%s #%zu", rootKind_, rootIndex_);
+  return buf;
+}
+
+void Verifier::report(const char* fmt, const void* p, size_t n) {
+  if (!fault_.empty()) return;
+  char buf[200];
+  std::snprintf(buf, sizeof buf, fmt, p, n);
+  fault_ = buf;
+}
+
+void Verifier::walkSpace() {
+  for (const auto& [base, chunk] : impl_.chunkIndex) {
+    if (chunk->top < chunk->base || chunk->top > chunk->base + chunk->size) {
+      report("chunk %p has its top outside the chunk", chunk->base);
+      return;
+    }
+    walkChunk(chunk);
+    if (!fault_.empty()) return;
+  }
+}
+
+void Verifier::walkChunk(const Chunk* chunk) {
+  for (const char* p = chunk->base; p < chunk->top;) {
+    const Object* obj = reinterpret_cast<const Object*>(p);
+    uint8_t kind = obj->header.kind;
+    if (kind == kForwardedKind) return report("object %p in current space is forwarded", obj);
+    if (kind >= kMaxKinds || !impl_.registered[kind])
+      return report("object %p in current space has unregistered kind %zu", obj, kind);
+    if ((obj->header.gcBits & kBitEpoch) != impl_.epoch)
+      return report("object %p in current space carries the previous epoch", obj);
+    size_t size = objectBytes(impl_.types[kind], obj);
+    if (size > static_cast<size_t>(chunk->top - p))
+      return report("object %p of %zu bytes overruns its chunk (sizeOf disagrees with allocation)", obj, size);
+    starts_.push_back(obj);
+    p += size;
+  }
+}
+
+void Verifier::check(const Object* ref) {
+  if (!fault_.empty()) return;
+  const char* problem = nullptr;
+  if (!ref) problem = "null reference";
+  else if (reinterpret_cast<uintptr_t>(ref) & (kObjectAlignment - 1)) problem = "misaligned reference";
+  else if (!std::binary_search(starts_.begin(), starts_.end(), ref))
+    problem = heap_.contains(ref) ? "reference into the middle of an object or past allocated space"
+                                  : "reference outside current space (stale or foreign)";
+  if (!problem) return;
+  char buf[240];
+  std::snprintf(buf, sizeof buf, "%s %p held by %s", problem, static_cast<const void*>(ref), holderText().c_str());
+  fault_ = buf;
+}
+
+void Verifier::checkRoots() {
+  holder_ = nullptr;
+  rootKind_ = "root source";
+  for (rootIndex_ = 0; rootIndex_ < impl_.roots.size(); ++rootIndex_) impl_.roots[rootIndex_]->traceRoots(*this);
+  rootKind_ = "handle slot";
+  for (rootIndex_ = 0; heap_.handleBase_ + rootIndex_ < heap_.handleTop_; ++rootIndex_)
+    if (Object* obj = heap_.handleBase_[rootIndex_]) check(obj);
+  rootKind_ = "persistent handle";
+  for (rootIndex_ = 0; rootIndex_ < impl_.persistent.size(); ++rootIndex_)
+    if (Object* obj = impl_.persistent[rootIndex_]) check(obj);
+  rootKind_ = "pending finalizer";
+  for (rootIndex_ = 0; rootIndex_ < impl_.pending.size(); ++rootIndex_) check(impl_.pending[rootIndex_]);
+  rootKind_ = "finalizable registration";
+  for (rootIndex_ = 0; rootIndex_ < impl_.finalizable.size(); ++rootIndex_) check(impl_.finalizable[rootIndex_]);
+  rootKind_ = "external registration";
+  for (rootIndex_ = 0; rootIndex_ < impl_.externals.size(); ++rootIndex_) check(impl_.externals[rootIndex_]);
+}
+
+void Verifier::checkObjects() {
+  for (const Object* start : starts_) {
+    if (!fault_.empty()) return;
+    Object* obj = const_cast<Object*>(start);
+    const TypeInfo& info = impl_.types[obj->header.kind];
+    holder_ = obj;
+    weakDeferred_ = false;
+    if (info.trace) info.trace(obj, *this);
+    if (weakDeferred_ && info.clearWeak) info.clearWeak(obj, *this, kClearKeys | kClearValues);
+  }
+}
+
+std::string Heap::verifyHeap() { return Verifier(*this).run(); }
+
+// ---- The checking write barrier ----
+
+namespace {
+std::mutex gVerifyMutex;            // guards gVerifyHeaps
+std::vector<Heap*> gVerifyHeaps;    // heaps with verify on
+
+[[noreturn]] void barrierFailed(const char* what, const Object* p) {
+  std::fprintf(stderr, "weft: gc: verify failed: write barrier: %s %p is not a live object in current space\n",
+               what, static_cast<const void*>(p));
+  std::fflush(stderr);
+  _exit(3);
+}
+}  // namespace
+
+void registerVerifyHeap(Heap* heap) {
+  std::lock_guard lock(gVerifyMutex);
+  gVerifyHeaps.push_back(heap);
+  gBarrierChecks = true;
+}
+
+void unregisterVerifyHeap(Heap* heap) {
+  std::lock_guard lock(gVerifyMutex);
+  gVerifyHeaps.erase(std::remove(gVerifyHeaps.begin(), gVerifyHeaps.end(), heap), gVerifyHeaps.end());
+  gBarrierChecks = !gVerifyHeaps.empty();
+}
+
+void writeBarrierSlow(Object* holder, Object* value) {
+  std::lock_guard lock(gVerifyMutex);
+  auto current = [](const Object* obj) {
+    return std::any_of(gVerifyHeaps.begin(), gVerifyHeaps.end(), [obj](Heap* h) { return h->isCurrentObject(obj); });
+  };
+  if (!current(holder)) barrierFailed("holder", holder);
+  if (value && !current(value)) barrierFailed("stored value", value);
+}
+
+}  // namespace weft::gc

@@ -1,0 +1,281 @@
+// Allocation, accounting, moving and handles (heap.h invariants 1, 4 and 5).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tests/unit/gc/toy_model.h"
+
+namespace weft::gc::toy {
+namespace {
+
+TEST(GcHeap, AllocationIsZeroFilledAlignedAndHashed) {
+  ToyHeap h;
+  std::set<uint32_t> hashes;
+  for (int i = 0; i < 1000; ++i) {
+    Object* o = h.m().allocate(kBlob, 16 + 100);
+    ASSERT_NE(o, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(o) % kObjectAlignment, 0u);
+    EXPECT_EQ(o->header.kind, kBlob);
+    EXPECT_NE(o->header.hash, 0u);
+    hashes.insert(o->header.hash);
+    const Blob* b = as<Blob>(o);
+    for (int j = 0; j < 100; ++j) ASSERT_EQ(b->bytes[j], 0);
+    as<Blob>(o)->length = 100;
+    std::memset(as<Blob>(o)->bytes, 0x5a, 100);  // dirty it: recycled memory must be re-zeroed
+  }
+  EXPECT_EQ(hashes.size(), 1000u);
+  h.collect();  // all garbage: the chunks go to the pool and come back dirty
+  for (int i = 0; i < 3000; ++i) {
+    Object* o = h.m().allocate(kBlob, 16 + 100);
+    for (int j = 0; j < 100; ++j) ASSERT_EQ(as<Blob>(o)->bytes[j], 0);
+    as<Blob>(o)->length = 100;
+  }
+}
+
+TEST(GcHeap, SmallRequestsAreRoundedToMinimumSize) {
+  ToyHeap h;
+  Object* a = h.m().allocate(kBlob, 9);
+  Object* b = h.m().allocate(kBlob, 9);
+  EXPECT_EQ(reinterpret_cast<char*>(b) - reinterpret_cast<char*>(a), 16);
+  EXPECT_EQ(roundObjectSize(1), kMinObjectSize);
+  EXPECT_EQ(roundObjectSize(17), 24u);
+}
+
+TEST(GcHeap, Invariant1_AllocationNeverCollectsButRaisesRequest) {
+  Config config;
+  config.initialThreshold = 1 << 20;
+  ToyHeap h(config);
+  EXPECT_FALSE(h.heap.collectionRequested());
+  for (int i = 0; i < 100000; ++i) ASSERT_NE(h.pair(), nullptr);  // 2.4 MB
+  EXPECT_TRUE(h.heap.collectionRequested());
+  EXPECT_EQ(h.heap.stats().collections, 0u);
+  EXPECT_TRUE(h.heap.safepointMayGC().isOk());
+  EXPECT_EQ(h.heap.stats().collections, 1u);
+  EXPECT_FALSE(h.heap.collectionRequested());
+}
+
+TEST(GcHeap, ThresholdFollowsLiveSizeTimesPause) {
+  Config config;
+  config.initialThreshold = 1 << 20;
+  config.pauseMultiplier = 200;
+  ToyHeap h(config);
+  Node* list = nullptr;
+  for (int i = 0; i < 200000; ++i) list = h.node(obj(list), i);  // 4.8 MB live
+  h.root(list);
+  h.collect();
+  size_t live = h.heap.bytesInUse();
+  EXPECT_GE(live, 200000 * sizeof(Node));
+  // Allocating up to about `live` more stays under live * 2; well beyond it requests.
+  for (int i = 0; i < 100000; ++i) h.pair();
+  EXPECT_FALSE(h.heap.collectionRequested());
+  for (int i = 0; i < 200000; ++i) h.pair();
+  EXPECT_TRUE(h.heap.collectionRequested());
+}
+
+TEST(GcHeap, BytesInUseTracksAllocationAndDropsAfterCollection) {
+  ToyHeap h;
+  size_t before = h.heap.bytesInUse();
+  for (int i = 0; i < 10000; ++i) h.pair();
+  EXPECT_EQ(h.heap.bytesInUse() - before, 10000 * sizeof(Pair));
+  Pair* keep = h.pair();
+  h.root(keep);
+  h.collect();
+  EXPECT_EQ(h.heap.bytesInUse(), sizeof(Pair));
+  EXPECT_GE(h.heap.stats().bytesAllocatedTotal, 10001 * sizeof(Pair));
+}
+
+TEST(GcHeap, Invariant5_HeapLimitReturnsNullptrAndHeapRecovers) {
+  Config config;
+  config.heapLimit = 1 << 20;
+  ToyHeap h(config);
+  size_t n = 0;
+  while (h.pair() != nullptr) ++n;
+  EXPECT_GT(n, (1u << 20) / sizeof(Pair) - 16);
+  EXPECT_LE(h.heap.bytesInUse(), size_t{1} << 20);
+  EXPECT_EQ(h.blob("still full"), nullptr);
+  EXPECT_EQ(h.m().allocate(kBlob, 200 << 10), nullptr);  // large path respects it too
+  h.collect();
+  EXPECT_EQ(h.heap.bytesInUse(), 0u);
+  Blob* b = h.blob("works again");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(text(b), "works again");
+}
+
+TEST(GcHeap, Invariant5_LoweringTheLimitTakesEffectAtOnce) {
+  ToyHeap h;
+  h.pair();
+  h.heap.setHeapLimit(4096);
+  size_t n = 0;
+  while (h.pair() != nullptr) ++n;
+  EXPECT_LE(h.heap.bytesInUse(), 4096u);
+  EXPECT_LT(n, 4096 / sizeof(Pair));
+}
+
+TEST(GcHeap, Invariant5_AbsurdRequestsFailWithoutAborting) {
+  ToyHeap h;
+  EXPECT_EQ(h.m().allocate(kBlob, SIZE_MAX), nullptr);
+  EXPECT_EQ(h.m().allocate(kBlob, SIZE_MAX - 3), nullptr);
+  EXPECT_EQ(h.m().allocate(kBlob, size_t{1} << 50), nullptr);
+  EXPECT_NE(h.pair(), nullptr);
+}
+
+TEST(GcHeap, LargeObjectsGetTheirOwnChunkAndSurvive) {
+  ToyHeap h;
+  std::string big(1 << 20, 'x');
+  big[12345] = 'y';
+  Blob* b = h.blob(big.c_str());
+  ASSERT_NE(b, nullptr);
+  Pair* small = h.pair(obj(b));
+  size_t r = h.root(small);
+  for (int i = 0; i < 3; ++i) h.collect();
+  Blob* moved = as<Blob>(h.rooted<Pair>(r)->a);
+  EXPECT_NE(moved, b);
+  EXPECT_EQ(text(moved), big);
+  EXPECT_TRUE(h.heap.contains(moved));
+  EXPECT_EQ(h.heap.bytesInUse(), sizeof(Pair) + roundObjectSize(sizeof(Blob) + big.size()));
+}
+
+TEST(GcHeap, Invariant4_IdentityHashSurvivesMoves) {
+  ToyHeap h;
+  Pair* p = h.pair(obj(h.blob("a")));
+  uint32_t hash = p->header.hash;
+  uint32_t blobHash = as<Blob>(p->a)->header.hash;
+  size_t r = h.root(p);
+  for (int i = 0; i < 5; ++i) {
+    h.collect();
+    EXPECT_NE(h.rooted(r), obj(p));
+    EXPECT_EQ(h.rooted(r)->header.hash, hash);
+    EXPECT_EQ(h.rooted<Pair>(r)->a->header.hash, blobHash);
+    p = h.rooted<Pair>(r);
+  }
+}
+
+TEST(GcHeap, CyclesAndSharedSubstructureKeepTheirShape) {
+  ToyHeap h;
+  Blob* shared = h.blob("shared");
+  Pair* a = h.pair(obj(shared));
+  Pair* b = h.pair(obj(shared), obj(a));
+  a->b = obj(b);  // cycle a <-> b
+  Pair* self = h.pair();
+  self->a = self->b = obj(self);
+  size_t ra = h.root(a);
+  size_t rs = h.root(self);
+  h.collect();
+  Pair* na = h.rooted<Pair>(ra);
+  Pair* nb = as<Pair>(na->b);
+  EXPECT_EQ(as<Pair>(nb->b), na);
+  EXPECT_EQ(na->a, nb->a);
+  EXPECT_EQ(text(as<Blob>(na->a)), "shared");
+  Pair* ns = h.rooted<Pair>(rs);
+  EXPECT_EQ(ns->a, obj(ns));
+  EXPECT_EQ(ns->b, obj(ns));
+}
+
+TEST(GcHeap, MillionNodeListSurvivesWithoutRecursion) {
+  ToyHeap h;
+  constexpr int64_t kN = 1000000;
+  Node* list = nullptr;
+  for (int64_t i = 0; i < kN; ++i) list = h.node(obj(list), i);
+  size_t r = h.root(list);
+  h.collect();
+  h.collect();
+  int64_t expect = kN - 1;
+  for (Node* n = h.rooted<Node>(r); n; n = as<Node>(n->next)) ASSERT_EQ(n->value, expect--);
+  EXPECT_EQ(expect, -1);
+  EXPECT_EQ(h.heap.bytesInUse(), kN * sizeof(Node));
+}
+
+TEST(GcHeap, UnreachableObjectsAreCollectedAndMemoryReturned) {
+  ToyHeap h;
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < 200000; ++i) h.pair(obj(h.blob("garbage")));
+    EXPECT_GT(h.heap.bytesInUse(), 200000 * sizeof(Pair));
+    h.collect();
+    EXPECT_EQ(h.heap.bytesInUse(), 0u);
+  }
+  EXPECT_EQ(h.heap.stats().collections, 5u);
+  EXPECT_EQ(h.heap.stats().bytesCopiedTotal, 0u);
+}
+
+TEST(GcHeap, HandlesKeepObjectsAliveAndAreUpdated) {
+  ToyHeap h;
+  HandleScope outer(h.heap);
+  Handle<Blob> kept(outer, h.blob("kept"));
+  Blob* before = kept.get();
+  {
+    HandleScope inner(h.heap);
+    Handle<Pair> temp(inner, h.pair(obj(h.blob("inner"))));
+    for (int i = 0; i < 1000; ++i) Handle<Pair> many(inner, h.pair());  // several blocks
+    h.collect();
+    EXPECT_NE(kept.get(), before);
+    EXPECT_EQ(text(as<Blob>(temp->a)), "inner");
+  }
+  h.collect();
+  EXPECT_EQ(text(kept.get()), "kept");
+  EXPECT_EQ(h.heap.bytesInUse(), roundObjectSize(sizeof(Blob) + 4));  // inner scope's objects died
+  kept.set(nullptr);
+  h.collect();
+  EXPECT_EQ(h.heap.bytesInUse(), 0u);
+}
+
+TEST(GcHeap, PersistentHandlesKeepObjectsAliveUntilDestroyed) {
+  ToyHeap h;
+  auto* p1 = new PersistentHandle(h.heap, obj(h.blob("one")));
+  PersistentHandle p2(h.heap, obj(h.blob("two")));
+  h.collect();
+  EXPECT_EQ(text(as<Blob>(p1->get())), "one");
+  EXPECT_EQ(text(as<Blob>(p2.get())), "two");
+  delete p1;
+  h.collect();
+  EXPECT_EQ(h.heap.bytesInUse(), roundObjectSize(sizeof(Blob) + 3));
+  PersistentHandle p3(h.heap, nullptr);  // reuses the freed slot; null is allowed
+  h.collect();
+  EXPECT_EQ(p3.get(), nullptr);
+  p3.set(obj(h.blob("three")));
+  h.collect();
+  EXPECT_EQ(text(as<Blob>(p3.get())), "three");
+  EXPECT_EQ(text(as<Blob>(p2.get())), "two");
+}
+
+TEST(GcHeap, SecondMutatorSharesTheHeap) {
+  ToyHeap h;
+  Mutator worker(h.heap);
+  Object* a = worker.allocate(kPair, sizeof(Pair));
+  Object* b = h.m().allocate(kPair, sizeof(Pair));
+  as<Pair>(a)->a = b;
+  size_t r = h.root(a);
+  EXPECT_EQ(h.heap.bytesInUse(), 2 * sizeof(Pair) + Heap::kChunkSize - sizeof(Pair));  // worker's buffer counts whole
+  h.collect();
+  Object* c = worker.allocate(kPair, sizeof(Pair));
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->header.gcBits & kBitEpoch, h.rooted(r)->header.gcBits & kBitEpoch);
+  EXPECT_NE(as<Pair>(h.rooted(r))->a, nullptr);
+  EXPECT_NE(c->header.hash, 0u);
+}
+
+TEST(GcHeap, StatsCountCollectionsCopiesAndPauses) {
+  ToyHeap h;
+  h.root(h.pair());
+  h.collect();
+  h.collect();
+  const Stats& s = h.heap.stats();
+  EXPECT_EQ(s.collections, 2u);
+  EXPECT_EQ(s.bytesCopiedTotal, 2 * sizeof(Pair));
+  EXPECT_GT(s.totalPauseNanos, 0u);
+  EXPECT_GE(s.totalPauseNanos, s.longestPauseNanos);
+  EXPECT_GT(s.longestPauseNanos, 0u);
+}
+
+TEST(GcHeap, ContainsOnlyCurrentSpace) {
+  ToyHeap h;
+  Pair* p = h.pair();
+  EXPECT_TRUE(h.heap.contains(p));
+  int local = 0;
+  EXPECT_FALSE(h.heap.contains(&local));
+  size_t r = h.root(p);
+  h.collect();
+  EXPECT_TRUE(h.heap.contains(h.rooted(r)));
+}
+
+}  // namespace
+}  // namespace weft::gc::toy
