@@ -26,6 +26,7 @@
 namespace weft::vm {
 
 struct Thread;
+struct ThreadData;
 
 // What a native returns: a result count (>= 0) or a non-ok status.
 struct NativeResult {
@@ -35,11 +36,11 @@ struct NativeResult {
 
 class CallContext {
  public:
-  CallContext(State& state, Thread& thread, uint32_t func, uint32_t argCount)
-      : state_(state), thread_(thread), func_(func), argCount_(argCount) {}
+  CallContext(State& state, Thread& thread, uint32_t func, uint32_t argCount);
 
   State& state() { return state_; }
-  Thread& thread() { return thread_; }
+  Thread& thread() { return *threadSelf(); }
+  ThreadData* threadData() { return t_; }
 
   // Arguments, 1-based. Beyond argCount() they read as nil ("no value").
   uint32_t argCount() const { return argCount_; }
@@ -117,10 +118,11 @@ class CallContext {
 
  private:
   State& state_;
-  Thread& thread_;
+  ThreadData* t_;  // off-heap thread data: stable while the Thread object moves
   uint32_t func_;
   uint32_t argCount_;
   NativeResult pending_;
+  Thread* threadSelf() const;
 };
 
 // Library registration.
@@ -131,6 +133,14 @@ struct LibEntry {
 // Creates a table of light natives, stores it as global `name` (unless null) and in
 // package.loaded[name] (when the package library exists).
 Status openLibrary(State& state, const char* name, std::span<const LibEntry> entries, Table** out);
+
+// os.exit (lib/os.cpp) lets the embedder decide how the process ends: the hook gets the
+// exit status and os.exit's `close` flag; it should close the state when asked (running
+// pending finalizers, HostStack::closeMayGC) and end the process. Without a hook,
+// os.exit closes the state when asked, flushes the C streams and calls std::exit.
+// Process-wide; set once at start-up, before any script runs.
+using ExitHook = void (*)(State& state, int status, bool close);
+void setExitHook(ExitHook hook);
 
 // Lua's type names ("nil", "number", ...), and luaL_typename-like naming with __name.
 const char* typeName(const Value& v);

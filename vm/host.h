@@ -18,6 +18,10 @@ namespace weft::vm {
 // Creates a state with every standard library opened (base, coroutine, string, table,
 // math, utf8, os, io, debug, package when present).
 std::unique_ptr<State> newStandardState(const StateOptions& options);
+// As above; with ignoreEnvironment (the CLI's -E) the package library ignores LUA_PATH,
+// LUA_CPATH and their _5_4 forms, as lua.c's registry.LUA_NOENV does (the libraries read
+// it while opening, so it must be set before they are opened).
+std::unique_ptr<State> newStandardState(const StateOptions& options, bool ignoreEnvironment);
 
 class HostStack {
  public:

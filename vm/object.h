@@ -128,6 +128,11 @@ struct Proto {
   uint8_t isVararg;
   uint8_t maxStackSize;
   uint8_t pad[5];
+  // Nested prototypes share their chunk's ProtoData tree: `root` is the top-level Proto
+  // whose `data` owns the tree (null when this Proto is the root). A nested Proto keeps
+  // its root alive, so its `data` (a node of the tree) outlives it; only a root frees
+  // `data` (string.dump and debug information can walk the whole ProtoData tree).
+  Proto* root;
 };
 
 // Full userdata: a block of bytes with a metatable and one user value.
@@ -145,6 +150,10 @@ inline constexpr size_t nodeArraySize(uint32_t n) { return offsetof(NodeArray, n
 inline constexpr size_t luaClosureSize(uint32_t n) { return offsetof(LuaClosure, upvalues) + sizeof(Upvalue*) * (n ? n : 1); }
 inline constexpr size_t nativeClosureSize(uint32_t n) { return offsetof(NativeClosure, upvalues) + sizeof(Value) * (n ? n : 1); }
 inline constexpr size_t userdataSize(size_t n) { return offsetof(Userdata, data) + (n < 8 ? 8 : n); }
+
+// Registers the TypeInfo of every kind defined here (all but Thread, which
+// vm/thread.cpp registers with registerThreadKind). Implemented in vm/gctypes.cpp.
+void registerObjectKinds(gc::Heap& heap);
 
 // Reference stores (object.h invariant 2).
 template <typename Holder, typename T>

@@ -18,6 +18,7 @@ namespace weft::vm {
 
 class StringTable;
 struct Thread;
+struct ThreadData;
 
 // Names of the metamethod events, interned at start-up (State::metaName).
 enum class Meta : uint8_t {
@@ -48,13 +49,21 @@ class State {
   const StateOptions& options() const { return options_; }
 
   uint32_t hashSeed() const { return hashSeed_; }
+  // kMemoryError if the constructor could not allocate the initial objects (a heap
+  // limit too small); the state must then not be used beyond destruction.
+  Status initStatus() const { return initStatus_; }
 
  private:
+  class Roots;
+  Status initialise();
+
   StateOptions options_;
   gc::Heap heap_;
   gc::Mutator* mutator_;
   std::unique_ptr<StringTable> strings_;
   uint32_t hashSeed_;
+  std::unique_ptr<Roots> roots_;  // the RootSource tracing the public fields below
+  Status initStatus_;
 
  public:
   // Roots owned by the state (traced by the state's RootSource). Read them after any
@@ -65,6 +74,14 @@ class State {
   String* metaNames[size_t(Meta::kCount)] = {};
   String* memoryErrorMessage = nullptr;  // "not enough memory", preallocated
   Thread* mainThread = nullptr;
+
+  // Execution (vm/interp.h). `running` is the off-heap data of the thread running Lua
+  // code now (stable address; set on first use to the main thread's). Warnings follow
+  // warn("@on"/"@off"); `warningContinues` is set while a multi-part warning is open.
+  ThreadData* running = nullptr;
+  bool warningsOn = false;
+  bool warningContinues = false;
+  bool gcGenerational = true;  // collectgarbage's mode name (lua.c starts in generational mode)
 };
 
 }  // namespace weft::vm

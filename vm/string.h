@@ -13,6 +13,8 @@
 //     first use (aux bit 0 set once computed).
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -33,10 +35,52 @@ String* finishString(State& state, String* s);
 
 uint32_t stringHash(String* s);
 uint32_t hashBytes(std::string_view bytes, uint32_t seed);
+// The seed of every State in this process (random per process, fixed for its life): one
+// seed lets the collector recompute a key's hash ("__mode") without a State at hand.
+uint32_t processHashSeed();
 
 // Lua equality on strings (short: identity; long: content).
 bool stringEquals(const String* a, const String* b);
 // Lua's ordering for strings (byte-wise, embedded zeros allowed, as strcoll in the C locale).
 int stringCompare(const String* a, const String* b);
+
+// The interned short strings, sharded for many threads (protocol: vm/string.cpp).
+class StringTable final : public gc::WeakRootSource {
+ public:
+  static constexpr uint32_t kShardCount = 64;
+
+  StringTable();
+  ~StringTable() override;
+  StringTable(const StringTable&) = delete;
+  StringTable& operator=(const StringTable&) = delete;
+
+  // The canonical short string for `bytes` (whose content hash is `hash`), allocating it
+  // if absent. nullptr when memory is exhausted.
+  String* intern(State& state, std::string_view bytes, uint32_t hash);
+  // Interns a string object built elsewhere (finishString): returns the existing equal
+  // string, or adopts `s` (marking it short). nullptr if the table cannot grow.
+  String* adopt(String* s, uint32_t hash);
+  // Number of interned strings (tests and statistics; takes every shard lock).
+  size_t size() const;
+
+  void sweepWeakRoots(gc::Visitor& visitor) override;
+
+ private:
+  struct alignas(64) Shard {
+    std::atomic<bool> locked{false};  // the shard's spinlock (see string.cpp)
+    uint32_t capacity = 0;            // slots, a power of 2 (0: not allocated yet)
+    uint32_t count = 0;               // occupied slots
+    String** slots = nullptr;         // owned; nullptr entries are free
+  };
+  static void lock(Shard& shard);
+  static void unlock(Shard& shard);
+  static bool grow(Shard& shard);
+  static void insertSlot(Shard& shard, String* s, uint32_t hash);
+  static void rebuildInPlace(Shard& shard);
+  Shard& shardFor(uint32_t hash) { return shards_[hash >> 26]; }
+
+  Shard shards_[kShardCount];
+};
+static_assert(StringTable::kShardCount == 64, "shardFor takes the top 6 hash bits");
 
 }  // namespace weft::vm

@@ -31,10 +31,28 @@ Value tableGet(const Table* t, const Value& key);
 Value tableGetInt(const Table* t, int64_t key);
 Value tableGetStr(const Table* t, const String* key);  // key may be short or long
 
-// Fast-path read of the array part; nullptr if `key` is not in the array part.
+// Fast-path read of the array part; nullptr if `key` is not in the array part. The
+// buffer is loaded once and checked against its own capacity (invariant 4).
 inline const Value* tableArraySlot(const Table* t, int64_t key) {
   uint64_t i = uint64_t(key) - 1;
-  if (i < t->arraySize && t->array && i < t->array->capacity) return &t->array->data[i];
+  const ValueArray* a = t->array;
+  if (i < t->arraySize && a && i < a->capacity) return &a->data[i];
+  return nullptr;
+}
+
+// Fast-path read of a short (interned) string key in the hash part: pointer compares
+// only. Returns the value slot (which may hold nil: a dead key) or nullptr if absent.
+// Short strings hash to their header.hash (hashValue agrees).
+inline const Value* tableShortStrSlot(const Table* t, const String* key) {
+  const NodeArray* na = t->nodes;
+  if (!na) return nullptr;
+  uint32_t mask = na->capacity - 1;
+  uint32_t i = key->header.hash & mask;
+  for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
+    const Node& node = na->nodes[i];
+    if (node.key.u.obj == asGc(key) && node.key.tag == Tag::String) return &node.value;
+    if (node.key.tag == Tag::Nil) return nullptr;
+  }
   return nullptr;
 }
 
@@ -69,5 +87,18 @@ Value normaliseKey(const Value& key);
 
 // Hash of a key value, as the hash part uses it (strings: content; objects: identity).
 uint32_t hashValue(const Value& key);
+
+// Header bits of a table-owned ValueArray/NodeArray (its header.aux). An owned part is
+// traced by its table (gctypes.cpp), which knows the table's weakness; the part's own
+// trace then does nothing. The weak bits record the mode found by the last trace, for
+// clearWeak and traceEphemeron.
+inline constexpr uint16_t kPartOwnedByTable = 1;
+inline constexpr uint16_t kPartWeakKeys = 2;
+inline constexpr uint16_t kPartWeakValues = 4;
+
+// The key the collector leaves in a node whose weak key died: non-nil, so probe chains
+// stay intact, and equal to no key a program can build (a light userdata whose address
+// is private to table.cpp). Its value is always nil, so `next` never returns it.
+Value tableDeadKey();
 
 }  // namespace weft::vm

@@ -120,6 +120,26 @@ struct Value {
 };
 static_assert(sizeof(Value) == 16);
 
+// Lua's basic types, numbered as lua.h numbers them; State::typeMetatables is indexed
+// by this (the string library sets typeMetatables[int(BasicType::String)]).
+enum class BasicType : uint8_t {
+  Nil = 0, Boolean, LightUserdata, Number, String, Table, Function, Userdata, Thread,
+};
+inline BasicType basicType(const Value& v) {
+  switch (v.tag) {
+    case Tag::Nil: return BasicType::Nil;
+    case Tag::False: case Tag::True: return BasicType::Boolean;
+    case Tag::Int: case Tag::Float: return BasicType::Number;
+    case Tag::LightUserdata: return BasicType::LightUserdata;
+    case Tag::LightNative: case Tag::LuaClosure: case Tag::NativeClosure: return BasicType::Function;
+    case Tag::String: return BasicType::String;
+    case Tag::Table: return BasicType::Table;
+    case Tag::Userdata: return BasicType::Userdata;
+    case Tag::Thread: return BasicType::Thread;
+  }
+  return BasicType::Nil;
+}
+
 inline constexpr Kind objectKindOf(Tag t) { return Kind(uint8_t(t) - uint8_t(Tag::kFirstHeap)); }
 
 // Lets a trace function visit the reference a Value holds (collector may update it).

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Runs the benchmark scripts under lua5.4 and weft in the same run and compares them.
+
+For each script: best wall time of N runs under each interpreter, peak RSS (max over the
+runs, from wait4's resource usage), a check that both print the same output, and the
+ratio weft/lua5.4 (below 1 means weft is faster). Ends with the geometric mean of the
+ratios. Exit status 1 if any output differs or a run fails.
+
+  python3 bench/run.py [--weft build/tools/weft] [--lua lua5.4] [-n 3] [script ...]
+"""
+import argparse
+import glob
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run_measured(cmd):
+    """Runs cmd once; returns (seconds, peak RSS KiB, exit status, stdout, stderr).
+
+    Linux carries the spawning process's RSS high-water mark into the child's ru_maxrss
+    at exec, so every figure is at least this runner's own peak; main() prints that
+    floor (measured with /bin/true) so small peaks can be read for what they are.
+    Output goes to temporary files so a full pipe cannot stall the child.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+            (os.POSIX_SPAWN_DUP2, err.fileno(), 2),
+        ]
+        start = time.perf_counter()
+        pid = os.posix_spawnp(cmd[0], cmd, os.environ, file_actions=actions)
+        _, status, usage = os.wait4(pid, 0)
+        elapsed = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        return elapsed, usage.ru_maxrss, os.waitstatus_to_exitcode(status), out.read(), err.read()
+
+
+def measure(cmd, runs):
+    best, peak, output = math.inf, 0, None
+    for _ in range(runs):
+        seconds, rss, code, out, err = run_measured(cmd)
+        if code != 0:
+            return None, peak, out, "exit %d: %s" % (code, err.decode("utf-8", "replace")[-300:])
+        best, peak, output = min(best, seconds), max(peak, rss), out
+    return best, peak, output, None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--weft", default=os.path.join(HERE, "..", "build", "tools", "weft"))
+    parser.add_argument("--lua", default="lua5.4")
+    parser.add_argument("-n", "--runs", type=int, default=3)
+    parser.add_argument("scripts", nargs="*")
+    args = parser.parse_args()
+    weft = os.path.abspath(args.weft)
+    scripts = args.scripts or sorted(glob.glob(os.path.join(HERE, "*.lua")))
+
+    floor = run_measured(["true"])[1]
+    header = "%-14s %9s %9s %7s %10s %10s  %s" % (
+        "script", "lua5.4 s", "weft s", "ratio", "lua RSS", "weft RSS", "output")
+    print(header)
+    print("-" * len(header))
+    ratios, failed = [], False
+    for script in scripts:
+        name = os.path.splitext(os.path.basename(script))[0]
+        path = os.path.abspath(script)
+        lua_t, lua_rss, lua_out, lua_err = measure([args.lua, path], args.runs)
+        weft_t, weft_rss, weft_out, weft_err = measure([weft, path], args.runs)
+        if lua_err or weft_err:
+            failed = True
+            print("%-14s FAILED: %s" % (name, lua_err or weft_err))
+            continue
+        same = lua_out == weft_out
+        failed = failed or not same
+        ratio = weft_t / lua_t
+        ratios.append(ratio)
+        print("%-14s %9.3f %9.3f %7.2f %8d K %8d K  %s" % (
+            name, lua_t, weft_t, ratio, lua_rss, weft_rss, "same" if same else "DIFFERENT"))
+    if ratios:
+        geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print("-" * len(header))
+        print("geometric mean of ratios (weft / lua5.4, %d scripts): %.2f" % (len(ratios), geomean))
+    print("RSS floor (this runner's own peak, inherited at exec): %d K" % floor)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+-- Functions and closures (manual §3.4.11, §3.5): shared upvalues, fresh locals per loop
+-- iteration, varargs, multiple results and their adjustment.
+local NAME = "lang_closures"
+local checks, failures = 0, 0
+local function check(cond, msg)
+  checks = checks + 1
+  if not cond then
+    failures = failures + 1
+    print("FAIL #" .. checks .. ": " .. tostring(msg))
+  end
+end
+local function eq(got, want, msg)
+  check(got == want and math.type(got) == math.type(want),
+        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
+end
+
+-- Closures share upvalues with their enclosing function and with each other.
+local function counter()
+  local n = 0
+  return function() n = n + 1; return n end, function() return n end
+end
+local inc, get = counter()
+inc(); inc()
+eq(get(), 2, "two closures share one upvalue")
+local inc2 = counter()
+eq(inc2(), 1, "each call makes a fresh upvalue")
+eq(get(), 2, "independent counters")
+
+local x = 10
+local function readX() return x end
+x = 20
+eq(readX(), 20, "upvalue sees later assignment")
+local function setX(v) x = v end
+setX(30)
+eq(x, 30, "closure writes the enclosing local")
+
+-- Each iteration of a loop has its own local.
+local fns = {}
+for i = 1, 3 do fns[i] = function() return i end end
+eq(fns[1]() + fns[2]() * 10 + fns[3]() * 100, 321, "numeric for: fresh i per iteration")
+fns = {}
+for _, v in ipairs({"a", "b", "c"}) do fns[#fns + 1] = function() return v end end
+eq(fns[1]() .. fns[2]() .. fns[3](), "abc", "generic for: fresh v")
+fns = {}
+local j = 0
+while j < 3 do
+  j = j + 1
+  local k = j
+  fns[j] = function() k = k + 10; return k end
+end
+eq(fns[1](), 11, "while body local is fresh")
+eq(fns[1](), 21, "and keeps its own state")
+eq(fns[2](), 12, "separate from the next iteration's")
+fns = {}
+local r = 0
+repeat
+  local y = r
+  fns[#fns + 1] = function() return y end
+  r = r + 1
+until y >= 2
+eq(fns[1]() + fns[3](), 2, "repeat: until sees the body's local")
+
+-- Upvalues of upvalues (three levels).
+local function outer()
+  local a = 1
+  return function()
+    local b = 2
+    return function() a = a + 1; return a + b end
+  end
+end
+local deep = outer()()
+eq(deep(), 4, "nested upvalue")
+eq(deep(), 5, "nested upvalue keeps state")
+
+-- Recursive local functions see themselves.
+local function fact(n) if n <= 1 then return 1 end return n * fact(n - 1) end
+eq(fact(20), 2432902008176640000, "local recursive function")
+local fib
+fib = function(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
+eq(fib(20), 6765, "recursion through a declared local")
+
+-- Methods and self.
+local obj = {v = 5}
+function obj:get(d) return self.v + (d or 0) end
+function obj.static(a) return a end
+eq(obj:get(), 5, "method call")
+eq(obj.get(obj, 1), 6, "method called with explicit self")
+eq(obj.static(7), 7, "dot function")
+local a = {b = {c = {}}}
+function a.b.c.f() return "nested" end
+function a.b.c:m() return self == a.b.c end
+eq(a.b.c.f(), "nested", "function a.b.c.f")
+eq(a.b.c:m(), true, "function a.b.c:m")
+
+-- Varargs.
+local function count(...) return select("#", ...) end
+eq(count(), 0, "no varargs")
+eq(count(nil), 1, "one nil")
+eq(count(nil, nil, nil), 3, "three nils")
+eq(count(1, nil), 2, "trailing nil counts")
+local function pass(...) return ... end
+eq(count(pass(1, nil, 3, nil)), 4, "varargs keep holes")
+eq(select(2, "a", "b", "c"), "b", "select(2, ...)")
+eq(select(-1, "a", "b", "c"), "c", "select(-1, ...)")
+eq(count(select(2, "a", "b", "c")), 2, "select returns the rest")
+local packed = table.pack(1, nil, 3, nil)
+eq(packed.n, 4, "table.pack n")
+eq(packed[3], 3, "table.pack values")
+eq(count(table.unpack({1, nil, 3}, 1, 3)), 3, "unpack with explicit range")
+eq(count(table.unpack({}, 1, 0)), 0, "empty unpack range")
+local function first(...) local f = ... return f end
+eq(first(9, 8), 9, "local f = ... takes the first")
+local function tableOf(...) return {...} end
+eq(#tableOf(1, 2, 3), 3, "{...}")
+local function varargMain(...) local t = {n = select("#", ...), ...} return t.n, t[1] end
+local n1, v1 = varargMain("x", "y")
+eq(n1, 2, "n field with ...")
+eq(v1, "x", "... after a field")
+eq(select("#", pass()), 0, "pass of nothing")
+local ok, msg = pcall(select, 0)
+eq(ok, false, "select(0) is an error")
+eq(msg, "bad argument #1 to 'select' (index out of range)", "select(0) message")
+
+-- Multiple results and adjustment.
+local function three() return 1, 2, 3 end
+local p, q, s, t = three()
+eq(p + q + s, 6, "all results")
+eq(t, nil, "extra variables get nil")
+local u, w = three(), 10
+eq(u, 1, "non-final call truncated to one value")
+eq(w, 10, "following expression")
+eq(#{three()}, 3, "final call in a constructor expands")
+eq(#{three(), three()}, 4, "non-final call in a constructor gives one")
+eq(#{(three())}, 1, "parentheses truncate")
+eq(count(three()), 3, "final call argument expands")
+eq(count(three(), 0), 2, "non-final call argument")
+eq(count((three())), 1, "parenthesized argument")
+local function retMany() return three() end
+eq(count(retMany()), 3, "return f() returns all")
+local function retParen() return (three()) end
+eq(count(retParen()), 1, "return (f()) returns one")
+local tt = {}
+tt.a, tt.b = three()
+eq(tt.b, 2, "multiple assignment from a call")
+local m1, m2 = 1
+eq(m2, nil, "missing values are nil")
+local s1, s2 = 1, 2, 3
+eq(s1 + s2, 3, "extra values dropped")
+local sw1, sw2 = 1, 2
+sw1, sw2 = sw2, sw1
+eq(sw1 * 10 + sw2, 21, "swap evaluates before assigning")
+local arr = {1, 2}
+local ii = 1
+ii, arr[ii] = ii + 1, 20
+eq(arr[1], 20, "index expression evaluated before assignment")
+eq(ii, 2, "then i updated")
+eq(math.max(three()), 3, "results as arguments to a native")
+eq(string.format("%d %d %d", three()), "1 2 3", "format with expanded call")
+
+-- Functions are values; closures compare by identity.
+local function mk() return function() end end
+check(mk() ~= mk(), "distinct closures")
+local sameF = print
+eq(sameF, print, "native function identity")
+
+if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
+print(NAME .. ": " .. (checks - failures) .. " checks passed")

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Runs one Lua conformance script one way and compares its output.
+
+Modes:
+  plain     weft SCRIPT                                   stdout == NAME.expected
+  relocate  weft --gc-stress=relocate --gc-verify SCRIPT  stdout == NAME.expected
+  oracle    lua5.4 SCRIPT                                 stdout == NAME.expected
+
+Header comments in the script's first lines:
+  -- weft-only              (CMake registers no oracle run)
+  -- expect-exit: N         expected exit status (default 0); NAME.expected-stderr is
+                            then compared too, with the program name normalised
+  -- weft-gc-interval: N    relocate mode collects at every N-th safepoint
+
+weft runs get WEFT_TEST=1 in their environment; lua5.4 runs do not. On a mismatch the
+runner prints a unified diff and exits 1. Standard library only: no dependencies.
+"""
+import argparse
+import difflib
+import os
+import re
+import subprocess
+import sys
+
+HEADER_LINES = 5
+
+
+def read_headers(path):
+    headers = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for _, line in zip(range(HEADER_LINES), f):
+            if "-- weft-only" in line:
+                headers["weft-only"] = True
+            m = re.search(r"--\s*(expect-exit|weft-gc-interval):\s*(\d+)", line)
+            if m:
+                headers[m.group(1)] = int(m.group(2))
+    return headers
+
+
+def normalise_progname(text):
+    # lua5.4 says "ARGV0: msg" (e.g. "/usr/bin/lua5.4: msg"), weft says "weft: msg".
+    return re.sub(r"^(?:\S*/)?(lua5\.4|lua|weft):", "PROG:", text, flags=re.MULTILINE)
+
+
+def show_diff(label, expected, actual):
+    exp = expected.decode("utf-8", "replace").splitlines(keepends=True)
+    act = actual.decode("utf-8", "replace").splitlines(keepends=True)
+    sys.stdout.writelines(difflib.unified_diff(exp, act, "expected " + label, "actual " + label))
+    sys.stdout.write("\n")
+
+
+def command_for(args, headers, script):
+    if args.mode == "oracle":
+        return [args.lua, script]
+    cmd = [args.weft]
+    if args.mode == "relocate":
+        cmd += ["--gc-stress=relocate", "--gc-verify"]
+        if "weft-gc-interval" in headers:
+            cmd.append("--gc-interval=%d" % headers["weft-gc-interval"])
+    return cmd + [script]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=["plain", "relocate", "oracle"], required=True)
+    parser.add_argument("--weft", default="weft")
+    parser.add_argument("--lua", default="lua5.4")
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("script")
+    args = parser.parse_args()
+
+    script_path = os.path.abspath(args.script)
+    directory, script = os.path.split(script_path)
+    base = os.path.splitext(script_path)[0]
+    headers = read_headers(script_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LUA_")}
+    if args.mode != "oracle":
+        env["WEFT_TEST"] = "1"
+    cmd = command_for(args, headers, script)
+    try:
+        proc = subprocess.run(cmd, cwd=directory, env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        print("TIMEOUT after %gs: %s" % (args.timeout, " ".join(cmd)))
+        return 1
+
+    ok = True
+    want_exit = headers.get("expect-exit", 0)
+    if proc.returncode != want_exit:
+        print("exit status %d, expected %d: %s" % (proc.returncode, want_exit, " ".join(cmd)))
+        ok = False
+    with open(base + ".expected", "rb") as f:
+        expected = f.read()
+    if proc.stdout != expected:
+        print("stdout differs from %s.expected:" % os.path.basename(base))
+        show_diff("stdout", expected, proc.stdout)
+        ok = False
+    if "expect-exit" in headers:
+        with open(base + ".expected-stderr", "rb") as f:
+            want_err = normalise_progname(f.read().decode("utf-8", "replace"))
+        got_err = normalise_progname(proc.stderr.decode("utf-8", "replace"))
+        if got_err != want_err:
+            print("stderr differs from %s.expected-stderr:" % os.path.basename(base))
+            show_diff("stderr", want_err.encode(), got_err.encode())
+            ok = False
+    elif not ok and proc.stderr:
+        print("stderr:")
+        sys.stdout.write(proc.stderr.decode("utf-8", "replace")[-4000:])
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

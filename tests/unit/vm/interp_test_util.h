@@ -1,0 +1,35 @@
+// Helpers for the interpreter tests: run a chunk through HostStack and return its
+// first result as a string (or "ERR: message"), optionally under collector stress.
+#pragma once
+
+#include <string>
+
+#include "vm/host.h"
+
+namespace weft::vm::testing {
+
+enum class Mode { kNormal, kStress };
+
+inline std::string runLua(const std::string& src, Mode mode = Mode::kNormal) {
+  StateOptions opts;
+  if (mode == Mode::kStress) {
+    opts.gc.stress = gc::StressMode::kRelocate;
+    opts.gc.verify = true;
+  }
+  auto S = newStandardState(opts);
+  if (!S) return "NO STATE";
+  HostStack h(*S);
+  std::string out;
+  if (!h.loadMayGC(src, "=test").isOk()) {
+    (void)h.toStringMayGC(-1, out);
+    return "LOAD: " + out;
+  }
+  Status st = h.pcallMayGC(0, 1, false);
+  (void)h.toStringMayGC(-1, out);
+  h.closeMayGC();
+  return st.isOk() ? out : "ERR: " + out;
+}
+
+inline const char* modeName(Mode m) { return m == Mode::kNormal ? "Normal" : "Stress"; }
+
+}  // namespace weft::vm::testing

@@ -1,0 +1,206 @@
+// Command-line parsing: a hand split at the script name, then CLI11 for the options.
+#include "tools/weft/cli_options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <limits>
+#include <map>
+
+namespace weft::cli {
+namespace {
+
+// Lua's usage line instead of CLI11's "Usage: weft [OPTIONS]".
+class UsageFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App*, std::string) const override {
+    return std::string("usage: ") + kProgName + " [options] [script [args]]\n";
+  }
+};
+
+// Values the CLI11 callbacks write into while parsing.
+struct RawOptions {
+  std::vector<std::string> execute;
+  std::vector<std::string> require;
+  std::string stress;
+  std::string heapLimit;
+  uint64_t interval = 1;
+  uint64_t seed = 0;
+  bool verify = false;
+  bool warnings = false;  // acted on through parse_order, to keep its place among -e/-l
+};
+
+void defineOptions(CLI::App& app, RawOptions& raw, CliOptions& out) {
+  app.formatter(std::make_shared<UsageFormatter>());
+  app.set_help_flag("--help", "show this help and exit");
+  app.add_option("-e", raw.execute, "execute string 'stat'")->type_name("stat");
+  app.add_flag("-i", out.interactive, "enter interactive mode after executing 'script'");
+  app.add_option("-l", raw.require, "require library 'mod' into global 'mod' (or 'g=mod': into global 'g')")
+      ->type_name("mod");
+  app.add_flag("-v", out.version, "show version information");
+  app.add_flag("-E", out.ignoreEnv, "ignore environment variables (LUA_INIT, LUA_PATH, ...)");
+  app.add_flag("-W", raw.warnings, "turn warnings on");
+  app.add_option("--gc-stress", raw.stress,
+                 "collect at every safepoint; =relocate also moves every object each time")
+      ->check(CLI::IsMember({"collect", "relocate"}).description(""))
+      ->type_name("[=relocate]");
+  app.add_flag("--gc-verify", raw.verify, "verify the heap before and after every collection");
+  app.add_option("--gc-interval", raw.interval, "with --gc-stress: collect at every N-th safepoint")
+      ->check(CLI::PositiveNumber)
+      ->type_name("N");
+  app.add_option("--gc-seed", raw.seed, "with --gc-stress: collect at random safepoints (seed S)")
+      ->type_name("S");
+  app.add_option("--heap-limit", raw.heapLimit, "fail allocations beyond BYTES (suffixes K, M, G)")
+      ->check([](const std::string& text) {
+        size_t bytes = 0;
+        return parseByteSize(text, bytes) ? std::string() : "not a size: " + text;
+      })
+      ->type_name("BYTES");
+  app.add_flag("--list", out.listLevel,
+               "print the script's bytecode listing (like luac -l; twice: also constants, locals, upvalues) and exit");
+  app.footer(
+      "  --        stop handling options\n"
+      "  -         stop handling options and execute stdin\n\n"
+      "Exit status: 0 on success, 1 on a Lua error, 3 when the collector finds a fault.");
+}
+
+void usageError(const CLI::App& app, const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n%s", kProgName, message.c_str(), app.help().c_str());
+  std::fflush(stderr);
+}
+
+// Lua's short options: exactly these letters, nothing attached except to -e and -l.
+bool isLuaFlag(const std::string& arg) {
+  return arg == "-i" || arg == "-v" || arg == "-E" || arg == "-W";
+}
+
+// Long options that take a value as the next argument when written without '='.
+bool longOptionTakesNext(const CLI::App& app, const std::string& name) {
+  const CLI::Option* opt = app.get_option_no_throw(name);
+  return opt != nullptr && name != "--gc-stress" && opt->get_expected_min() > 0;
+}
+
+// Splits argv at the script the way lua.c's collectargs does, and rewrites the option
+// part for CLI11: "-e X" becomes "-eX" so a chunk starting with '-' stays a value, and a
+// bare --gc-stress gets its implicit value. Returns an error message or "".
+std::string splitArgs(const CLI::App& app, int argc, char** argv, std::vector<std::string>& options,
+                      CliOptions& out) {
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.empty() || arg[0] != '-') break;  // the script
+    if (arg == "-") break;                    // script is stdin
+    if (arg == "--") {
+      ++i;
+      out.dashIsFile = true;
+      break;
+    }
+    if (arg.compare(0, 2, "-e") == 0 || arg.compare(0, 2, "-l") == 0) {
+      std::string value = arg.substr(2);
+      if (arg.size() == 2) {
+        if (i + 1 >= argc) return "'" + arg + "' needs argument";
+        value = argv[++i];
+      }
+      if (value.empty()) {
+        options.push_back(arg.substr(0, 2));
+        options.push_back(value);
+      } else {
+        options.push_back(arg.substr(0, 2) + value);
+      }
+      continue;
+    }
+    if (isLuaFlag(arg)) {
+      options.push_back(arg);
+      continue;
+    }
+    std::string name = arg.substr(0, arg.find('='));
+    bool known = arg.compare(0, 2, "--") == 0 && app.get_option_no_throw(name) != nullptr;
+    if (!known) return "unrecognized option '" + arg + "'";
+    if (arg == "--gc-stress") arg += "=collect";
+    options.push_back(arg);
+    if (arg == name && longOptionTakesNext(app, name)) {
+      if (i + 1 >= argc) return "'" + arg + "' needs argument";
+      options.push_back(argv[++i]);
+    }
+  }
+  out.scriptIndex = i < argc ? i : 0;
+  if (out.scriptIndex == 0) out.dashIsFile = false;
+  return "";
+}
+
+// Interleaves -e, -l and -W in the order they were given.
+void collectActions(const CLI::App& app, const RawOptions& raw, CliOptions& out) {
+  size_t nextExecute = 0;
+  size_t nextRequire = 0;
+  for (const CLI::Option* opt : app.parse_order()) {
+    std::string name = opt->get_name();
+    if (name == "-e") {
+      out.actions.push_back({Action::Kind::kExecute, raw.execute.at(nextExecute++)});
+    } else if (name == "-l") {
+      out.actions.push_back({Action::Kind::kRequire, raw.require.at(nextRequire++)});
+    } else if (name == "-W") {
+      out.actions.push_back({Action::Kind::kWarningsOn, ""});
+    }
+  }
+}
+
+void applyGcOptions(const RawOptions& raw, gc::Config& config) {
+  if (raw.stress == "collect") config.stress = gc::StressMode::kCollect;
+  if (raw.stress == "relocate") config.stress = gc::StressMode::kRelocate;
+  config.verify = raw.verify;
+  config.interval = raw.interval;
+  config.seed = raw.seed;
+  if (!raw.heapLimit.empty()) parseByteSize(raw.heapLimit, config.heapLimit);
+}
+
+}  // namespace
+
+bool parseByteSize(const std::string& text, size_t& out) {
+  static const std::map<char, unsigned> kShift = {{'K', 10}, {'M', 20}, {'G', 30}};
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 18) return false;
+  uint64_t value = std::stoull(text.substr(0, digits));
+  std::string suffix = text.substr(digits);
+  if (suffix.size() > 1) return false;
+  if (suffix.size() == 1) {
+    auto it = kShift.find(static_cast<char>(std::toupper(static_cast<unsigned char>(suffix[0]))));
+    if (it == kShift.end()) return false;
+    if (value > (std::numeric_limits<uint64_t>::max() >> it->second)) return false;
+    value <<= it->second;
+  }
+  out = static_cast<size_t>(value);
+  return true;
+}
+
+ParseResult parseCommandLine(int argc, char** argv) {
+  ParseResult result;
+  RawOptions raw;
+  CLI::App app("Weft: a Lua 5.4 runtime", kProgName);
+  defineOptions(app, raw, result.options);
+  std::vector<std::string> options;
+  std::string splitError = splitArgs(app, argc, argv, options, result.options);
+  if (!splitError.empty()) {
+    usageError(app, splitError);
+    result.exitCode = 1;
+    return result;
+  }
+  std::vector<std::string> reversed(options.rbegin(), options.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return result;
+  } catch (const CLI::ParseError& e) {
+    usageError(app, e.what());
+    result.exitCode = 1;
+    return result;
+  }
+  collectActions(app, raw, result.options);
+  applyGcOptions(raw, result.options.gc);
+  if (result.options.interactive) result.options.version = true;
+  result.run = true;
+  return result;
+}
+
+}  // namespace weft::cli

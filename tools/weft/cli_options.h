@@ -1,0 +1,52 @@
+// The weft command line, shaped like lua.c's: `weft [options] [script [args]]`.
+//
+// Lua's own options end at the script name (everything after it belongs to the script),
+// so argv is first split by hand at the script, then the option part is parsed by CLI11
+// (which also renders --help). Options that run code (-e, -l, -W) keep their order.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "gc/heap.h"
+
+namespace weft::cli {
+
+inline constexpr const char* kProgName = "weft";
+inline constexpr const char* kVersionLine = "Weft 0.1.0 (Lua 5.4 compatible)";
+
+// An option that runs something, in command-line order.
+struct Action {
+  enum class Kind { kExecute, kRequire, kWarningsOn };
+  Kind kind;
+  std::string text;  // the chunk for -e, "mod" or "name=mod" for -l
+};
+
+struct CliOptions {
+  std::vector<Action> actions;
+  bool interactive = false;  // -i
+  bool version = false;      // -v (and -i)
+  bool ignoreEnv = false;    // -E
+  int listLevel = 0;         // --list (twice: constants, locals and upvalues too)
+  gc::Config gc;
+  // Index in argv of the script ("-" for stdin), or 0 when there is none (as lua.c).
+  int scriptIndex = 0;
+  // The script named "-" after "--" is a file called "-", not standard input.
+  bool dashIsFile = false;
+};
+
+// What parsing decided: run with `options`, or exit at once with `exitCode` (after
+// --help, or after printing a usage error).
+struct ParseResult {
+  bool run = false;
+  int exitCode = 0;
+  CliOptions options;
+};
+
+ParseResult parseCommandLine(int argc, char** argv);
+
+// Parses "64M", "1G", "4096", "512k" into bytes; false on a malformed or overflowing size.
+bool parseByteSize(const std::string& text, size_t& out);
+
+}  // namespace weft::cli

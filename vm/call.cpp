@@ -1,0 +1,379 @@
+// Calls, protected calls, raising and catching errors, to-be-closed variables,
+// finalizers and warnings (vm/interp.h).
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "frontend/compiler.h"
+#include "vm/debug.h"
+#include "vm/interp.h"
+#include "vm/meta.h"
+#include "vm/string.h"
+#include "vm/table.h"
+
+namespace weft::vm {
+
+ThreadData* currentThread(State& S) {
+  if (!S.running) {
+    ThreadData* main = S.mainThread->data;
+    main->isMain = true;
+    main->status = ThreadStatus::Running;
+    S.running = main;
+  }
+  return S.running;
+}
+
+void setCurrentThread(State& S, ThreadData* t) { S.running = t; }
+
+uint32_t scratchTop(ThreadData* t) {
+  if (t->frameCount == 0) return t->top;
+  uint32_t ft = t->frame().top;
+  return t->top > ft ? t->top : ft;
+}
+
+std::string wherePrefix(ThreadData* t, int level) {
+  int idx = frameAtLevel(t, level);
+  if (idx < 0) return {};
+  const CallFrame& f = t->frames[idx];
+  if (!(f.flags & kFrameLua)) return {};
+  Proto* p = frameProto(t, f);
+  int line = currentLine(t, f);
+  std::string out = frontend::shortSourceName(p->data->source);
+  out += ':';
+  out += std::to_string(line);
+  out += ": ";
+  return out;
+}
+
+Status raiseValueMayGC(State& S, ThreadData* t, const Value& v) {
+  t->error = v;
+  if (t->errFunc == 0 || t->inErrorHandler) return Status(StatusCode::kRuntimeError);
+  // xpcall: the message handler runs now, at the error point, before any unwinding.
+  t->inErrorHandler = true;
+  uint32_t oldTop = t->top;
+  uint32_t fn = scratchTop(t);
+  Status st;
+  if (!ensureStackSlots(t, uint64_t(fn) + 2 + kMinNativeStack)) {
+    st = Status(StatusCode::kErrorInHandler);
+  } else {
+    t->stack[fn] = t->stack[t->errFunc];
+    t->stack[fn + 1] = t->error;
+    t->top = fn + 2;
+    st = callMayGC(S, t, fn, 1);
+  }
+  t->inErrorHandler = false;
+  if (st.isOk()) {
+    t->error = t->stack[fn];
+    t->top = oldTop;
+    return Status(StatusCode::kRuntimeError);
+  }
+  t->top = oldTop;
+  if (st.code() == StatusCode::kFatal) return st;
+  String* msg = newString(S, "error in error handling");
+  t->error = msg ? Value::string(msg) : Value::nil();
+  return Status(StatusCode::kErrorInHandler);
+}
+
+Status vruntimeErrorMayGC(State& S, ThreadData* t, bool position, const char* fmt, va_list ap) {
+  char buf[512];
+  va_list copy;
+  va_copy(copy, ap);
+  int n = std::vsnprintf(buf, sizeof buf, fmt, copy);
+  va_end(copy);
+  std::string msg = position ? wherePrefix(t, 0) : std::string();
+  if (n >= int(sizeof buf)) {
+    std::string big(size_t(n) + 1, '\0');
+    std::vsnprintf(big.data(), big.size(), fmt, ap);
+    big.resize(size_t(n));
+    msg += big;
+  } else if (n > 0) {
+    msg.append(buf, size_t(n));
+  }
+  String* s = newString(S, msg);
+  if (!s) return memoryErrorStatus(S, t);
+  return raiseValueMayGC(S, t, Value::string(s));
+}
+
+Status runtimeErrorMayGC(State& S, ThreadData* t, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  Status st = vruntimeErrorMayGC(S, t, true, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+Status memoryErrorStatus(State& S, ThreadData* t) {
+  t->error = S.memoryErrorMessage ? Value::string(S.memoryErrorMessage) : Value::nil();
+  return Status(StatusCode::kMemoryError);
+}
+
+Status stackOverflowMayGC(State& S, ThreadData* t) {
+  if (t->inErrorHandler) {
+    String* msg = newString(S, "error in error handling");
+    t->error = msg ? Value::string(msg) : Value::nil();
+    return Status(StatusCode::kErrorInHandler);
+  }
+  return runtimeErrorMayGC(S, t, "stack overflow");
+}
+
+void normaliseErrorValue(State& S, ThreadData* t, Status st) {
+  if (st.code() == StatusCode::kMemoryError && S.memoryErrorMessage) t->error = Value::string(S.memoryErrorMessage);
+}
+
+Status resolveCallable(State& S, ThreadData* t, uint32_t func, int calleeReg) {
+  for (int guard = 0; !t->stack[func].isFunction(); guard++) {
+    Value v = t->stack[func];
+    Value tm = metamethodOf(S, v, Meta::Call);
+    if (tm.isNil() || guard >= 100) {
+      return typeErrorMayGC(S, t, v, guard == 0 && calleeReg >= 0 ? VarRef::reg(calleeReg) : VarRef::none(), "call");
+    }
+    if (!ensureStackSlots(t, uint64_t(t->top) + 1 + kExtraStack)) return stackOverflowMayGC(S, t);
+    for (uint32_t j = t->top; j > func; j--) t->stack[j] = t->stack[j - 1];
+    t->top++;
+    t->stack[func] = tm;
+  }
+  return Status::ok();
+}
+
+Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags) {
+  uint32_t limit = S.options().maxCallDepth + (t->inErrorHandler ? 250 : 0);
+  if (t->frameCount >= limit) return stackOverflowMayGC(S, t);
+  if (!ensureStackSlots(t, uint64_t(t->top) + kMinNativeStack)) return stackOverflowMayGC(S, t);
+  uint32_t nargs = t->top - func - 1;
+  CallFrame* f = pushFrame(t);
+  if (!f) return memoryErrorStatus(S, t);
+  f->func = func;
+  f->base = func + 1;
+  f->top = t->top;
+  f->pc = nullptr;
+  f->nresults = nresults;
+  f->flags = flags;
+  Value fv = t->stack[func];
+  NativeFn fn = fv.tag == Tag::LightNative ? fv.u.fn : fv.asNativeClosure()->fn;
+  CallContext cx(S, *t->self, func, nargs);
+  NativeResult r = fn(cx);
+  if (r.status == StatusCode::kOk) [[likely]] {
+    uint32_t n = uint32_t(r.count);
+    if (n > t->top - func - 1) n = t->top - func - 1;
+    if (nresults > 0 && !ensureStackSlots(t, uint64_t(func) + uint32_t(nresults) + 1)) return stackOverflowMayGC(S, t);
+    moveResults(t, func, t->top - n, n, nresults);
+    t->frameCount--;
+    return Status::ok();
+  }
+  if (r.status == StatusCode::kYield) t->resumeCount = uint32_t(r.count);
+  return Status(r.status);
+}
+
+namespace {
+
+Status finishProtected(State& S, ThreadData* t) {
+  CallFrame& m = t->frame();
+  uint32_t x = (m.flags & kFrameXpcall) ? 1 : 0;
+  uint32_t start = m.func + x;  // `true` goes here, the results follow
+  t->stack[start] = Value::boolean(true);
+  uint32_t n = t->top - start;
+  t->errFunc = m.extra;
+  int32_t wanted = m.nresults;
+  uint32_t func = m.func;
+  t->frameCount--;
+  t->cDepth--;
+  moveResults(t, func, start, n, wanted);
+  return Status::ok();
+}
+
+// pcall/xpcall called by OP_CALL: a marker frame instead of a native activation.
+Status beginProtectedMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags, bool isX) {
+  uint32_t nargs = t->top - func - 1;
+  if (nargs < (isX ? 2u : 1u)) return callNativeMayGC(S, t, func, nresults, flags);
+  uint32_t limit = S.options().maxCallDepth + (t->inErrorHandler ? 250 : 0);
+  if (t->frameCount >= limit) return stackOverflowMayGC(S, t);
+  if (t->nativeDepth + t->cDepth + 1 >= S.options().maxNativeDepth) {
+    // Lua raises this inside pcall itself: no position.
+    String* msg = newString(S, "C stack overflow");
+    if (!msg) return memoryErrorStatus(S, t);
+    return raiseValueMayGC(S, t, Value::string(msg));
+  }
+  CallFrame* m = pushFrame(t);
+  if (!m) return memoryErrorStatus(S, t);
+  m->func = func;
+  m->base = func + 1;
+  m->top = t->top;
+  m->pc = nullptr;
+  m->nresults = nresults;
+  m->flags = kFrameProtected | (isX ? kFrameXpcall : 0) | flags;
+  m->extra = t->errFunc;
+  t->cDepth++;
+  uint32_t target = func + 1;
+  if (isX) {
+    Value f = t->stack[func + 1];
+    t->stack[func + 1] = t->stack[func + 2];
+    t->stack[func + 2] = f;
+    t->errFunc = func + 1;
+    target = func + 2;
+  }
+  Status st = resolveCallable(S, t, target, -1);
+  if (!st.isOk()) return st;
+  if (t->stack[target].isLuaClosure()) return pushLuaFrame(S, t, target, -1, 0);
+  st = callNativeMayGC(S, t, target, -1, 0);
+  if (!st.isOk()) return st;
+  return finishProtected(S, t);
+}
+
+}  // namespace
+
+Status callNonLuaMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags) {
+  Value fv = t->stack[func];
+  if (fv.tag == Tag::LightNative) {
+    if (fv.u.fn == basePcall) return beginProtectedMayGC(S, t, func, nresults, flags, false);
+    if (fv.u.fn == baseXpcall) return beginProtectedMayGC(S, t, func, nresults, flags, true);
+    return callNativeMayGC(S, t, func, nresults, flags);
+  }
+  if (!fv.isFunction()) {
+    int reg = -1;
+    if (t->frameCount && (t->frame().flags & kFrameLua)) reg = int(func - t->frame().base);
+    Status st = resolveCallable(S, t, func, reg);
+    if (!st.isOk()) return st;
+    fv = t->stack[func];
+  }
+  if (fv.isLuaClosure()) return pushLuaFrame(S, t, func, nresults, flags);
+  return callNativeMayGC(S, t, func, nresults, flags);
+}
+
+Status afterReturnMayGC(State& S, ThreadData* t, uint32_t dest, uint16_t flags) {
+  if (flags & kFrameFinishOp) return finishOpMayGC(S, t, dest);
+  if (t->frame().flags & kFrameProtected) return finishProtected(S, t);
+  return Status::ok();
+}
+
+Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults) {
+  uint32_t maxDepth = S.options().maxNativeDepth + (t->inErrorHandler ? 20 : 0);
+  uint32_t depth = t->nativeDepth + t->cDepth;
+  if (depth >= maxDepth) {
+    if (depth >= maxDepth + 20 || t->inErrorHandler) {
+      String* msg = newString(S, "error in error handling");
+      t->error = msg ? Value::string(msg) : Value::nil();
+      return Status(StatusCode::kErrorInHandler);
+    }
+    return runtimeErrorMayGC(S, t, "C stack overflow");
+  }
+  Status st = resolveCallable(S, t, func, -1);
+  if (!st.isOk()) return st;
+  if (nresults > 0 && !ensureStackSlots(t, uint64_t(func) + uint32_t(nresults) + kExtraStack)) return stackOverflowMayGC(S, t);
+  uint32_t savedFrames = t->frameCount;
+  t->nativeDepth++;
+  t->nny++;
+  if (t->stack[func].isLuaClosure()) {
+    st = pushLuaFrame(S, t, func, nresults, kFrameEntry);
+    if (st.isOk()) st = executeMayGC(S, t);
+  } else {
+    st = callNativeMayGC(S, t, func, nresults, 0);
+  }
+  t->nativeDepth--;
+  t->nny--;
+  // The handler already ran at the error point; the frames of this invocation go, so
+  // that the caller's own search for a protected frame starts at its own level.
+  if (!st.isOk()) {
+    t->frameCount = savedFrames;
+    recountCDepth(t);
+  }
+  if (st.code() == StatusCode::kYield) {
+    // Only the coroutine's own loop invocation may suspend (cx.yield checks nny).
+    return runtimeErrorMayGC(S, t, "attempt to yield across a C-call boundary");
+  }
+  return st;
+}
+
+Status pcallMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults) {
+  uint32_t savedFrames = t->frameCount;
+  uint32_t savedErrFunc = t->errFunc;
+  Status st = callMayGC(S, t, func, nresults);
+  if (st.isOk()) return st;
+  st = unwindForErrorMayGC(S, t, savedFrames, func, st);
+  t->errFunc = savedErrFunc;
+  t->stack[func] = t->error;
+  t->top = func + 1;
+  return st;
+}
+
+Status unwindForErrorMayGC(State& S, ThreadData* t, uint32_t frameLevel, uint32_t stackLevel, Status st) {
+  t->frameCount = frameLevel;
+  recountCDepth(t);
+  closeUpvalues(t, stackLevel);
+  return closeTbcMayGC(S, t, stackLevel, st);
+}
+
+Status closeTbcMayGC(State& S, ThreadData* t, uint32_t level, Status st) {
+  while (t->tbcCount && t->tbc[t->tbcCount - 1] >= level) {
+    uint32_t idx = t->tbc[--t->tbcCount];
+    Value obj = t->stack[idx];
+    Value tm = metamethodOf(S, obj, Meta::Close);
+    uint32_t oldTop = t->top;
+    uint32_t fn = scratchTop(t);
+    if (fn < idx + 1) fn = idx + 1;
+    if (!ensureStackSlots(t, uint64_t(fn) + 3 + kExtraStack)) return stackOverflowMayGC(S, t);
+    t->stack[fn] = tm;
+    t->stack[fn + 1] = obj;
+    t->stack[fn + 2] = st.isOk() ? Value::nil() : t->error;
+    t->top = fn + 3;
+    if (st.isOk()) {
+      Status cs = callMayGC(S, t, fn, 0);
+      t->top = oldTop;
+      if (!cs.isOk()) return cs;
+    } else {
+      Status cs = pcallMayGC(S, t, fn, 0);
+      if (!cs.isOk()) {
+        t->error = t->stack[fn];
+        st = cs;
+      }
+      t->top = oldTop;
+    }
+  }
+  return st;
+}
+
+void emitWarning(State& S, std::string_view message, bool toContinue) {
+  if (!S.warningsOn) {
+    S.warningContinues = toContinue;
+    return;
+  }
+  if (!S.warningContinues) std::fputs("Lua warning: ", stderr);
+  std::fwrite(message.data(), 1, message.size(), stderr);
+  if (!toContinue) std::fputs("\n", stderr);
+  std::fflush(stderr);
+  S.warningContinues = toContinue;
+}
+
+void runFinalizersMayGC(State& S, ThreadData* t) {
+  if (t->runningFinalizers) return;
+  t->runningFinalizers = true;
+  while (gc::Object* o = S.heap().takePendingFinalizer()) {
+    Value v = Value::object(o, Tag(uint8_t(Tag::kFirstHeap) + o->header.kind));
+    Value tm = metamethodOf(S, v, Meta::Gc);
+    if (tm.isNil()) continue;
+    uint32_t oldTop = t->top;
+    uint32_t fn = scratchTop(t);
+    if (!ensureStackSlots(t, uint64_t(fn) + 2 + kExtraStack)) break;
+    t->stack[fn] = tm;
+    t->stack[fn + 1] = v;
+    t->top = fn + 2;
+    Status st = pcallMayGC(S, t, fn, 0);
+    if (!st.isOk() && st.code() != StatusCode::kFatal) {
+      Value err = t->stack[fn];
+      std::string msg = "error in __gc (";
+      msg += err.isString() ? std::string(err.asString()->view()) : std::string("error object is not a string");
+      msg += ")";
+      emitWarning(S, msg, false);
+    }
+    t->top = oldTop;
+  }
+  t->runningFinalizers = false;
+}
+
+Status safepointMayGC(State& S, ThreadData* t) {
+  Status st = S.heap().safepointMayGC();
+  if (!st.isOk()) return st;
+  if (S.heap().hasPendingFinalizers()) runFinalizersMayGC(S, t);
+  return Status::ok();
+}
+
+}  // namespace weft::vm

@@ -1,0 +1,94 @@
+// Resuming and closing coroutines. A coroutine runs in its own loop invocation (a
+// nested executeMayGC on its ThreadData); a yield returns kYield out of that invocation
+// and leaves the coroutine as frames only (thread.h invariant 3).
+#include "vm/interp.h"
+#include "vm/thread.h"
+
+namespace weft::vm {
+
+namespace {
+
+bool moveValues(ThreadData* from, ThreadData* to, uint32_t n) {
+  if (!ensureStackSlots(to, uint64_t(to->top) + n + kMinNativeStack)) return false;
+  for (uint32_t j = 0; j < n; j++) to->stack[to->top + j] = from->stack[from->top - n + j];
+  to->top += n;
+  from->top -= n;
+  return true;
+}
+
+}  // namespace
+
+Status resumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t nargs, uint32_t& nres,
+                   const char*& resumeError) {
+  resumeError = nullptr;
+  if (co->status == ThreadStatus::Dead || (co->status == ThreadStatus::Suspended && co->frameCount == 0 && co->top == 0)) {
+    resumeError = "cannot resume dead coroutine";
+    return Status(StatusCode::kRuntimeError);
+  }
+  if (co->status != ThreadStatus::Suspended || co == from) {
+    resumeError = "cannot resume non-suspended coroutine";
+    return Status(StatusCode::kRuntimeError);
+  }
+  if (from->nativeDepth + 1 >= S.options().maxNativeDepth) {
+    resumeError = "C stack overflow";
+    return Status(StatusCode::kRuntimeError);
+  }
+  if (!moveValues(from, co, nargs)) {
+    resumeError = "too many arguments to resume";
+    return Status(StatusCode::kRuntimeError);
+  }
+  co->nativeDepth = from->nativeDepth + 1;
+  from->status = ThreadStatus::Normal;
+  co->status = ThreadStatus::Running;
+  setCurrentThread(S, co);
+  Status st;
+  if (co->frameCount == 0) {
+    // First resume: the body is at slot 0, the arguments above it.
+    if (co->stack[0].isLuaClosure()) {
+      st = pushLuaFrame(S, co, 0, -1, kFrameEntry);
+      if (st.isOk()) st = executeMayGC(S, co);
+    } else {
+      st = resolveCallable(S, co, 0, -1);
+      if (st.isOk()) st = callNativeMayGC(S, co, 0, -1, kFrameEntry);
+    }
+  } else {
+    co->resumeCount = nargs;
+    st = executeMayGC(S, co);
+  }
+  setCurrentThread(S, from);
+  from->status = ThreadStatus::Running;
+  if (st.code() == StatusCode::kYield) {
+    co->status = ThreadStatus::Suspended;
+    nres = co->resumeCount;
+  } else if (st.isOk()) {
+    co->status = ThreadStatus::Dead;
+    nres = co->top;
+  } else {
+    co->status = ThreadStatus::Dead;
+    co->failed = true;
+    return st;
+  }
+  if (!moveValues(co, from, nres)) {
+    resumeError = "too many results to resume";
+    return Status(StatusCode::kRuntimeError);
+  }
+  return st;
+}
+
+Status closeCoroutineMayGC(State& S, ThreadData* co) {
+  Status st = co->failed ? Status(StatusCode::kRuntimeError) : Status::ok();
+  co->frameCount = 0;
+  co->errFunc = 0;
+  closeUpvalues(co, 0);
+  ThreadData* prev = S.running;
+  co->status = ThreadStatus::Running;
+  setCurrentThread(S, co);
+  st = closeTbcMayGC(S, co, 0, st);
+  setCurrentThread(S, prev);
+  co->status = ThreadStatus::Dead;
+  co->failed = !st.isOk();
+  co->top = 0;
+  return st;
+}
+
+}  // namespace weft::vm

@@ -1,0 +1,46 @@
+// Debug information for messages: variable descriptions ("local 'x'", "global 'f'"),
+// function names as call sites name them, current lines, and tracebacks in lua5.4's
+// format. Everything here reads frames and prototypes only; nothing collects.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "vm/thread.h"
+
+namespace weft::vm {
+
+// Where an operand of the running instruction came from, for error messages.
+struct VarRef {
+  enum Kind : uint8_t { None, Register, Upvalue } kind = None;
+  uint16_t index = 0;
+  static VarRef none() { return {}; }
+  static VarRef reg(int r) { return {Register, uint16_t(r)}; }
+  static VarRef upval(int u) { return {Upvalue, uint16_t(u)}; }
+};
+
+// " (local 'x')", " (global 'f')", ... for the operand of the top Lua frame's current
+// instruction, or "" when nothing is known.
+std::string varInfo(ThreadData* t, VarRef ref);
+
+// The current line of a Lua frame (-1 for natives).
+int currentLine(ThreadData* t, const CallFrame& f);
+int currentPc(const CallFrame& f, const Proto* p);
+Proto* frameProto(ThreadData* t, const CallFrame& f);
+
+// Name of the function of frame `frameIndex` as its caller names it: returns the kind
+// ("global", "local", "method", "field", "upvalue", "metamethod", "for iterator", "")
+// and sets `name`.
+const char* frameFunctionName(ThreadData* t, uint32_t frameIndex, std::string& name);
+// A global name for a function value ("string.rep", "print") found in package.loaded,
+// or empty.
+std::string globalFunctionName(State& S, const Value& fn);
+
+// Index of the frame `level` levels below the top (level 0: the top frame), skipping
+// protected marker frames; -1 when there is no such level.
+int frameAtLevel(ThreadData* t, int level);
+
+// lua5.4's traceback text ("stack traceback:\n\t..."), starting at `level`.
+std::string traceback(State& S, ThreadData* t, std::string_view message, int level, bool hasMessage);
+
+}  // namespace weft::vm

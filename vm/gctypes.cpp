@@ -1,0 +1,312 @@
+// How the collector sizes and traces each VM object kind (gc/object.h TypeInfo).
+//
+// Tables and their parts: a table's ValueArray and NodeArray are separate heap objects
+// (so they move with the collector like anything else), but they are marked
+// kPartOwnedByTable and their own trace does nothing. The table's trace visits the part
+// slots (which copies the parts) and then visits the parts' contents itself, because
+// only the table knows whether it is weak: its metatable's "__mode", read at trace
+// time (manual §2.5.4). The mode found is written into the parts' header.aux so that
+// clearWeak and traceEphemeron, which the collector calls with the table only, know it.
+// The same rule suits a future generational barrier: every store into a part names the
+// table as holder, and re-tracing a remembered table re-visits its parts' contents.
+//
+// Weak entries: strings are values, not objects, for weakness (manual §2.5.4: only
+// objects with an explicit construction are removed), so string keys and values are
+// always traced strongly. A dead weak value becomes nil (the key stays, dead, as after
+// an assignment of nil); a dead weak key becomes tableDeadKey() with a nil value, which
+// keeps probe chains intact. Dead entries of strong-keyed tables keep their key traced
+// so `next` can continue from it after a collection (table.h invariant 3).
+//
+// Writes made here (clearing entries, updating slots) happen inside a collection with
+// the world stopped; they bypass the write barrier, which exists for mutator stores.
+#include <cstring>
+
+#include "vm/object.h"
+#include "vm/state.h"
+#include "vm/string.h"
+#include "vm/table.h"
+
+namespace weft::vm {
+
+namespace {
+
+using gc::Object;
+using gc::Visitor;
+
+template <typename T>
+inline Object*& slotOf(T*& field) {
+  return reinterpret_cast<Object*&>(field);
+}
+
+inline void visitValue(Value& v, Visitor& visitor) {
+  if (v.isCollectable()) visitor.visit(referenceSlot(v));
+}
+
+// During a collection an object may already have been copied: its old copy then holds
+// the new address right after the header (docs/architecture.md, "Objects").
+template <typename T>
+inline const T* current(const T* p) {
+  auto* obj = reinterpret_cast<const Object*>(p);
+  if (obj->header.kind == gc::kForwardedKind) {
+    obj = *reinterpret_cast<Object* const*>(reinterpret_cast<const char*>(obj) + sizeof(gc::ObjectHeader));
+  }
+  return reinterpret_cast<const T*>(obj);
+}
+
+// A weak reference: a collectable value other than a string.
+inline bool isWeakRef(const Value& v) { return v.isCollectable() && !v.isString(); }
+
+// The weakness the metatable's raw "__mode" field asks for (kPartWeakKeys/Values).
+uint16_t weakMode(const Table* mt) {
+  static const uint32_t modeHash = hashBytes("__mode", processHashSeed());
+  const NodeArray* na = mt->nodes ? current(mt->nodes) : nullptr;
+  if (!na) return 0;
+  uint32_t mask = na->capacity - 1;
+  uint32_t i = modeHash & mask;
+  for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
+    const Node& node = na->nodes[i];
+    if (node.key.isNil()) return 0;
+    if (!node.key.isString()) continue;
+    const String* key = current(node.key.asString());
+    if (key->length != 6 || std::memcmp(key->data, "__mode", 6) != 0) continue;
+    if (!node.value.isString()) return 0;
+    const String* mode = current(node.value.asString());
+    uint16_t bits = 0;
+    if (std::memchr(mode->data, 'k', mode->length)) bits |= kPartWeakKeys;
+    if (std::memchr(mode->data, 'v', mode->length)) bits |= kPartWeakValues;
+    return bits;
+  }
+  return 0;
+}
+
+uint16_t partMode(const Table* t) {
+  if (t->nodes) return t->nodes->header.aux & (kPartWeakKeys | kPartWeakValues);
+  if (t->array) return t->array->header.aux & (kPartWeakKeys | kPartWeakValues);
+  return 0;
+}
+
+// ---- String ----
+
+size_t stringSizeOf(const Object* obj) { return stringSize(reinterpret_cast<const String*>(obj)->length); }
+
+// ---- Table ----
+
+size_t tableSizeOf(const Object*) { return sizeof(Table); }
+
+void traceTable(Object* obj, Visitor& visitor) {
+  auto* t = reinterpret_cast<Table*>(obj);
+  uint16_t mode = 0;
+  if (t->metatable) {
+    visitor.visit(slotOf(t->metatable));
+    mode = weakMode(t->metatable);
+  }
+  bool weakKeys = mode & kPartWeakKeys;
+  bool weakValues = mode & kPartWeakValues;
+  if (t->array) {
+    visitor.visit(slotOf(t->array));
+    ValueArray* a = t->array;
+    a->header.aux = uint16_t(kPartOwnedByTable | mode);
+    for (uint32_t i = 0; i < a->capacity; ++i) {
+      if (!weakValues || !isWeakRef(a->data[i])) visitValue(a->data[i], visitor);
+    }
+  }
+  if (t->nodes) {
+    visitor.visit(slotOf(t->nodes));
+    NodeArray* na = t->nodes;
+    na->header.aux = uint16_t(kPartOwnedByTable | mode);
+    for (uint32_t i = 0; i < na->capacity; ++i) {
+      Node& node = na->nodes[i];
+      if (node.key.isNil()) continue;
+      bool keyStrong = !weakKeys || !isWeakRef(node.key);
+      bool valueWeak = weakValues && isWeakRef(node.value);
+      if (keyStrong) {
+        visitValue(node.key, visitor);
+        if (!valueWeak) visitValue(node.value, visitor);
+      } else if (weakValues && !valueWeak) {
+        visitValue(node.value, visitor);  // a string value in a 'kv' table
+      }
+      // Otherwise (weak key, ephemeron value) traceEphemeron decides.
+    }
+  }
+  if (mode) visitor.deferWeak(obj, weakKeys, weakValues);
+}
+
+bool traceTableEphemeron(Object* obj, Visitor& visitor) {
+  auto* t = reinterpret_cast<Table*>(obj);
+  NodeArray* na = t->nodes;
+  if (!na) return false;
+  bool reached = false;
+  for (uint32_t i = 0; i < na->capacity; ++i) {
+    Node& node = na->nodes[i];
+    if (!isWeakRef(node.key) || !node.value.isCollectable()) continue;
+    if (!visitor.isLive(node.key.u.obj)) continue;
+    if (!visitor.isLive(node.value.u.obj)) reached = true;
+    visitor.visit(referenceSlot(node.value));
+  }
+  return reached;
+}
+
+void clearTableWeak(Object* obj, Visitor& visitor, int phase) {
+  auto* t = reinterpret_cast<Table*>(obj);
+  uint16_t mode = partMode(t);
+  if ((phase & gc::kClearValues) && (mode & kPartWeakValues)) {
+    if (ValueArray* a = t->array) {
+      for (uint32_t i = 0; i < a->capacity; ++i) {
+        Value& v = a->data[i];
+        if (!isWeakRef(v)) continue;
+        if (visitor.isLive(v.u.obj)) visitor.visit(referenceSlot(v));
+        else v = Value::nil();
+      }
+    }
+    if (NodeArray* na = t->nodes) {
+      for (uint32_t i = 0; i < na->capacity; ++i) {
+        Node& node = na->nodes[i];
+        if (node.key.isNil() || !isWeakRef(node.value)) continue;
+        if (visitor.isLive(node.value.u.obj)) visitor.visit(referenceSlot(node.value));
+        else node.value = Value::nil();
+      }
+    }
+  }
+  if ((phase & gc::kClearKeys) && (mode & kPartWeakKeys)) {
+    NodeArray* na = t->nodes;
+    for (uint32_t i = 0; na && i < na->capacity; ++i) {
+      Node& node = na->nodes[i];
+      if (!isWeakRef(node.key)) continue;
+      if (!visitor.isLive(node.key.u.obj)) {
+        node.key = tableDeadKey();
+        node.value = Value::nil();
+        continue;
+      }
+      visitor.visit(referenceSlot(node.key));
+      if (node.value.isCollectable()) {
+        // Reached by traceEphemeron; a value still dead here would be stale, so drop it.
+        if (visitor.isLive(node.value.u.obj)) visitor.visit(referenceSlot(node.value));
+        else node.value = Value::nil();
+      }
+    }
+  }
+}
+
+// ---- ValueArray / NodeArray (not owned by a table: traced in full) ----
+
+size_t valueArraySizeOf(const Object* obj) {
+  return valueArraySize(reinterpret_cast<const ValueArray*>(obj)->capacity);
+}
+
+void traceValueArray(Object* obj, Visitor& visitor) {
+  auto* a = reinterpret_cast<ValueArray*>(obj);
+  if (a->header.aux & kPartOwnedByTable) return;
+  for (uint32_t i = 0; i < a->capacity; ++i) visitValue(a->data[i], visitor);
+}
+
+size_t nodeArraySizeOf(const Object* obj) {
+  return nodeArraySize(reinterpret_cast<const NodeArray*>(obj)->capacity);
+}
+
+void traceNodeArray(Object* obj, Visitor& visitor) {
+  auto* na = reinterpret_cast<NodeArray*>(obj);
+  if (na->header.aux & kPartOwnedByTable) return;
+  for (uint32_t i = 0; i < na->capacity; ++i) {
+    visitValue(na->nodes[i].key, visitor);
+    visitValue(na->nodes[i].value, visitor);
+  }
+}
+
+// ---- Closures, upvalues, userdata ----
+
+size_t luaClosureSizeOf(const Object* obj) {
+  return luaClosureSize(reinterpret_cast<const LuaClosure*>(obj)->numUpvalues);
+}
+
+void traceLuaClosure(Object* obj, Visitor& visitor) {
+  auto* c = reinterpret_cast<LuaClosure*>(obj);
+  if (c->proto) visitor.visit(slotOf(c->proto));
+  for (uint32_t i = 0; i < c->numUpvalues; ++i) {
+    if (c->upvalues[i]) visitor.visit(slotOf(c->upvalues[i]));
+  }
+}
+
+size_t nativeClosureSizeOf(const Object* obj) {
+  return nativeClosureSize(reinterpret_cast<const NativeClosure*>(obj)->numUpvalues);
+}
+
+void traceNativeClosure(Object* obj, Visitor& visitor) {
+  auto* c = reinterpret_cast<NativeClosure*>(obj);
+  for (uint32_t i = 0; i < c->numUpvalues; ++i) visitValue(c->upvalues[i], visitor);
+}
+
+size_t upvalueSizeOf(const Object*) { return sizeof(Upvalue); }
+
+// An open upvalue keeps its thread alive: the variable lives in that thread's stack.
+void traceUpvalue(Object* obj, Visitor& visitor) {
+  auto* u = reinterpret_cast<Upvalue*>(obj);
+  if (u->thread) visitor.visit(slotOf(u->thread));
+  else visitValue(u->closed, visitor);
+  if (u->nextOpen) visitor.visit(slotOf(u->nextOpen));
+}
+
+size_t userdataSizeOf(const Object* obj) { return userdataSize(reinterpret_cast<const Userdata*>(obj)->size); }
+
+void traceUserdata(Object* obj, Visitor& visitor) {
+  auto* u = reinterpret_cast<Userdata*>(obj);
+  if (u->metatable) visitor.visit(slotOf(u->metatable));
+  visitValue(u->userValue, visitor);
+}
+
+// ---- Proto ----
+
+size_t protoSizeOf(const Object*) { return sizeof(Proto); }
+
+void traceProto(Object* obj, Visitor& visitor) {
+  auto* p = reinterpret_cast<Proto*>(obj);
+  if (p->source) visitor.visit(slotOf(p->source));
+  if (p->root) visitor.visit(slotOf(p->root));
+  for (uint32_t i = 0; p->constants && i < p->numConstants; ++i) visitValue(p->constants[i], visitor);
+  for (uint32_t i = 0; p->protos && i < p->numProtos; ++i) {
+    if (p->protos[i]) visitor.visit(slotOf(p->protos[i]));
+  }
+}
+
+void releaseProto(Object* obj) {
+  auto* p = reinterpret_cast<Proto*>(obj);
+  if (!p->root) delete p->data;
+  delete[] p->constants;
+  delete[] p->protos;
+  p->data = nullptr;
+  p->code = nullptr;
+  p->constants = nullptr;
+  p->protos = nullptr;
+  p->numConstants = 0;
+  p->numProtos = 0;
+  p->codeSize = 0;
+}
+
+}  // namespace
+
+void registerObjectKinds(gc::Heap& heap) {
+  auto reg = [&](Kind kind, const char* name, size_t fixed, size_t (*sizeOf)(const Object*),
+                 void (*trace)(Object*, Visitor&)) {
+    gc::TypeInfo info;
+    info.name = name;
+    info.fixedSize = fixed;
+    info.sizeOf = sizeOf;
+    info.trace = trace;
+    if (kind == Kind::Table) {
+      info.clearWeak = clearTableWeak;
+      info.traceEphemeron = traceTableEphemeron;
+    }
+    if (kind == Kind::Proto) info.release = releaseProto;
+    heap.registerType(uint8_t(kind), info);
+  };
+  reg(Kind::String, "string", 0, stringSizeOf, nullptr);
+  reg(Kind::Table, "table", sizeof(Table), tableSizeOf, traceTable);
+  reg(Kind::LuaClosure, "lua closure", 0, luaClosureSizeOf, traceLuaClosure);
+  reg(Kind::NativeClosure, "native closure", 0, nativeClosureSizeOf, traceNativeClosure);
+  reg(Kind::Userdata, "userdata", 0, userdataSizeOf, traceUserdata);
+  reg(Kind::Proto, "proto", sizeof(Proto), protoSizeOf, traceProto);
+  reg(Kind::Upvalue, "upvalue", sizeof(Upvalue), upvalueSizeOf, traceUpvalue);
+  reg(Kind::ValueArray, "value array", 0, valueArraySizeOf, traceValueArray);
+  reg(Kind::NodeArray, "node array", 0, nodeArraySizeOf, traceNodeArray);
+}
+
+}  // namespace weft::vm

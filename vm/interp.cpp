@@ -1,0 +1,1064 @@
+// The interpreter loop: one function that runs Lua frames of a thread with computed-goto
+// dispatch over frontend/opcodes.h. Lua-to-Lua calls, returns and tail calls, pcall
+// markers and metamethod frames never grow the C++ stack.
+//
+// Register conventions of the loop: `pc`, `base` (t->stack + frame base) and `k` (the
+// prototype's constants, off-heap and stable) live in locals. `base` is re-derived after
+// anything that may reallocate the stack (calls, slow paths); the closure is re-read
+// from the frame's function slot after every safepoint (docs/design/safepoints.md).
+#include <cmath>
+#include <cstring>
+
+#include "frontend/opcodes.h"
+#include "vm/debug.h"
+#include "vm/interp.h"
+#include "vm/meta.h"
+#include "vm/number.h"
+#include "vm/string.h"
+#include "vm/table.h"
+#include "vm/thread.h"
+
+namespace weft::vm {
+
+using namespace frontend;
+
+namespace {
+
+// Stores field by field: a Value returned in registers and copied whole would be
+// spilled in two halves and reloaded as one 16-byte word (a store-forwarding stall).
+inline void setValue(Value* dst, const Value& v) {
+  dst->u.i = v.u.i;
+  dst->tag = v.tag;
+}
+
+inline int64_t wrapAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+inline int64_t wrapSub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
+inline int64_t wrapMul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
+
+inline bool toFloatFast(const Value& v, double& out) {
+  if (v.tag == Tag::Float) { out = v.u.n; return true; }
+  if (v.tag == Tag::Int) { out = double(v.u.i); return true; }
+  return false;
+}
+inline bool toIntFast(const Value& v, int64_t& out) {
+  if (v.tag == Tag::Int) { out = v.u.i; return true; }
+  if (v.tag == Tag::Float) return floatToInteger(v.u.n, out);
+  return false;
+}
+
+// Integer for-loop limit (manual §3.3.5): true when the loop must not run.
+bool forLimit(const Value& lim, int64_t init, int64_t step, int64_t& out, bool& bad) {
+  bad = false;
+  if (!toInteger(lim, out, step < 0 ? FloatToInt::Ceil : FloatToInt::Floor)) {
+    double f;
+    if (!toNumber(lim, f)) { bad = true; return true; }
+    if (f > 0) {
+      if (step < 0) return true;
+      out = INT64_MAX;
+    } else {
+      if (step > 0) return true;
+      out = INT64_MIN;
+    }
+  }
+  return step > 0 ? init > out : init < out;
+}
+
+Status forError(State& S, ThreadData* t, const Value& v, const char* what) {
+  return runtimeErrorMayGC(S, t, "bad 'for' %s (number expected, got %s)", what, typeNameWithMeta(S, v).c_str());
+}
+
+// OP_FORPREP: true when the loop is skipped.
+Status forPrep(State& S, ThreadData* t, Value* ra, bool& skip) {
+  Value& init = ra[0];
+  Value& limit = ra[1];
+  Value& step = ra[2];
+  if (init.isInt() && step.isInt()) {
+    int64_t i0 = init.u.i, st = step.u.i, lim;
+    if (st == 0) return runtimeErrorMayGC(S, t, "'for' step is zero");
+    bool bad;
+    skip = forLimit(limit, i0, st, lim, bad);
+    if (bad) return forError(S, t, limit, "limit");
+    if (skip) return Status::ok();
+    uint64_t count = st > 0 ? (uint64_t(lim) - uint64_t(i0)) / uint64_t(st)
+                            : (uint64_t(i0) - uint64_t(lim)) / (uint64_t(-(st + 1)) + 1u);
+    ra[1] = Value::integer(int64_t(count));
+    ra[3] = Value::integer(i0);
+    return Status::ok();
+  }
+  double fi, fl, fs;
+  if (!toNumber(limit, fl)) return forError(S, t, limit, "limit");
+  if (!toNumber(step, fs)) return forError(S, t, step, "step");
+  if (!toNumber(init, fi)) return forError(S, t, init, "initial value");
+  if (fs == 0) return runtimeErrorMayGC(S, t, "'for' step is zero");
+  skip = fs > 0 ? fl < fi : fi < fl;
+  if (skip) return Status::ok();
+  ra[0] = Value::number(fi);
+  ra[1] = Value::number(fl);
+  ra[2] = Value::number(fs);
+  ra[3] = Value::number(fi);
+  return Status::ok();
+}
+
+// Makes R[A] a to-be-closed variable (OP_TBC).
+Status markTbc(State& S, ThreadData* t, uint32_t index) {
+  Value v = t->stack[index];
+  if (v.isFalsy()) return Status::ok();
+  if (metamethodOf(S, v, Meta::Close).isNil()) {
+    CallFrame& f = t->frame();
+    Proto* p = frameProto(t, f);
+    int pc = currentPc(f, p);
+    const char* name = "?";
+    int reg = int(index - f.base);
+    int n = 0;
+    for (const auto& lv : p->data->locals) {
+      if (lv.startPc > pc) break;
+      if (pc < lv.endPc) {
+        if (n == reg) { name = lv.name.c_str(); break; }
+        n++;
+      }
+    }
+    return runtimeErrorMayGC(S, t, "variable '%s' got a non-closable value", name);
+  }
+  if (t->tbcCount == t->tbcCap) {
+    uint32_t cap = t->tbcCap ? t->tbcCap * 2 : 8;
+    auto* grown = static_cast<uint32_t*>(std::realloc(t->tbc, sizeof(uint32_t) * cap));
+    if (!grown) return memoryErrorStatus(S, t);
+    t->tbc = grown;
+    t->tbcCap = cap;
+  }
+  t->tbc[t->tbcCount++] = index;
+  return Status::ok();
+}
+
+Status newClosure(State& S, ThreadData* t, CallFrame* f, Proto* p, uint32_t dest) {
+  uint32_t n = p->numUpvalues;
+  auto* c = reinterpret_cast<LuaClosure*>(S.mutator().allocate(uint8_t(Kind::LuaClosure), luaClosureSize(n)));
+  if (!c) return memoryErrorStatus(S, t);
+  c->proto = p;
+  c->numUpvalues = n;
+  LuaClosure* enclosing = t->stack[f->func].asLuaClosure();
+  const auto& descs = p->data->upvalues;
+  for (uint32_t i = 0; i < n; i++) {
+    Upvalue* uv;
+    if (descs[i].inStack) {
+      uv = findUpvalue(S, t, f->base + descs[i].index);
+      if (!uv) return memoryErrorStatus(S, t);
+    } else {
+      uv = enclosing->upvalues[descs[i].index];
+    }
+    c->upvalues[i] = uv;
+  }
+  t->stack[dest] = Value::luaClosure(c);
+  return Status::ok();
+}
+
+Status setList(State& S, ThreadData* t, uint32_t ra, uint32_t n, uint32_t last) {
+  Table* h = t->stack[ra].asTable();
+  uint64_t end = uint64_t(last) + n;
+  if (end > h->arraySize && end <= UINT32_MAX) {
+    Status st = tableResize(S, h, uint32_t(end), 0);
+    if (!st.isOk()) return memoryErrorStatus(S, t);
+  }
+  for (uint32_t j = 1; j <= n; j++) {
+    Status st = tableSetInt(S, h, int64_t(last) + j, t->stack[ra + j]);
+    if (!st.isOk()) return memoryErrorStatus(S, t);
+  }
+  return Status::ok();
+}
+
+Status varargPrep(State& S, ThreadData* t, CallFrame* f, Proto* p) {
+  uint32_t nfix = p->numParams;
+  uint32_t actual = t->top - f->func - 1;
+  uint32_t nextra = actual > nfix ? actual - nfix : 0;
+  uint32_t newFunc = t->top;
+  if (!ensureStackSlots(t, uint64_t(newFunc) + 1 + nfix + p->maxStackSize + kExtraStack)) return stackOverflowMayGC(S, t);
+  Value* s = t->stack;
+  s[newFunc] = s[f->func];
+  for (uint32_t i = 1; i <= nfix; i++) {
+    s[newFunc + i] = s[f->func + i];
+    s[f->func + i] = Value::nil();
+  }
+  f->varargDelta = nextra + nfix + 1;
+  f->func = newFunc;
+  f->base = newFunc + 1;
+  f->top = f->base + p->maxStackSize;
+  t->top = f->top;
+  return Status::ok();
+}
+
+Status varArg(State& S, ThreadData* t, CallFrame* f, Proto* p, uint32_t ra, int wanted) {
+  uint32_t nfix = p->numParams;
+  uint32_t nextra = f->varargDelta ? f->varargDelta - nfix - 1 : 0;
+  uint32_t from = f->func - nextra;
+  if (wanted < 0) {
+    wanted = int(nextra);
+    if (!ensureStackSlots(t, uint64_t(ra) + nextra + kExtraStack)) return stackOverflowMayGC(S, t);
+    t->top = ra + nextra;
+  }
+  Value* s = t->stack;
+  for (int j = 0; j < wanted; j++) s[ra + j] = uint32_t(j) < nextra ? s[from + j] : Value::nil();
+  return Status::ok();
+}
+
+// One level of `__index` being a table: the common shape of method lookup.
+inline bool indexViaMetaTable(State& S, Table* h, String* key, Value& out) {
+  Value idx = metaField(S, h->metatable, Meta::Index);
+  if (!idx.isTable()) return false;
+  Table* ih = idx.asTable();
+  out = tableGetStr(ih, key);
+  return !out.isNil() || !ih->metatable;
+}
+
+}  // namespace
+
+// Frame setup shared by OP_CALL and the native entry points.
+static inline Status setupLuaFrame(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags) {
+  Proto* p = t->stack[func].asLuaClosure()->proto;
+  uint32_t nargs = t->top - func - 1;
+  uint32_t limit = S.options().maxCallDepth + (t->inErrorHandler ? 250 : 0);
+  if (t->frameCount >= limit) [[unlikely]] return stackOverflowMayGC(S, t);
+  uint64_t need = uint64_t(func) + 1 + p->maxStackSize + kExtraStack;
+  if (p->isVararg) need += nargs + 1 + p->numParams;
+  if (need > t->stackSize) [[unlikely]] {
+    if (!ensureStackSlots(t, need)) return stackOverflowMayGC(S, t);
+  }
+  Value* s = t->stack;
+  for (uint32_t j = nargs; j < p->numParams; j++) s[func + 1 + j] = Value::nil();
+  if (nargs < p->numParams) t->top = func + 1 + p->numParams;
+  CallFrame* f = pushFrame(t);
+  if (!f) [[unlikely]] return memoryErrorStatus(S, t);
+  f->func = func;
+  f->base = func + 1;
+  f->top = func + 1 + p->maxStackSize;
+  f->pc = p->code;
+  f->nresults = nresults;
+  f->flags = kFrameLua | flags;
+  return Status::ok();
+}
+
+Status pushLuaFrame(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags) {
+  return setupLuaFrame(S, t, func, nresults, flags);
+}
+
+Status executeMayGC(State& S, ThreadData* t) {
+  static void* const kLabels[] = {
+#define WEFT_LABEL(name, fmt, desc) &&op_##name,
+      WEFT_OPCODES(WEFT_LABEL)
+#undef WEFT_LABEL
+  };
+  static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == kNumOpcodes);
+
+  gc::Heap& heap = S.heap();
+  const bool stress = heap.config().stress != gc::StressMode::kNone;
+  CallFrame* f;
+  LuaClosure* cl;
+  const Value* k;
+  Value* base;
+  const Instruction* pc;
+  Instruction i;
+  Status status;
+  uint32_t retSrc = 0, retCount = 0;
+
+#define LOADFRAME()                                   \
+  do {                                                \
+    f = &t->frames[t->frameCount - 1];                \
+    cl = t->stack[f->func].asLuaClosure();            \
+    k = cl->proto->constants;                         \
+    base = t->stack + f->base;                        \
+    pc = f->pc;                                       \
+  } while (0)
+#define SAVEPC() (f->pc = pc)
+#define DISPATCH()                 \
+  do {                             \
+    i = *pc++;                     \
+    goto* kLabels[i & 0x7f];       \
+  } while (0)
+#define RA() (base + getA(i))
+#define RB() (base + getB(i))
+#define RC() (base + getC(i))
+#define KB() (k + getB(i))
+#define KC() (k + getC(i))
+#define RKC() (getK(i) ? k + getC(i) : base + getC(i))
+#define IDX(p) uint32_t((p) - t->stack)
+// A slow path that may call a metamethod, raise, or reallocate the stack.
+#define SLOW(expr)                                  \
+  do {                                              \
+    SAVEPC();                                       \
+    status = (expr);                                \
+    if (!status.isOk()) [[unlikely]] goto onError;  \
+    goto reload;                                    \
+  } while (0)
+#define SAFEPOINT()                                                  \
+  do {                                                               \
+    if (heap.collectionRequested() || stress) [[unlikely]] {        \
+      SAVEPC();                                                      \
+      status = safepointMayGC(S, t);                                 \
+      if (!status.isOk()) goto onError;                              \
+      LOADFRAME();                                                   \
+    }                                                                \
+  } while (0)
+
+  if (!(t->frame().flags & kFrameLua)) {
+    // Resuming a coroutine suspended in a native (coroutine.yield): its results are the
+    // values the resume passed.
+    CallFrame& nf = t->frame();
+    uint32_t dest = nf.func;
+    uint16_t flags = nf.flags;
+    int32_t wanted = nf.nresults;
+    moveResults(t, dest, t->top - t->resumeCount, t->resumeCount, wanted);
+    t->frameCount--;
+    if (flags & kFrameEntry) return Status::ok();
+    status = afterReturnMayGC(S, t, dest, flags);
+    if (!status.isOk()) goto onError;
+    goto reload;
+  }
+
+startFrame:
+  LOADFRAME();
+  SAFEPOINT();
+  DISPATCH();
+
+reload:
+  LOADFRAME();
+  DISPATCH();
+
+op_MOVE:
+  *RA() = *RB();
+  DISPATCH();
+op_LOADI:
+  *RA() = Value::integer(getSBx(i));
+  DISPATCH();
+op_LOADF:
+  *RA() = Value::number(double(getSBx(i)));
+  DISPATCH();
+op_LOADK:
+  *RA() = k[getBx(i)];
+  DISPATCH();
+op_LOADKX:
+  *RA() = k[getAx(*pc)];
+  pc++;
+  DISPATCH();
+op_LOADFALSE:
+  *RA() = Value::boolean(false);
+  DISPATCH();
+op_LFALSESKIP:
+  *RA() = Value::boolean(false);
+  pc++;
+  DISPATCH();
+op_LOADTRUE:
+  *RA() = Value::boolean(true);
+  DISPATCH();
+op_LOADNIL: {
+  Value* ra = RA();
+  for (int b = getB(i); b >= 0; b--) *ra++ = Value::nil();
+  DISPATCH();
+}
+op_GETUPVAL:
+  *RA() = upvalueRef(cl->upvalues[getB(i)]);
+  DISPATCH();
+op_SETUPVAL: {
+  Upvalue* uv = cl->upvalues[getB(i)];
+  if (uv->thread) uv->thread->data->stack[uv->index] = *RA();
+  else storeValue(uv, uv->closed, *RA());
+  DISPATCH();
+}
+op_GETTABUP: {
+  const Value& up = upvalueRef(cl->upvalues[getB(i)]);
+  const Value* key = KC();
+  if (up.isTable()) [[likely]] {
+    Table* h = up.asTable();
+    Value v = tableGetStr(h, key->asString());
+    if (!v.isNil() || !h->metatable) [[likely]] {
+      setValue(RA(), v);
+      DISPATCH();
+    }
+  }
+  SLOW(indexLoopMayGC(S, t, up, *key, VarRef::upval(getB(i)), IDX(RA())));
+}
+op_GETTABLE: {
+  Value* rb = RB();
+  Value* rc = RC();
+  if (rb->isTable()) [[likely]] {
+    Table* h = rb->asTable();
+    if (rc->isInt()) {
+      if (const Value* slot = tableArraySlot(h, rc->u.i); slot && !slot->isNil()) {
+        *RA() = *slot;
+        DISPATCH();
+      }
+    }
+    Value v = tableGet(h, *rc);
+    if (!v.isNil() || !h->metatable) {
+      setValue(RA(), v);
+      DISPATCH();
+    }
+  }
+  SLOW(indexLoopMayGC(S, t, *rb, *rc, VarRef::reg(getB(i)), IDX(RA())));
+}
+op_GETI: {
+  Value* rb = RB();
+  if (rb->isTable()) [[likely]] {
+    Table* h = rb->asTable();
+    if (const Value* slot = tableArraySlot(h, getC(i)); slot && !slot->isNil()) {
+      *RA() = *slot;
+      DISPATCH();
+    }
+    Value v = tableGetInt(h, getC(i));
+    if (!v.isNil() || !h->metatable) {
+      setValue(RA(), v);
+      DISPATCH();
+    }
+  }
+  SLOW(indexLoopMayGC(S, t, *rb, Value::integer(getC(i)), VarRef::reg(getB(i)), IDX(RA())));
+}
+op_GETFIELD: {
+  Value* rb = RB();
+  const Value* key = KC();
+  if (rb->isTable()) [[likely]] {
+    Table* h = rb->asTable();
+    Value v = tableGetStr(h, key->asString());
+    if (!v.isNil() || !h->metatable || indexViaMetaTable(S, h, key->asString(), v)) [[likely]] {
+      setValue(RA(), v);
+      DISPATCH();
+    }
+  }
+  SLOW(indexLoopMayGC(S, t, *rb, *key, VarRef::reg(getB(i)), IDX(RA())));
+}
+op_SETTABUP: {
+  const Value& up = upvalueRef(cl->upvalues[getA(i)]);
+  const Value* key = KB();
+  const Value* rc = RKC();
+  if (up.isTable()) [[likely]] {
+    Table* h = up.asTable();
+    if (Value* slot = tableFindSlot(h, *key)) [[likely]] {
+      storeValue(h, *slot, *rc);
+      tableTouched(h);
+      DISPATCH();
+    }
+  }
+  SLOW(newIndexLoopMayGC(S, t, up, *key, *rc, VarRef::upval(getA(i))));
+}
+op_SETTABLE: {
+  Value* ra = RA();
+  Value* rb = RB();
+  const Value* rc = RKC();
+  if (ra->isTable()) [[likely]] {
+    Table* h = ra->asTable();
+    if (rb->isInt()) {
+      if (const Value* slot = tableArraySlot(h, rb->u.i); slot && !slot->isNil()) {
+        storeValue(h, *const_cast<Value*>(slot), *rc);
+        DISPATCH();
+      }
+    }
+    if (Value* slot = tableFindSlot(h, *rb)) {
+      storeValue(h, *slot, *rc);
+      tableTouched(h);
+      DISPATCH();
+    }
+  }
+  SLOW(newIndexLoopMayGC(S, t, *ra, *rb, *rc, VarRef::reg(getA(i))));
+}
+op_SETI: {
+  Value* ra = RA();
+  const Value* rc = RKC();
+  if (ra->isTable()) [[likely]] {
+    Table* h = ra->asTable();
+    if (const Value* slot = tableArraySlot(h, getB(i)); slot && !slot->isNil()) {
+      storeValue(h, *const_cast<Value*>(slot), *rc);
+      DISPATCH();
+    }
+  }
+  SLOW(newIndexLoopMayGC(S, t, *ra, Value::integer(getB(i)), *rc, VarRef::reg(getA(i))));
+}
+op_SETFIELD: {
+  Value* ra = RA();
+  const Value* key = KB();
+  const Value* rc = RKC();
+  if (ra->isTable()) [[likely]] {
+    Table* h = ra->asTable();
+    if (Value* slot = tableFindSlot(h, *key)) [[likely]] {
+      storeValue(h, *slot, *rc);
+      tableTouched(h);
+      DISPATCH();
+    }
+  }
+  SLOW(newIndexLoopMayGC(S, t, *ra, *key, *rc, VarRef::reg(getA(i))));
+}
+op_NEWTABLE: {
+  uint32_t b = getB(i);
+  uint32_t c = getC(i);
+  if (b > 0) b = 1u << (b - 1);
+  if (getK(i)) c += uint32_t(getAx(*pc)) * (kMaxArgC + 1);
+  pc++;
+  Table* h = newTable(S, c, b);
+  if (!h) SLOW(memoryErrorStatus(S, t));
+  *RA() = Value::table(h);
+  SAFEPOINT();
+  DISPATCH();
+}
+op_SELF: {
+  Value* ra = RA();
+  Value* rb = RB();
+  const Value* key = RKC();
+  ra[1] = *rb;
+  if (rb->isTable() && key->isString()) [[likely]] {
+    Table* h = rb->asTable();
+    Value v = tableGetStr(h, key->asString());
+    if (!v.isNil() || !h->metatable || indexViaMetaTable(S, h, key->asString(), v)) {
+      setValue(ra, v);
+      DISPATCH();
+    }
+  }
+  SLOW(indexLoopMayGC(S, t, *rb, *key, VarRef::reg(getB(i)), IDX(ra)));
+}
+
+#define ARITH_FAST(iop, fop)                                      \
+  do {                                                            \
+    const Value* x = RB();                                        \
+    if (x->isInt() && y->isInt()) {                               \
+      *RA() = Value::integer(iop(x->u.i, y->u.i));                \
+      pc++;                                                       \
+    } else if (double a, b; toFloatFast(*x, a) && toFloatFast(*y, b)) { \
+      *RA() = Value::number(fop(a, b));                           \
+      pc++;                                                       \
+    }                                                             \
+    DISPATCH();                                                   \
+  } while (0)
+#define FLOAT_FAST(fop)                                           \
+  do {                                                            \
+    const Value* x = RB();                                        \
+    if (double a, b; toFloatFast(*x, a) && toFloatFast(*y, b)) {  \
+      *RA() = Value::number(fop(a, b));                           \
+      pc++;                                                       \
+    }                                                             \
+    DISPATCH();                                                   \
+  } while (0)
+#define BIT_FAST(op)                                              \
+  do {                                                            \
+    const Value* x = RB();                                        \
+    if (int64_t a, b; toIntFast(*x, a) && toIntFast(*y, b)) {     \
+      *RA() = Value::integer(op);                                 \
+      pc++;                                                       \
+    }                                                             \
+    DISPATCH();                                                   \
+  } while (0)
+#define FADD(a, b) ((a) + (b))
+#define FSUB(a, b) ((a) - (b))
+#define FMUL(a, b) ((a) * (b))
+#define FDIV(a, b) ((a) / (b))
+#define FPOW(a, b) ((b) == 2 ? (a) * (a) : std::pow(a, b))
+#define FIDIV(a, b) (std::floor((a) / (b)))
+
+op_ADDI: {
+  const Value* x = RB();
+  int sc = getSC(i);
+  if (x->isInt()) {
+    *RA() = Value::integer(wrapAdd(x->u.i, sc));
+    pc++;
+  } else if (x->isFloat()) {
+    *RA() = Value::number(x->u.n + sc);
+    pc++;
+  }
+  DISPATCH();
+}
+op_ADDK: { const Value* y = KC(); ARITH_FAST(wrapAdd, FADD); }
+op_SUBK: { const Value* y = KC(); ARITH_FAST(wrapSub, FSUB); }
+op_MULK: { const Value* y = KC(); ARITH_FAST(wrapMul, FMUL); }
+op_MODK: {
+  const Value* y = KC();
+  const Value* x = RB();
+  if (x->isInt() && y->isInt() && y->u.i != 0) {
+    *RA() = Value::integer(intMod(x->u.i, y->u.i));
+    pc++;
+  } else if (double a, b; !(x->isInt() && y->isInt()) && toFloatFast(*x, a) && toFloatFast(*y, b)) {
+    *RA() = Value::number(floatMod(a, b));
+    pc++;
+  }
+  DISPATCH();
+}
+op_POWK: { const Value* y = KC(); FLOAT_FAST(FPOW); }
+op_DIVK: { const Value* y = KC(); FLOAT_FAST(FDIV); }
+op_IDIVK: {
+  const Value* y = KC();
+  const Value* x = RB();
+  if (x->isInt() && y->isInt() && y->u.i != 0) {
+    *RA() = Value::integer(intFloorDiv(x->u.i, y->u.i));
+    pc++;
+  } else if (double a, b; !(x->isInt() && y->isInt()) && toFloatFast(*x, a) && toFloatFast(*y, b)) {
+    *RA() = Value::number(FIDIV(a, b));
+    pc++;
+  }
+  DISPATCH();
+}
+op_BANDK: { const Value* y = KC(); BIT_FAST(a & b); }
+op_BORK: { const Value* y = KC(); BIT_FAST(a | b); }
+op_BXORK: { const Value* y = KC(); BIT_FAST(a ^ b); }
+op_SHRI: {
+  const Value* x = RB();
+  if (int64_t a; toIntFast(*x, a)) {
+    *RA() = Value::integer(shiftRight(a, getSC(i)));
+    pc++;
+  }
+  DISPATCH();
+}
+op_SHLI: {
+  const Value* x = RB();
+  if (int64_t a; toIntFast(*x, a)) {
+    *RA() = Value::integer(shiftLeft(getSC(i), a));
+    pc++;
+  }
+  DISPATCH();
+}
+op_ADD: { const Value* y = RC(); ARITH_FAST(wrapAdd, FADD); }
+op_SUB: { const Value* y = RC(); ARITH_FAST(wrapSub, FSUB); }
+op_MUL: { const Value* y = RC(); ARITH_FAST(wrapMul, FMUL); }
+op_MOD: {
+  const Value* y = RC();
+  const Value* x = RB();
+  if (x->isInt() && y->isInt()) {
+    if (y->u.i == 0) SLOW(runtimeErrorMayGC(S, t, "attempt to perform 'n%%0'"));
+    *RA() = Value::integer(intMod(x->u.i, y->u.i));
+    pc++;
+  } else if (double a, b; toFloatFast(*x, a) && toFloatFast(*y, b)) {
+    *RA() = Value::number(floatMod(a, b));
+    pc++;
+  }
+  DISPATCH();
+}
+op_POW: { const Value* y = RC(); FLOAT_FAST(FPOW); }
+op_DIV: { const Value* y = RC(); FLOAT_FAST(FDIV); }
+op_IDIV: {
+  const Value* y = RC();
+  const Value* x = RB();
+  if (x->isInt() && y->isInt()) {
+    if (y->u.i == 0) SLOW(runtimeErrorMayGC(S, t, "attempt to divide by zero"));
+    *RA() = Value::integer(intFloorDiv(x->u.i, y->u.i));
+    pc++;
+  } else if (double a, b; toFloatFast(*x, a) && toFloatFast(*y, b)) {
+    *RA() = Value::number(FIDIV(a, b));
+    pc++;
+  }
+  DISPATCH();
+}
+op_BAND: { const Value* y = RC(); BIT_FAST(a & b); }
+op_BOR: { const Value* y = RC(); BIT_FAST(a | b); }
+op_BXOR: { const Value* y = RC(); BIT_FAST(a ^ b); }
+op_SHL: { const Value* y = RC(); BIT_FAST(shiftLeft(a, b)); }
+op_SHR: { const Value* y = RC(); BIT_FAST(shiftRight(a, b)); }
+
+op_MMBIN: {
+  Instruction prev = pc[-2];
+  Meta ev = metaOfEvent(MetaEvent(getC(i)));
+  SLOW(arithLoopMayGC(S, t, *RA(), *RB(), ev, VarRef::reg(getA(i)), VarRef::reg(getB(i)), IDX(base + getA(prev))));
+}
+op_MMBINI: {
+  Instruction prev = pc[-2];
+  Meta ev = metaOfEvent(MetaEvent(getC(i)));
+  Value imm = Value::integer(getSB(i));
+  if (getK(i)) SLOW(arithLoopMayGC(S, t, imm, *RA(), ev, VarRef::none(), VarRef::reg(getA(i)), IDX(base + getA(prev))));
+  SLOW(arithLoopMayGC(S, t, *RA(), imm, ev, VarRef::reg(getA(i)), VarRef::none(), IDX(base + getA(prev))));
+}
+op_MMBINK: {
+  Instruction prev = pc[-2];
+  Meta ev = metaOfEvent(MetaEvent(getC(i)));
+  Value kv = *KB();
+  if (getK(i)) SLOW(arithLoopMayGC(S, t, kv, *RA(), ev, VarRef::none(), VarRef::reg(getA(i)), IDX(base + getA(prev))));
+  SLOW(arithLoopMayGC(S, t, *RA(), kv, ev, VarRef::reg(getA(i)), VarRef::none(), IDX(base + getA(prev))));
+}
+op_UNM: {
+  Value* rb = RB();
+  if (rb->isInt()) {
+    *RA() = Value::integer(wrapSub(0, rb->u.i));
+    DISPATCH();
+  }
+  if (rb->isFloat()) {
+    *RA() = Value::number(-rb->u.n);
+    DISPATCH();
+  }
+  SLOW(unaryLoopMayGC(S, t, *rb, Meta::Unm, VarRef::reg(getB(i)), IDX(RA())));
+}
+op_BNOT: {
+  Value* rb = RB();
+  if (rb->isInt()) {
+    *RA() = Value::integer(~rb->u.i);
+    DISPATCH();
+  }
+  SLOW(unaryLoopMayGC(S, t, *rb, Meta::BNot, VarRef::reg(getB(i)), IDX(RA())));
+}
+op_NOT:
+  *RA() = Value::boolean(RB()->isFalsy());
+  DISPATCH();
+op_LEN: {
+  Value* rb = RB();
+  if (rb->isString()) {
+    *RA() = Value::integer(int64_t(rb->asString()->length));
+    DISPATCH();
+  }
+  if (rb->isTable() && !rb->asTable()->metatable) {
+    *RA() = Value::integer(int64_t(tableLength(rb->asTable())));
+    DISPATCH();
+  }
+  SLOW(unaryLoopMayGC(S, t, *rb, Meta::Len, VarRef::reg(getB(i)), IDX(RA())));
+}
+op_CONCAT: {
+  SAVEPC();
+  status = concatLoopMayGC(S, t, IDX(RA()), getB(i));
+  if (!status.isOk()) goto onError;
+  LOADFRAME();
+  SAFEPOINT();
+  DISPATCH();
+}
+op_CLOSE: {
+  SAVEPC();
+  uint32_t level = IDX(RA());
+  closeUpvalues(t, level);
+  status = closeTbcMayGC(S, t, level, Status::ok());
+  if (!status.isOk()) goto onError;
+  goto reload;
+}
+op_TBC:
+  SLOW(markTbc(S, t, IDX(RA())));
+op_JMP: {
+  int sj = getSJ(i);
+  pc += sj;
+  if (sj < 0) SAFEPOINT();
+  DISPATCH();
+}
+
+#define COND_JUMP(cond)                       \
+  do {                                        \
+    if ((cond) != getK(i)) {                  \
+      pc++;                                   \
+    } else {                                  \
+      int sj = getSJ(*pc);                    \
+      pc += sj + 1;                           \
+      if (sj < 0) SAFEPOINT();                \
+    }                                         \
+    DISPATCH();                               \
+  } while (0)
+
+op_EQ: {
+  Value* ra = RA();
+  Value* rb = RB();
+  bool cond;
+  if (ra->isNumber() && rb->isNumber()) {
+    cond = (ra->isInt() && rb->isInt()) ? ra->u.i == rb->u.i : numEquals(*ra, *rb);
+  } else if (ra->tag == rb->tag && ra->u.i == rb->u.i) {
+    cond = true;
+  } else if (ra->isString() && rb->isString()) {
+    cond = stringEquals(ra->asString(), rb->asString());
+  } else if ((ra->isTable() && rb->isTable()) || (ra->tag == Tag::Userdata && rb->tag == Tag::Userdata)) {
+    SLOW(equalsLoopMayGC(S, t, *ra, *rb));
+  } else {
+    cond = false;
+  }
+  COND_JUMP(cond);
+}
+op_LT: {
+  Value* ra = RA();
+  Value* rb = RB();
+  bool cond;
+  if (ra->isInt() && rb->isInt()) cond = ra->u.i < rb->u.i;
+  else if (ra->isNumber() && rb->isNumber()) cond = numLessThan(*ra, *rb);
+  else SLOW(compareLoopMayGC(S, t, *ra, *rb, Meta::Lt));
+  COND_JUMP(cond);
+}
+op_LE: {
+  Value* ra = RA();
+  Value* rb = RB();
+  bool cond;
+  if (ra->isInt() && rb->isInt()) cond = ra->u.i <= rb->u.i;
+  else if (ra->isNumber() && rb->isNumber()) cond = numLessEqual(*ra, *rb);
+  else SLOW(compareLoopMayGC(S, t, *ra, *rb, Meta::Le));
+  COND_JUMP(cond);
+}
+op_EQK:
+  COND_JUMP(rawEquals(*RA(), *KB()));
+op_EQI: {
+  Value* ra = RA();
+  int im = getSB(i);
+  bool cond = ra->isInt() ? ra->u.i == im : ra->isFloat() ? ra->u.n == double(im) : false;
+  COND_JUMP(cond);
+}
+#define CMP_IMM(iop, meta, flip)                                                         \
+  do {                                                                                   \
+    Value* ra = RA();                                                                    \
+    int im = getSB(i);                                                                   \
+    bool cond;                                                                           \
+    if (ra->isInt()) cond = ra->u.i iop im;                                              \
+    else if (ra->isFloat()) cond = ra->u.n iop double(im);                               \
+    else {                                                                               \
+      Value iv = getC(i) ? Value::number(double(im)) : Value::integer(im);               \
+      if (flip) SLOW(compareLoopMayGC(S, t, iv, *ra, meta));                             \
+      SLOW(compareLoopMayGC(S, t, *ra, iv, meta));                                       \
+    }                                                                                    \
+    COND_JUMP(cond);                                                                     \
+  } while (0)
+op_LTI: CMP_IMM(<, Meta::Lt, false);
+op_LEI: CMP_IMM(<=, Meta::Le, false);
+op_GTI: CMP_IMM(>, Meta::Lt, true);
+op_GEI: CMP_IMM(>=, Meta::Le, true);
+op_TEST:
+  COND_JUMP(!RA()->isFalsy());
+op_TESTSET: {
+  Value* rb = RB();
+  if (rb->isFalsy() == getK(i)) {
+    pc++;
+  } else {
+    *RA() = *rb;
+    int sj = getSJ(*pc);
+    pc += sj + 1;
+    if (sj < 0) SAFEPOINT();
+  }
+  DISPATCH();
+}
+
+op_CALL: {
+  Value* ra = RA();
+  int b = getB(i);
+  uint32_t func = IDX(ra);
+  if (b != 0) t->top = func + b;
+  SAVEPC();
+  if (ra->isLuaClosure()) [[likely]] {
+    status = setupLuaFrame(S, t, func, getC(i) - 1, 0);
+    if (!status.isOk()) [[unlikely]] goto onError;
+    goto startFrame;
+  }
+  status = callNonLuaMayGC(S, t, func, getC(i) - 1, 0);
+  if (!status.isOk()) goto onError;
+  goto startFrame;
+}
+op_TAILCALL: {
+  Value* ra = RA();
+  int b = getB(i);
+  uint32_t func = IDX(ra);
+  if (b != 0) t->top = func + b;
+  SAVEPC();
+  if (getK(i)) closeUpvalues(t, f->base);
+  if (!ra->isLuaClosure()) {
+    status = resolveCallable(S, t, func, getA(i));
+    if (!status.isOk()) goto onError;
+    ra = t->stack + func;
+    if (!ra->isLuaClosure()) {
+      // Not a Lua function after all: call it in place; the RETURN that follows every
+      // TAILCALL returns its results.
+      status = callNonLuaMayGC(S, t, func, -1, 0);
+      if (!status.isOk()) goto onError;
+      goto startFrame;
+    }
+  }
+  {
+    uint32_t dest = f->func - f->varargDelta;
+    uint32_t n = t->top - func;
+    Value* s = t->stack;
+    for (uint32_t j = 0; j < n; j++) s[dest + j] = s[func + j];
+    t->top = dest + n;
+    int32_t nres = f->nresults;
+    uint16_t flags = (f->flags & ~kFrameLua) | kFrameTail;
+    t->frameCount--;
+    status = setupLuaFrame(S, t, dest, nres, flags);
+    if (!status.isOk()) goto onError;
+    goto startFrame;
+  }
+}
+op_RETURN: {
+  Value* ra = RA();
+  int b = getB(i);
+  retSrc = IDX(ra);
+  retCount = b != 0 ? uint32_t(b - 1) : t->top - retSrc;
+  if (getK(i)) {
+    SAVEPC();
+    if (b != 0) t->top = retSrc + retCount;
+    closeUpvalues(t, f->base);
+    if (t->tbcCount && t->tbc[t->tbcCount - 1] >= f->base) {
+      status = closeTbcMayGC(S, t, f->base, Status::ok());
+      if (!status.isOk()) goto onError;
+      LOADFRAME();
+    }
+  }
+  goto doReturn;
+}
+op_RETURN0:
+  retSrc = IDX(base);
+  retCount = 0;
+  goto doReturn;
+op_RETURN1:
+  retSrc = IDX(RA());
+  retCount = 1;
+  goto doReturn;
+
+doReturn: {
+  uint32_t dest = f->func - f->varargDelta;
+  int32_t wanted = f->nresults;
+  uint16_t flags = f->flags;
+  Value* s = t->stack;
+  if (wanted == 1) {
+    s[dest] = retCount ? s[retSrc] : Value::nil();
+    t->top = dest + 1;
+  } else {
+    moveResults(t, dest, retSrc, retCount, wanted);
+  }
+  t->frameCount--;
+  if (flags & (kFrameEntry | kFrameFinishOp)) [[unlikely]] {
+    if (flags & kFrameEntry) return Status::ok();
+    t->cDepth--;
+    status = afterReturnMayGC(S, t, dest, flags);
+    if (!status.isOk()) goto onError;
+    goto reload;
+  }
+  if (t->frame().flags & kFrameProtected) [[unlikely]] {
+    status = afterReturnMayGC(S, t, dest, flags);
+    if (!status.isOk()) goto onError;
+  }
+  goto reload;
+}
+
+op_FORLOOP: {
+  Value* ra = RA();
+  if (ra[2].isInt()) [[likely]] {
+    uint64_t count = uint64_t(ra[1].u.i);
+    if (count > 0) {
+      int64_t idx = wrapAdd(ra[0].u.i, ra[2].u.i);
+      ra[1].u.i = int64_t(count - 1);
+      ra[0].u.i = idx;
+      ra[3] = Value::integer(idx);
+      pc -= getBx(i);
+      SAFEPOINT();
+    }
+  } else {
+    double step = ra[2].u.n, limit = ra[1].u.n, idx = ra[0].u.n + step;
+    if (step > 0 ? idx <= limit : limit <= idx) {
+      ra[0].u.n = idx;
+      ra[3] = Value::number(idx);
+      pc -= getBx(i);
+      SAFEPOINT();
+    }
+  }
+  DISPATCH();
+}
+op_FORPREP: {
+  bool skip = false;
+  SAVEPC();
+  status = forPrep(S, t, RA(), skip);
+  if (!status.isOk()) goto onError;
+  if (skip) pc += getBx(i) + 1;
+  DISPATCH();
+}
+op_TFORPREP: {
+  SAVEPC();
+  status = markTbc(S, t, IDX(RA() + 3));
+  if (!status.isOk()) goto onError;
+  pc += getBx(i);
+  DISPATCH();
+}
+op_TFORCALL: {
+  Value* ra = RA();
+  ra[4] = ra[0];
+  ra[5] = ra[1];
+  ra[6] = ra[2];
+  uint32_t func = IDX(ra + 4);
+  t->top = func + 3;
+  SAVEPC();
+  if (ra[4].isLuaClosure()) {
+    status = setupLuaFrame(S, t, func, getC(i), 0);
+    if (!status.isOk()) goto onError;
+    goto startFrame;
+  }
+  status = callNonLuaMayGC(S, t, func, getC(i), 0);
+  if (!status.isOk()) goto onError;
+  goto startFrame;
+}
+op_TFORLOOP: {
+  Value* ra = RA();
+  if (!ra[4].isNil()) {
+    ra[2] = ra[4];
+    pc -= getBx(i);
+    SAFEPOINT();
+  }
+  DISPATCH();
+}
+op_SETLIST: {
+  Value* ra = RA();
+  uint32_t n = getB(i);
+  uint32_t last = getC(i);
+  if (n == 0) n = t->top - IDX(ra) - 1;
+  if (getK(i)) {
+    last += uint32_t(getAx(*pc)) * (kMaxArgC + 1);
+    pc++;
+  }
+  SAVEPC();
+  status = setList(S, t, IDX(ra), n, last);
+  if (!status.isOk()) goto onError;
+  DISPATCH();
+}
+op_CLOSURE: {
+  SAVEPC();
+  status = newClosure(S, t, f, cl->proto->protos[getBx(i)], IDX(RA()));
+  if (!status.isOk()) goto onError;
+  SAFEPOINT();
+  DISPATCH();
+}
+op_VARARG: {
+  SAVEPC();
+  status = varArg(S, t, f, cl->proto, IDX(RA()), getC(i) - 1);
+  if (!status.isOk()) goto onError;
+  base = t->stack + f->base;
+  SAFEPOINT();
+  DISPATCH();
+}
+op_VARARGPREP: {
+  SAVEPC();
+  status = varargPrep(S, t, f, cl->proto);
+  if (!status.isOk()) goto onError;
+  base = t->stack + f->base;
+  DISPATCH();
+}
+op_EXTRAARG:
+  DISPATCH();
+
+onError: {
+  if (status.code() == StatusCode::kYield || status.code() == StatusCode::kFatal) return status;
+  // The nearest protected marker frame of this loop invocation catches the error.
+  for (uint32_t idx = t->frameCount; idx-- > 0;) {
+    CallFrame& c = t->frames[idx];
+    if (c.flags & kFrameProtected) {
+      uint32_t func = c.func;
+      t->errFunc = c.extra;
+      status = unwindForErrorMayGC(S, t, idx + 1, func + 1, status);
+      if (status.code() == StatusCode::kFatal) return status;
+      CallFrame& m = t->frames[idx];
+      t->errFunc = m.extra;
+      t->stack[func] = Value::boolean(false);
+      t->stack[func + 1] = t->error;
+      int32_t wanted = m.nresults;
+      moveResults(t, func, func, 2, wanted);
+      t->frameCount = idx;
+      recountCDepth(t);
+      goto reload;
+    }
+    if (c.flags & kFrameEntry) break;
+  }
+  return status;
+}
+
+#undef LOADFRAME
+#undef SAVEPC
+#undef DISPATCH
+#undef SLOW
+#undef SAFEPOINT
+}
+
+void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {
+  Value* s = t->stack;
+  if (wanted < 0) {
+    if (dest != src) for (uint32_t j = 0; j < n; j++) s[dest + j] = s[src + j];
+    t->top = dest + n;
+    return;
+  }
+  uint32_t w = uint32_t(wanted);
+  uint32_t copy = n < w ? n : w;
+  if (dest != src) for (uint32_t j = 0; j < copy; j++) s[dest + j] = s[src + j];
+  for (uint32_t j = copy; j < w; j++) s[dest + j] = Value::nil();
+  t->top = dest + w;
+}
+
+}  // namespace weft::vm

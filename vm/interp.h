@@ -1,0 +1,121 @@
+// The interpreter's entry points and the call/return/error machinery shared by the loop
+// (vm/interp.cpp), the native calling convention (vm/call.cpp, vm/api.cpp), metamethods
+// (vm/meta.cpp) and coroutines (vm/coroutine.cpp).
+//
+// Protocol:
+//  - Calls: the function sits at a stack index `func`, its arguments in [func+1, t->top).
+//    Results replace them from `func` on; with nresults < 0 all results are kept and
+//    t->top is set after the last one.
+//  - Lua-to-Lua calls, returns and tail calls, pcall/xpcall called from Lua code and
+//    metamethods called by opcodes are frames of the same loop invocation (no C++
+//    recursion). Only natives that call back into Lua (callMayGC) nest the loop; each
+//    nesting counts in nativeDepth ("C stack overflow" beyond maxNativeDepth) and in nny
+//    (a coroutine cannot yield across it).
+//  - Errors are Status values. The error object is in t->error. A raise runs the active
+//    message handler at once (xpcall), while the frames of the error point still exist;
+//    the frames are cut back only by the protected boundary that catches the error (a
+//    pcall marker frame, pcallMayGC, coroutine.resume), which also closes upvalues and
+//    to-be-closed variables above its level.
+#pragma once
+
+#include <cstdarg>
+#include <string>
+
+#include "vm/api.h"
+#include "vm/thread.h"
+
+namespace weft::vm {
+
+// Runs the loop from the top frame until the frame marked kFrameEntry returns. The top
+// frame is a Lua frame pushed by pushLuaFrame, or (resuming a coroutine) a native frame
+// whose t->resumeCount results are at the top of the stack.
+Status executeMayGC(State& S, ThreadData* t);
+
+// Calls the value at `func` with the arguments [func+1, t->top). Re-enters Lua.
+Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults);
+// As callMayGC, catching errors: on error the frames, upvalues and to-be-closed
+// variables above `func` are closed and the error value is left at `func` (t->top =
+// func + 1).
+Status pcallMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults);
+
+// Pushes the frame of the Lua closure at `func` (arguments up to t->top), adjusting
+// fixed parameters. Raises "stack overflow" (ok otherwise); never collects.
+Status pushLuaFrame(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags);
+// Calls the native at `func` (arguments up to t->top) and moves its results to `func`.
+// The frame stays on kYield (the resume finishes it).
+Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags);
+// OP_CALL of a value that is not a Lua closure: natives, the pcall/xpcall markers, and
+// __call. May push a Lua frame for the loop to run.
+Status callNonLuaMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags);
+// Makes the value at `func` callable: if it is not a function, inserts its __call
+// metamethod below the arguments (raises "attempt to call" otherwise).
+Status resolveCallable(State& S, ThreadData* t, uint32_t func, int calleeReg);
+
+// Copies n results from src to dest and adjusts them to `wanted` (nil padding); sets
+// t->top after the kept results.
+void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted);
+
+// After a frame delivered its results to `dest` (t->top after them) and was popped:
+// finishes an interrupted opcode, a pcall marker, and so on, until the top frame is a
+// Lua frame ready to continue. `flags` are the popped frame's flags.
+Status afterReturnMayGC(State& S, ThreadData* t, uint32_t dest, uint16_t flags);
+
+// First free slot above everything the top frame uses.
+uint32_t scratchTop(ThreadData* t);
+
+// Raising errors (all return the status to propagate).
+Status raiseValueMayGC(State& S, ThreadData* t, const Value& v);
+Status runtimeErrorMayGC(State& S, ThreadData* t, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+Status vruntimeErrorMayGC(State& S, ThreadData* t, bool position, const char* fmt, va_list ap);
+Status memoryErrorStatus(State& S, ThreadData* t);
+Status stackOverflowMayGC(State& S, ThreadData* t);
+// "chunk:line:" of the Lua frame `level` frames below the top (0 = top), or "".
+std::string wherePrefix(ThreadData* t, int level);
+
+// Catching: cuts frames back to `frameLevel` (the catcher's frame count), closes upvalues
+// and to-be-closed variables at or above `stackLevel` with the error, and returns the
+// final error status (a __close may replace the error).
+Status unwindForErrorMayGC(State& S, ThreadData* t, uint32_t frameLevel, uint32_t stackLevel, Status st);
+// Replaces a memory/handler status by its error value in t->error.
+void normaliseErrorValue(State& S, ThreadData* t, Status st);
+// Closes to-be-closed variables at or above `level`, calling __close(value, err) in
+// reverse order (err nil when `st` is ok). Returns the status after closing.
+Status closeTbcMayGC(State& S, ThreadData* t, uint32_t level, Status st);
+
+// Runs due finalizers (__gc), each protected; errors become warnings.
+void runFinalizersMayGC(State& S, ThreadData* t);
+// A safepoint outside the loop (natives that allocate much, collectgarbage).
+Status safepointMayGC(State& S, ThreadData* t);
+
+// pcall and xpcall, recognised by the loop to run them as marker frames.
+NativeResult basePcall(CallContext& cx);
+NativeResult baseXpcall(CallContext& cx);
+
+// Emits a warning the way lua5.4 does ("Lua warning: ..."), honouring warn("@off").
+void emitWarning(State& S, std::string_view message, bool toContinue);
+
+// The State's running thread (the coroutine being resumed, or the main thread).
+ThreadData* currentThread(State& S);
+void setCurrentThread(State& S, ThreadData* t);
+
+}  // namespace weft::vm
+
+namespace weft::vm {
+// Compiles (text) or undumps (binary) a chunk as `mode` allows and makes its main
+// closure, whose first upvalue is the globals table (the caller may replace it). On
+// failure returns the error status and sets `err` to Lua's message. Never collects.
+Status loadChunk(State& S, std::string_view chunk, std::string_view chunkName, std::string_view mode, Value& fn,
+                 std::string& err);
+}  // namespace weft::vm
+
+namespace weft::vm {
+// Coroutines (vm/coroutine.cpp). Moves nargs values from the top of `from` to `co` and
+// runs `co` until it yields, returns or fails. On kOk/kYield the co's results (`nres`
+// of them) have been moved to the top of `from`; on an error the error value is in
+// co->error and `co` is dead. Errors about the resume itself ("cannot resume dead
+// coroutine") return kRuntimeError with `resumeError` set and touch nothing.
+Status resumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t nargs, uint32_t& nres, const char*& resumeError);
+// coroutine.close: closes pending to-be-closed variables of a suspended or dead
+// coroutine; returns the error status (error value in co->error) or ok.
+Status closeCoroutineMayGC(State& S, ThreadData* co);
+}  // namespace weft::vm

@@ -1,0 +1,550 @@
+// The base library (manual §6.1).
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "frontend/numparse.h"
+#include "vm/api.h"
+#include "vm/debug.h"
+#include "vm/interp.h"
+#include "vm/lib/libs.h"
+#include "vm/meta.h"
+#include "vm/number.h"
+#include "vm/proto.h"
+#include "vm/string.h"
+#include "vm/table.h"
+
+namespace weft::vm {
+
+namespace {
+
+NativeResult fail(Status st) { return NativeResult{0, st.code()}; }
+
+NativeResult pushString(CallContext& cx, std::string_view s) {
+  String* str = cx.newString(s);
+  if (!str) return cx.memoryError();
+  if (!cx.push(Value::string(str))) return cx.stackOverflow();
+  return cx.results(1);
+}
+
+NativeResult basePrint(CallContext& cx) {
+  std::string line;
+  for (uint32_t i = 1; i <= cx.argCount(); i++) {
+    String* s;
+    Status st = cx.toStringMayGC(cx.arg(i), s);
+    if (!st.isOk()) return fail(st);
+    if (i > 1) line += '\t';
+    line.append(s->view());
+  }
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
+  return cx.noResults();
+}
+
+NativeResult baseType(CallContext& cx) {
+  if (!cx.checkAny(1)) return cx.failure();
+  return pushString(cx, typeName(cx.arg(1)));
+}
+
+NativeResult baseToString(CallContext& cx) {
+  if (!cx.checkAny(1)) return cx.failure();
+  String* s;
+  Status st = cx.toStringMayGC(cx.arg(1), s);
+  if (!st.isOk()) return fail(st);
+  cx.push(Value::string(s));
+  return cx.results(1);
+}
+
+NativeResult baseToNumber(CallContext& cx) {
+  if (cx.arg(2).isNil()) {
+    Value v = cx.arg(1);
+    if (v.isNumber()) {
+      cx.push(v);
+      return cx.results(1);
+    }
+    if (v.isString()) {
+      if (auto n = stringToNumber(v.asString()->view())) {
+        cx.push(*n);
+        return cx.results(1);
+      }
+    } else if (!cx.checkAny(1)) {
+      return cx.failure();
+    }
+    cx.push(Value::nil());
+    return cx.results(1);
+  }
+  int64_t base;
+  if (!cx.checkInteger(2, base)) return cx.failure();
+  if (!cx.checkType(1, Tag::String)) return cx.failure();
+  if (base < 2 || base > 36) return cx.argError(2, "base out of range");
+  int64_t out;
+  if (frontend::parseIntegerInBase(cx.arg(1).asString()->view(), int(base), out)) cx.push(Value::integer(out));
+  else cx.push(Value::nil());
+  return cx.results(1);
+}
+
+NativeResult baseNext(CallContext& cx) {
+  Table* t;
+  if (!cx.checkTable(1, t)) return cx.failure();
+  Value key = cx.arg(2), val;
+  bool found = false;
+  Status st = tableNext(t, key, val, found);
+  if (!st.isOk()) {
+    String* msg = cx.newString("invalid key to 'next'");
+    if (!msg) return cx.memoryError();
+    return cx.raise(Value::string(msg));
+  }
+  if (!found) {
+    cx.push(Value::nil());
+    return cx.results(1);
+  }
+  cx.push(key);
+  cx.push(val);
+  return cx.results(2);
+}
+
+NativeResult basePairs(CallContext& cx) {
+  if (!cx.checkAny(1)) return cx.failure();
+  Value v = cx.arg(1);
+  Value tm = metamethodOf(cx.state(), v, Meta::Pairs);
+  if (tm.isNil()) {
+    cx.push(Value::lightNative(baseNext));
+    cx.push(v);
+    cx.push(Value::nil());
+    return cx.results(3);
+  }
+  uint32_t func = cx.top();
+  cx.push(tm);
+  cx.push(v);
+  Status st = cx.callMayGC(func, 1, 3);
+  if (!st.isOk()) return fail(st);
+  return cx.results(3);
+}
+
+NativeResult ipairsAux(CallContext& cx) {
+  int64_t i;
+  if (!cx.checkInteger(2, i)) return cx.failure();
+  i++;
+  Value v;
+  Value t = cx.arg(1);
+  if (t.isTable()) {
+    if (const Value* slot = tableArraySlot(t.asTable(), i); slot && !slot->isNil()) {
+      v = *slot;
+    } else {
+      Status st = cx.getMayGC(t, Value::integer(i), v);
+      if (!st.isOk()) return fail(st);
+    }
+  } else {
+    Status st = cx.getMayGC(t, Value::integer(i), v);
+    if (!st.isOk()) return fail(st);
+  }
+  if (v.isNil()) {
+    cx.push(v);
+    return cx.results(1);
+  }
+  cx.push(Value::integer(i));
+  cx.push(v);
+  return cx.results(2);
+}
+
+NativeResult baseIpairs(CallContext& cx) {
+  if (!cx.checkAny(1)) return cx.failure();
+  Value v = cx.arg(1);
+  cx.push(Value::lightNative(ipairsAux));
+  cx.push(v);
+  cx.push(Value::integer(0));
+  return cx.results(3);
+}
+
+NativeResult baseSelect(CallContext& cx) {
+  uint32_t n = cx.argCount();
+  Value a = cx.arg(1);
+  if (a.isString() && a.asString()->length == 1 && a.asString()->data[0] == '#') {
+    cx.push(Value::integer(int64_t(n) - 1));
+    return cx.results(1);
+  }
+  int64_t i;
+  if (!cx.checkInteger(1, i)) return cx.failure();
+  if (i < 0) i = int64_t(n) + i;
+  else if (i > int64_t(n)) i = int64_t(n);
+  if (i < 1) return cx.argError(1, "index out of range");
+  return cx.results(int32_t(int64_t(n) - i));
+}
+
+NativeResult baseRawEqual(CallContext& cx) {
+  if (!cx.checkAny(1) || !cx.checkAny(2)) return cx.failure();
+  cx.push(Value::boolean(rawEquals(cx.arg(1), cx.arg(2))));
+  return cx.results(1);
+}
+
+NativeResult baseRawGet(CallContext& cx) {
+  Table* t;
+  if (!cx.checkTable(1, t) || !cx.checkAny(2)) return cx.failure();
+  cx.push(tableGet(t, cx.arg(2)));
+  return cx.results(1);
+}
+
+NativeResult baseRawSet(CallContext& cx) {
+  Table* t;
+  if (!cx.checkTable(1, t) || !cx.checkAny(2) || !cx.checkAny(3)) return cx.failure();
+  Value key = cx.arg(2);
+  Status st = tableSet(cx.state(), t, key, cx.arg(3));
+  if (st.code() == StatusCode::kMemoryError) return cx.memoryError();
+  if (!st.isOk()) {
+    String* msg = cx.newString(key.isNil() ? "index is nil" : "index is NaN");
+    if (!msg) return cx.memoryError();
+    return cx.raise(Value::string(msg));
+  }
+  cx.push(cx.arg(1));
+  return cx.results(1);
+}
+
+NativeResult baseRawLen(CallContext& cx) {
+  Value v = cx.arg(1);
+  if (v.isTable()) cx.push(Value::integer(int64_t(tableLength(v.asTable()))));
+  else if (v.isString()) cx.push(Value::integer(int64_t(v.asString()->length)));
+  else return cx.argError(1, "table or string expected");
+  return cx.results(1);
+}
+
+NativeResult baseSetMetatable(CallContext& cx) {
+  Table* t;
+  if (!cx.checkTable(1, t)) return cx.failure();
+  Value mt = cx.arg(2);
+  if (!mt.isNil() && !mt.isTable()) return cx.typeError(2, "nil or table");
+  State& S = cx.state();
+  if (!metaField(S, t->metatable, Meta::Metatable).isNil()) return cx.error("cannot change a protected metatable");
+  Table* m = mt.isNil() ? nullptr : mt.asTable();
+  tableSetMetatable(t, m);
+  if (m && !metaField(S, m, Meta::Gc).isNil()) S.heap().registerFinalizable(asGc(t));
+  cx.push(cx.arg(1));
+  return cx.results(1);
+}
+
+NativeResult baseGetMetatable(CallContext& cx) {
+  if (!cx.checkAny(1)) return cx.failure();
+  State& S = cx.state();
+  Table* mt = metatableOf(S, cx.arg(1));
+  if (!mt) {
+    cx.push(Value::nil());
+    return cx.results(1);
+  }
+  Value protectedMt = metaField(S, mt, Meta::Metatable);
+  cx.push(protectedMt.isNil() ? Value::table(mt) : protectedMt);
+  return cx.results(1);
+}
+
+NativeResult baseError(CallContext& cx) {
+  int64_t level;
+  if (!cx.optInteger(2, 1, level)) return cx.failure();
+  Value v = cx.arg(1);
+  if (v.isString() && level > 0) {
+    std::string msg = wherePrefix(cx.threadData(), int(level));
+    msg.append(v.asString()->view());
+    String* s = cx.newString(msg);
+    if (!s) return cx.memoryError();
+    v = Value::string(s);
+  }
+  return cx.raise(v);
+}
+
+NativeResult baseAssert(CallContext& cx) {
+  if (cx.arg(1).isTruthy()) return cx.results(int32_t(cx.argCount()));
+  if (!cx.checkAny(1)) return cx.failure();
+  if (cx.hasArg(2)) return cx.raise(cx.arg(2));
+  String* s = cx.newString("assertion failed!");
+  if (!s) return cx.memoryError();
+  return cx.raise(Value::string(s));
+}
+
+}  // namespace
+
+NativeResult basePcall(CallContext& cx) {
+  if (!cx.checkAny(1)) return cx.failure();
+  uint32_t func = cx.argIndex(1);
+  Status st = cx.protectedCallMayGC(func, int32_t(cx.argCount()) - 1, -1);
+  if (st.code() == StatusCode::kFatal) return fail(st);
+  if (!st.isOk()) {
+    cx.setAt(func, Value::boolean(false));
+    cx.setTop(func + 1);
+    cx.push(cx.threadData()->error);
+    return cx.results(2);
+  }
+  uint32_t top = cx.top();
+  if (!cx.ensureStack(1)) return cx.stackOverflow();
+  cx.setTop(top + 1);
+  for (uint32_t j = top; j > func; j--) cx.setAt(j, cx.at(j - 1));
+  cx.setAt(func, Value::boolean(true));
+  return cx.results(int32_t(top + 1 - func));
+}
+
+NativeResult baseXpcall(CallContext& cx) {
+  if (!cx.checkAny(2)) return cx.failure();
+  ThreadData* t = cx.threadData();
+  uint32_t nargs = cx.argCount() - 2;
+  uint32_t func = cx.top();
+  if (!cx.ensureStack(nargs + 1)) return cx.stackOverflow();
+  cx.push(cx.arg(1));
+  for (uint32_t j = 0; j < nargs; j++) cx.push(cx.arg(3 + j));
+  uint32_t savedErrFunc = t->errFunc;
+  t->errFunc = cx.argIndex(2);
+  Status st = cx.protectedCallMayGC(func, int32_t(nargs), -1);
+  t->errFunc = savedErrFunc;
+  if (st.code() == StatusCode::kFatal) return fail(st);
+  if (!st.isOk()) {
+    Value err = cx.at(func);
+    cx.setTop(func);
+    cx.push(Value::boolean(false));
+    cx.push(err);
+    return cx.results(2);
+  }
+  uint32_t top = cx.top();
+  if (!cx.ensureStack(1)) return cx.stackOverflow();
+  cx.setTop(top + 1);
+  for (uint32_t j = top; j > func; j--) cx.setAt(j, cx.at(j - 1));
+  cx.setAt(func, Value::boolean(true));
+  return cx.results(int32_t(top + 1 - func));
+}
+
+namespace {
+
+NativeResult loadResult(CallContext& cx, Status st, Value fn, const std::string& err, uint32_t envArg) {
+  if (!st.isOk()) {
+    cx.push(Value::nil());
+    String* s = cx.newString(err);
+    if (!s) return cx.memoryError();
+    cx.push(Value::string(s));
+    return cx.results(2);
+  }
+  if (envArg && cx.hasArg(envArg)) {
+    LuaClosure* c = fn.asLuaClosure();
+    if (c->numUpvalues > 0) {
+      Upvalue* uv = newUpvalueClosed(cx.state(), cx.arg(envArg));
+      if (!uv) return cx.memoryError();
+      storeRef(c, c->upvalues[0], uv);
+    }
+  }
+  cx.push(fn);
+  return cx.results(1);
+}
+
+NativeResult baseLoad(CallContext& cx) {
+  Value chunk = cx.arg(1);
+  String* mode;
+  String* name = nullptr;
+  if (!cx.optString(3, nullptr, mode)) return cx.failure();
+  std::string modeStr = mode ? std::string(mode->view()) : "bt";
+  std::string text;
+  std::string chunkName;
+  if (chunk.isString()) {
+    text = std::string(chunk.asString()->view());
+    if (!cx.optString(2, nullptr, name)) return cx.failure();
+    chunkName = name ? std::string(name->view()) : text;
+  } else if (chunk.isFunction()) {
+    if (!cx.optString(2, nullptr, name)) return cx.failure();
+    chunkName = name ? std::string(name->view()) : "=(load)";
+    uint32_t fnIndex = cx.argIndex(1);
+    for (;;) {
+      uint32_t func = cx.top();
+      cx.push(cx.at(fnIndex));
+      Status st = cx.callMayGC(func, 0, 1);
+      if (!st.isOk()) {
+        Value err = cx.at(cx.top() > func ? func : func);
+        cx.setTop(func);
+        cx.push(Value::nil());
+        cx.push(cx.threadData()->error.isNil() ? err : cx.threadData()->error);
+        return cx.results(2);
+      }
+      Value piece = cx.at(func);
+      cx.setTop(func);
+      if (piece.isNil()) break;
+      if (!piece.isString()) {
+        cx.push(Value::nil());
+        String* s = cx.newString("reader function must return a string");
+        if (!s) return cx.memoryError();
+        cx.push(Value::string(s));
+        return cx.results(2);
+      }
+      if (piece.asString()->length == 0) break;
+      text.append(piece.asString()->view());
+    }
+  } else {
+    return cx.typeError(1, "string");
+  }
+  Value fn;
+  std::string err;
+  Status st = loadChunk(cx.state(), text, chunkName, modeStr, fn, err);
+  return loadResult(cx, st, fn, err, 4);
+}
+
+bool readFile(const char* path, std::string& out, std::string& err) {
+  FILE* f = path ? std::fopen(path, "rb") : stdin;
+  if (!f) {
+    err = std::string("cannot open ") + path + ": " + std::strerror(errno);
+    return false;
+  }
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  bool bad = std::ferror(f);
+  if (path) std::fclose(f);
+  if (bad) {
+    err = std::string("cannot read ") + (path ? path : "stdin");
+    return false;
+  }
+  // A first line starting with '#' (a shebang) is skipped, keeping the line count.
+  if (!out.empty() && out[0] == '#') {
+    size_t nl = out.find('\n');
+    out = nl == std::string::npos ? std::string() : out.substr(nl);
+  }
+  return true;
+}
+
+NativeResult baseLoadFile(CallContext& cx) {
+  String* fname;
+  String* mode;
+  if (!cx.optString(1, nullptr, fname) || !cx.optString(2, nullptr, mode)) return cx.failure();
+  std::string path = fname ? std::string(fname->view()) : std::string();
+  std::string text, err;
+  if (!readFile(fname ? path.c_str() : nullptr, text, err)) {
+    Value fn;
+    return loadResult(cx, Status(StatusCode::kRuntimeError), fn, err, 0);
+  }
+  Value fn;
+  std::string chunkName = fname ? "@" + path : "=stdin";
+  Status st = loadChunk(cx.state(), text, chunkName, mode ? std::string(mode->view()) : "bt", fn, err);
+  return loadResult(cx, st, fn, err, 3);
+}
+
+NativeResult baseDoFile(CallContext& cx) {
+  String* fname;
+  if (!cx.optString(1, nullptr, fname)) return cx.failure();
+  std::string path = fname ? std::string(fname->view()) : std::string();
+  std::string text, err;
+  Value fn;
+  Status st = Status(StatusCode::kRuntimeError);
+  if (readFile(fname ? path.c_str() : nullptr, text, err)) {
+    st = loadChunk(cx.state(), text, fname ? "@" + path : "=stdin", "bt", fn, err);
+  }
+  if (!st.isOk()) {
+    String* s = cx.newString(err);
+    if (!s) return cx.memoryError();
+    return cx.raise(Value::string(s));
+  }
+  uint32_t func = cx.top();
+  cx.push(fn);
+  st = cx.callMayGC(func, 0, -1);
+  if (!st.isOk()) return fail(st);
+  return cx.results(int32_t(cx.top() - func));
+}
+
+NativeResult baseCollectGarbage(CallContext& cx) {
+  static const char* const kOptions[] = {"collect", "stop", "restart", "count", "step", "setpause",
+                                         "setstepmul", "isrunning", "generational", "incremental"};
+  String* opt;
+  if (!cx.optString(1, nullptr, opt)) return cx.failure();
+  std::string o = opt ? std::string(opt->view()) : "collect";
+  int which = -1;
+  for (int j = 0; j < 10; j++) if (o == kOptions[j]) which = j;
+  if (which < 0) return cx.argError(1, "invalid option '" + o + "'");
+  State& S = cx.state();
+  gc::Heap& heap = S.heap();
+  switch (which) {
+    case 0: case 4: {
+      Status st = heap.collectMayGC();
+      if (!st.isOk()) return fail(st);
+      runFinalizersMayGC(S, cx.threadData());
+      if (which == 0) cx.push(Value::integer(0));
+      else cx.push(Value::boolean(!S.gcGenerational));
+      return cx.results(1);
+    }
+    case 1: heap.setAutomatic(false); cx.push(Value::integer(0)); return cx.results(1);
+    case 2: heap.setAutomatic(true); cx.push(Value::integer(0)); return cx.results(1);
+    case 3: cx.push(Value::number(double(heap.bytesInUse()) / 1024.0)); return cx.results(1);
+    case 5: cx.push(Value::integer(200)); return cx.results(1);
+    case 6: cx.push(Value::integer(100)); return cx.results(1);
+    case 7: cx.push(Value::boolean(heap.automatic())); return cx.results(1);
+    default: {
+      bool wasGen = S.gcGenerational;
+      S.gcGenerational = which == 8;
+      return pushString(cx, wasGen ? "generational" : "incremental");
+    }
+  }
+}
+
+NativeResult baseWarn(CallContext& cx) {
+  uint32_t n = cx.argCount();
+  String* s;
+  if (!cx.checkString(1, s)) return cx.failure();
+  for (uint32_t i = 2; i <= n; i++) if (!cx.checkString(i, s)) return cx.failure();
+  State& S = cx.state();
+  String* first = cx.arg(1).asString();
+  if (n == 1 && first->length > 0 && first->data[0] == '@' && !S.warningContinues) {
+    std::string_view ctl = first->view();
+    if (ctl == "@on") S.warningsOn = true;
+    else if (ctl == "@off") S.warningsOn = false;
+    return cx.noResults();
+  }
+  for (uint32_t i = 1; i <= n; i++) emitWarning(S, cx.arg(i).asString()->view(), i < n);
+  return cx.noResults();
+}
+
+constexpr LibEntry kBaseFuncs[] = {
+    {"assert", baseAssert},
+    {"collectgarbage", baseCollectGarbage},
+    {"dofile", baseDoFile},
+    {"error", baseError},
+    {"getmetatable", baseGetMetatable},
+    {"ipairs", baseIpairs},
+    {"load", baseLoad},
+    {"loadfile", baseLoadFile},
+    {"next", baseNext},
+    {"pairs", basePairs},
+    {"pcall", basePcall},
+    {"print", basePrint},
+    {"rawequal", baseRawEqual},
+    {"rawget", baseRawGet},
+    {"rawlen", baseRawLen},
+    {"rawset", baseRawSet},
+    {"select", baseSelect},
+    {"setmetatable", baseSetMetatable},
+    {"tonumber", baseToNumber},
+    {"tostring", baseToString},
+    {"type", baseType},
+    {"warn", baseWarn},
+    {"xpcall", baseXpcall},
+};
+
+}  // namespace
+
+Status openBaseLib(State& state) {
+  const Status noMemory(StatusCode::kMemoryError);
+  Table* g = state.globals;
+  for (const LibEntry& e : kBaseFuncs) {
+    String* key = newString(state, e.name);
+    if (!key || !tableSetStr(state, g, key, Value::lightNative(e.fn)).isOk()) return noMemory;
+  }
+  String* gKey = newString(state, "_G");
+  String* vKey = newString(state, "_VERSION");
+  String* version = newString(state, "Lua 5.4");
+  if (!gKey || !vKey || !version) return noMemory;
+  if (!tableSetStr(state, g, gKey, Value::table(g)).isOk() ||
+      !tableSetStr(state, g, vKey, Value::string(version)).isOk()) {
+    return noMemory;
+  }
+  // package.loaded._G
+  String* loadedKey = newString(state, "_LOADED");
+  if (!loadedKey) return noMemory;
+  Value loaded = tableGetStr(state.registry, loadedKey);
+  if (!loaded.isTable()) {
+    Table* l = newTable(state, 0, 16);
+    if (!l || !tableSetStr(state, state.registry, loadedKey, Value::table(l)).isOk()) return noMemory;
+    loaded = Value::table(l);
+  }
+  if (!tableSetStr(state, loaded.asTable(), gKey, Value::table(g)).isOk()) return noMemory;
+  return Status::ok();
+}
+
+}  // namespace weft::vm

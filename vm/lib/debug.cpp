@@ -1,0 +1,415 @@
+// The debug library (manual §6.10): traceback, getinfo, locals, upvalues, metatables,
+// the registry and hooks.
+#include <cstring>
+#include <string>
+
+#include "frontend/compiler.h"
+#include "vm/api.h"
+#include "vm/debug.h"
+#include "vm/interp.h"
+#include "vm/lib/libs.h"
+#include "vm/meta.h"
+#include "vm/string.h"
+#include "vm/table.h"
+#include "vm/thread.h"
+
+namespace weft::vm {
+
+namespace {
+
+// Optional thread first argument: returns the thread and the index of the next argument.
+ThreadData* threadArg(CallContext& cx, uint32_t& arg) {
+  if (cx.arg(1).isThread()) {
+    arg = 2;
+    return cx.arg(1).asThread()->data;
+  }
+  arg = 1;
+  return cx.threadData();
+}
+
+bool setField(CallContext& cx, Table* t, const char* key, const Value& v) {
+  String* k = cx.newString(key);
+  return k && tableSetStr(cx.state(), t, k, v).isOk();
+}
+
+bool setStringField(CallContext& cx, Table* t, const char* key, std::string_view v) {
+  String* s = cx.newString(v);
+  return s && setField(cx, t, key, Value::string(s));
+}
+
+NativeResult dbTraceback(CallContext& cx) {
+  uint32_t a;
+  ThreadData* t = threadArg(cx, a);
+  Value msg = cx.arg(a);
+  if (!msg.isNil() && !msg.isString() && !msg.isNumber()) {
+    cx.push(msg);
+    return cx.results(1);
+  }
+  int64_t level;
+  if (!cx.optInteger(a + 1, t == cx.threadData() ? 1 : 0, level)) return cx.failure();
+  std::string m = msg.isNil() ? std::string() : defaultToString(cx.state(), msg);
+  std::string tb = traceback(cx.state(), t, m, int(level), !msg.isNil());
+  String* s = cx.newString(tb);
+  if (!s) return cx.memoryError();
+  cx.push(Value::string(s));
+  return cx.results(1);
+}
+
+NativeResult dbGetInfo(CallContext& cx) {
+  uint32_t a;
+  ThreadData* t = threadArg(cx, a);
+  String* whatStr;
+  if (!cx.optString(a + 1, nullptr, whatStr)) return cx.failure();
+  std::string what = whatStr ? std::string(whatStr->view()) : "flnSrtu";
+  Value fn;
+  int frameIdx = -1;
+  Value target = cx.arg(a);
+  if (target.isNumber()) {
+    int64_t level;
+    if (!cx.checkInteger(a, level)) return cx.failure();
+    frameIdx = level < 0 ? -1 : frameAtLevel(t, int(level));
+    if (frameIdx < 0) {
+      cx.push(Value::nil());
+      return cx.results(1);
+    }
+    fn = t->stack[t->frames[frameIdx].func];
+  } else if (target.isFunction()) {
+    fn = target;
+  } else {
+    return cx.argError(a, "function or level expected");
+  }
+  for (char c : what) {
+    if (!std::strchr("SlnrutfL>", c)) return cx.argError(a + 1, "invalid option");
+  }
+  Table* r = cx.newTable(0, 16);
+  if (!r) return cx.memoryError();
+  if (!cx.push(Value::table(r))) return cx.stackOverflow();
+  bool isLua = fn.isLuaClosure();
+  Proto* p = isLua ? fn.asLuaClosure()->proto : nullptr;
+  bool ok = true;
+  if (what.find('S') != std::string::npos) {
+    if (isLua) {
+      const auto& d = *p->data;
+      std::string src = d.source;
+      ok = ok && setStringField(cx, r, "source", src.empty() ? "=?" : src);
+      ok = ok && setStringField(cx, r, "short_src", frontend::shortSourceName(src));
+      ok = ok && setField(cx, r, "linedefined", Value::integer(d.lineDefined));
+      ok = ok && setField(cx, r, "lastlinedefined", Value::integer(d.lastLineDefined));
+      ok = ok && setStringField(cx, r, "what", d.lineDefined == 0 ? "main" : "Lua");
+    } else {
+      ok = ok && setStringField(cx, r, "source", "=[C]");
+      ok = ok && setStringField(cx, r, "short_src", "[C]");
+      ok = ok && setField(cx, r, "linedefined", Value::integer(-1));
+      ok = ok && setField(cx, r, "lastlinedefined", Value::integer(-1));
+      ok = ok && setStringField(cx, r, "what", "C");
+    }
+  }
+  if (what.find('l') != std::string::npos) {
+    int line = frameIdx >= 0 ? currentLine(t, t->frames[frameIdx]) : -1;
+    ok = ok && setField(cx, r, "currentline", Value::integer(line));
+  }
+  if (what.find('u') != std::string::npos) {
+    uint32_t nups = isLua ? fn.asLuaClosure()->numUpvalues
+                          : (fn.tag == Tag::NativeClosure ? fn.asNativeClosure()->numUpvalues : 0);
+    ok = ok && setField(cx, r, "nups", Value::integer(nups));
+    ok = ok && setField(cx, r, "nparams", Value::integer(isLua ? p->numParams : 0));
+    ok = ok && setField(cx, r, "isvararg", Value::boolean(isLua ? p->isVararg : true));
+  }
+  if (what.find('n') != std::string::npos) {
+    std::string name;
+    const char* kind = frameIdx >= 0 ? frameFunctionName(t, uint32_t(frameIdx), name) : nullptr;
+    if (kind) {
+      ok = ok && setStringField(cx, r, "name", name);
+      ok = ok && setStringField(cx, r, "namewhat", kind);
+    } else {
+      ok = ok && setStringField(cx, r, "namewhat", "");
+    }
+  }
+  if (what.find('t') != std::string::npos) {
+    bool tail = frameIdx >= 0 && (t->frames[frameIdx].flags & kFrameTail);
+    ok = ok && setField(cx, r, "istailcall", Value::boolean(tail));
+  }
+  if (what.find('f') != std::string::npos) ok = ok && setField(cx, r, "func", fn);
+  if (what.find('L') != std::string::npos && isLua) {
+    Table* lines = cx.newTable();
+    ok = ok && lines;
+    if (ok) {
+      for (int line : p->data->lineinfo) ok = ok && tableSetInt(cx.state(), lines, line, Value::boolean(true)).isOk();
+      ok = ok && setField(cx, r, "activelines", Value::table(lines));
+    }
+  }
+  if (!ok) return cx.memoryError();
+  return cx.results(1);
+}
+
+// Name of local `n` (1-based) of a Lua frame, and its stack index.
+const char* frameLocal(ThreadData* t, int frameIdx, int n, uint32_t& index) {
+  const CallFrame& f = t->frames[frameIdx];
+  if (!(f.flags & kFrameLua)) return nullptr;
+  Proto* p = frameProto(t, f);
+  int pc = currentPc(f, p);
+  int count = 0;
+  for (const auto& lv : p->data->locals) {
+    if (lv.startPc > pc) break;
+    if (pc < lv.endPc && ++count == n) {
+      index = f.base + uint32_t(n - 1);
+      return lv.name.c_str();
+    }
+  }
+  return nullptr;
+}
+
+NativeResult dbGetLocal(CallContext& cx) {
+  uint32_t a;
+  ThreadData* t = threadArg(cx, a);
+  int64_t n;
+  if (!cx.checkInteger(a + 1, n)) return cx.failure();
+  if (cx.arg(a).isFunction()) {
+    Value f = cx.arg(a);
+    if (f.isLuaClosure()) {
+      Proto* p = f.asLuaClosure()->proto;
+      int count = 0;
+      for (const auto& lv : p->data->locals) {
+        if (lv.startPc > 0) break;
+        if (++count == n) {
+          String* s = cx.newString(lv.name);
+          if (!s) return cx.memoryError();
+          cx.push(Value::string(s));
+          return cx.results(1);
+        }
+      }
+    }
+    cx.push(Value::nil());
+    return cx.results(1);
+  }
+  int64_t level;
+  if (!cx.checkInteger(a, level)) return cx.failure();
+  int idx = frameAtLevel(t, int(level));
+  if (idx < 0) return cx.argError(a, "level out of range");
+  uint32_t index;
+  const char* name = frameLocal(t, idx, int(n), index);
+  if (!name) {
+    cx.push(Value::nil());
+    return cx.results(1);
+  }
+  String* s = cx.newString(name);
+  if (!s) return cx.memoryError();
+  cx.push(Value::string(s));
+  cx.push(t->stack[index]);
+  return cx.results(2);
+}
+
+NativeResult dbSetLocal(CallContext& cx) {
+  uint32_t a;
+  ThreadData* t = threadArg(cx, a);
+  int64_t level, n;
+  if (!cx.checkInteger(a, level) || !cx.checkInteger(a + 1, n) || !cx.checkAny(a + 2)) return cx.failure();
+  int idx = frameAtLevel(t, int(level));
+  if (idx < 0) return cx.argError(a, "level out of range");
+  uint32_t index;
+  const char* name = frameLocal(t, idx, int(n), index);
+  if (!name) {
+    cx.push(Value::nil());
+    return cx.results(1);
+  }
+  t->stack[index] = cx.arg(a + 2);
+  String* s = cx.newString(name);
+  if (!s) return cx.memoryError();
+  cx.push(Value::string(s));
+  return cx.results(1);
+}
+
+NativeResult dbGetMetatable(CallContext& cx) {
+  if (!cx.checkAny(1)) return cx.failure();
+  Table* mt = metatableOf(cx.state(), cx.arg(1));
+  cx.push(mt ? Value::table(mt) : Value::nil());
+  return cx.results(1);
+}
+
+NativeResult dbSetMetatable(CallContext& cx) {
+  Value mt = cx.arg(2);
+  if (!mt.isNil() && !mt.isTable()) return cx.typeError(2, "nil or table");
+  Value v = cx.arg(1);
+  Table* m = mt.isNil() ? nullptr : mt.asTable();
+  State& S = cx.state();
+  if (v.isTable()) tableSetMetatable(v.asTable(), m);
+  else if (v.tag == Tag::Userdata) storeRef(v.asUserdata(), v.asUserdata()->metatable, m);
+  else S.typeMetatables[int(basicType(v))] = m;
+  if (m && (v.isTable() || v.tag == Tag::Userdata) && !metaField(S, m, Meta::Gc).isNil()) {
+    S.heap().registerFinalizable(v.asObject());
+  }
+  cx.push(v);
+  return cx.results(1);
+}
+
+bool upvalueAt(const Value& f, int64_t n, Value*& slot, const char*& name, gc::Object*& holder) {
+  if (f.isLuaClosure()) {
+    LuaClosure* c = f.asLuaClosure();
+    if (n < 1 || n > c->numUpvalues) return false;
+    Upvalue* uv = c->upvalues[n - 1];
+    slot = &upvalueRef(uv);
+    const auto& ups = c->proto->data->upvalues;
+    name = size_t(n - 1) < ups.size() && !ups[n - 1].name.empty() ? ups[n - 1].name.c_str() : "(no name)";
+    holder = uv->thread ? nullptr : asGc(uv);
+    return true;
+  }
+  if (f.tag == Tag::NativeClosure) {
+    NativeClosure* c = f.asNativeClosure();
+    if (n < 1 || n > c->numUpvalues) return false;
+    slot = &c->upvalues[n - 1];
+    name = "";
+    holder = asGc(c);
+    return true;
+  }
+  return false;
+}
+
+NativeResult dbGetUpvalue(CallContext& cx) {
+  int64_t n;
+  if (!cx.checkType(1, Tag::LuaClosure) || !cx.checkInteger(2, n)) return cx.failure();
+  Value* slot;
+  const char* name;
+  gc::Object* holder;
+  if (!upvalueAt(cx.arg(1), n, slot, name, holder)) return cx.noResults();
+  Value v = *slot;
+  String* s = cx.newString(name);
+  if (!s) return cx.memoryError();
+  cx.push(Value::string(s));
+  cx.push(v);
+  return cx.results(2);
+}
+
+NativeResult dbSetUpvalue(CallContext& cx) {
+  int64_t n;
+  if (!cx.checkType(1, Tag::LuaClosure) || !cx.checkInteger(2, n) || !cx.checkAny(3)) return cx.failure();
+  Value* slot;
+  const char* name;
+  gc::Object* holder;
+  if (!upvalueAt(cx.arg(1), n, slot, name, holder)) return cx.noResults();
+  Value v = cx.arg(3);
+  if (holder && v.isCollectable()) gc::writeBarrier(holder, v.u.obj);
+  *slot = v;
+  String* s = cx.newString(name);
+  if (!s) return cx.memoryError();
+  cx.push(Value::string(s));
+  return cx.results(1);
+}
+
+NativeResult dbUpvalueId(CallContext& cx) {
+  int64_t n;
+  if (!cx.checkType(1, Tag::LuaClosure) || !cx.checkInteger(2, n)) return cx.failure();
+  Value f = cx.arg(1);
+  if (f.isLuaClosure()) {
+    LuaClosure* c = f.asLuaClosure();
+    if (n < 1 || n > c->numUpvalues) return cx.argError(2, "invalid upvalue index");
+    // The upvalue object moves with collections; its identity hash does not.
+    cx.push(Value::lightUserdata(reinterpret_cast<void*>(uintptr_t(c->upvalues[n - 1]->header.hash) + 1)));
+    return cx.results(1);
+  }
+  if (f.tag == Tag::NativeClosure && n >= 1 && n <= f.asNativeClosure()->numUpvalues) {
+    cx.push(Value::lightUserdata(&f.asNativeClosure()->upvalues[n - 1]));
+    return cx.results(1);
+  }
+  return cx.argError(2, "invalid upvalue index");
+}
+
+NativeResult dbUpvalueJoin(CallContext& cx) {
+  int64_t n1, n2;
+  if (!cx.checkType(1, Tag::LuaClosure) || !cx.checkInteger(2, n1) || !cx.checkType(3, Tag::LuaClosure) ||
+      !cx.checkInteger(4, n2)) {
+    return cx.failure();
+  }
+  Value f1 = cx.arg(1), f2 = cx.arg(3);
+  if (!f1.isLuaClosure()) return cx.argError(1, "Lua function expected");
+  if (!f2.isLuaClosure()) return cx.argError(3, "Lua function expected");
+  LuaClosure* c1 = f1.asLuaClosure();
+  LuaClosure* c2 = f2.asLuaClosure();
+  if (n1 < 1 || n1 > c1->numUpvalues) return cx.argError(2, "invalid upvalue index");
+  if (n2 < 1 || n2 > c2->numUpvalues) return cx.argError(4, "invalid upvalue index");
+  storeRef(c1, c1->upvalues[n1 - 1], c2->upvalues[n2 - 1]);
+  return cx.noResults();
+}
+
+NativeResult dbGetRegistry(CallContext& cx) {
+  cx.push(Value::table(cx.state().registry));
+  return cx.results(1);
+}
+
+NativeResult dbSetHook(CallContext& cx) {
+  uint32_t a;
+  ThreadData* t = threadArg(cx, a);
+  if (cx.arg(a).isNil()) {
+    t->hook = Value::nil();
+    t->hookMask = 0;
+    return cx.noResults();
+  }
+  String* mask;
+  int64_t count;
+  if (!cx.checkType(a, Tag::LuaClosure) || !cx.optString(a + 1, nullptr, mask) || !cx.optInteger(a + 2, 0, count)) {
+    return cx.failure();
+  }
+  t->hook = cx.arg(a);
+  uint8_t m = 0;
+  if (mask) {
+    for (char c : mask->view()) {
+      if (c == 'c') m |= 1;
+      if (c == 'r') m |= 2;
+      if (c == 'l') m |= 4;
+    }
+  }
+  if (count > 0) m |= 8;
+  t->hookMask = m;
+  t->hookCount = int32_t(count);
+  t->hookCounter = int32_t(count);
+  return cx.noResults();
+}
+
+NativeResult dbGetHook(CallContext& cx) {
+  uint32_t a;
+  ThreadData* t = threadArg(cx, a);
+  if (t->hook.isNil()) return cx.results(0);
+  std::string mask;
+  if (t->hookMask & 1) mask += 'c';
+  if (t->hookMask & 2) mask += 'r';
+  if (t->hookMask & 4) mask += 'l';
+  cx.push(t->hook);
+  String* s = cx.newString(mask);
+  if (!s) return cx.memoryError();
+  cx.push(Value::string(s));
+  cx.push(Value::integer(t->hookCount));
+  return cx.results(3);
+}
+
+NativeResult dbGetUserValue(CallContext& cx) {
+  Value v = cx.arg(1);
+  if (v.tag != Tag::Userdata) {
+    cx.push(Value::nil());
+    cx.push(Value::boolean(false));
+    return cx.results(2);
+  }
+  cx.push(v.asUserdata()->userValue);
+  cx.push(Value::boolean(true));
+  return cx.results(2);
+}
+
+NativeResult dbSetUserValue(CallContext& cx) {
+  if (!cx.checkType(1, Tag::Userdata) || !cx.checkAny(2)) return cx.failure();
+  Userdata* u = cx.arg(1).asUserdata();
+  storeValue(u, u->userValue, cx.arg(2));
+  cx.push(cx.arg(1));
+  return cx.results(1);
+}
+
+constexpr LibEntry kDebugFuncs[] = {
+    {"gethook", dbGetHook},           {"getinfo", dbGetInfo},         {"getlocal", dbGetLocal},
+    {"getmetatable", dbGetMetatable}, {"getregistry", dbGetRegistry}, {"getupvalue", dbGetUpvalue},
+    {"getuservalue", dbGetUserValue}, {"sethook", dbSetHook},         {"setlocal", dbSetLocal},
+    {"setmetatable", dbSetMetatable}, {"setupvalue", dbSetUpvalue},   {"setuservalue", dbSetUserValue},
+    {"traceback", dbTraceback},       {"upvalueid", dbUpvalueId},     {"upvaluejoin", dbUpvalueJoin},
+};
+
+}  // namespace
+
+Status openDebugLib(State& state) { return openLibrary(state, "debug", kDebugFuncs, nullptr); }
+
+}  // namespace weft::vm

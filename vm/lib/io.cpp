@@ -1,0 +1,678 @@
+// The io library (manual §6.8). A file is a full userdata holding a FileBox (the C
+// stream and how to close it) whose metatable is registry["FILE*"]; the default input
+// and output files live in the registry too. Userdata move, so natives read the FILE*
+// out of the box at the start of each call; the FILE itself is off-heap and stable.
+#include <sys/wait.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+#include <optional>
+
+#include "vm/lib/libs.h"
+#include "vm/lib/string.h"
+#include "vm/meta.h"
+#include "vm/number.h"
+#include "vm/proto.h"
+#include "vm/string.h"
+#include "vm/table.h"
+
+namespace weft::vm {
+
+namespace {
+
+enum class Closer : uint8_t { kStd, kFile, kPipe };
+
+struct FileBox {
+  FILE* f;  // nullptr once closed
+  Closer closer;
+};
+
+constexpr const char* kFileKey = "FILE*";
+constexpr const char* kInputKey = "_IO_input";
+constexpr const char* kOutputKey = "_IO_output";
+constexpr size_t kMaxNumeral = 200;  // longest numeral read("n") accepts
+constexpr int kMaxLinesFormats = 250;
+
+Value registryGet(State& state, const char* key) {
+  String* k = newString(state, key);
+  return k && state.registry ? tableGetStr(state.registry, k) : Value::nil();
+}
+
+Status registrySet(State& state, const char* key, const Value& v) {
+  String* k = newString(state, key);
+  if (!k) return Status(StatusCode::kMemoryError);
+  return tableSetStr(state, state.registry, k, v);
+}
+
+FileBox* fileBoxOf(State& state, const Value& v) {
+  if (v.tag != Tag::Userdata) return nullptr;
+  Value mt = registryGet(state, kFileKey);
+  Userdata* u = v.asUserdata();
+  if (!mt.isTable() || u->metatable != mt.asTable() || u->size < sizeof(FileBox)) return nullptr;
+  return reinterpret_cast<FileBox*>(u->data);
+}
+
+// luaL_checkudata(arg, "FILE*").
+bool checkFileBox(CallContext& cx, uint32_t arg, FileBox*& box, NativeResult& outcome) {
+  box = fileBoxOf(cx.state(), cx.arg(arg));
+  if (box) return true;
+  outcome = cx.typeError(arg, "FILE*");
+  return false;
+}
+
+// An open file argument ("attempt to use a closed file" otherwise).
+bool checkOpenFile(CallContext& cx, uint32_t arg, FILE*& f, NativeResult& outcome) {
+  FileBox* box;
+  if (!checkFileBox(cx, arg, box, outcome)) return false;
+  if (!box->f) {
+    outcome = cx.error("attempt to use a closed file");
+    return false;
+  }
+  f = box->f;
+  return true;
+}
+
+// Pushes a new file userdata (closed until the caller stores a stream into it).
+FileBox* newFile(CallContext& cx) {
+  State& state = cx.state();
+  Value mt = registryGet(state, kFileKey);
+  Userdata* u = newUserdata(state, sizeof(FileBox));
+  if (!u || !mt.isTable()) return nullptr;
+  auto* box = reinterpret_cast<FileBox*>(u->data);
+  box->f = nullptr;
+  box->closer = Closer::kFile;
+  storeRef(u, u->metatable, mt.asTable());
+  state.heap().registerFinalizable(asGc(u));
+  if (!cx.push(Value::userdata(u))) return nullptr;
+  return box;
+}
+
+NativeResult pushOne(CallContext& cx, const Value& v) {
+  if (!cx.push(v)) return cx.stackOverflow();
+  return cx.results(1);
+}
+
+// luaL_execresult for pclose.
+NativeResult execResult(CallContext& cx, int stat) {
+  if (stat == -1) return fileResult(cx, false, nullptr);
+  const char* what = "exit";
+  if (WIFEXITED(stat)) {
+    stat = WEXITSTATUS(stat);
+  } else if (WIFSIGNALED(stat)) {
+    stat = WTERMSIG(stat);
+    what = "signal";
+  }
+  if (!cx.ensureStack(3)) return cx.stackOverflow();
+  cx.push(*what == 'e' && stat == 0 ? Value::boolean(true) : Value::nil());
+  if (!pushString(cx, what)) return cx.failure();
+  cx.push(Value::integer(stat));
+  return cx.results(3);
+}
+
+NativeResult closeBox(CallContext& cx, FileBox* box) {
+  if (box->closer == Closer::kStd) return failResult(cx, "cannot close standard file", 0);
+  FILE* f = box->f;
+  box->f = nullptr;
+  errno = 0;
+  if (box->closer == Closer::kPipe) return execResult(cx, pclose(f));
+  return fileResult(cx, std::fclose(f) == 0, nullptr);
+}
+
+// ---- reading ------------------------------------------------------------------------
+
+bool readLine(FILE* f, std::string& out, bool keepNewline) {
+  int c;
+  bool any = false;
+  while ((c = getc_unlocked(f)) != EOF) {
+    any = true;
+    if (c == '\n') {
+      if (keepNewline) out += '\n';
+      return true;
+    }
+    out += char(c);
+  }
+  return any;
+}
+
+void readAll(FILE* f, std::string& out) {
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+}
+
+bool readChars(FILE* f, int64_t count, std::string& out) {
+  char buf[4096];
+  uint64_t left = uint64_t(count);
+  while (left > 0) {
+    size_t want = left < sizeof buf ? size_t(left) : sizeof buf;
+    size_t n = std::fread(buf, 1, want, f);
+    out.append(buf, n);
+    left -= n;
+    if (n < want) break;
+  }
+  return !out.empty();
+}
+
+// Reads the longest prefix that looks like a numeral (at most kMaxNumeral bytes), then
+// converts it with Lua's rules; a malformed numeral reads as fail.
+struct NumeralReader {
+  FILE* f;
+  int c;
+  std::string buf;
+  bool overflow = false;
+  bool next() {
+    if (buf.size() >= kMaxNumeral) {
+      overflow = true;
+      return false;
+    }
+    buf += char(c);
+    c = getc_unlocked(f);
+    return true;
+  }
+  bool accept(const char* set) {
+    if (c == EOF || (c != set[0] && c != set[1])) return false;
+    return next();
+  }
+  int digits(bool hex) {
+    int n = 0;
+    while (c != EOF && (hex ? std::isxdigit(c) : std::isdigit(c)) && next()) n++;
+    return n;
+  }
+};
+
+bool readNumber(FILE* f, Value& out) {
+  NumeralReader r{f, 0, {}};
+  do {
+    r.c = getc_unlocked(f);
+  } while (r.c != EOF && std::isspace(r.c));
+  int count = 0;
+  bool hex = false;
+  r.accept("-+");
+  if (r.accept("00")) {
+    if (r.accept("xX")) hex = true;
+    else count = 1;
+  }
+  count += r.digits(hex);
+  if (r.accept("..")) count += r.digits(hex);
+  if (count > 0 && r.accept(hex ? "pP" : "eE")) {
+    r.accept("-+");
+    r.digits(false);
+  }
+  if (r.c != EOF) ungetc(r.c, f);
+  if (r.overflow) return false;
+  std::optional<Value> v = stringToNumber(r.buf);
+  if (!v) return false;
+  out = *v;
+  return true;
+}
+
+// Formats come from `formatAt(i)`, i in [0, count); `firstArg` numbers them in
+// argument errors. Pushes one value per format read, failing (nil) at the first miss.
+template <typename FormatAt>
+NativeResult readFormats(CallContext& cx, FILE* f, int count, uint32_t firstArg, FormatAt formatAt) {
+  clearerr(f);
+  errno = 0;
+  uint32_t base = cx.top();
+  BufferLease lease;
+  std::string& buf = lease.get();
+  bool success = true;
+  int n = 0;
+  int total = count == 0 ? 1 : count;
+  if (!cx.ensureStack(uint32_t(total))) return cx.error("too many arguments");
+  for (; n < total && success; n++) {
+    buf.clear();
+    Value fmt = count == 0 ? Value::nil() : formatAt(n);
+    Value result;
+    bool isString = true;
+    if (count == 0) {
+      success = readLine(f, buf, false);
+    } else if (fmt.isInt() || fmt.isFloat()) {
+      int64_t len;
+      if (!toInteger(fmt, len)) return cx.argError(firstArg + uint32_t(n), "number has no integer representation");
+      if (len == 0) {
+        int c = getc_unlocked(f);
+        if (c != EOF) ungetc(c, f);
+        success = c != EOF;
+      } else {
+        success = readChars(f, len, buf);
+      }
+    } else {
+      std::string_view p = fmt.isString() ? fmt.asString()->view() : std::string_view();
+      if (!fmt.isString()) return cx.typeError(firstArg + uint32_t(n), "string");
+      if (!p.empty() && p[0] == '*') p.remove_prefix(1);
+      char kind = p.empty() ? 0 : p[0];
+      switch (kind) {
+        case 'n':
+          isString = false;
+          success = readNumber(f, result);
+          break;
+        case 'l': success = readLine(f, buf, false); break;
+        case 'L': success = readLine(f, buf, true); break;
+        case 'a': readAll(f, buf); success = true; break;
+        default: return cx.argError(firstArg + uint32_t(n), "invalid format");
+      }
+    }
+    if (isString) {
+      if (!pushString(cx, buf)) return cx.failure();
+    } else {
+      cx.push(success ? result : Value::nil());
+    }
+  }
+  if (std::ferror(f)) {
+    cx.setTop(base);
+    return fileResult(cx, false, nullptr);
+  }
+  if (!success) cx.setAt(cx.top() - 1, Value::nil());
+  return cx.results(n);
+}
+
+NativeResult readArgs(CallContext& cx, FILE* f, uint32_t first) {
+  int count = cx.argCount() >= first ? int(cx.argCount() - first + 1) : 0;
+  return readFormats(cx, f, count, first, [&](int i) { return cx.arg(first + uint32_t(i)); });
+}
+
+// ---- writing ------------------------------------------------------------------------
+
+NativeResult writeArgs(CallContext& cx, FILE* f, uint32_t first, const Value& file) {
+  bool ok = true;
+  errno = 0;
+  for (uint32_t i = first; i <= cx.argCount(); i++) {
+    Value v = cx.arg(i);
+    if (v.isInt()) {
+      ok = ok && std::fprintf(f, "%lld", static_cast<long long>(v.asInt())) > 0;
+    } else if (v.isFloat()) {
+      ok = ok && std::fprintf(f, "%.14g", v.asFloat()) > 0;
+    } else {
+      String* s;
+      if (!cx.checkString(i, s)) return cx.failure();
+      ok = ok && std::fwrite(s->data, 1, s->length, f) == s->length;
+    }
+  }
+  if (!ok) return fileResult(cx, false, nullptr);
+  return pushOne(cx, file);
+}
+
+// ---- default files ------------------------------------------------------------------
+
+bool defaultFile(CallContext& cx, const char* key, FILE*& f, Value& file, NativeResult& outcome) {
+  file = registryGet(cx.state(), key);
+  FileBox* box = fileBoxOf(cx.state(), file);
+  if (!box || !box->f) {
+    outcome = cx.error("default %s file is closed", key == kInputKey ? "input" : "output");
+    return false;
+  }
+  f = box->f;
+  return true;
+}
+
+bool openInto(CallContext& cx, const char* name, const char* mode, NativeResult& outcome) {
+  FileBox* box = newFile(cx);
+  if (!box) {
+    outcome = cx.memoryError();
+    return false;
+  }
+  errno = 0;
+  box->f = std::fopen(name, mode);
+  if (!box->f) {
+    outcome = cx.error("cannot open file '%s' (%s)", name, std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+NativeResult setDefault(CallContext& cx, const char* key, const char* mode) {
+  Value a = cx.arg(1);
+  if (!a.isNil()) {
+    if (a.isString() || a.isNumber()) {
+      String* name;
+      if (!cx.checkString(1, name)) return cx.failure();
+      NativeResult outcome;
+      if (!openInto(cx, std::string(name->view()).c_str(), mode, outcome)) return outcome;
+      if (!registrySet(cx.state(), key, cx.at(cx.top() - 1)).isOk()) return cx.memoryError();
+    } else {
+      FILE* f;
+      NativeResult outcome;
+      if (!checkOpenFile(cx, 1, f, outcome)) return outcome;
+      if (!registrySet(cx.state(), key, a).isOk()) return cx.memoryError();
+    }
+  }
+  return pushOne(cx, registryGet(cx.state(), key));
+}
+
+NativeResult ioInput(CallContext& cx) { return setDefault(cx, kInputKey, "r"); }
+NativeResult ioOutput(CallContext& cx) { return setDefault(cx, kOutputKey, "w"); }
+
+// ---- lines ----------------------------------------------------------------------------
+
+// The lines iterator: upvalue 0 the file, 1 the format count, 2 whether to close the
+// file at the end, then the formats.
+NativeResult linesStep(CallContext& cx) {
+  FileBox* box = fileBoxOf(cx.state(), cx.upvalue(0));
+  if (!box || !box->f) return cx.error("file is already closed");
+  int count = int(cx.upvalue(1).asInt());
+  uint32_t base = cx.top();
+  NativeResult r = readFormats(cx, box->f, count, 2, [&](int i) { return cx.upvalue(3 + uint32_t(i)); });
+  if (r.status != StatusCode::kOk) return r;
+  if (r.count > 0 && cx.at(cx.top() - uint32_t(r.count)).isTruthy()) return r;
+  if (r.count > 1) {
+    Value msg = cx.at(cx.top() - uint32_t(r.count) + 1);
+    if (msg.isString()) return cx.error("%s", std::string(msg.asString()->view()).c_str());
+  }
+  cx.setTop(base);
+  if (cx.upvalue(2).isTruthy()) {
+    box = fileBoxOf(cx.state(), cx.upvalue(0));
+    if (box && box->f) {
+      NativeResult c = closeBox(cx, box);
+      if (c.status != StatusCode::kOk) return c;
+      cx.setTop(base);
+    }
+  }
+  return cx.results(0);
+}
+
+// Makes the iterator for the file at `fileValue` with formats args first..argCount.
+NativeResult makeLines(CallContext& cx, const Value& fileValue, uint32_t first, bool toClose) {
+  int count = cx.argCount() >= first ? int(cx.argCount() - first + 1) : 0;
+  if (count > kMaxLinesFormats) return cx.argError(uint32_t(kMaxLinesFormats) + 2, "too many arguments");
+  NativeClosure* c = newNativeClosure(cx.state(), linesStep, "for iterator", uint32_t(3 + count));
+  if (!c) return cx.memoryError();
+  storeValue(c, c->upvalues[0], fileValue);
+  c->upvalues[1] = Value::integer(count);
+  c->upvalues[2] = Value::boolean(toClose);
+  for (int i = 0; i < count; i++) storeValue(c, c->upvalues[3 + i], cx.arg(first + uint32_t(i)));
+  return pushOne(cx, Value::nativeClosure(c));
+}
+
+NativeResult ioLines(CallContext& cx) {
+  if (cx.arg(1).isNil()) {
+    Value file;
+    FILE* f;
+    NativeResult outcome;
+    if (!defaultFile(cx, kInputKey, f, file, outcome)) return outcome;
+    return makeLines(cx, file, 2, false);
+  }
+  String* name;
+  if (!cx.checkString(1, name)) return cx.failure();
+  NativeResult outcome;
+  if (!openInto(cx, std::string(name->view()).c_str(), "r", outcome)) return outcome;
+  uint32_t fileSlot = cx.top() - 1;
+  NativeResult r = makeLines(cx, cx.at(fileSlot), 2, true);
+  if (r.status != StatusCode::kOk) return r;
+  // Four results: iterator, nil, nil, and the file as the to-be-closed value.
+  if (!cx.ensureStack(3)) return cx.stackOverflow();
+  cx.push(Value::nil());
+  cx.push(Value::nil());
+  cx.push(cx.at(fileSlot));
+  return cx.results(4);
+}
+
+// ---- io functions -------------------------------------------------------------------
+
+bool validOpenMode(std::string_view m) {
+  if (m.empty() || std::strchr("rwa", m[0]) == nullptr || m[0] == 0) return false;
+  m.remove_prefix(1);
+  if (!m.empty() && m[0] == '+') m.remove_prefix(1);
+  return m.find_first_not_of('b') == std::string_view::npos;
+}
+
+NativeResult ioOpen(CallContext& cx) {
+  String* name;
+  String* mode;
+  if (!cx.checkString(1, name) || !cx.optString(2, nullptr, mode)) return cx.failure();
+  std::string m = mode ? std::string(mode->view()) : "r";
+  if (!validOpenMode(m)) return cx.argError(2, "invalid mode");
+  std::string path(name->view());
+  FileBox* box = newFile(cx);
+  if (!box) return cx.memoryError();
+  errno = 0;
+  box->f = std::fopen(path.c_str(), m.c_str());
+  if (!box->f) return fileResult(cx, false, path.c_str());
+  return cx.results(1);
+}
+
+NativeResult ioPopen(CallContext& cx) {
+  String* prog;
+  String* mode;
+  if (!cx.checkString(1, prog) || !cx.optString(2, nullptr, mode)) return cx.failure();
+  std::string m = mode ? std::string(mode->view()) : "r";
+  if (m != "r" && m != "w") return cx.argError(2, "invalid mode");
+  std::string command(prog->view());
+  FileBox* box = newFile(cx);
+  if (!box) return cx.memoryError();
+  std::fflush(nullptr);
+  errno = 0;
+  box->f = popen(command.c_str(), m.c_str());
+  box->closer = Closer::kPipe;
+  if (!box->f) return fileResult(cx, false, command.c_str());
+  return cx.results(1);
+}
+
+NativeResult ioTmpfile(CallContext& cx) {
+  FileBox* box = newFile(cx);
+  if (!box) return cx.memoryError();
+  errno = 0;
+  box->f = std::tmpfile();
+  if (!box->f) return fileResult(cx, false, nullptr);
+  return cx.results(1);
+}
+
+NativeResult ioType(CallContext& cx) {
+  if (!cx.checkAny(1)) return cx.failure();
+  FileBox* box = fileBoxOf(cx.state(), cx.arg(1));
+  if (!box) return pushOne(cx, Value::nil());
+  return returnString(cx, box->f ? "file" : "closed file");
+}
+
+NativeResult ioClose(CallContext& cx) {
+  if (cx.arg(1).isNil()) {
+    Value file = registryGet(cx.state(), kOutputKey);
+    FileBox* box = fileBoxOf(cx.state(), file);
+    if (!box || !box->f) return cx.error("attempt to use a closed file");
+    return closeBox(cx, box);
+  }
+  FILE* f;
+  NativeResult outcome;
+  if (!checkOpenFile(cx, 1, f, outcome)) return outcome;
+  return closeBox(cx, fileBoxOf(cx.state(), cx.arg(1)));
+}
+
+NativeResult ioRead(CallContext& cx) {
+  Value file;
+  FILE* f;
+  NativeResult outcome;
+  if (!defaultFile(cx, kInputKey, f, file, outcome)) return outcome;
+  return readArgs(cx, f, 1);
+}
+
+NativeResult ioWrite(CallContext& cx) {
+  Value file;
+  FILE* f;
+  NativeResult outcome;
+  if (!defaultFile(cx, kOutputKey, f, file, outcome)) return outcome;
+  return writeArgs(cx, f, 1, file);
+}
+
+NativeResult ioFlush(CallContext& cx) {
+  Value file;
+  FILE* f;
+  NativeResult outcome;
+  if (!defaultFile(cx, kOutputKey, f, file, outcome)) return outcome;
+  errno = 0;
+  return fileResult(cx, std::fflush(f) == 0, nullptr);
+}
+
+// ---- methods ----------------------------------------------------------------------
+
+NativeResult fClose(CallContext& cx) {
+  FILE* f;
+  NativeResult outcome;
+  if (!checkOpenFile(cx, 1, f, outcome)) return outcome;
+  return closeBox(cx, fileBoxOf(cx.state(), cx.arg(1)));
+}
+
+NativeResult fFlush(CallContext& cx) {
+  FILE* f;
+  NativeResult outcome;
+  if (!checkOpenFile(cx, 1, f, outcome)) return outcome;
+  errno = 0;
+  return fileResult(cx, std::fflush(f) == 0, nullptr);
+}
+
+NativeResult fLines(CallContext& cx) {
+  FILE* f;
+  NativeResult outcome;
+  if (!checkOpenFile(cx, 1, f, outcome)) return outcome;
+  return makeLines(cx, cx.arg(1), 2, false);
+}
+
+NativeResult fRead(CallContext& cx) {
+  FILE* f;
+  NativeResult outcome;
+  if (!checkOpenFile(cx, 1, f, outcome)) return outcome;
+  return readArgs(cx, f, 2);
+}
+
+NativeResult fWrite(CallContext& cx) {
+  FILE* f;
+  NativeResult outcome;
+  if (!checkOpenFile(cx, 1, f, outcome)) return outcome;
+  return writeArgs(cx, f, 2, cx.arg(1));
+}
+
+// luaL_checkoption: index of `name` in `options`, or an argument error.
+bool checkOption(CallContext& cx, uint32_t arg, const char* def, std::initializer_list<const char*> options, int& index,
+                 NativeResult& outcome) {
+  String* s;
+  if (!cx.optString(arg, nullptr, s)) {
+    outcome = cx.failure();
+    return false;
+  }
+  std::string_view name = s ? s->view() : std::string_view(def);
+  int i = 0;
+  for (const char* o : options) {
+    if (name == o) {
+      index = i;
+      return true;
+    }
+    i++;
+  }
+  outcome = cx.argError(arg, "invalid option '" + std::string(name) + "'");
+  return false;
+}
+
+NativeResult fSeek(CallContext& cx) {
+  FILE* f;
+  NativeResult outcome;
+  int whence;
+  int64_t offset;
+  if (!checkOpenFile(cx, 1, f, outcome) || !checkOption(cx, 2, "cur", {"set", "cur", "end"}, whence, outcome))
+    return outcome;
+  if (!cx.optInteger(3, 0, offset)) return cx.failure();
+  static constexpr int kWhence[] = {SEEK_SET, SEEK_CUR, SEEK_END};
+  errno = 0;
+  if (fseeko(f, off_t(offset), kWhence[whence]) != 0) return fileResult(cx, false, nullptr);
+  return pushOne(cx, Value::integer(int64_t(ftello(f))));
+}
+
+NativeResult fSetvbuf(CallContext& cx) {
+  FILE* f;
+  NativeResult outcome;
+  int mode;
+  int64_t size;
+  if (!checkOpenFile(cx, 1, f, outcome) || !checkOption(cx, 2, nullptr, {"no", "full", "line"}, mode, outcome))
+    return outcome;
+  if (!cx.optInteger(3, BUFSIZ, size)) return cx.failure();
+  static constexpr int kModes[] = {_IONBF, _IOFBF, _IOLBF};
+  errno = 0;
+  return fileResult(cx, std::setvbuf(f, nullptr, kModes[mode], size_t(size)) == 0, nullptr);
+}
+
+// __gc and __close: close an open file, ignoring failures (standard files stay open).
+NativeResult fGc(CallContext& cx) {
+  FileBox* box = fileBoxOf(cx.state(), cx.arg(1));
+  if (box && box->f && box->closer != Closer::kStd) {
+    uint32_t base = cx.top();
+    closeBox(cx, box);
+    cx.setTop(base);
+  }
+  return cx.results(0);
+}
+
+NativeResult fToString(CallContext& cx) {
+  FileBox* box;
+  NativeResult outcome;
+  if (!checkFileBox(cx, 1, box, outcome)) return outcome;
+  if (!box->f) return returnString(cx, "file (closed)");
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "file (%p)", static_cast<void*>(box->f));
+  return returnString(cx, buf);
+}
+
+constexpr LibEntry kIoLib[] = {
+    {"close", ioClose}, {"flush", ioFlush}, {"input", ioInput},     {"lines", ioLines},
+    {"open", ioOpen},   {"output", ioOutput}, {"popen", ioPopen},   {"read", ioRead},
+    {"tmpfile", ioTmpfile}, {"type", ioType}, {"write", ioWrite},
+};
+
+constexpr LibEntry kFileMethods[] = {
+    {"close", fClose}, {"flush", fFlush}, {"lines", fLines}, {"read", fRead},
+    {"seek", fSeek},   {"setvbuf", fSetvbuf}, {"write", fWrite},
+};
+
+Status setField(State& state, Table* t, const char* name, const Value& v) {
+  String* key = newString(state, name);
+  if (!key) return Status(StatusCode::kMemoryError);
+  return tableSetStr(state, t, key, v);
+}
+
+// The metatable of files: methods under __index, plus __gc/__close/__tostring/__name.
+Status makeFileMetatable(State& state) {
+  Table* mt = newTable(state, 0, 8);
+  Table* methods = newTable(state, 0, 8);
+  if (!mt || !methods) return Status(StatusCode::kMemoryError);
+  for (const LibEntry& e : kFileMethods)
+    if (Status st = setField(state, methods, e.name, Value::lightNative(e.fn)); !st.isOk()) return st;
+  String* name = newString(state, kFileKey);
+  if (!name) return Status(StatusCode::kMemoryError);
+  const struct {
+    const char* key;
+    Value value;
+  } fields[] = {
+      {"__index", Value::table(methods)},    {"__gc", Value::lightNative(fGc)},
+      {"__close", Value::lightNative(fGc)},  {"__tostring", Value::lightNative(fToString)},
+      {"__name", Value::string(name)},
+  };
+  for (const auto& f : fields)
+    if (Status st = setField(state, mt, f.key, f.value); !st.isOk()) return st;
+  return registrySet(state, kFileKey, Value::table(mt));
+}
+
+// A standard stream: never closed by Lua (close reports "cannot close standard file").
+Status makeStdFile(State& state, Table* lib, FILE* f, const char* field, const char* registryKey) {
+  Value mt = registryGet(state, kFileKey);
+  Userdata* u = newUserdata(state, sizeof(FileBox));
+  if (!u || !mt.isTable()) return Status(StatusCode::kMemoryError);
+  auto* box = reinterpret_cast<FileBox*>(u->data);
+  box->f = f;
+  box->closer = Closer::kStd;
+  storeRef(u, u->metatable, mt.asTable());
+  if (Status st = setField(state, lib, field, Value::userdata(u)); !st.isOk()) return st;
+  if (registryKey) return registrySet(state, registryKey, Value::userdata(u));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status openIoLib(State& state) {
+  Table* lib;
+  if (Status st = openLibrary(state, "io", kIoLib, &lib); !st.isOk()) return st;
+  if (Status st = makeFileMetatable(state); !st.isOk()) return st;
+  if (Status st = makeStdFile(state, lib, stdin, "stdin", kInputKey); !st.isOk()) return st;
+  if (Status st = makeStdFile(state, lib, stdout, "stdout", kOutputKey); !st.isOk()) return st;
+  return makeStdFile(state, lib, stderr, "stderr", nullptr);
+}
+
+}  // namespace weft::vm

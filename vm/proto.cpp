@@ -1,0 +1,130 @@
+// Loading compiled prototypes into the heap, and the function/userdata constructors.
+//
+// GC safety: nothing here reaches a safepoint, and allocation never collects, so the
+// raw Proto*/String* pointers held while a tree is built stay valid throughout.
+#include "vm/proto.h"
+
+#include <new>
+
+#include "vm/state.h"
+#include "vm/string.h"
+
+namespace weft::vm {
+
+namespace {
+
+template <typename T>
+T* allocateObject(State& state, Kind kind, size_t bytes) {
+  return reinterpret_cast<T*>(state.mutator().allocate(uint8_t(kind), bytes));
+}
+
+Value constantValue(State& state, const frontend::Constant& c, bool& ok) {
+  using K = frontend::Constant::Kind;
+  switch (c.kind) {
+    case K::Nil: return Value::nil();
+    case K::False: return Value::boolean(false);
+    case K::True: return Value::boolean(true);
+    case K::Integer: return Value::integer(c.integer);
+    case K::Float: return Value::number(c.number);
+    case K::String: {
+      String* s = newString(state, c.string);
+      ok = s != nullptr;
+      return s ? Value::string(s) : Value::nil();
+    }
+  }
+  return Value::nil();
+}
+
+// Builds the Proto of `data`. A nested Proto's data belongs to the tree of `root`; the
+// root Proto takes the tree from `owner` as soon as it exists and is registered as
+// external before anything else can fail, so a partly built tree is freed by the
+// collector like any dead Proto.
+Proto* buildProto(State& state, frontend::ProtoData* data, Proto* root, String* parentSource,
+                  std::unique_ptr<frontend::ProtoData>* owner) {
+  auto* p = allocateObject<Proto>(state, Kind::Proto, sizeof(Proto));
+  if (!p) return nullptr;
+  p->data = data;
+  if (owner) owner->release();
+  storeRef(p, p->root, root);
+  state.heap().registerExternal(asGc(p));
+  p->code = data->code.data();
+  p->codeSize = uint32_t(data->code.size());
+  p->numUpvalues = uint32_t(data->upvalues.size());
+  p->numParams = data->numParams;
+  p->isVararg = data->isVararg ? 1 : 0;
+  p->maxStackSize = data->maxStackSize;
+
+  String* source = parentSource && parentSource->view() == data->source ? parentSource
+                                                                         : newString(state, data->source);
+  if (!source) return nullptr;
+  storeRef(p, p->source, source);
+
+  size_t nk = data->constants.size();
+  if (nk) {
+    p->constants = new (std::nothrow) Value[nk];
+    if (!p->constants) return nullptr;
+    for (size_t i = 0; i < nk; ++i) p->constants[i] = Value::nil();
+    p->numConstants = uint32_t(nk);
+    for (size_t i = 0; i < nk; ++i) {
+      bool ok = true;
+      Value v = constantValue(state, data->constants[i], ok);
+      if (!ok) return nullptr;
+      storeValue(p, p->constants[i], v);
+    }
+  }
+  size_t np = data->protos.size();
+  if (np) {
+    p->protos = new (std::nothrow) Proto*[np]();
+    if (!p->protos) return nullptr;
+    p->numProtos = uint32_t(np);
+    Proto* treeRoot = root ? root : p;
+    for (size_t i = 0; i < np; ++i) {
+      Proto* child = buildProto(state, data->protos[i].get(), treeRoot, source, nullptr);
+      if (!child) return nullptr;
+      storeRef(p, p->protos[i], child);
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+Proto* loadProto(State& state, std::unique_ptr<frontend::ProtoData> data) {
+  if (!data) return nullptr;
+  frontend::ProtoData* tree = data.get();
+  return buildProto(state, tree, nullptr, nullptr, &data);
+}
+
+LuaClosure* newLuaClosure(State& state, Proto* proto, uint32_t nup) {
+  auto* c = allocateObject<LuaClosure>(state, Kind::LuaClosure, luaClosureSize(nup));
+  if (!c) return nullptr;
+  storeRef(c, c->proto, proto);
+  c->numUpvalues = nup;
+  return c;
+}
+
+NativeClosure* newNativeClosure(State& state, NativeFn fn, const char* name, uint32_t nup) {
+  auto* c = allocateObject<NativeClosure>(state, Kind::NativeClosure, nativeClosureSize(nup));
+  if (!c) return nullptr;
+  c->fn = fn;
+  c->name = name;
+  c->numUpvalues = nup;  // zero-filled upvalues are nil (Tag::Nil == 0)
+  return c;
+}
+
+Upvalue* newUpvalueClosed(State& state, const Value& value) {
+  auto* u = allocateObject<Upvalue>(state, Kind::Upvalue, sizeof(Upvalue));
+  if (!u) return nullptr;
+  storeValue(u, u->closed, value);
+  return u;
+}
+
+Userdata* newUserdata(State& state, size_t size) {
+  if (size > (size_t(1) << 40)) return nullptr;
+  auto* u = allocateObject<Userdata>(state, Kind::Userdata, userdataSize(size));
+  if (!u) return nullptr;
+  u->size = size;
+  return u;
+}
+
+}  // namespace weft::vm

@@ -1,0 +1,292 @@
+// Strings and the interned-string table.
+//
+// Protocol of the StringTable (many threads; the scheduler issue runs several workers):
+//  - The table is 64 shards. A string's shard is chosen by the top 6 bits of its content
+//    hash, its home slot inside the shard by the low bits: the two are independent, so a
+//    shard's slots stay evenly used.
+//  - Each shard is an open-addressing array of String* with linear probing, guarded by
+//    its own spinlock (`locked`, acquire on lock / release on unlock: everything written
+//    under the lock is visible to the next holder). Critical sections are a few probes
+//    and at most one bump allocation, which never collects and never waits for a
+//    collection, so a spinlock that yields after a short spin is enough.
+//  - Entries are only ever removed by sweepWeakRoots, which runs while the world is
+//    stopped (no mutator holds a lock then); it drops dead strings, updates survivors to
+//    their new addresses and re-packs each shard in place so probe chains have no holes.
+//    No tombstones are needed because nothing else removes entries.
+//  - Load factor at most 3/4; a shard doubles when it would exceed it. If the bigger
+//    array cannot be allocated the shard keeps going until it is truly full, and then
+//    interning fails with nullptr (a memory error for the caller).
+//
+// Long strings are never interned. Their hash is computed lazily: at creation the seed
+// is parked in header.hash; the first stringHash replaces it with the content hash and
+// sets aux bit 0. Racing threads compute the same value, and the bit is published with
+// release after the hash, so a reader that sees the bit sees the hash.
+#include "vm/string.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <random>
+#include <thread>
+
+#include "vm/state.h"
+
+namespace weft::vm {
+
+namespace {
+
+constexpr uint16_t kHashComputed = 1;     // String::header.aux bit (long strings)
+constexpr uint32_t kInitialShardSlots = 32;
+
+inline uint64_t load64(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+
+inline uint64_t mix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+String* allocateString(State& state, size_t length) {
+  if (length > (size_t(1) << 40)) return nullptr;  // larger than any heap we manage
+  auto* obj = state.mutator().allocate(uint8_t(Kind::String), stringSize(length));
+  if (!obj) return nullptr;
+  auto* s = reinterpret_cast<String*>(obj);
+  s->length = length;
+  s->data[length] = '\0';
+  return s;
+}
+
+}  // namespace
+
+uint32_t processHashSeed() {
+  static const uint32_t seed = [] {
+    std::random_device rd;
+    uint64_t t = uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+    return uint32_t(mix64(rd() ^ (uint64_t(rd()) << 32) ^ t)) | 1u;
+  }();
+  return seed;
+}
+
+// Word-at-a-time multiply-xorshift: short keys (the common case) take 1-5 rounds.
+uint32_t hashBytes(std::string_view bytes, uint32_t seed) {
+  const char* p = bytes.data();
+  size_t n = bytes.size();
+  uint64_t h = (uint64_t(seed) << 32 | seed) ^ (n * 0x9e3779b97f4a7c15ull);
+  while (n >= 8) {
+    h = (h ^ load64(p)) * 0x9fb21c651e98df25ull;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  if (n > 0) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    h = (h ^ w ^ (uint64_t(n) << 59)) * 0x9fb21c651e98df25ull;
+  }
+  return uint32_t(mix64(h));
+}
+
+uint32_t stringHash(String* s) {
+  if (s->isShort()) return s->header.hash;
+  std::atomic_ref<uint16_t> aux(s->header.aux);
+  std::atomic_ref<uint32_t> hash(s->header.hash);
+  if (aux.load(std::memory_order_acquire) & kHashComputed) return hash.load(std::memory_order_relaxed);
+  uint32_t h = hashBytes(s->view(), hash.load(std::memory_order_relaxed));
+  hash.store(h, std::memory_order_relaxed);
+  aux.fetch_or(kHashComputed, std::memory_order_release);
+  return h;
+}
+
+String* newString(State& state, std::string_view bytes) {
+  if (bytes.size() <= kMaxShortString) {
+    return state.strings().intern(state, bytes, hashBytes(bytes, state.hashSeed()));
+  }
+  String* s = allocateString(state, bytes.size());
+  if (!s) return nullptr;
+  std::memcpy(s->data, bytes.data(), bytes.size());
+  s->header.hash = state.hashSeed();
+  return s;
+}
+
+String* newStringUninit(State& state, size_t length) {
+  String* s = allocateString(state, length);
+  if (!s) return nullptr;
+  s->header.hash = state.hashSeed();
+  return s;
+}
+
+String* finishString(State& state, String* s) {
+  if (s->length > kMaxShortString || s->isShort()) return s;
+  return state.strings().adopt(s, hashBytes(s->view(), state.hashSeed()));
+}
+
+bool stringEquals(const String* a, const String* b) {
+  if (a == b) return true;
+  if (a->isShort() && b->isShort()) return false;  // interned: distinct objects differ
+  return a->length == b->length && std::memcmp(a->data, b->data, a->length) == 0;
+}
+
+// In the C locale strcoll is strcmp; comparing NUL-separated pieces as Lua does then
+// reduces to an unsigned byte-wise comparison where a proper prefix sorts first.
+int stringCompare(const String* a, const String* b) {
+  if (a == b) return 0;
+  size_t n = std::min(a->length, b->length);
+  int c = n ? std::memcmp(a->data, b->data, n) : 0;
+  if (c != 0) return c;
+  return a->length < b->length ? -1 : (a->length > b->length ? 1 : 0);
+}
+
+// ---- StringTable -------------------------------------------------------------------
+
+StringTable::StringTable() = default;
+
+StringTable::~StringTable() {
+  for (Shard& shard : shards_) delete[] shard.slots;
+}
+
+void StringTable::lock(Shard& shard) {
+  for (int spins = 0;; ++spins) {
+    if (!shard.locked.exchange(true, std::memory_order_acquire)) return;
+    while (shard.locked.load(std::memory_order_relaxed)) {
+      if (++spins > 64) std::this_thread::yield();
+    }
+  }
+}
+
+void StringTable::unlock(Shard& shard) { shard.locked.store(false, std::memory_order_release); }
+
+void StringTable::insertSlot(Shard& shard, String* s, uint32_t hash) {
+  uint32_t mask = shard.capacity - 1;
+  uint32_t i = hash & mask;
+  while (shard.slots[i]) i = (i + 1) & mask;
+  shard.slots[i] = s;
+  shard.count++;
+}
+
+bool StringTable::grow(Shard& shard) {
+  uint32_t newCapacity = shard.capacity ? shard.capacity * 2 : kInitialShardSlots;
+  if (newCapacity == 0) return false;
+  auto* slots = new (std::nothrow) String*[newCapacity]();
+  if (!slots) return false;
+  String** old = shard.slots;
+  uint32_t oldCapacity = shard.capacity;
+  shard.slots = slots;
+  shard.capacity = newCapacity;
+  shard.count = 0;
+  for (uint32_t i = 0; i < oldCapacity; ++i) {
+    if (old[i]) insertSlot(shard, old[i], old[i]->header.hash);
+  }
+  delete[] old;
+  return true;
+}
+
+String* StringTable::intern(State& state, std::string_view bytes, uint32_t hash) {
+  Shard& shard = shardFor(hash);
+  lock(shard);
+  if (shard.capacity) {
+    uint32_t mask = shard.capacity - 1;
+    for (uint32_t i = hash & mask; String* s = shard.slots[i]; i = (i + 1) & mask) {
+      if (s->header.hash == hash && s->length == bytes.size() &&
+          std::memcmp(s->data, bytes.data(), bytes.size()) == 0) {
+        unlock(shard);
+        return s;
+      }
+    }
+  }
+  String* result = nullptr;
+  bool room = (shard.count + 1) * 4 <= shard.capacity * 3 || grow(shard) || shard.count + 1 < shard.capacity;
+  if (room) result = allocateString(state, bytes.size());
+  if (result) {
+    std::memcpy(result->data, bytes.data(), bytes.size());
+    result->header.hash = hash;
+    result->flags = kStringShort;
+    insertSlot(shard, result, hash);
+  }
+  unlock(shard);
+  return result;
+}
+
+String* StringTable::adopt(String* s, uint32_t hash) {
+  Shard& shard = shardFor(hash);
+  lock(shard);
+  if (shard.capacity) {
+    uint32_t mask = shard.capacity - 1;
+    for (uint32_t i = hash & mask; String* t = shard.slots[i]; i = (i + 1) & mask) {
+      if (t->header.hash == hash && t->length == s->length && std::memcmp(t->data, s->data, s->length) == 0) {
+        unlock(shard);
+        return t;
+      }
+    }
+  }
+  String* result = nullptr;
+  if ((shard.count + 1) * 4 <= shard.capacity * 3 || grow(shard) || shard.count + 1 < shard.capacity) {
+    s->header.hash = hash;
+    s->header.aux = 0;
+    s->flags = kStringShort;
+    insertSlot(shard, s, hash);
+    result = s;
+  }
+  unlock(shard);
+  return result;
+}
+
+size_t StringTable::size() const {
+  size_t total = 0;
+  for (const Shard& shard : shards_) {
+    lock(const_cast<Shard&>(shard));
+    total += shard.count;
+    unlock(const_cast<Shard&>(shard));
+  }
+  return total;
+}
+
+// Re-packs a shard after entries were cleared: each surviving string is taken out and
+// re-inserted from its home slot. Starting right after a free slot means every cluster
+// is processed front to back, so a re-inserted string lands at or before its old
+// position and no earlier string's probe chain gains a hole.
+void StringTable::rebuildInPlace(Shard& shard) {
+  uint32_t mask = shard.capacity - 1;
+  uint32_t start = 0;
+  while (shard.slots[start]) start++;  // load < 1: a free slot exists
+  for (uint32_t n = 1; n <= mask; ++n) {
+    uint32_t i = (start + n) & mask;
+    String* s = shard.slots[i];
+    if (!s) continue;
+    shard.slots[i] = nullptr;
+    uint32_t j = s->header.hash & mask;
+    while (shard.slots[j]) j = (j + 1) & mask;
+    shard.slots[j] = s;
+  }
+}
+
+void StringTable::sweepWeakRoots(gc::Visitor& visitor) {
+  for (Shard& shard : shards_) {
+    if (!shard.capacity) continue;
+    lock(shard);  // uncontended: the world is stopped
+    bool removed = false;
+    for (uint32_t i = 0; i < shard.capacity; ++i) {
+      String*& s = shard.slots[i];
+      if (!s) continue;
+      auto*& slot = reinterpret_cast<gc::Object*&>(s);
+      if (visitor.isLive(slot)) {
+        visitor.visit(slot);
+      } else {
+        s = nullptr;
+        shard.count--;
+        removed = true;
+      }
+    }
+    if (removed) rebuildInPlace(shard);
+    unlock(shard);
+  }
+}
+
+}  // namespace weft::vm

@@ -1,0 +1,540 @@
+// Lua tables: array part + hash part (see table.h for the invariants).
+//
+// Layout policy:
+//  - The array part holds keys 1..arraySize in a ValueArray whose capacity may exceed
+//    arraySize; slots at or beyond arraySize are always nil. Appending key arraySize+1
+//    extends arraySize in place, doubling the buffer when full, so `t[#t+1] = v` is
+//    amortised O(1) without a rehash.
+//  - The hash part is open addressing with linear probing, capacity a power of 2 and at
+//    most 3/4 full counting dead keys (nodeCount). A nil key is a free slot and ends a
+//    probe; a key with a nil value is dead and stays until the next rehash (invariant 3)
+//    unless a later insertion along the same probe reuses its slot.
+//  - When an insertion finds no room, rehash counts the integer keys like Lua 5.4 does
+//    (the largest power of 2, n, such that more than n/2 of the keys 1..n are present
+//    becomes the array size) and rebuilds both parts, dropping dead keys.
+//  - Both parts are owned by their table (kPartOwnedByTable): every store into them
+//    uses the table as the write-barrier holder, and the table's trace visits their
+//    contents (gctypes.cpp).
+// Nothing here collects: allocation failure leaves the table unchanged and reports
+// kMemoryError.
+#include "vm/table.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "vm/number.h"
+#include "vm/state.h"
+#include "vm/string.h"
+
+namespace weft::vm {
+
+namespace {
+
+constexpr uint32_t kMaxArrayCapacity = 1u << 30;
+constexpr uint32_t kMaxNodeCapacity = 1u << 30;
+constexpr int kMaxArrayBits = 30;
+
+const char kDeadKeyAnchor = 0;
+
+inline uint32_t mixBits(uint64_t x) {
+  x ^= x >> 32;
+  x *= 0x9e3779b97f4a7c15ull;
+  return uint32_t(x >> 32) ^ uint32_t(x >> 7);
+}
+
+inline uint32_t mixIdentity(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  return h;
+}
+
+inline uint32_t maxLoad(uint32_t capacity) { return capacity - capacity / 4; }
+
+uint32_t nodeCapacityFor(uint64_t count) {
+  if (count == 0) return 0;
+  uint32_t cap = 1;
+  while (maxLoad(cap) < count) {
+    if (cap >= kMaxNodeCapacity) return 0;
+    cap <<= 1;
+  }
+  return cap;
+}
+
+inline bool keyEquals(const Value& stored, const Value& key) {
+  if (stored.tag != key.tag) return false;
+  switch (key.tag) {
+    case Tag::False:
+    case Tag::True:
+      return true;
+    case Tag::String:
+      return stringEquals(stored.asString(), key.asString());
+    default:
+      return stored.u.i == key.u.i;
+  }
+}
+
+// The node holding `key` (live or dead), or nullptr.
+Node* findNode(const NodeArray* na, const Value& key, uint32_t hash) {
+  if (!na) return nullptr;
+  uint32_t mask = na->capacity - 1;
+  uint32_t i = hash & mask;
+  for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
+    const Node& node = na->nodes[i];
+    if (node.key.tag == Tag::Nil) return nullptr;
+    if (keyEquals(node.key, key)) return const_cast<Node*>(&node);
+  }
+  return nullptr;
+}
+
+Node* findIntNode(const NodeArray* na, int64_t key) {
+  if (!na) return nullptr;
+  uint32_t mask = na->capacity - 1;
+  uint32_t i = mixBits(uint64_t(key)) & mask;
+  for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
+    const Node& node = na->nodes[i];
+    if (node.key.tag == Tag::Int && node.key.u.i == key) return const_cast<Node*>(&node);
+    if (node.key.tag == Tag::Nil) return nullptr;
+  }
+  return nullptr;
+}
+
+ValueArray* newValueArray(State& state, uint32_t capacity) {
+  auto* a = reinterpret_cast<ValueArray*>(
+      state.mutator().allocate(uint8_t(Kind::ValueArray), valueArraySize(capacity)));
+  if (!a) return nullptr;
+  a->header.aux = kPartOwnedByTable;
+  a->capacity = capacity;  // zero-filled memory is nil values (Tag::Nil == 0)
+  return a;
+}
+
+NodeArray* newNodeArray(State& state, uint32_t capacity) {
+  auto* na = reinterpret_cast<NodeArray*>(
+      state.mutator().allocate(uint8_t(Kind::NodeArray), nodeArraySize(capacity)));
+  if (!na) return nullptr;
+  na->header.aux = kPartOwnedByTable;
+  na->capacity = capacity;
+  return na;
+}
+
+// Places a key known to be absent into the first free slot (used while rebuilding).
+void placeNode(Table* t, NodeArray* na, const Value& key, const Value& value) {
+  uint32_t mask = na->capacity - 1;
+  uint32_t i = hashValue(key) & mask;
+  while (na->nodes[i].key.tag != Tag::Nil) i = (i + 1) & mask;
+  storeValue(t, na->nodes[i].key, key);
+  storeValue(t, na->nodes[i].value, value);
+}
+
+inline bool inArrayRange(int64_t k, uint32_t arraySize) { return uint64_t(k) - 1 < arraySize; }
+
+// Rebuilds the table with an array part of `arraySize` and room for `hashCount` keys in
+// the hash part. Dead keys are dropped. The table is unchanged on failure.
+Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount) {
+  ValueArray* oldArray = t->array;
+  uint32_t oldSize = t->arraySize;
+  uint32_t oldCap = oldArray ? oldArray->capacity : 0;
+  NodeArray* oldNodes = t->nodes;
+
+  ValueArray* array = oldArray;
+  if (arraySize > oldCap || (arraySize < oldCap / 2)) {
+    array = arraySize ? newValueArray(state, arraySize) : nullptr;
+    if (arraySize && !array) return Status(StatusCode::kMemoryError);
+  }
+  uint32_t nodeCap = nodeCapacityFor(hashCount);
+  if (hashCount && !nodeCap) return Status(StatusCode::kMemoryError);
+  NodeArray* nodes = nodeCap ? newNodeArray(state, nodeCap) : nullptr;
+  if (nodeCap && !nodes) return Status(StatusCode::kMemoryError);
+
+  uint32_t count = 0;
+  auto placeOrFail = [&](const Value& key, const Value& value) {
+    if (!nodes || count + 1 > maxLoad(nodes->capacity)) return false;
+    placeNode(t, nodes, key, value);
+    count++;
+    return true;
+  };
+  // Array entries beyond the new size move to the hash part.
+  for (uint32_t i = arraySize; i < oldSize && oldArray && i < oldCap; ++i) {
+    if (oldArray->data[i].isNil()) continue;
+    WEFT_CHECK(placeOrFail(Value::integer(int64_t(i) + 1), oldArray->data[i]), "rehash sizing counts every key");
+  }
+  if (array != oldArray) {
+    uint32_t keep = oldSize < arraySize ? oldSize : arraySize;
+    for (uint32_t i = 0; i < keep && i < oldCap; ++i) storeValue(t, array->data[i], oldArray->data[i]);
+  } else {
+    for (uint32_t i = arraySize; i < oldSize && i < oldCap; ++i) array->data[i] = Value::nil();
+  }
+  if (oldNodes) {
+    for (uint32_t i = 0; i < oldNodes->capacity; ++i) {
+      const Node& node = oldNodes->nodes[i];
+      if (node.key.isNil() || node.value.isNil()) continue;
+      if (node.key.isInt() && inArrayRange(node.key.asInt(), arraySize)) {
+        storeValue(t, array->data[node.key.asInt() - 1], node.value);
+      } else {
+        WEFT_CHECK(placeOrFail(node.key, node.value), "rehash sizing counts every key");
+      }
+    }
+  }
+  storeRef(t, t->array, array);
+  t->arraySize = arraySize;
+  storeRef(t, t->nodes, nodes);
+  t->nodeCount = count;
+  if (t->lengthHint > arraySize) t->lengthHint = 0;
+  return Status::ok();
+}
+
+// Bin of a positive integer key for the array sizing: keys in (2^(b-1), 2^b] go to b.
+inline int keyBin(uint64_t k) { return k <= 1 ? 0 : 64 - __builtin_clzll(k - 1); }
+
+// Rehash before inserting `extra` (a key absent from the table): picks the array size
+// as Lua 5.4 does and sizes the hash part for the remaining keys.
+Status rehash(State& state, Table* t, const Value& extra) {
+  uint64_t bins[kMaxArrayBits + 1] = {};
+  uint64_t intKeys = 0, totalKeys = 0;
+  auto countKey = [&](const Value& key) {
+    totalKeys++;
+    if (key.isInt() && key.asInt() >= 1 && key.asInt() <= int64_t(kMaxArrayCapacity)) {
+      bins[keyBin(uint64_t(key.asInt()))]++;
+      intKeys++;
+    }
+  };
+  if (const ValueArray* a = t->array) {
+    for (uint32_t i = 0; i < t->arraySize && i < a->capacity; ++i) {
+      if (!a->data[i].isNil()) countKey(Value::integer(int64_t(i) + 1));
+    }
+  }
+  if (const NodeArray* na = t->nodes) {
+    for (uint32_t i = 0; i < na->capacity; ++i) {
+      if (!na->nodes[i].key.isNil() && !na->nodes[i].value.isNil()) countKey(na->nodes[i].key);
+    }
+  }
+  countKey(extra);
+  uint64_t arraySize = 0, inArray = 0, cumulative = 0;
+  for (int b = 0; b <= kMaxArrayBits; ++b) {
+    uint64_t twoToB = uint64_t(1) << b;
+    if (twoToB / 2 >= intKeys) break;
+    cumulative += bins[b];
+    if (cumulative > twoToB / 2) {
+      arraySize = twoToB;
+      inArray = cumulative;
+    }
+  }
+  return rebuild(state, t, uint32_t(arraySize), totalKeys - inArray);
+}
+
+// Appends key arraySize+1 (absent from the hash part) to the array part.
+Status appendArray(State& state, Table* t, const Value& value) {
+  ValueArray* a = t->array;
+  uint32_t n = t->arraySize;
+  if (!a || n >= a->capacity) {
+    uint32_t cap = a ? a->capacity : 0;
+    uint32_t newCap = cap < 4 ? 4 : cap * 2;
+    if (newCap > kMaxArrayCapacity) return Status(StatusCode::kMemoryError);
+    ValueArray* bigger = newValueArray(state, newCap);
+    if (!bigger) return Status(StatusCode::kMemoryError);
+    for (uint32_t i = 0; i < n && a && i < a->capacity; ++i) storeValue(t, bigger->data[i], a->data[i]);
+    storeRef(t, t->array, bigger);
+    a = bigger;
+  }
+  storeValue(t, a->data[n], value);
+  t->arraySize = n + 1;
+  return Status::ok();
+}
+
+// Stores into the hash part; `key` is normalised, not nil/NaN, and not in the array part.
+// One probe finds the key, or else the first dead slot on its chain (reused) and the
+// free slot that ends the chain.
+Status setInHash(State& state, Table* t, const Value& key, uint32_t hash, const Value& value) {
+  NodeArray* na = t->nodes;
+  Node* dead = nullptr;
+  Node* empty = nullptr;
+  if (na) {
+    uint32_t mask = na->capacity - 1;
+    uint32_t i = hash & mask;
+    for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
+      Node& node = na->nodes[i];
+      if (node.key.tag == Tag::Nil) {
+        empty = &node;
+        break;
+      }
+      if (keyEquals(node.key, key)) {
+        storeValue(t, node.value, value);
+        return Status::ok();
+      }
+      if (!dead && node.value.isNil()) dead = &node;
+    }
+  }
+  if (value.isNil()) return Status::ok();
+  if (key.isInt() && uint64_t(key.asInt()) == uint64_t(t->arraySize) + 1 &&
+      t->arraySize < kMaxArrayCapacity) {
+    return appendArray(state, t, value);
+  }
+  if (!dead && empty && t->nodeCount + 1 <= maxLoad(na->capacity)) {
+    dead = empty;
+    t->nodeCount++;
+  }
+  if (dead) {
+    storeValue(t, dead->key, key);
+    storeValue(t, dead->value, value);
+    return Status::ok();
+  }
+  Status s = rehash(state, t, key);
+  if (!s.isOk()) return s;
+  if (key.isInt() && inArrayRange(key.asInt(), t->arraySize)) {
+    storeValue(t, t->array->data[key.asInt() - 1], value);
+    return Status::ok();
+  }
+  placeNode(t, t->nodes, key, value);
+  t->nodeCount++;
+  return Status::ok();
+}
+
+}  // namespace
+
+Value tableDeadKey() { return Value::lightUserdata(const_cast<char*>(&kDeadKeyAnchor)); }
+
+Value normaliseKey(const Value& key) {
+  if (key.isFloat()) {
+    int64_t i;
+    if (floatToInteger(key.asFloat(), i, FloatToInt::Exact)) return Value::integer(i);
+  }
+  return key;
+}
+
+uint32_t hashValue(const Value& key) {
+  switch (key.tag) {
+    case Tag::Int:
+    case Tag::Float:
+    case Tag::LightUserdata:
+    case Tag::LightNative:
+      return mixBits(uint64_t(key.u.i));
+    case Tag::False:
+      return 0x2f0d1a4bu;
+    case Tag::True:
+      return 0x7c3e9d15u;
+    case Tag::String:
+      return stringHash(key.asString());
+    default:
+      return key.isCollectable() ? mixIdentity(key.u.obj->header.hash) : 0;
+  }
+}
+
+Table* newTable(State& state, uint32_t arrayHint, uint32_t hashHint) {
+  auto* t = reinterpret_cast<Table*>(state.mutator().allocate(uint8_t(Kind::Table), sizeof(Table)));
+  if (!t) return nullptr;
+  if (arrayHint || hashHint) {
+    if (!rebuild(state, t, arrayHint > kMaxArrayCapacity ? kMaxArrayCapacity : arrayHint, hashHint).isOk()) {
+      return nullptr;
+    }
+  }
+  return t;
+}
+
+Value tableGetInt(const Table* t, int64_t key) {
+  if (const Value* v = tableArraySlot(t, key)) return *v;
+  if (const Node* node = findIntNode(t->nodes, key)) return node->value;
+  return Value::nil();
+}
+
+Value tableGetStr(const Table* t, const String* key) {
+  if (key->isShort()) {
+    const Value* v = tableShortStrSlot(t, key);
+    return v ? *v : Value::nil();
+  }
+  Value k = Value::string(const_cast<String*>(key));
+  if (const Node* node = findNode(t->nodes, k, hashValue(k))) return node->value;
+  return Value::nil();
+}
+
+Value tableGet(const Table* t, const Value& key) {
+  switch (key.tag) {
+    case Tag::Int:
+      return tableGetInt(t, key.asInt());
+    case Tag::String:
+      return tableGetStr(t, key.asString());
+    case Tag::Nil:
+      return Value::nil();
+    case Tag::Float: {
+      int64_t i;
+      if (floatToInteger(key.asFloat(), i, FloatToInt::Exact)) return tableGetInt(t, i);
+      if (std::isnan(key.asFloat())) return Value::nil();
+      break;
+    }
+    default:
+      break;
+  }
+  if (const Node* node = findNode(t->nodes, key, hashValue(key))) return node->value;
+  return Value::nil();
+}
+
+Status tableSetInt(State& state, Table* t, int64_t key, const Value& value) {
+  tableTouched(t);
+  if (ValueArray* a = t->array; a && inArrayRange(key, t->arraySize) && uint64_t(key) - 1 < a->capacity) {
+    storeValue(t, a->data[key - 1], value);
+    return Status::ok();
+  }
+  if (!t->nodes && uint64_t(key) == uint64_t(t->arraySize) + 1 && !value.isNil() &&
+      t->arraySize < kMaxArrayCapacity) {
+    return appendArray(state, t, value);  // fast path: no hash part can hold the key
+  }
+  Value k = Value::integer(key);
+  return setInHash(state, t, k, hashValue(k), value);
+}
+
+Status tableSetStr(State& state, Table* t, String* key, const Value& value) {
+  tableTouched(t);
+  Value k = Value::string(key);
+  return setInHash(state, t, k, stringHash(key), value);
+}
+
+Status tableSet(State& state, Table* t, const Value& key, const Value& value) {
+  switch (key.tag) {
+    case Tag::Int:
+      return tableSetInt(state, t, key.asInt(), value);
+    case Tag::String:
+      return tableSetStr(state, t, key.asString(), value);
+    case Tag::Nil:
+      return Status(StatusCode::kRuntimeError);
+    case Tag::Float: {
+      int64_t i;
+      if (floatToInteger(key.asFloat(), i, FloatToInt::Exact)) return tableSetInt(state, t, i, value);
+      if (std::isnan(key.asFloat())) return Status(StatusCode::kRuntimeError);
+      break;
+    }
+    default:
+      break;
+  }
+  tableTouched(t);
+  return setInHash(state, t, key, hashValue(key), value);
+}
+
+Value* tableFindSlot(Table* t, const Value& rawKey) {
+  Value key = normaliseKey(rawKey);
+  Value* slot = nullptr;
+  if (key.isInt()) {
+    slot = const_cast<Value*>(tableArraySlot(t, key.asInt()));
+    if (!slot) {
+      Node* node = findIntNode(t->nodes, key.asInt());
+      slot = node ? &node->value : nullptr;
+    }
+  } else if (!key.isNil()) {
+    Node* node = findNode(t->nodes, key, hashValue(key));
+    slot = node ? &node->value : nullptr;
+  }
+  return slot && !slot->isNil() ? slot : nullptr;
+}
+
+namespace {
+
+inline bool presentInt(const Table* t, uint64_t k) { return !tableGetInt(t, int64_t(k)).isNil(); }
+
+// Unbounded search beyond the array part: t[i] is present; doubles j until t[j] is
+// absent, then bisects. Integer overflow falls back to a linear scan, as such a table
+// is adversarial anyway.
+uint64_t hashBorder(const Table* t, uint64_t i) {
+  uint64_t j = i * 2;
+  while (presentInt(t, j)) {
+    i = j;
+    if (j > uint64_t(INT64_MAX) / 2) {
+      uint64_t k = 1;
+      while (presentInt(t, k)) k++;
+      return k - 1;
+    }
+    j *= 2;
+  }
+  while (j - i > 1) {
+    uint64_t m = i + (j - i) / 2;
+    if (presentInt(t, m)) i = m;
+    else j = m;
+  }
+  return i;
+}
+
+}  // namespace
+
+uint64_t tableLength(Table* t) {
+  const ValueArray* a = t->array;
+  uint32_t limit = t->arraySize;
+  if (a && limit > a->capacity) limit = a->capacity;
+  if (!a) limit = 0;
+  if (limit > 0 && a->data[limit - 1].isNil()) {
+    // A border lies inside the array part.
+    if (limit >= 2 && !a->data[limit - 2].isNil()) return limit - 1;
+    uint32_t hint = t->lengthHint;
+    if (hint < limit && (hint == 0 || !a->data[hint - 1].isNil()) && a->data[hint].isNil()) return hint;
+    uint32_t lo = 0, hi = limit;  // a[lo-1] present (or lo == 0), a[hi-1] absent
+    while (hi - lo > 1) {
+      uint32_t m = lo + (hi - lo) / 2;
+      if (a->data[m - 1].isNil()) hi = m;
+      else lo = m;
+    }
+    t->lengthHint = lo;
+    return lo;
+  }
+  if (!t->nodes || !presentInt(t, uint64_t(limit) + 1)) return limit;
+  return hashBorder(t, uint64_t(limit) + 1);
+}
+
+Status tableNext(const Table* t, Value& key, Value& value, bool& found) {
+  uint64_t index = 0;  // position to resume from: array slots, then nodes
+  const ValueArray* a = t->array;
+  uint32_t arraySize = t->arraySize;
+  if (a && arraySize > a->capacity) arraySize = a->capacity;
+  if (!a) arraySize = 0;
+  const NodeArray* na = t->nodes;
+  if (!key.isNil()) {
+    Value k = normaliseKey(key);
+    if (k.isInt() && inArrayRange(k.asInt(), arraySize)) {
+      index = uint64_t(k.asInt());
+    } else {
+      const Node* node = findNode(na, k, hashValue(k));
+      if (!node) return Status(StatusCode::kRuntimeError);
+      index = uint64_t(arraySize) + uint64_t(node - na->nodes) + 1;
+    }
+  }
+  for (; index < arraySize; ++index) {
+    if (!a->data[index].isNil()) {
+      key = Value::integer(int64_t(index) + 1);
+      value = a->data[index];
+      found = true;
+      return Status::ok();
+    }
+  }
+  for (uint64_t i = index - arraySize; na && i < na->capacity; ++i) {
+    const Node& node = na->nodes[i];
+    if (!node.key.isNil() && !node.value.isNil()) {
+      key = node.key;
+      value = node.value;
+      found = true;
+      return Status::ok();
+    }
+  }
+  found = false;
+  return Status::ok();
+}
+
+Status tableResize(State& state, Table* t, uint32_t arraySize, uint32_t hashSize) {
+  if (arraySize > kMaxArrayCapacity) return Status(StatusCode::kMemoryError);
+  if (arraySize < t->arraySize) arraySize = t->arraySize;
+  uint32_t nodeCap = t->nodes ? t->nodes->capacity : 0;
+  ValueArray* a = t->array;
+  if (arraySize == t->arraySize && maxLoad(nodeCap) >= uint64_t(t->nodeCount) + hashSize) return Status::ok();
+  if (arraySize > t->arraySize && a && arraySize <= a->capacity && !t->nodes) {
+    t->arraySize = arraySize;  // slots beyond the old size are already nil
+    if (hashSize == 0) return Status::ok();
+  }
+  uint64_t liveHash = 0;
+  if (const NodeArray* na = t->nodes) {
+    for (uint32_t i = 0; i < na->capacity; ++i) {
+      const Node& node = na->nodes[i];
+      if (node.key.isNil() || node.value.isNil()) continue;
+      if (node.key.isInt() && inArrayRange(node.key.asInt(), arraySize)) continue;
+      liveHash++;
+    }
+  }
+  return rebuild(state, t, arraySize, liveHash > hashSize ? liveHash : hashSize);
+}
+
+void tableSetMetatable(Table* t, Table* mt) { storeRef(t, t->metatable, mt); }
+
+}  // namespace weft::vm

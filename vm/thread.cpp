@@ -1,0 +1,161 @@
+// Thread objects: allocation, tracing, stack growth and open upvalues (vm/thread.h).
+#include "vm/thread.h"
+
+#include <mimalloc.h>
+
+#include <algorithm>
+#include <new>
+
+namespace weft::vm {
+
+namespace {
+
+constexpr uint32_t kInitialStack = 64;
+constexpr uint32_t kInitialFrames = 16;
+
+size_t threadSizeOf(const gc::Object*) { return sizeof(Thread); }
+
+void traceThread(gc::Object* obj, gc::Visitor& v) {
+  auto* th = reinterpret_cast<Thread*>(obj);
+  ThreadData* t = th->data;
+  if (!t) return;
+  v.visit(reinterpret_cast<gc::Object*&>(t->self));
+  uint32_t live = std::min(t->liveTop(), t->stackSize);
+  for (uint32_t i = 0; i < live; i++) {
+    if (t->stack[i].isCollectable()) v.visit(referenceSlot(t->stack[i]));
+  }
+  // Slots above the live part may hold references a collection did not update; clear
+  // them so no later collection visits a stale one (thread.h invariant 2).
+  for (uint32_t i = live; i < t->stackSize; i++) t->stack[i] = Value::nil();
+  if (t->openUpvalues) v.visit(reinterpret_cast<gc::Object*&>(t->openUpvalues));
+  if (t->error.isCollectable()) v.visit(referenceSlot(t->error));
+  if (t->hook.isCollectable()) v.visit(referenceSlot(t->hook));
+}
+
+void releaseThread(gc::Object* obj) {
+  auto* th = reinterpret_cast<Thread*>(obj);
+  ThreadData* t = th->data;
+  if (!t) return;
+  mi_free(t->stack);
+  mi_free(t->frames);
+  mi_free(t->tbc);
+  delete t;
+  th->data = nullptr;
+}
+
+}  // namespace
+
+// A call's function slot is always above the caller's live registers, so only the top
+// frame's extent matters: a Lua frame's registers reach its top, a native's values the
+// thread top. Stale values in dead registers below are then not kept alive for long.
+uint32_t ThreadData::liveTop() const {
+  if (frameCount == 0) return top;
+  const CallFrame& f = frames[frameCount - 1];
+  if ((f.flags & kFrameLua) && f.top > top) return f.top;
+  return top;
+}
+
+void registerThreadKind(gc::Heap& heap) {
+  gc::TypeInfo info;
+  info.name = "thread";
+  info.sizeOf = threadSizeOf;
+  info.trace = traceThread;
+  info.release = releaseThread;
+  heap.registerType(uint8_t(Kind::Thread), info);
+}
+
+Thread* newThread(State& state) {
+  auto* data = new (std::nothrow) ThreadData();
+  if (!data) return nullptr;
+  data->state = &state;
+  data->stack = static_cast<Value*>(mi_malloc(sizeof(Value) * kInitialStack));
+  data->frames = static_cast<CallFrame*>(mi_malloc(sizeof(CallFrame) * kInitialFrames));
+  if (!data->stack || !data->frames) {
+    mi_free(data->stack);
+    mi_free(data->frames);
+    delete data;
+    return nullptr;
+  }
+  data->stackSize = kInitialStack;
+  data->frameCap = kInitialFrames;
+  for (uint32_t i = 0; i < kInitialStack; i++) data->stack[i] = Value::nil();
+  auto* th = reinterpret_cast<Thread*>(state.mutator().allocate(uint8_t(Kind::Thread), sizeof(Thread)));
+  if (!th) {
+    mi_free(data->stack);
+    mi_free(data->frames);
+    delete data;
+    return nullptr;
+  }
+  th->data = data;
+  data->self = th;
+  state.heap().registerExternal(asGc(th));
+  return th;
+}
+
+ThreadData* threadData(const Value& v) { return v.asThread()->data; }
+
+bool ensureStackSlots(ThreadData* t, uint64_t needed) {
+  if (needed <= t->stackSize) return true;
+  // A message handler running for a stack overflow gets some headroom.
+  uint64_t limit = kMaxStackSlots + (t->inErrorHandler ? 2000 : 0);
+  if (needed > limit) return false;
+  uint64_t size = t->stackSize;
+  while (size < needed) size *= 2;
+  if (size > limit) size = limit;
+  auto* grown = static_cast<Value*>(mi_realloc(t->stack, sizeof(Value) * size));
+  if (!grown) return false;
+  for (uint64_t i = t->stackSize; i < size; i++) grown[i] = Value::nil();
+  t->stack = grown;
+  t->stackSize = uint32_t(size);
+  return true;
+}
+
+CallFrame* pushFrameSlow(ThreadData* t) {
+  {
+    uint32_t cap = t->frameCap * 2;
+    auto* grown = static_cast<CallFrame*>(mi_realloc(t->frames, sizeof(CallFrame) * cap));
+    if (!grown) return nullptr;
+    t->frames = grown;
+    t->frameCap = cap;
+  }
+  CallFrame* f = &t->frames[t->frameCount++];
+  f->pad = 0;
+  f->varargDelta = 0;
+  f->extra = 0;
+  return f;
+}
+
+Upvalue* findUpvalue(State& state, ThreadData* t, uint32_t index) {
+  Upvalue* prev = nullptr;
+  Upvalue* cur = t->openUpvalues;
+  while (cur && cur->index >= index) {
+    if (cur->index == index) return cur;
+    prev = cur;
+    cur = cur->nextOpen;
+  }
+  auto* uv = reinterpret_cast<Upvalue*>(state.mutator().allocate(uint8_t(Kind::Upvalue), sizeof(Upvalue)));
+  if (!uv) return nullptr;
+  uv->thread = t->self;
+  uv->index = index;
+  uv->closed = Value::nil();
+  uv->nextOpen = cur;
+  // The list head is off-heap (traced with the thread); a nextOpen field is a heap store.
+  if (prev) {
+    storeRef(prev, prev->nextOpen, uv);
+  } else {
+    t->openUpvalues = uv;
+  }
+  return uv;
+}
+
+void closeUpvalues(ThreadData* t, uint32_t level) {
+  while (t->openUpvalues && t->openUpvalues->index >= level) {
+    Upvalue* uv = t->openUpvalues;
+    t->openUpvalues = uv->nextOpen;
+    storeValue(uv, uv->closed, t->stack[uv->index]);
+    uv->thread = nullptr;
+    uv->nextOpen = nullptr;
+  }
+}
+
+}  // namespace weft::vm

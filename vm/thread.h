@@ -1,0 +1,141 @@
+// Threads of execution (Lua coroutines; later, tasks). A Thread is a small heap object
+// that owns an off-heap ThreadData: the value stack, the call frames, the open-upvalue
+// list, the to-be-closed list and the error slot. The interpreter works on ThreadData,
+// whose address never changes, so a moving collection never invalidates it; the
+// ThreadData's `self` field is updated by the Thread's trace function when the heap
+// object moves. The frame layout is documented in docs/design/frames.md.
+//
+// Invariants:
+//  1. No heap object points into a stack: open upvalues name (thread, slot index), and
+//     CallFrames hold stack indices, never Value pointers.
+//  2. The collector traces every stack slot below liveTop() (the top frame's extent:
+//     a call's function slot is always above its caller's live registers) and clears
+//     the slots above it, so a stale slot can never be visited by a later collection.
+//  3. A suspended thread is nothing but its heap object and its ThreadData: no C++ stack
+//     belongs to it (resume re-enters the interpreter from the frames alone).
+//  4. Open upvalues are sorted by descending stack index and there is at most one per
+//     slot.
+#pragma once
+
+#include <cstdint>
+
+#include "vm/object.h"
+#include "vm/state.h"
+
+namespace weft::vm {
+
+enum class ThreadStatus : uint8_t { Suspended, Running, Normal, Dead };
+
+// CallFrame::flags.
+inline constexpr uint16_t kFrameLua = 1u << 0;        // a Lua function (pc is meaningful)
+inline constexpr uint16_t kFrameEntry = 1u << 1;      // first frame of a loop invocation: its return leaves the loop
+inline constexpr uint16_t kFrameProtected = 1u << 2;  // pcall/xpcall marker (no function of its own)
+inline constexpr uint16_t kFrameXpcall = 1u << 3;     // marker of xpcall: the handler is at func+1
+inline constexpr uint16_t kFrameFinishOp = 1u << 4;   // metamethod called by an opcode: finish it on return
+inline constexpr uint16_t kFrameTail = 1u << 5;       // entered by a tail call
+inline constexpr uint16_t kFrameHook = 1u << 6;       // running a debug hook
+inline constexpr uint16_t kFrameFinalizer = 1u << 7;  // running a __gc finalizer
+inline constexpr uint16_t kFrameClose = 1u << 8;      // running a __close metamethod
+
+// One activation record. Everything is a stack index or an off-heap pointer, so the
+// frame array needs no tracing of its own (the stack slots it names are traced).
+struct CallFrame {
+  const Instruction* pc;  // Lua: next instruction; saved before anything that may GC or raise
+  uint32_t func;          // stack index of the called function (protected marker: of pcall itself)
+  uint32_t base;          // Lua: stack index of register 0; native: first argument
+  uint32_t top;           // Lua: base + maxStackSize; native: top when it was called
+  int32_t nresults;       // results the caller wants; -1 for all of them
+  uint16_t flags;         // kFrame*
+  uint16_t pad;
+  uint32_t varargDelta;   // Lua vararg function: slots between the original func and func
+  uint32_t extra;         // protected: errFunc to restore; finish-op CONCAT: pending count
+};
+
+struct ThreadData {
+  Thread* self = nullptr;  // the heap object (traced: updated when it moves)
+  State* state = nullptr;
+
+  Value* stack = nullptr;  // mi_malloc'd, stackSize slots, reallocated to grow
+  uint32_t stackSize = 0;
+  uint32_t top = 0;        // first free slot of the running native / multiple results end
+
+  CallFrame* frames = nullptr;  // mi_malloc'd, frameCap entries
+  uint32_t frameCap = 0;
+  uint32_t frameCount = 0;
+
+  Upvalue* openUpvalues = nullptr;  // descending index (traced)
+  uint32_t* tbc = nullptr;          // stack indices of to-be-closed variables, ascending
+  uint32_t tbcCount = 0;
+  uint32_t tbcCap = 0;
+
+  Value error = Value::nil();  // the current error object (traced)
+  uint32_t errFunc = 0;        // stack index of the active message handler, 0 for none
+  uint32_t nny = 0;            // native->Lua re-entries below the running code (not yieldable if > 0)
+  uint32_t nativeDepth = 0;    // nested loop invocations (C++ stack use)
+  uint32_t cDepth = 0;         // pcall markers and Lua metamethod frames on the stack (Lua counts them as C calls)
+  uint32_t resumeCount = 0;    // values passed by the resume that continues a yielded native
+  ThreadStatus status = ThreadStatus::Suspended;
+  bool isMain = false;
+  bool inErrorHandler = false; // running a message handler: limits get some headroom
+
+  // Debug hooks (debug.sethook): a single mask test on the hot path.
+  uint8_t hookMask = 0;
+  int32_t hookCount = 0;
+  int32_t hookCounter = 0;
+  Value hook = Value::nil();   // (traced)
+  bool inHook = false;
+  bool runningFinalizers = false;
+  bool failed = false;          // dead by an error (coroutine.close reports it)
+
+  CallFrame& frame() { return frames[frameCount - 1]; }
+  uint32_t liveTop() const;
+};
+
+struct Thread {
+  gc::ObjectHeader header;
+  ThreadData* data;
+};
+
+// Stack and frame limits (State options give the defaults).
+inline constexpr uint32_t kMaxStackSlots = 1000000;
+inline constexpr uint32_t kMinNativeStack = 20;   // free slots a native may push without asking
+inline constexpr uint32_t kExtraStack = 5;        // headroom above a Lua frame for metamethod calls
+
+ThreadData* threadData(const Value& v);
+
+// Grows the stack so that `needed` slots are available (indices < needed). false when
+// the limit would be exceeded or memory is exhausted (the caller raises "stack overflow").
+bool ensureStackSlots(ThreadData* t, uint64_t needed);
+// Pushes a frame, growing the frame array; nullptr if memory is exhausted.
+CallFrame* pushFrameSlow(ThreadData* t);
+inline CallFrame* pushFrame(ThreadData* t) {
+  if (t->frameCount == t->frameCap) [[unlikely]] return pushFrameSlow(t);
+  CallFrame* f = &t->frames[t->frameCount++];
+  f->pad = 0;
+  f->varargDelta = 0;
+  f->extra = 0;
+  return f;
+}
+
+// Open upvalue for stack slot `index` (existing or new); nullptr on exhaustion.
+Upvalue* findUpvalue(State& state, ThreadData* t, uint32_t index);
+// Closes every open upvalue at or above `level` (copies the value in, detaches).
+void closeUpvalues(ThreadData* t, uint32_t level);
+
+inline Value& upvalueRef(Upvalue* uv) {
+  return uv->thread ? uv->thread->data->stack[uv->index] : uv->closed;
+}
+
+}  // namespace weft::vm
+
+namespace weft::vm {
+// Recomputes ThreadData::cDepth after frames were cut back (error unwinding).
+inline void recountCDepth(ThreadData* t) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < t->frameCount; i++) {
+    uint16_t fl = t->frames[i].flags;
+    if ((fl & kFrameProtected) || ((fl & kFrameFinishOp) && (fl & kFrameLua))) n++;
+  }
+  t->cDepth = n;
+}
+}  // namespace weft::vm
