@@ -210,6 +210,8 @@ Status beginProtectedMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresu
     t->stack[func + 2] = f;
     t->errFunc = func + 1;
     target = func + 2;
+  } else {
+    t->errFunc = 0;  // a plain pcall hides any outer message handler
   }
   Status st = resolveCallable(S, t, target, -1);
   if (!st.isOk()) return st;
@@ -286,7 +288,9 @@ Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults) {
 Status pcallMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults) {
   uint32_t savedFrames = t->frameCount;
   uint32_t savedErrFunc = t->errFunc;
+  t->errFunc = 0;
   Status st = callMayGC(S, t, func, nresults);
+  t->errFunc = savedErrFunc;
   if (st.isOk()) return st;
   st = unwindForErrorMayGC(S, t, savedFrames, func, st);
   t->errFunc = savedErrFunc;
