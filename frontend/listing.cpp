@@ -126,7 +126,7 @@ class Printer {
         constant(f, b);
         if (k) { out_ += " "; constant(f, c); }
         break;
-      case Op::NEWTABLE: put("%d %d %d", a, b, c); put("\t; %d", c + extra * (kMaxArgC + 1)); break;
+      case Op::NEWTABLE: put("%d %d %d", a, b, c); put("\t; %lld", c + (long long)extra * (kMaxArgC + 1)); break;
       case Op::ADDI: case Op::SHRI: case Op::SHLI: put("%d %d %d", a, b, sc); break;
       case Op::ADDK: case Op::SUBK: case Op::MULK: case Op::MODK: case Op::POWK: case Op::DIVK:
       case Op::IDIVK: case Op::BANDK: case Op::BORK: case Op::BXORK:
@@ -178,7 +178,7 @@ class Printer {
       case Op::TFORLOOP: put("%d %d", a, bx); put("\t; to %d", pc - bx + 2); break;
       case Op::SETLIST:
         put("%d %d %d", a, b, c);
-        if (k) put("\t; %d", c + extra * (kMaxArgC + 1));
+        if (k) put("\t; %lld", c + (long long)extra * (kMaxArgC + 1));
         break;
       case Op::CLOSURE: put("%d %d", a, bx); put("\t; %s.%d", name.c_str(), bx); break;
       case Op::VARARG:

@@ -331,6 +331,7 @@ void Collector::install(uint64_t collection) {
   }
   for (Chunk* chunk : toChunks_) chunk->dirty = false;
   impl_.thresholdCrossed.store(false, std::memory_order_relaxed);
+  impl_.reserveOpen.store(false, std::memory_order_relaxed);
   heap_.requested_.store(config.stress != StressMode::kNone, std::memory_order_relaxed);
 }
 
@@ -378,7 +379,7 @@ Status Heap::safepointMayGC() {
   if (impl_->broken) [[unlikely]] return Status(StatusCode::kFatal);
   if (config_.stress != StressMode::kNone && stressSaysCollect()) return collectNow();
   if (impl_->thresholdCrossed.load(std::memory_order_relaxed)) {
-    if (automatic_) return collectNow();
+    if (automatic_ || impl_->reserveOpen.load(std::memory_order_relaxed)) return collectNow();
     // Stopped: forget the request; the next refill past the threshold raises it again.
     impl_->thresholdCrossed.store(false, std::memory_order_relaxed);
     requested_.store(config_.stress != StressMode::kNone, std::memory_order_relaxed);

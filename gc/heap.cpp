@@ -122,18 +122,35 @@ void Heap::addChunkLocked(Chunk* chunk) {
 }
 
 void Heap::noteGrowthLocked() {
-  if (impl_->usedBytes.load(std::memory_order_relaxed) > impl_->threshold) {
+  // Under a limit, collect well before it: a collection can only run at a safepoint, and
+  // an allocation that finds the heap full of garbage fails.
+  size_t threshold = impl_->threshold;
+  if (config_.heapLimit) threshold = std::min(threshold, config_.heapLimit - config_.heapLimit / 4);
+  if (impl_->usedBytes.load(std::memory_order_relaxed) > threshold) {
     impl_->thresholdCrossed.store(true, std::memory_order_relaxed);
     requested_.store(true, std::memory_order_relaxed);
   }
+}
+
+void Heap::grantEmergencyReserve() {
+  impl_->reserveOpen.store(true, std::memory_order_relaxed);
+  impl_->thresholdCrossed.store(true, std::memory_order_relaxed);
+  requested_.store(true, std::memory_order_relaxed);
+}
+
+size_t Heap::currentLimitLocked() const {
+  size_t limit = config_.heapLimit;
+  if (limit && impl_->reserveOpen.load(std::memory_order_relaxed)) limit += std::max(limit / 8, 2 * kChunkSize);
+  return limit;
 }
 
 char* Heap::refill(Mutator& m, size_t size) {
   Impl& impl = *impl_;
   std::lock_guard lock(impl.mutex);
   size_t used = impl.usedBytes.load(std::memory_order_relaxed);
+  size_t heapLimit = currentLimitLocked();
   if (size >= kLargeObjectSize) {
-    if (config_.heapLimit && (used > config_.heapLimit || size > config_.heapLimit - used)) return nullptr;
+    if (heapLimit && (used > heapLimit || size > heapLimit - used)) return nullptr;
     Chunk* chunk = mapChunk(size);
     if (!chunk) return nullptr;
     chunk->large = true;
@@ -147,8 +164,8 @@ char* Heap::refill(Mutator& m, size_t size) {
   retireLocked(m);
   used = impl.usedBytes.load(std::memory_order_relaxed);
   size_t capacity = kChunkSize;
-  if (config_.heapLimit) {
-    size_t room = used >= config_.heapLimit ? 0 : config_.heapLimit - used;
+  if (heapLimit) {
+    size_t room = used >= heapLimit ? 0 : heapLimit - used;
     if (room < size) return nullptr;
     capacity = std::min(capacity, room & ~(kObjectAlignment - 1));
   }

@@ -178,6 +178,13 @@ class Heap {
   // A full collection now (collectgarbage("collect")).
   Status collectMayGC();
 
+  // The VM raises a memory error for a failed allocation: until the next collection the
+  // limit is raised by a reserve (an eighth of it, at least two chunks), so the code that
+  // catches the error can run before a safepoint; that collection is requested at once
+  // and runs even while automatic collection is stopped (Lua's emergency collection).
+  // Without a grant the limit stays exact (invariant 5).
+  void grantEmergencyReserve();
+
   // Stop / restart automatic collection (collectgarbage "stop"/"restart"). Stress mode
   // and explicit collections still run.
   void setAutomatic(bool on) { automatic_ = on; }
@@ -219,6 +226,7 @@ class Heap {
   void retireLocked(Mutator& mutator);
   void addChunkLocked(Chunk* chunk);
   void noteGrowthLocked();
+  size_t currentLimitLocked() const;
   Chunk* takeChunkLocked();
   void flushMutators();
   bool stressSaysCollect();

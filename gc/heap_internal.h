@@ -65,6 +65,9 @@ struct Heap::Impl {
   // Set with requested_ when the threshold is crossed; requested_ alone cannot tell,
   // since stress mode keeps it up. Relaxed for the same reason as requested_.
   std::atomic<bool> thresholdCrossed{false};
+  // Set by grantEmergencyReserve, cleared by the next collection; relaxed like
+  // thresholdCrossed (written and read by the owning thread, or the world stopped).
+  std::atomic<bool> reserveOpen{false};
   size_t liveAfterLastGC = 0;  // world stopped
   uint8_t epoch = 0;           // world stopped: the epoch bit of current-space objects
 

@@ -14,10 +14,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(cmake ninja-build g++ clang libmimalloc-dev libgtest-dev libcli11-dev libedit-dev
-          lua5.4 python3 pkg-config)
+# clang's libFuzzer and sanitizer runtimes are only a Recommends of clang: name them.
+PACKAGES=(cmake ninja-build g++ clang libclang-rt-14-dev libmimalloc-dev libgtest-dev libcli11-dev
+          libedit-dev lua5.4 python3 pkg-config)
 JOBS=${WEFT_JOBS:-2}
 FUZZ_SECONDS=${WEFT_FUZZ_SECONDS:-60}
+# Any sanitizer report fails the stage: ASan and UBSan stop at the first report (the
+# builds also pass -fno-sanitize-recover=undefined), and the exit status says so.
+export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
 installPackages() {
   local missing=()
@@ -41,29 +46,35 @@ configure() {
 }
 
 buildMain() {
-  configure build -DCMAKE_BUILD_TYPE=Release
+  configure build -DCMAKE_BUILD_TYPE=Release || return 1
   cmake --build build -j "$JOBS"
 }
 
+# The stage functions run as `stage || failed+=(...)`, where bash ignores set -e: every
+# step that can fail says `|| return 1` itself.
 sanitizerPass() {
-  configure build-asan -DCMAKE_BUILD_TYPE=Release -DWEFT_SANITIZE=ON
-  cmake --build build-asan -j "$JOBS"
+  configure build-asan -DCMAKE_BUILD_TYPE=Release -DWEFT_SANITIZE=ON || return 1
+  cmake --build build-asan -j "$JOBS" || return 1
   # Unit tests and the plain scripts; stress and oracle runs add nothing under ASan here.
-  ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j "$JOBS" \
-    -E '^lua\..*\.(relocate|oracle)$'
+  ctest --test-dir build-asan --output-on-failure -j "$JOBS" -E '^lua\..*\.(relocate|oracle)$' || return 1
 }
 
+# Each target gets an equal share of FUZZ_SECONDS over its seeds (tests/fuzz/corpus/NAME)
+# and what earlier runs found (build-fuzz/corpus/NAME, which libFuzzer extends). A crash,
+# a sanitizer report, a run over 10 s or over 2 GiB fails the stage; the input is kept
+# as build-fuzz/crash-* for `build-fuzz/tests/fuzz/NAME build-fuzz/crash-...`.
 fuzzPass() {
   [[ -f tests/fuzz/CMakeLists.txt && $FUZZ_SECONDS -gt 0 ]] || return 0
   configure build-fuzz -DCMAKE_BUILD_TYPE=Release -DWEFT_FUZZ=ON -DWEFT_TESTS=ON \
-    -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang
-  cmake --build build-fuzz -j "$JOBS" --target tests/fuzz/all
+    -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang || return 1
+  cmake --build build-fuzz -j "$JOBS" --target tests/fuzz/all || return 1
   local targets=()
   while IFS= read -r -d '' t; do targets+=("$t"); done < <(
     find build-fuzz/tests/fuzz -maxdepth 1 -type f -executable -print0 | sort -z)
   ((${#targets[@]} > 0)) || return 0
   local each=$((FUZZ_SECONDS / ${#targets[@]}))
   ((each > 0)) || each=1
+  local status=0
   for t in "${targets[@]}"; do
     local name corpus
     name=$(basename "$t")
@@ -72,8 +83,19 @@ fuzzPass() {
     local seeds=()
     [[ -d tests/fuzz/corpus/$name ]] && seeds=("tests/fuzz/corpus/$name")
     echo "setup.sh: fuzzing $name for ${each}s"
-    "$t" -max_total_time="$each" -print_final_stats=1 "$corpus" "${seeds[@]}"
+    "$t" -max_total_time="$each" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix=build-fuzz/ "$corpus" "${seeds[@]}" || status=1
   done
+  return "$status"
+}
+
+# timed NAME COMMAND...: runs COMMAND and reports how long it took.
+timed() {
+  local name=$1 start=$SECONDS rc=0
+  shift
+  "$@" || rc=$?
+  echo "setup.sh: $name took $((SECONDS - start))s"
+  return "$rc"
 }
 
 case "${1:-}" in
@@ -84,12 +106,12 @@ case "${1:-}" in
     ;;
   test)
     installPackages
-    buildMain
+    timed "main build" buildMain
     build/tools/weft examples/hello.lua
     failed=()
     if [[ ${WEFT_SKIP_SANITIZE:-0} != 1 ]]; then
-      sanitizerPass || failed+=("sanitizer pass")
-      fuzzPass || failed+=("fuzz run")
+      timed "sanitizer pass" sanitizerPass || failed+=("sanitizer pass")
+      timed "fuzz run" fuzzPass || failed+=("fuzz run")
     fi
     if ((${#failed[@]} > 0)); then echo "setup.sh: FAILED: ${failed[*]} (details above)"; fi
     status=0

@@ -1,5 +1,6 @@
 // Calls, protected calls, raising and catching errors, to-be-closed variables,
 // finalizers and warnings (vm/interp.h).
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -103,6 +104,7 @@ Status runtimeErrorMayGC(State& S, ThreadData* t, const char* fmt, ...) {
 }
 
 Status memoryErrorStatus(State& S, ThreadData* t) {
+  S.heap().grantEmergencyReserve();
   t->error = S.memoryErrorMessage ? Value::string(S.memoryErrorMessage) : Value::nil();
   return Status(StatusCode::kMemoryError);
 }
@@ -148,6 +150,9 @@ Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults,
   f->pc = nullptr;
   f->nresults = nresults;
   f->flags = flags;
+  if (t->hookMask & kHookMaskCall) [[unlikely]] {
+    if (Status st = runHookMayGC(S, t, "call", -1); !st.isOk()) return st;
+  }
   Value fv = t->stack[func];
   NativeFn fn = fv.tag == Tag::LightNative ? fv.u.fn : fv.asNativeClosure()->fn;
   CallContext cx(S, *t->self, func, nargs);
@@ -155,6 +160,9 @@ Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults,
   if (r.status == StatusCode::kOk) [[likely]] {
     uint32_t n = uint32_t(r.count);
     if (n > t->top - func - 1) n = t->top - func - 1;
+    if (t->hookMask & kHookMaskReturn) [[unlikely]] {
+      if (Status st = runHookMayGC(S, t, "return", -1); !st.isOk()) return st;
+    }
     if (nresults > 0 && !ensureStackSlots(t, uint64_t(func) + uint32_t(nresults) + 1)) return stackOverflowMayGC(S, t);
     moveResults(t, func, t->top - n, n, nresults);
     t->frameCount--;
@@ -184,7 +192,10 @@ Status finishProtected(State& S, ThreadData* t) {
 // pcall/xpcall called by OP_CALL: a marker frame instead of a native activation.
 Status beginProtectedMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags, bool isX) {
   uint32_t nargs = t->top - func - 1;
-  if (nargs < (isX ? 2u : 1u)) return callNativeMayGC(S, t, func, nresults, flags);
+  // Bad arguments: the native reports them.
+  if (nargs < (isX ? 2u : 1u) || (isX && !t->stack[func + 2].isFunction())) {
+    return callNativeMayGC(S, t, func, nresults, flags);
+  }
   uint32_t limit = S.options().maxCallDepth + (t->inErrorHandler ? 250 : 0);
   if (t->frameCount >= limit) return stackOverflowMayGC(S, t);
   if (t->nativeDepth + t->cDepth + 1 >= S.options().maxNativeDepth) {
@@ -247,7 +258,7 @@ Status afterReturnMayGC(State& S, ThreadData* t, uint32_t dest, uint16_t flags) 
   return Status::ok();
 }
 
-Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults) {
+Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t frameFlags) {
   uint32_t maxDepth = S.options().maxNativeDepth + (t->inErrorHandler ? 20 : 0);
   uint32_t depth = t->nativeDepth + t->cDepth;
   if (depth >= maxDepth) {
@@ -265,10 +276,10 @@ Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults) {
   t->nativeDepth++;
   t->nny++;
   if (t->stack[func].isLuaClosure()) {
-    st = pushLuaFrame(S, t, func, nresults, kFrameEntry);
+    st = pushLuaFrame(S, t, func, nresults, kFrameEntry | frameFlags);
     if (st.isOk()) st = executeMayGC(S, t);
   } else {
-    st = callNativeMayGC(S, t, func, nresults, 0);
+    st = callNativeMayGC(S, t, func, nresults, frameFlags);
   }
   t->nativeDepth--;
   t->nny--;
@@ -300,10 +311,17 @@ Status pcallMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults) {
 }
 
 Status unwindForErrorMayGC(State& S, ThreadData* t, uint32_t frameLevel, uint32_t stackLevel, Status st) {
+  uint32_t deadEnd = scratchTop(t);
   t->frameCount = frameLevel;
   recountCDepth(t);
   closeUpvalues(t, stackLevel);
-  return closeTbcMayGC(S, t, stackLevel, st);
+  st = closeTbcMayGC(S, t, stackLevel, st);
+  // The failed frames' registers may lie inside the catcher's frame extent, which the
+  // collector traces: left there, what they held (often what exhausted the heap) would
+  // stay alive until overwritten.
+  deadEnd = std::max(deadEnd, scratchTop(t));
+  for (uint32_t j = stackLevel; j < deadEnd && j < t->stackSize; j++) t->stack[j] = Value::nil();
+  return st;
 }
 
 Status closeTbcMayGC(State& S, ThreadData* t, uint32_t level, Status st) {
@@ -332,6 +350,24 @@ Status closeTbcMayGC(State& S, ThreadData* t, uint32_t level, Status st) {
       t->top = oldTop;
     }
   }
+  return st;
+}
+
+Status runHookMayGC(State& S, ThreadData* t, const char* event, int line) {
+  if (t->inHook || t->hook.isNil()) return Status::ok();
+  uint32_t oldTop = t->top;
+  uint32_t fn = scratchTop(t);
+  if (!ensureStackSlots(t, uint64_t(fn) + 3 + kMinNativeStack)) return stackOverflowMayGC(S, t);
+  String* name = newString(S, event);
+  if (!name) return memoryErrorStatus(S, t);
+  t->stack[fn] = t->hook;
+  t->stack[fn + 1] = Value::string(name);
+  t->stack[fn + 2] = line >= 0 ? Value::integer(line) : Value::nil();
+  t->top = fn + 3;
+  t->inHook = true;
+  Status st = callMayGC(S, t, fn, 0, kFrameHook);
+  t->inHook = false;
+  t->top = oldTop;
   return st;
 }
 

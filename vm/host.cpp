@@ -174,7 +174,15 @@ Status HostStack::pcallMayGC(int nargs, int nresults, bool withTraceback) {
     t->errFunc = func;
     callAt = func + 1;
   }
-  Status st = vm::pcallMayGC(state_, t, callAt, nresults);
+  // Not vm::pcallMayGC: it hides outer handlers (pcall semantics), and the handler
+  // installed above must run at the error point to see the frames for the traceback.
+  uint32_t savedFrames = t->frameCount;
+  Status st = vm::callMayGC(state_, t, callAt, nresults);
+  if (!st.isOk()) {
+    st = unwindForErrorMayGC(state_, t, savedFrames, callAt, st);
+    t->stack[callAt] = t->error;
+    t->top = callAt + 1;
+  }
   t->errFunc = savedErrFunc;
   if (withTraceback) {
     for (uint32_t j = func; j + 1 < t->top; j++) t->stack[j] = t->stack[j + 1];

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <mimalloc.h>
+
 #include "frontend/opcodes.h"
 #include "vm/debug.h"
 #include "vm/interp.h"
@@ -121,7 +123,7 @@ Status markTbc(State& S, ThreadData* t, uint32_t index) {
   }
   if (t->tbcCount == t->tbcCap) {
     uint32_t cap = t->tbcCap ? t->tbcCap * 2 : 8;
-    auto* grown = static_cast<uint32_t*>(std::realloc(t->tbc, sizeof(uint32_t) * cap));
+    auto* grown = static_cast<uint32_t*>(mi_realloc(t->tbc, sizeof(uint32_t) * cap));
     if (!grown) return memoryErrorStatus(S, t);
     t->tbc = grown;
     t->tbcCap = cap;
@@ -200,19 +202,117 @@ Status varArg(State& S, ThreadData* t, CallFrame* f, Proto* p, uint32_t ra, int 
   return Status::ok();
 }
 
-// One level of `__index` being a table: the common shape of method lookup.
-inline bool indexViaMetaTable(State& S, Table* h, String* key, Value& out) {
+// An upvalue's variable. An open upvalue of the running thread (the common case)
+// indexes its stack directly rather than through the Thread object.
+inline Value& upvalueIn(ThreadData* t, Upvalue* uv) {
+  Thread* owner = uv->thread;
+  if (!owner) return uv->closed;
+  if (owner == t->self) [[likely]] return t->stack[uv->index];
+  return owner->data->stack[uv->index];
+}
+
+// A nil to point at: field reads hand out slots, and a missing key reads as this.
+constexpr Value kNilValue{};
+
+// Whether h's metatable is known to lack `event` (the absence cache in header.aux). A
+// false answer only means "not known": the slow path looks and fills the cache.
+inline bool lacksMeta(const Table* h, Meta event) {
+  const Table* mt = h->metatable;
+  return !mt || (mt->header.aux & (1u << int(event)));
+}
+
+// Slow half of fieldFast: one level of `__index` being a table, the shape of method
+// lookup. Never calls anything; nullptr when a metamethod or a deeper chain decides.
+[[gnu::noinline]] const Value* fieldViaMetaTable(State& S, const Table* h, const String* key) {
   Value idx = metaField(S, h->metatable, Meta::Index);
-  if (!idx.isTable()) return false;
-  Table* ih = idx.asTable();
-  out = tableGetStr(ih, key);
-  return !out.isNil() || !ih->metatable;
+  if (idx.isNil()) return &kNilValue;
+  if (!idx.isTable()) return nullptr;
+  const Table* ih = idx.asTable();
+  const Value* v = tableStrSlot(ih, key);
+  if (v && !v->isNil()) return v;
+  return lacksMeta(ih, Meta::Index) ? &kNilValue : nullptr;
+}
+
+// h[key] for a string key without calling anything (GETFIELD, GETTABUP, SELF): the raw
+// slot, else nil when no __index can apply, else one level of __index tables. nullptr:
+// the slow path decides. The slot is read at once (no allocation in between).
+inline const Value* fieldFast(State& S, const Table* h, const String* key) {
+  const Value* v = tableStrSlot(h, key);
+  if (v && !v->isNil()) [[likely]] return v;
+  if (lacksMeta(h, Meta::Index)) return &kNilValue;
+  return fieldViaMetaTable(S, h, key);
+}
+
+// Value slot of an existing key with a non-nil value for a string key (SETFIELD,
+// SETTABUP), or nullptr.
+inline Value* liveStrSlot(Table* h, const String* key) {
+  const Value* v = tableStrSlot(h, key);
+  return v && !v->isNil() ? const_cast<Value*>(v) : nullptr;
+}
+
+// Index of the instruction a Lua frame is executing (its pc is already past it).
+inline uint32_t pcIndex(const CallFrame& f, const Proto* p) { return uint32_t(f.pc - p->code) - 1; }
+
+inline int lineAt(const Proto* p, uint32_t pc) {
+  const auto& lines = p->data->lineinfo;
+  return pc < lines.size() ? lines[pc] : p->data->lineDefined;
+}
+
+// Hooks on, at a frame change (startFrame/reload): a function that starts gets its call
+// hook (a vararg one from VARARGPREP, once its frame is adjusted) and line tracking
+// starts at its first instruction; a frame that continues after a call or a slow path
+// resumes line tracking at its current instruction (Lua's oldpc).
+Status hookFrameMayGC(State& S, ThreadData* t) {
+  if (t->inHook) return Status::ok();
+  const CallFrame& f = t->frame();
+  const Proto* p = frameProto(t, f);
+  if (f.pc != p->code) {
+    t->hookOldPc = pcIndex(f, p);
+    return Status::ok();
+  }
+  t->hookOldPc = 0;
+  if (p->isVararg || !(t->hookMask & kHookMaskCall)) return Status::ok();
+  return runHookMayGC(S, t, (f.flags & kFrameTail) ? "tail call" : "call", -1);
+}
+
+// Count and line hooks before an instruction (Lua 5.4): the count hook every hookCount
+// instructions, then the line hook when the instruction starts a new line or control
+// jumped backwards. The top frame's pc is already past the instruction. As in lua5.4,
+// instructions of a running hook count too (the hook itself is not called then).
+Status traceMayGC(State& S, ThreadData* t) {
+  if ((t->hookMask & kHookMaskCount) && --t->hookCounter <= 0) {
+    t->hookCounter = t->hookCount;
+    if (Status st = runHookMayGC(S, t, "count", -1); !st.isOk()) return st;
+  }
+  if (!(t->hookMask & kHookMaskLine) || t->inHook) return Status::ok();
+  const CallFrame& f = t->frame();  // re-read: the count hook may have moved everything
+  const Proto* p = frameProto(t, f);
+  uint32_t npc = pcIndex(f, p);
+  uint32_t old = t->hookOldPc < p->codeSize ? t->hookOldPc : 0;
+  t->hookOldPc = npc;
+  if (npc > old && lineAt(p, npc) == lineAt(p, old)) return Status::ok();
+  return runHookMayGC(S, t, "line", lineAt(p, npc));
+}
+
+// Whether instructions must visit traceMayGC: a count hook (counting even inside the
+// hook), or a line hook outside it.
+inline bool tracing(const ThreadData* t) {
+  return (t->hookMask & kHookMaskCount) || ((t->hookMask & kHookMaskLine) && !t->inHook);
+}
+
+// VARARGPREP with hooks on: the call hook of a vararg function, after the adjustment;
+// the next instruction then counts as a new line.
+Status varargHookMayGC(State& S, ThreadData* t) {
+  if (t->inHook) return Status::ok();
+  t->hookOldPc = 1;
+  if (!(t->hookMask & kHookMaskCall)) return Status::ok();
+  return runHookMayGC(S, t, (t->frame().flags & kFrameTail) ? "tail call" : "call", -1);
 }
 
 }  // namespace
 
 // Frame setup shared by OP_CALL and the native entry points.
-static inline Status setupLuaFrame(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags) {
+[[gnu::always_inline]] static inline Status setupLuaFrame(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags) {
   Proto* p = t->stack[func].asLuaClosure()->proto;
   uint32_t nargs = t->top - func - 1;
   uint32_t limit = S.options().maxCallDepth + (t->inErrorHandler ? 250 : 0);
@@ -247,6 +347,13 @@ Status executeMayGC(State& S, ThreadData* t) {
 #undef WEFT_LABEL
   };
   static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == kNumOpcodes);
+  // With line or count hooks on, dispatch goes through this table: every instruction
+  // visits traceStep first, and the fast path pays nothing for hooks.
+  static void* const kTraceLabels[] = {
+#define WEFT_TRACE_LABEL(name, fmt, desc) &&traceStep,
+      WEFT_OPCODES(WEFT_TRACE_LABEL)
+#undef WEFT_TRACE_LABEL
+  };
 
   gc::Heap& heap = S.heap();
   const bool stress = heap.config().stress != gc::StressMode::kNone;
@@ -258,6 +365,7 @@ Status executeMayGC(State& S, ThreadData* t) {
   Instruction i;
   Status status;
   uint32_t retSrc = 0, retCount = 0;
+  void* const* dispatch = kLabels;
 
 #define LOADFRAME()                                   \
   do {                                                \
@@ -271,7 +379,7 @@ Status executeMayGC(State& S, ThreadData* t) {
 #define DISPATCH()                 \
   do {                             \
     i = *pc++;                     \
-    goto* kLabels[i & 0x7f];       \
+    goto* dispatch[i & 0x7f];      \
   } while (0)
 #define RA() (base + getA(i))
 #define RB() (base + getB(i))
@@ -316,11 +424,35 @@ Status executeMayGC(State& S, ThreadData* t) {
 startFrame:
   LOADFRAME();
   SAFEPOINT();
+  if (t->hookMask) [[unlikely]] goto hookedFrame;
   DISPATCH();
 
 reload:
   LOADFRAME();
+  if (t->hookMask) [[unlikely]] goto hookedFrame;
   DISPATCH();
+
+// Slow path: hooks are on (every frame change comes here to pick the dispatch table).
+hookedFrame:
+  SAVEPC();
+  status = hookFrameMayGC(S, t);
+  if (!status.isOk()) goto onError;
+  LOADFRAME();
+  dispatch = tracing(t) ? kTraceLabels : kLabels;
+  DISPATCH();
+
+// Slow path: line or count hooks, before the instruction `i` (pc is past it). Lua runs
+// no hook for a vararg function's VARARGPREP; that instruction calls the call hook.
+traceStep:
+  if (!tracing(t)) {
+    dispatch = kLabels;
+  } else if (getOp(i) != Op::VARARGPREP) {
+    SAVEPC();
+    status = traceMayGC(S, t);
+    if (!status.isOk()) goto onError;
+    LOADFRAME();
+  }
+  goto* kLabels[i & 0x7f];
 
 op_MOVE:
   *RA() = *RB();
@@ -354,22 +486,20 @@ op_LOADNIL: {
   DISPATCH();
 }
 op_GETUPVAL:
-  *RA() = upvalueRef(cl->upvalues[getB(i)]);
+  *RA() = upvalueIn(t, cl->upvalues[getB(i)]);
   DISPATCH();
 op_SETUPVAL: {
   Upvalue* uv = cl->upvalues[getB(i)];
-  if (uv->thread) uv->thread->data->stack[uv->index] = *RA();
+  if (uv->thread) upvalueIn(t, uv) = *RA();
   else storeValue(uv, uv->closed, *RA());
   DISPATCH();
 }
 op_GETTABUP: {
-  const Value& up = upvalueRef(cl->upvalues[getB(i)]);
+  const Value& up = upvalueIn(t, cl->upvalues[getB(i)]);
   const Value* key = KC();
   if (up.isTable()) [[likely]] {
-    Table* h = up.asTable();
-    Value v = tableGetStr(h, key->asString());
-    if (!v.isNil() || !h->metatable) [[likely]] {
-      setValue(RA(), v);
+    if (const Value* v = fieldFast(S, up.asTable(), key->asString())) [[likely]] {
+      *RA() = *v;
       DISPATCH();
     }
   }
@@ -381,13 +511,18 @@ op_GETTABLE: {
   if (rb->isTable()) [[likely]] {
     Table* h = rb->asTable();
     if (rc->isInt()) {
-      if (const Value* slot = tableArraySlot(h, rc->u.i); slot && !slot->isNil()) {
+      const Value* slot = tableIntSlot(h, rc->u.i);
+      if (!slot) slot = &kNilValue;
+      if (!slot->isNil() || lacksMeta(h, Meta::Index)) {
         *RA() = *slot;
         DISPATCH();
       }
-    }
-    Value v = tableGet(h, *rc);
-    if (!v.isNil() || !h->metatable) {
+    } else if (rc->isString()) {
+      if (const Value* v = fieldFast(S, h, rc->asString())) {
+        *RA() = *v;
+        DISPATCH();
+      }
+    } else if (Value v = tableGet(h, *rc); !v.isNil() || lacksMeta(h, Meta::Index)) {
       setValue(RA(), v);
       DISPATCH();
     }
@@ -403,7 +538,7 @@ op_GETI: {
       DISPATCH();
     }
     Value v = tableGetInt(h, getC(i));
-    if (!v.isNil() || !h->metatable) {
+    if (!v.isNil() || lacksMeta(h, Meta::Index)) {
       setValue(RA(), v);
       DISPATCH();
     }
@@ -414,22 +549,20 @@ op_GETFIELD: {
   Value* rb = RB();
   const Value* key = KC();
   if (rb->isTable()) [[likely]] {
-    Table* h = rb->asTable();
-    Value v = tableGetStr(h, key->asString());
-    if (!v.isNil() || !h->metatable || indexViaMetaTable(S, h, key->asString(), v)) [[likely]] {
-      setValue(RA(), v);
+    if (const Value* v = fieldFast(S, rb->asTable(), key->asString())) [[likely]] {
+      *RA() = *v;
       DISPATCH();
     }
   }
   SLOW(indexLoopMayGC(S, t, *rb, *key, VarRef::reg(getB(i)), IDX(RA())));
 }
 op_SETTABUP: {
-  const Value& up = upvalueRef(cl->upvalues[getA(i)]);
+  const Value& up = upvalueIn(t, cl->upvalues[getA(i)]);
   const Value* key = KB();
   const Value* rc = RKC();
   if (up.isTable()) [[likely]] {
     Table* h = up.asTable();
-    if (Value* slot = tableFindSlot(h, *key)) [[likely]] {
+    if (Value* slot = liveStrSlot(h, key->asString())) [[likely]] {
       storeValue(h, *slot, *rc);
       tableTouched(h);
       DISPATCH();
@@ -444,16 +577,18 @@ op_SETTABLE: {
   if (ra->isTable()) [[likely]] {
     Table* h = ra->asTable();
     if (rb->isInt()) {
-      if (const Value* slot = tableArraySlot(h, rb->u.i); slot && !slot->isNil()) {
+      if (const Value* slot = tableIntSlot(h, rb->u.i); slot && !slot->isNil()) {
         storeValue(h, *const_cast<Value*>(slot), *rc);
+        tableTouched(h);
         DISPATCH();
       }
-    }
-    if (Value* slot = tableFindSlot(h, *rb)) {
+    } else if (Value* slot = tableFindSlot(h, *rb)) {
       storeValue(h, *slot, *rc);
       tableTouched(h);
       DISPATCH();
     }
+    // A new key: a raw insert allocates but never collects, so nothing needs reloading.
+    if (lacksMeta(h, Meta::NewIndex) && tableSet(S, h, *rb, *rc).isOk()) DISPATCH();
   }
   SLOW(newIndexLoopMayGC(S, t, *ra, *rb, *rc, VarRef::reg(getA(i))));
 }
@@ -466,6 +601,7 @@ op_SETI: {
       storeValue(h, *const_cast<Value*>(slot), *rc);
       DISPATCH();
     }
+    if (lacksMeta(h, Meta::NewIndex) && tableSetInt(S, h, getB(i), *rc).isOk()) DISPATCH();
   }
   SLOW(newIndexLoopMayGC(S, t, *ra, Value::integer(getB(i)), *rc, VarRef::reg(getA(i))));
 }
@@ -475,11 +611,12 @@ op_SETFIELD: {
   const Value* rc = RKC();
   if (ra->isTable()) [[likely]] {
     Table* h = ra->asTable();
-    if (Value* slot = tableFindSlot(h, *key)) [[likely]] {
+    if (Value* slot = liveStrSlot(h, key->asString())) [[likely]] {
       storeValue(h, *slot, *rc);
       tableTouched(h);
       DISPATCH();
     }
+    if (lacksMeta(h, Meta::NewIndex) && tableSetStr(S, h, key->asString(), *rc).isOk()) DISPATCH();
   }
   SLOW(newIndexLoopMayGC(S, t, *ra, *key, *rc, VarRef::reg(getA(i))));
 }
@@ -501,10 +638,8 @@ op_SELF: {
   const Value* key = RKC();
   ra[1] = *rb;
   if (rb->isTable() && key->isString()) [[likely]] {
-    Table* h = rb->asTable();
-    Value v = tableGetStr(h, key->asString());
-    if (!v.isNil() || !h->metatable || indexViaMetaTable(S, h, key->asString(), v)) {
-      setValue(ra, v);
+    if (const Value* v = fieldFast(S, rb->asTable(), key->asString())) [[likely]] {
+      *ra = *v;
       DISPATCH();
     }
   }
@@ -887,6 +1022,12 @@ op_RETURN1:
   goto doReturn;
 
 doReturn: {
+  if (t->hookMask & kHookMaskReturn) [[unlikely]] {
+    SAVEPC();
+    status = runHookMayGC(S, t, "return", -1);
+    if (!status.isOk()) goto onError;
+    f = &t->frames[t->frameCount - 1];
+  }
   uint32_t dest = f->func - f->varargDelta;
   int32_t wanted = f->nresults;
   uint16_t flags = f->flags;
@@ -1010,6 +1151,11 @@ op_VARARGPREP: {
   status = varargPrep(S, t, f, cl->proto);
   if (!status.isOk()) goto onError;
   base = t->stack + f->base;
+  if (t->hookMask) [[unlikely]] {
+    status = varargHookMayGC(S, t);
+    if (!status.isOk()) goto onError;
+    LOADFRAME();
+  }
   DISPATCH();
 }
 op_EXTRAARG:

@@ -32,7 +32,8 @@ namespace weft::vm {
 Status executeMayGC(State& S, ThreadData* t);
 
 // Calls the value at `func` with the arguments [func+1, t->top). Re-enters Lua.
-Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults);
+// `frameFlags` are added to the callee's frame (kFrameHook for debug hooks).
+Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t frameFlags = 0);
 // As callMayGC, catching errors: on error the frames, upvalues and to-be-closed
 // variables above `func` are closed and the error value is left at `func` (t->top =
 // func + 1).
@@ -81,6 +82,11 @@ void normaliseErrorValue(State& S, ThreadData* t, Status st);
 // Closes to-be-closed variables at or above `level`, calling __close(value, err) in
 // reverse order (err nil when `st` is ok). Returns the status after closing.
 Status closeTbcMayGC(State& S, ThreadData* t, uint32_t level, Status st);
+
+// Calls the thread's debug hook with (event, line), line < 0 passing nil, unless a hook
+// is already running (hooks are off inside hooks). An error in the hook is the error of
+// the hooked code. Re-enters Lua.
+Status runHookMayGC(State& S, ThreadData* t, const char* event, int line);
 
 // Runs due finalizers (__gc), each protected; errors become warnings.
 void runFinalizersMayGC(State& S, ThreadData* t);

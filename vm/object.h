@@ -161,8 +161,9 @@ inline void storeRef(Holder* holder, T*& field, T* value) {
   gc::writeBarrier(asGc(holder), asGc(value));
   field = value;
 }
+// Always inlined: the interpreter's table stores are this plus one test.
 template <typename Holder>
-inline void storeValue(Holder* holder, Value& field, const Value& value) {
+[[gnu::always_inline]] inline void storeValue(Holder* holder, Value& field, const Value& value) {
   if (value.isCollectable()) gc::writeBarrier(asGc(holder), value.u.obj);
   field = value;
 }

@@ -82,6 +82,10 @@ class State {
   bool warningsOn = false;
   bool warningContinues = false;
   bool gcGenerational = true;  // collectgarbage's mode name (lua.c starts in generational mode)
+  // collectgarbage's "setpause"/"setstepmul" values, kept in quarters as lua5.4 keeps them
+  // (so 150 reads back as 148); the copying collector does not use them.
+  int64_t gcPauseQuarters = 50;
+  int64_t gcStepMulQuarters = 25;
 };
 
 }  // namespace weft::vm

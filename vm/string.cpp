@@ -4,7 +4,8 @@
 //  - The table is 64 shards. A string's shard is chosen by the top 6 bits of its content
 //    hash, its home slot inside the shard by the low bits: the two are independent, so a
 //    shard's slots stay evenly used.
-//  - Each shard is an open-addressing array of String* with linear probing, guarded by
+//  - Each shard is an open-addressing array of String* with linear probing (each slot's
+//    hash kept in a parallel array, so probes rarely touch the strings), guarded by
 //    its own spinlock (`locked`, acquire on lock / release on unlock: everything written
 //    under the lock is visible to the next holder). Critical sections are a few probes
 //    and at most one bump allocation, which never collects and never waits for a
@@ -149,7 +150,10 @@ int stringCompare(const String* a, const String* b) {
 StringTable::StringTable() = default;
 
 StringTable::~StringTable() {
-  for (Shard& shard : shards_) delete[] shard.slots;
+  for (Shard& shard : shards_) {
+    delete[] shard.slots;
+    delete[] shard.hashes;
+  }
 }
 
 void StringTable::lock(Shard& shard) {
@@ -168,38 +172,52 @@ void StringTable::insertSlot(Shard& shard, String* s, uint32_t hash) {
   uint32_t i = hash & mask;
   while (shard.slots[i]) i = (i + 1) & mask;
   shard.slots[i] = s;
+  shard.hashes[i] = hash;
   shard.count++;
+}
+
+String* StringTable::findLocked(const Shard& shard, std::string_view bytes, uint32_t hash) {
+  if (!shard.capacity) return nullptr;
+  uint32_t mask = shard.capacity - 1;
+  for (uint32_t i = hash & mask; String* s = shard.slots[i]; i = (i + 1) & mask) {
+    if (shard.hashes[i] == hash && s->length == bytes.size() && std::memcmp(s->data, bytes.data(), bytes.size()) == 0) {
+      return s;
+    }
+  }
+  return nullptr;
 }
 
 bool StringTable::grow(Shard& shard) {
   uint32_t newCapacity = shard.capacity ? shard.capacity * 2 : kInitialShardSlots;
   if (newCapacity == 0) return false;
   auto* slots = new (std::nothrow) String*[newCapacity]();
-  if (!slots) return false;
+  auto* hashes = new (std::nothrow) uint32_t[newCapacity]();
+  if (!slots || !hashes) {
+    delete[] slots;
+    delete[] hashes;
+    return false;
+  }
   String** old = shard.slots;
+  uint32_t* oldHashes = shard.hashes;
   uint32_t oldCapacity = shard.capacity;
   shard.slots = slots;
+  shard.hashes = hashes;
   shard.capacity = newCapacity;
   shard.count = 0;
   for (uint32_t i = 0; i < oldCapacity; ++i) {
-    if (old[i]) insertSlot(shard, old[i], old[i]->header.hash);
+    if (old[i]) insertSlot(shard, old[i], oldHashes[i]);
   }
   delete[] old;
+  delete[] oldHashes;
   return true;
 }
 
 String* StringTable::intern(State& state, std::string_view bytes, uint32_t hash) {
   Shard& shard = shardFor(hash);
   lock(shard);
-  if (shard.capacity) {
-    uint32_t mask = shard.capacity - 1;
-    for (uint32_t i = hash & mask; String* s = shard.slots[i]; i = (i + 1) & mask) {
-      if (s->header.hash == hash && s->length == bytes.size() &&
-          std::memcmp(s->data, bytes.data(), bytes.size()) == 0) {
-        unlock(shard);
-        return s;
-      }
-    }
+  if (String* s = findLocked(shard, bytes, hash)) {
+    unlock(shard);
+    return s;
   }
   String* result = nullptr;
   bool room = (shard.count + 1) * 4 <= shard.capacity * 3 || grow(shard) || shard.count + 1 < shard.capacity;
@@ -217,14 +235,9 @@ String* StringTable::intern(State& state, std::string_view bytes, uint32_t hash)
 String* StringTable::adopt(String* s, uint32_t hash) {
   Shard& shard = shardFor(hash);
   lock(shard);
-  if (shard.capacity) {
-    uint32_t mask = shard.capacity - 1;
-    for (uint32_t i = hash & mask; String* t = shard.slots[i]; i = (i + 1) & mask) {
-      if (t->header.hash == hash && t->length == s->length && std::memcmp(t->data, s->data, s->length) == 0) {
-        unlock(shard);
-        return t;
-      }
-    }
+  if (String* t = findLocked(shard, s->view(), hash)) {
+    unlock(shard);
+    return t;
   }
   String* result = nullptr;
   if ((shard.count + 1) * 4 <= shard.capacity * 3 || grow(shard) || shard.count + 1 < shard.capacity) {
@@ -260,10 +273,12 @@ void StringTable::rebuildInPlace(Shard& shard) {
     uint32_t i = (start + n) & mask;
     String* s = shard.slots[i];
     if (!s) continue;
+    uint32_t hash = shard.hashes[i];
     shard.slots[i] = nullptr;
-    uint32_t j = s->header.hash & mask;
+    uint32_t j = hash & mask;
     while (shard.slots[j]) j = (j + 1) & mask;
     shard.slots[j] = s;
+    shard.hashes[j] = hash;
   }
 }
 

@@ -71,11 +71,14 @@ class StringTable final : public gc::WeakRootSource {
     uint32_t capacity = 0;            // slots, a power of 2 (0: not allocated yet)
     uint32_t count = 0;               // occupied slots
     String** slots = nullptr;         // owned; nullptr entries are free
+    uint32_t* hashes = nullptr;       // owned; hashes[i] is slots[i]'s hash, so a probe
+                                      // touches the string only when the hash matches
   };
+  static void insertSlot(Shard& shard, String* s, uint32_t hash);
+  static String* findLocked(const Shard& shard, std::string_view bytes, uint32_t hash);
   static void lock(Shard& shard);
   static void unlock(Shard& shard);
   static bool grow(Shard& shard);
-  static void insertSlot(Shard& shard, String* s, uint32_t hash);
   static void rebuildInPlace(Shard& shard);
   Shard& shardFor(uint32_t hash) { return shards_[hash >> 26]; }
 

@@ -330,20 +330,26 @@ Table* newTable(State& state, uint32_t arrayHint, uint32_t hashHint) {
   return t;
 }
 
+const Value* tableHashIntSlot(const Table* t, int64_t key) {
+  const Node* node = findIntNode(t->nodes, key);
+  return node ? &node->value : nullptr;
+}
+
 Value tableGetInt(const Table* t, int64_t key) {
   if (const Value* v = tableArraySlot(t, key)) return *v;
   if (const Node* node = findIntNode(t->nodes, key)) return node->value;
   return Value::nil();
 }
 
-Value tableGetStr(const Table* t, const String* key) {
-  if (key->isShort()) {
-    const Value* v = tableShortStrSlot(t, key);
-    return v ? *v : Value::nil();
-  }
+const Value* tableLongStrSlot(const Table* t, const String* key) {
   Value k = Value::string(const_cast<String*>(key));
-  if (const Node* node = findNode(t->nodes, k, hashValue(k))) return node->value;
-  return Value::nil();
+  const Node* node = findNode(t->nodes, k, hashValue(k));
+  return node ? &node->value : nullptr;
+}
+
+Value tableGetStr(const Table* t, const String* key) {
+  const Value* v = tableStrSlot(t, key);
+  return v ? *v : Value::nil();
 }
 
 Value tableGet(const Table* t, const Value& key) {

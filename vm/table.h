@@ -40,6 +40,13 @@ inline const Value* tableArraySlot(const Table* t, int64_t key) {
   return nullptr;
 }
 
+// Value slot of an integer key in either part, or nullptr; the hash part out of line.
+const Value* tableHashIntSlot(const Table* t, int64_t key);
+inline const Value* tableIntSlot(const Table* t, int64_t key) {
+  if (const Value* v = tableArraySlot(t, key)) [[likely]] return v;
+  return tableHashIntSlot(t, key);
+}
+
 // Fast-path read of a short (interned) string key in the hash part: pointer compares
 // only. Returns the value slot (which may hold nil: a dead key) or nullptr if absent.
 // Short strings hash to their header.hash (hashValue agrees).
@@ -54,6 +61,14 @@ inline const Value* tableShortStrSlot(const Table* t, const String* key) {
     if (node.key.tag == Tag::Nil) return nullptr;
   }
   return nullptr;
+}
+
+// Value slot of a string key (short or long) in the hash part, or nullptr. Long keys
+// compare contents, out of line.
+const Value* tableLongStrSlot(const Table* t, const String* key);
+inline const Value* tableStrSlot(const Table* t, const String* key) {
+  if (key->isShort()) [[likely]] return tableShortStrSlot(t, key);
+  return tableLongStrSlot(t, key);
 }
 
 // Raw writes. kRuntimeError for a nil or NaN key (the caller raises "index is nil" /

@@ -37,6 +37,12 @@ inline constexpr uint16_t kFrameHook = 1u << 6;       // running a debug hook
 inline constexpr uint16_t kFrameFinalizer = 1u << 7;  // running a __gc finalizer
 inline constexpr uint16_t kFrameClose = 1u << 8;      // running a __close metamethod
 
+// ThreadData::hookMask bits (debug.sethook's "c", "r", "l" and a count).
+inline constexpr uint8_t kHookMaskCall = 1;
+inline constexpr uint8_t kHookMaskReturn = 2;
+inline constexpr uint8_t kHookMaskLine = 4;
+inline constexpr uint8_t kHookMaskCount = 8;
+
 // One activation record. Everything is a stack index or an off-heap pointer, so the
 // frame array needs no tracing of its own (the stack slots it names are traced).
 struct CallFrame {
@@ -79,9 +85,10 @@ struct ThreadData {
   bool inErrorHandler = false; // running a message handler: limits get some headroom
 
   // Debug hooks (debug.sethook): a single mask test on the hot path.
-  uint8_t hookMask = 0;
+  uint8_t hookMask = 0;         // kHookMask* bits
   int32_t hookCount = 0;
   int32_t hookCounter = 0;
+  uint32_t hookOldPc = 0;       // instruction index of the last line-hook check (Lua's oldpc)
   Value hook = Value::nil();   // (traced)
   bool inHook = false;
   bool runningFinalizers = false;

@@ -68,6 +68,17 @@ struct Value {
   } u;
   Tag tag;
 
+  // Copies move the payload and the tag separately, never as one 16-byte word: values
+  // are written field by field (a payload and a tag byte), and a 16-byte load of a slot
+  // written that way misses store forwarding and stalls (docs/design/values.md).
+  Value() = default;
+  Value(const Value& o) : u(o.u), tag(o.tag) {}
+  Value& operator=(const Value& o) {
+    u = o.u;
+    tag = o.tag;
+    return *this;
+  }
+
   // Construction.
   static Value nil() { Value v; v.u.i = 0; v.tag = Tag::Nil; return v; }
   static Value boolean(bool b) { Value v; v.u.i = 0; v.tag = b ? Tag::True : Tag::False; return v; }

@@ -11,6 +11,8 @@ Header comments in the script's first lines:
   -- expect-exit: N         expected exit status (default 0); NAME.expected-stderr is
                             then compared too, with the program name normalised
   -- weft-gc-interval: N    relocate mode collects at every N-th safepoint
+  -- weft-args: ARGS         extra weft options for plain and relocate runs (e.g.
+                            --heap-limit=2M), split like a shell would
 
 weft runs get WEFT_TEST=1 in their environment; lua5.4 runs do not. On a mismatch the
 runner prints a unified diff and exits 1. Standard library only: no dependencies.
@@ -19,6 +21,7 @@ import argparse
 import difflib
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -34,6 +37,9 @@ def read_headers(path):
             m = re.search(r"--\s*(expect-exit|weft-gc-interval):\s*(\d+)", line)
             if m:
                 headers[m.group(1)] = int(m.group(2))
+            m = re.search(r"--\s*weft-args:\s*(.*)$", line)
+            if m:
+                headers["weft-args"] = shlex.split(m.group(1))
     return headers
 
 
@@ -52,7 +58,7 @@ def show_diff(label, expected, actual):
 def command_for(args, headers, script):
     if args.mode == "oracle":
         return [args.lua, script]
-    cmd = [args.weft]
+    cmd = [args.weft] + headers.get("weft-args", [])
     if args.mode == "relocate":
         cmd += ["--gc-stress=relocate", "--gc-verify"]
         if "weft-gc-interval" in headers:

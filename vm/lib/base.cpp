@@ -205,7 +205,7 @@ NativeResult baseRawLen(CallContext& cx) {
   Value v = cx.arg(1);
   if (v.isTable()) cx.push(Value::integer(int64_t(tableLength(v.asTable()))));
   else if (v.isString()) cx.push(Value::integer(int64_t(v.asString()->length)));
-  else return cx.argError(1, "table or string expected");
+  else return cx.typeError(1, "table or string");
   return cx.results(1);
 }
 
@@ -281,7 +281,7 @@ NativeResult basePcall(CallContext& cx) {
 }
 
 NativeResult baseXpcall(CallContext& cx) {
-  if (!cx.checkAny(2)) return cx.failure();
+  if (!cx.checkType(2, Tag::LuaClosure)) return cx.failure();
   ThreadData* t = cx.threadData();
   uint32_t nargs = cx.argCount() - 2;
   uint32_t func = cx.top();
@@ -338,8 +338,11 @@ NativeResult baseLoad(CallContext& cx) {
   std::string modeStr = mode ? std::string(mode->view()) : "bt";
   std::string text;
   std::string chunkName;
-  if (chunk.isString()) {
-    text = std::string(chunk.asString()->view());
+  if (chunk.isString() || chunk.isNumber()) {
+    // A number is a string here, as lua_tolstring makes it.
+    String* source;
+    if (!cx.checkString(1, source)) return cx.failure();
+    text = std::string(source->view());
     if (!cx.optString(2, nullptr, name)) return cx.failure();
     chunkName = name ? std::string(name->view()) : text;
   } else if (chunk.isFunction()) {
@@ -371,7 +374,7 @@ NativeResult baseLoad(CallContext& cx) {
       text.append(piece.asString()->view());
     }
   } else {
-    return cx.typeError(1, "string");
+    return cx.typeError(1, "function");
   }
   Value fn;
   std::string err;
@@ -409,7 +412,7 @@ NativeResult baseLoadFile(CallContext& cx) {
   std::string path = fname ? std::string(fname->view()) : std::string();
   std::string text, err;
   if (!readFile(fname ? path.c_str() : nullptr, text, err)) {
-    Value fn;
+    Value fn = Value::nil();
     return loadResult(cx, Status(StatusCode::kRuntimeError), fn, err, 0);
   }
   Value fn;
@@ -463,10 +466,21 @@ NativeResult baseCollectGarbage(CallContext& cx) {
     case 1: heap.setAutomatic(false); cx.push(Value::integer(0)); return cx.results(1);
     case 2: heap.setAutomatic(true); cx.push(Value::integer(0)); return cx.results(1);
     case 3: cx.push(Value::number(double(heap.bytesInUse()) / 1024.0)); return cx.results(1);
-    case 5: cx.push(Value::integer(200)); return cx.results(1);
-    case 6: cx.push(Value::integer(100)); return cx.results(1);
+    case 5:
+    case 6: {
+      int64_t value;
+      if (!cx.optInteger(2, 0, value)) return cx.failure();
+      int64_t& param = which == 5 ? S.gcPauseQuarters : S.gcStepMulQuarters;
+      cx.push(Value::integer(param * 4));
+      param = value / 4;
+      return cx.results(1);
+    }
     case 7: cx.push(Value::boolean(heap.automatic())); return cx.results(1);
     default: {
+      int64_t pause, stepMul;
+      if (!cx.optInteger(2, 0, pause) || !cx.optInteger(3, 0, stepMul)) return cx.failure();
+      if (which == 9 && pause != 0) S.gcPauseQuarters = pause / 4;
+      if (which == 9 && stepMul != 0) S.gcStepMulQuarters = stepMul / 4;
       bool wasGen = S.gcGenerational;
       S.gcGenerational = which == 8;
       return pushString(cx, wasGen ? "generational" : "incremental");

@@ -115,24 +115,22 @@ NativeResult mathLog(CallContext& cx) {
   return pushResult(cx, Value::number(r));
 }
 
+// Like lua5.4, the arguments are compared with '<' as they are (no number check), so
+// strings compare as strings and other values raise the comparison error.
 template <bool Max>
 NativeResult mathMinMax(CallContext& cx) {
   uint32_t n = cx.argCount();
   if (n < 1) return cx.argError(1, "value expected");
-  double d;
-  if (!cx.checkNumber(1, d)) return cx.failure();
   uint32_t best = 1;
   for (uint32_t i = 2; i <= n; i++) {
-    if (!cx.checkNumber(i, d)) return cx.failure();
-    Value a = cx.arg(i), b = cx.arg(best);
-    Value na, nb;
-    toNumeric(a, na);
-    toNumeric(b, nb);
-    if (Max ? numLessThan(nb, na) : numLessThan(na, nb)) best = i;
+    bool less;
+    Value a = Max ? cx.arg(best) : cx.arg(i);
+    Value b = Max ? cx.arg(i) : cx.arg(best);
+    if (a.isNumber() && b.isNumber()) less = numLessThan(a, b);
+    else if (Status st = cx.lessThanMayGC(a, b, less); !st.isOk()) return NativeResult{0, st.code()};
+    if (less) best = i;
   }
-  Value r;
-  toNumeric(cx.arg(best), r);
-  return pushResult(cx, r);
+  return pushResult(cx, cx.arg(best));
 }
 
 NativeResult mathToInteger(CallContext& cx) {

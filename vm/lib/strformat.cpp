@@ -64,19 +64,25 @@ SpecStatus parseFormatSpec(std::string_view fmt, size_t& pos, FormatSpec& spec) 
   }
   spec.form[spec.formLen] = 0;
   spec.hasModifiers = span > 0;
+  switch (spec.conv) {
+    case 'c': case 'd': case 'i': case 'u': case 'o': case 'x': case 'X':
+    case 'a': case 'A': case 'e': case 'E': case 'f': case 'g': case 'G':
+    case 'p': case 's':
+      return SpecStatus::kOk;
+    case 'q': return span ? SpecStatus::kQuoteModifiers : SpecStatus::kOk;
+    default: return SpecStatus::kInvalidConversion;
+  }
+}
+
+SpecStatus checkFormatSpec(const FormatSpec& spec) {
   bool ok;
   switch (spec.conv) {
-    case 'c': ok = checkSpec(spec, "-", false); break;
+    case 'c': case 'p': ok = checkSpec(spec, "-", false); break;
     case 'd': case 'i': ok = checkSpec(spec, "-+0 ", true); break;
     case 'u': ok = checkSpec(spec, "-0", true); break;
     case 'o': case 'x': case 'X': ok = checkSpec(spec, "-#0", true); break;
-    case 'a': case 'A': case 'e': case 'E': case 'f': case 'g': case 'G':
-      ok = checkSpec(spec, "-+ #0", true);
-      break;
-    case 'p': ok = checkSpec(spec, "-", false); break;
     case 's': ok = checkSpec(spec, "-", true); break;
-    case 'q': return span ? SpecStatus::kQuoteModifiers : SpecStatus::kOk;
-    default: return SpecStatus::kInvalidConversion;
+    default: ok = checkSpec(spec, "-+ #0", true); break;
   }
   return ok ? SpecStatus::kOk : SpecStatus::kInvalidSpec;
 }
@@ -178,16 +184,21 @@ void quoteFloat(std::string& out, double v) {
 
 namespace {
 
-// %p: the identity of reference values; objects move, so like tostring it shows the
-// identity hash rather than an address.
+// %p: the identity of reference values (strings included, as lua_topointer has them);
+// objects move, so like tostring it shows the identity hash rather than an address.
 void pointerText(const Value& v, std::string& text) {
   char buf[40];
   int n;
-  if (v.isCollectable() && !v.isString()) n = std::snprintf(buf, sizeof buf, "0x%08x", v.u.obj->header.hash);
+  if (v.isCollectable()) n = std::snprintf(buf, sizeof buf, "0x%08x", v.u.obj->header.hash);
   else if (v.tag == Tag::LightUserdata) n = std::snprintf(buf, sizeof buf, "%p", v.u.p);
   else if (v.tag == Tag::LightNative) n = std::snprintf(buf, sizeof buf, "%p", reinterpret_cast<void*>(v.u.fn));
   else n = std::snprintf(buf, sizeof buf, "(null)");
   text.assign(buf, size_t(n));
+}
+
+bool specError(CallContext& cx, const FormatSpec& spec, NativeResult& outcome) {
+  outcome = cx.error("%s", specErrorMessage(SpecStatus::kInvalidSpec, spec).c_str());
+  return false;
 }
 
 bool formatQuoted(CallContext& cx, uint32_t arg, std::string& out, NativeResult& outcome) {
@@ -222,18 +233,24 @@ bool formatStringArg(CallContext& cx, const FormatSpec& spec, uint32_t arg, std:
     outcome = cx.argError(arg, "string contains zeros");
     return false;
   }
+  if (checkFormatSpec(spec) != SpecStatus::kOk) return specError(cx, spec, outcome);
   formatStringItem(out, spec, text);
   return true;
 }
 
+// Validates the flags where lua5.4 does: after converting a numeric argument (so a bad
+// argument is reported first), before it for %c and %p.
 bool formatItem(CallContext& cx, const FormatSpec& spec, uint32_t arg, std::string& out, NativeResult& outcome) {
+  bool specOk = checkFormatSpec(spec) == SpecStatus::kOk;
   switch (spec.conv) {
     case 'c': case 'd': case 'i': case 'u': case 'o': case 'x': case 'X': {
+      if (spec.conv == 'c' && !specOk) return specError(cx, spec, outcome);
       int64_t v;
       if (!cx.checkInteger(arg, v)) {
         outcome = cx.failure();
         return false;
       }
+      if (!specOk) return specError(cx, spec, outcome);
       if (spec.conv == 'c') formatCharItem(out, spec, int(v));
       else formatIntegerItem(out, spec, v);
       return true;
@@ -244,10 +261,12 @@ bool formatItem(CallContext& cx, const FormatSpec& spec, uint32_t arg, std::stri
         outcome = cx.failure();
         return false;
       }
+      if (!specOk) return specError(cx, spec, outcome);
       formatFloatItem(out, spec, v);
       return true;
     }
     case 'p': {
+      if (!specOk) return specError(cx, spec, outcome);
       std::string text;
       pointerText(cx.arg(arg), text);
       formatStringItem(out, spec, text);

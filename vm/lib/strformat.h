@@ -33,9 +33,14 @@ enum class SpecStatus : uint8_t {
   kQuoteModifiers,     // "specifier '%q' cannot have modifiers"
 };
 
-// Parses the specification starting at fmt[pos] (just after the '%'); on kOk advances
-// pos past the conversion character.
+// Parses the specification starting at fmt[pos] (just after the '%') and advances pos
+// past the conversion character: kTooLong, kInvalidConversion or kQuoteModifiers on
+// failure. The flags, width and precision are validated separately (checkFormatSpec),
+// because lua5.4 checks a numeric argument before them.
 SpecStatus parseFormatSpec(std::string_view fmt, size_t& pos, FormatSpec& spec);
+// kInvalidSpec if a flag is not allowed for the conversion or a width or precision is
+// longer than two digits.
+SpecStatus checkFormatSpec(const FormatSpec& spec);
 // Lua's message for a failed parse.
 std::string specErrorMessage(SpecStatus status, const FormatSpec& spec);
 

@@ -87,6 +87,11 @@ NativeResult fileResult(CallContext& cx, bool ok, const char* fname) {
   return failResult(cx, msg, en);
 }
 
+bool bufferMayGrow(CallContext& cx, size_t bytes) {
+  size_t limit = cx.state().heap().heapLimit();
+  return bytes <= kMaxLibString && (limit == 0 || bytes <= limit);
+}
+
 size_t startPosition(int64_t pos, size_t len) {
   if (pos > 0) return size_t(pos);
   if (pos == 0) return 1;
@@ -377,7 +382,7 @@ bool addReplacementString(CallContext& cx, const PatternMatcher& m, std::string_
       int idx = c - '1';
       if (idx >= m.captureCount()) {
         if (idx != 0) {
-          outcome = cx.error("invalid capture index %%%d in replacement string", idx + 1);
+          outcome = cx.error("invalid capture index %%%d", idx + 1);
           return false;
         }
         out.append(subject.substr(start, end - start));
@@ -489,6 +494,7 @@ NativeResult strGsub(CallContext& cx) {
       n++;
       NativeResult outcome;
       if (!addReplacement(cx, m, g, pos, end, out, outcome)) return outcome;
+      if (!bufferMayGrow(cx, out.size())) return cx.memoryError();
       pos = end;
       lastMatch = int64_t(end);
     } else if (m.error()) {
@@ -550,7 +556,12 @@ NativeResult stringArith(CallContext& cx) {
       if (!cx.push(out)) return cx.stackOverflow();
       return cx.results(1);
     }
-    if (why.divByZero) return cx.error(Op == ArithOp::Mod ? "attempt to perform 'n%%0'" : "attempt to perform 'n//0'");
+    // Raised inside the metamethod, so like lua5.4 the message carries no position.
+    if (why.divByZero) {
+      String* msg = cx.newString(Op == ArithOp::Mod ? "attempt to perform 'n%0'" : "attempt to divide by zero");
+      if (!msg) return cx.memoryError();
+      return cx.raise(Value::string(msg));
+    }
   }
   return arithFallback(cx, Event, kNames[int(Op)]);
 }

@@ -49,6 +49,11 @@ size_t endPosition(int64_t pos, size_t len);
 // larger requests fail with "resulting string too large" before allocating.
 inline constexpr size_t kMaxLibString = 0x7fffffff;
 
+// Whether a scratch buffer may grow to `bytes`: within kMaxLibString and the heap limit
+// (the result must fit the heap anyway), so a huge result fails with a memory error
+// before the C++ heap is asked for it.
+bool bufferMayGrow(CallContext& cx, size_t bytes);
+
 // The string library's natives that other files register (string.format lives in
 // strformat.cpp, pack/unpack/packsize in strpack.cpp, the pattern functions in
 // string.cpp).

@@ -192,6 +192,13 @@ NativeResult formatError(CallContext& cx, const PackError& e) {
 
 // Packs one value-consuming item; false with `outcome` set on a bad argument.
 bool packItem(CallContext& cx, const PackItem& item, bool little, uint32_t arg, std::string& out, NativeResult& outcome) {
+  if (!cx.hasArg(arg)) {
+    // lua5.4 reports a missing value as nil here (its buffer sits above the arguments).
+    bool numeric = item.option == PackOption::kInt || item.option == PackOption::kUint ||
+                   item.option == PackOption::kFloat || item.option == PackOption::kDouble;
+    outcome = cx.argError(arg, numeric ? "number expected, got nil" : "string expected, got nil");
+    return false;
+  }
   switch (item.option) {
     case PackOption::kInt:
     case PackOption::kUint: {
@@ -273,6 +280,7 @@ NativeResult strPack(CallContext& cx) {
     PackItem item;
     if (!reader.next(out.size(), item)) return formatError(cx, reader.error());
     if (item.padding + item.size > kMaxPackTotal - out.size()) return cx.argError(1, "format result too large");
+    if (!bufferMayGrow(cx, out.size() + item.padding + item.size)) return cx.memoryError();
     out.append(item.padding, '\0');
     switch (item.option) {
       case PackOption::kPadding: out += '\0'; break;
@@ -326,7 +334,10 @@ bool unpackItem(CallContext& cx, const PackItem& item, bool little, std::string_
       return true;
     case PackOption::kString: {
       int64_t len;
-      unpackInteger(p, item.size, little, false, len);
+      if (!unpackInteger(p, item.size, little, false, len)) {
+        outcome = cx.error("%zu-byte integer does not fit into Lua Integer", item.size);
+        return false;
+      }
       if (uint64_t(len) > data.size() - pos - item.size) {
         outcome = cx.argError(2, "data string too short");
         return false;

@@ -22,6 +22,11 @@ constexpr int kNeedRead = 1, kNeedWrite = 2, kNeedLength = 4;
 
 NativeResult statusResult(Status st) { return NativeResult{0, st.code()}; }
 
+Value rawGetInt(Table* t, int64_t i) {
+  const Value* slot = tableArraySlot(t, i);
+  return slot ? *slot : tableGetInt(t, i);
+}
+
 // Element access to the sequence in argument `arg`.
 class Seq {
  public:
@@ -34,8 +39,7 @@ class Seq {
   }
   Status get(int64_t i, Value& out) {
     if (Table* t = rawTable()) {
-      const Value* slot = tableArraySlot(t, i);
-      out = slot ? *slot : tableGetInt(t, i);
+      out = rawGetInt(t, i);
       return Status::ok();
     }
     return cx_.getMayGC(object(), Value::integer(i), out);
@@ -101,8 +105,8 @@ bool appendItem(CallContext& cx, const Value& v, int64_t i, std::string& out, Na
     outcome = cx.error("invalid value (%s) at index %lld in table for 'concat'", typeName(v), static_cast<long long>(i));
     return false;
   }
-  if (out.size() > kMaxLibString) {
-    outcome = cx.error("resulting string too large");
+  if (!bufferMayGrow(cx, out.size())) {
+    outcome = cx.memoryError();
     return false;
   }
   return true;
@@ -345,10 +349,16 @@ struct TableOps {
     if (!cx.ensureStack(3)) return fail(Status(cx.stackOverflow().status));
     if (compArg) cx.push(cx.arg(compArg));
     Value va, vb;
-    if (Status st = seq.get(a, va); !st.isOk()) return fail(st);
-    cx.push(va);
-    if (Status st = seq.get(b, vb); !st.isOk()) return fail(st);
-    cx.push(vb);
+    if (Table* raw = seq.rawTable()) {
+      // Raw reads cannot collect, so both values can be read before pushing.
+      cx.push(rawGetInt(raw, a));
+      cx.push(rawGetInt(raw, b));
+    } else {
+      if (Status st = seq.get(a, va); !st.isOk()) return fail(st);
+      cx.push(va);
+      if (Status st = seq.get(b, vb); !st.isOk()) return fail(st);
+      cx.push(vb);
+    }
     if (compArg) {
       if (Status st = cx.callMayGC(base, 2, 1); !st.isOk()) return fail(st);
       out = cx.at(base).isTruthy();

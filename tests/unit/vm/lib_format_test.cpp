@@ -12,7 +12,8 @@ namespace {
 
 SpecStatus parse(std::string_view fmt, FormatSpec& spec) {
   size_t pos = 0;
-  return parseFormatSpec(fmt, pos, spec);
+  SpecStatus st = parseFormatSpec(fmt, pos, spec);
+  return st == SpecStatus::kOk ? checkFormatSpec(spec) : st;
 }
 
 std::string parseError(std::string_view fmt) {

@@ -1,0 +1,110 @@
+-- Invariant 7 (DEVELOPERS.md): bad input (a corrupt binary chunk, a malformed script, a
+-- huge allocation) gets a clean Lua error, never a crash; run as a script, it ends with
+-- exit status 1 and a message. Each group prints one line, the same under both
+-- interpreters; a failure prints what failed.
+local failures = 0
+local function check(cond, what)
+  if not cond then
+    failures = failures + 1
+    print("FAIL: " .. what)
+  end
+end
+
+local function group(name, body)
+  local before = failures
+  body()
+  print(name .. ": " .. (failures == before and "ok" or "FAILED"))
+end
+
+-- load must return a function or (nil, message); it never raises.
+local function loadsCleanly(chunk, mode, what)
+  local ok, f, err = pcall(load, chunk, "=bad", mode)
+  check(ok, what .. ": load raised " .. tostring(f))
+  check(f ~= nil or type(err) == "string", what .. ": no message")
+  return ok and f ~= nil
+end
+
+local function sample(a, b)
+  local t = {a, b, "str", 1.5, x = {}}
+  if a then t[1] = a .. b else t[2] = -b end
+  return #t, t.x, function() return a end
+end
+local dump = string.dump(sample)
+
+group("truncated binary chunks are rejected", function()
+  for n = 0, #dump - 1 do
+    check(not loadsCleanly(dump:sub(1, n), "b", "truncated at " .. n), "truncated at " .. n .. " loaded")
+  end
+end)
+
+group("corrupt binary chunks load cleanly or fail cleanly", function()
+  for i = 1, #dump do
+    for _, byte in ipairs({0, 1, 0x7f, 0x80, 0xff}) do
+      loadsCleanly(dump:sub(1, i - 1) .. string.char(byte) .. dump:sub(i + 1), "b", "byte " .. i)
+    end
+  end
+end)
+
+group("load modes are enforced", function()
+  check(not loadsCleanly(dump, "t", "binary as text"), "binary chunk loaded in mode t")
+  check(not loadsCleanly("return 1", "b", "text as binary"), "text chunk loaded in mode b")
+end)
+
+group("malformed scripts give syntax errors", function()
+  local scripts = {
+    "x = = 1", "for", "local function", "a.b:c = 1", "return return", "goto nowhere",
+    "break", "::l:: ::l::", "local x <foo> = 1", "x = 0x", "x = 1e", "x = \"unfinished",
+    "--[[ unfinished", "x = '\\400'", "x = '\\u{110000000}'", "x = [==[ ]=]", "\0\1\2",
+    "f(", "local t = {", "if x then", "x = 1 +", "return ...; x = 1",
+    string.rep("(", 100000) .. "x" .. string.rep(")", 100000),
+    "return " .. string.rep("{", 100000),
+    "x = " .. string.rep("-", 100000) .. "1",
+    string.rep("do ", 100000),
+  }
+  for i, s in ipairs(scripts) do
+    check(not loadsCleanly(s, "t", "script " .. i), "script " .. i .. " compiled")
+  end
+end)
+
+group("huge allocations fail with a message", function()
+  local function fails(what, f, ...)
+    local ok, err = pcall(f, ...)
+    check(not ok, what .. " succeeded")
+    err = tostring(err)
+    check(err:find("not enough memory") or err:find("too large") or err:find("too many"),
+          what .. ": unexpected message " .. err)
+  end
+  fails("string.rep 2^40", string.rep, "x", 2 ^ 40)
+  fails("string.rep maxinteger", string.rep, "abc", math.maxinteger)
+  fails("string.rep with separator", string.rep, "x", 2 ^ 40, ",")
+  fails("table.unpack 1e8", table.unpack, {}, 1, 1e8)
+end)
+
+-- As a script: `interpreter file` exits with status 1 and an error message.
+-- The interpreter is the lowest index of arg (options sit between it and the script).
+local lowest = -1
+while arg[lowest - 1] do lowest = lowest - 1 end
+local interpreter = arg[lowest]
+local tmp = os.tmpname()
+local function runsAndFails(contents, what)
+  local f = assert(io.open(tmp, "wb"))
+  f:write(contents)
+  f:close()
+  local ok, how, code = os.execute(string.format("%q %q 2>%q.err", interpreter, tmp, tmp))
+  check(not ok and how == "exit" and code == 1, what .. ": ended by " .. tostring(how) .. " " .. tostring(code))
+  local e = assert(io.open(tmp .. ".err", "rb"))
+  local message = e:read("a")
+  e:close()
+  check(message:find("^[^\n]*: ") and not message:find("Sanitizer"), what .. ": stderr " .. message)
+end
+
+group("bad files exit with status 1", function()
+  runsAndFails(dump:sub(1, #dump // 2), "truncated chunk file")
+  runsAndFails(dump:sub(1, 5) .. "\xff\xff" .. dump:sub(8), "chunk file with a bad header")
+  runsAndFails("x = = 1", "malformed script")
+  runsAndFails("local s = string.rep('x', 2^40)", "huge allocation")
+end)
+os.remove(tmp)
+os.remove(tmp .. ".err")
+
+print("robust_badinput: " .. (failures == 0 and "all groups passed" or failures .. " failures"))
