@@ -6,7 +6,8 @@
 //    extends arraySize in place, doubling the buffer when full, so `t[#t+1] = v` is
 //    amortised O(1) without a rehash.
 //  - The hash part is open addressing with linear probing, capacity a power of 2 and at
-//    most 3/4 full counting dead keys (nodeCount). A nil key is a free slot and ends a
+//    most 3/4 full counting dead keys (nodeCount). A probe starts at tableHomeSlot:
+//    hash & mask, except for integer keys (intHome). A nil key is a free slot and ends a
 //    probe; a key with a nil value is dead and stays until the next rehash (invariant 3)
 //    unless a later insertion along the same probe reuses its slot.
 //  - When an insertion finds no room, rehash counts the integer keys like Lua 5.4 does
@@ -19,6 +20,7 @@
 // kMemoryError.
 #include "vm/table.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -35,6 +37,41 @@ constexpr uint32_t kMaxNodeCapacity = 1u << 30;
 constexpr int kMaxArrayBits = 30;
 
 const char kDeadKeyAnchor = 0;
+
+constexpr bool isPrime(uint32_t v) {
+  if (v < 2) return false;
+  for (uint32_t d = 2; d * d <= v; ++d) {
+    if (v % d == 0) return false;
+  }
+  return true;
+}
+
+// kIntModulus[b]: the largest prime below 2^b (1 if none), for a hash part of 2^b nodes.
+// One entry per possible ctz of a uint32_t, so no capacity can index past the end.
+constexpr auto kIntModulus = [] {
+  std::array<uint32_t, 32> moduli{};
+  for (int b = 0; b < 32; ++b) {
+    uint32_t v = (1u << b) - 1;
+    while (v > 1 && !isPrime(v)) --v;
+    moduli[b] = v ? v : 1;
+  }
+  return moduli;
+}();
+
+// Integer keys step this many slots per unit of residue. At most 3/4 of the slots are
+// full, so an arithmetic run of keys fills at most 4 of every 5 slots and never forms
+// one long cluster (docs/design/values.md).
+constexpr uint32_t kIntSpread = 5;
+
+// Home slot of an integer key: (key mod p) * kIntSpread mod capacity, p prime. Keys in
+// an arithmetic progression get distinct residues (unless the stride is a multiple of
+// p) and land a constant stride apart, so they neither collide nor scatter.
+inline uint32_t intHome(int64_t key, uint32_t capacity) {
+  uint32_t p = kIntModulus[__builtin_ctz(capacity)];
+  uint64_t k = uint64_t(key);
+  uint32_t r = k <= UINT32_MAX ? uint32_t(k) % p : uint32_t(k % p);
+  return (r * kIntSpread) & (capacity - 1);
+}
 
 inline uint32_t mixBits(uint64_t x) {
   x ^= x >> 32;
@@ -75,10 +112,10 @@ inline bool keyEquals(const Value& stored, const Value& key) {
 }
 
 // The node holding `key` (live or dead), or nullptr.
-Node* findNode(const NodeArray* na, const Value& key, uint32_t hash) {
+Node* findNode(const NodeArray* na, const Value& key) {
   if (!na) return nullptr;
   uint32_t mask = na->capacity - 1;
-  uint32_t i = hash & mask;
+  uint32_t i = tableHomeSlot(key, na->capacity);
   for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
     const Node& node = na->nodes[i];
     if (node.key.tag == Tag::Nil) return nullptr;
@@ -90,7 +127,7 @@ Node* findNode(const NodeArray* na, const Value& key, uint32_t hash) {
 Node* findIntNode(const NodeArray* na, int64_t key) {
   if (!na) return nullptr;
   uint32_t mask = na->capacity - 1;
-  uint32_t i = mixBits(uint64_t(key)) & mask;
+  uint32_t i = intHome(key, na->capacity);
   for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
     const Node& node = na->nodes[i];
     if (node.key.tag == Tag::Int && node.key.u.i == key) return const_cast<Node*>(&node);
@@ -120,7 +157,7 @@ NodeArray* newNodeArray(State& state, uint32_t capacity) {
 // Places a key known to be absent into the first free slot (used while rebuilding).
 void placeNode(Table* t, NodeArray* na, const Value& key, const Value& value) {
   uint32_t mask = na->capacity - 1;
-  uint32_t i = hashValue(key) & mask;
+  uint32_t i = tableHomeSlot(key, na->capacity);
   while (na->nodes[i].key.tag != Tag::Nil) i = (i + 1) & mask;
   storeValue(t, na->nodes[i].key, key);
   storeValue(t, na->nodes[i].value, value);
@@ -244,13 +281,13 @@ Status appendArray(State& state, Table* t, const Value& value) {
 // Stores into the hash part; `key` is normalised, not nil/NaN, and not in the array part.
 // One probe finds the key, or else the first dead slot on its chain (reused) and the
 // free slot that ends the chain.
-Status setInHash(State& state, Table* t, const Value& key, uint32_t hash, const Value& value) {
+Status setInHash(State& state, Table* t, const Value& key, const Value& value) {
   NodeArray* na = t->nodes;
   Node* dead = nullptr;
   Node* empty = nullptr;
   if (na) {
     uint32_t mask = na->capacity - 1;
-    uint32_t i = hash & mask;
+    uint32_t i = tableHomeSlot(key, na->capacity);
     for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
       Node& node = na->nodes[i];
       if (node.key.tag == Tag::Nil) {
@@ -319,6 +356,11 @@ uint32_t hashValue(const Value& key) {
   }
 }
 
+uint32_t tableHomeSlot(const Value& key, uint32_t capacity) {
+  if (key.isInt()) return intHome(key.asInt(), capacity);
+  return hashValue(key) & (capacity - 1);
+}
+
 Table* newTable(State& state, uint32_t arrayHint, uint32_t hashHint) {
   auto* t = reinterpret_cast<Table*>(state.mutator().allocate(uint8_t(Kind::Table), sizeof(Table)));
   if (!t) return nullptr;
@@ -343,7 +385,7 @@ Value tableGetInt(const Table* t, int64_t key) {
 
 const Value* tableLongStrSlot(const Table* t, const String* key) {
   Value k = Value::string(const_cast<String*>(key));
-  const Node* node = findNode(t->nodes, k, hashValue(k));
+  const Node* node = findNode(t->nodes, k);
   return node ? &node->value : nullptr;
 }
 
@@ -369,7 +411,7 @@ Value tableGet(const Table* t, const Value& key) {
     default:
       break;
   }
-  if (const Node* node = findNode(t->nodes, key, hashValue(key))) return node->value;
+  if (const Node* node = findNode(t->nodes, key)) return node->value;
   return Value::nil();
 }
 
@@ -384,13 +426,13 @@ Status tableSetInt(State& state, Table* t, int64_t key, const Value& value) {
     return appendArray(state, t, value);  // fast path: no hash part can hold the key
   }
   Value k = Value::integer(key);
-  return setInHash(state, t, k, hashValue(k), value);
+  return setInHash(state, t, k, value);
 }
 
 Status tableSetStr(State& state, Table* t, String* key, const Value& value) {
   tableTouched(t);
   Value k = Value::string(key);
-  return setInHash(state, t, k, stringHash(key), value);
+  return setInHash(state, t, k, value);
 }
 
 Status tableSet(State& state, Table* t, const Value& key, const Value& value) {
@@ -411,7 +453,7 @@ Status tableSet(State& state, Table* t, const Value& key, const Value& value) {
       break;
   }
   tableTouched(t);
-  return setInHash(state, t, key, hashValue(key), value);
+  return setInHash(state, t, key, value);
 }
 
 Value* tableFindSlot(Table* t, const Value& rawKey) {
@@ -424,7 +466,7 @@ Value* tableFindSlot(Table* t, const Value& rawKey) {
       slot = node ? &node->value : nullptr;
     }
   } else if (!key.isNil()) {
-    Node* node = findNode(t->nodes, key, hashValue(key));
+    Node* node = findNode(t->nodes, key);
     slot = node ? &node->value : nullptr;
   }
   return slot && !slot->isNil() ? slot : nullptr;
@@ -493,7 +535,7 @@ Status tableNext(const Table* t, Value& key, Value& value, bool& found) {
     if (k.isInt() && inArrayRange(k.asInt(), arraySize)) {
       index = uint64_t(k.asInt());
     } else {
-      const Node* node = findNode(na, k, hashValue(k));
+      const Node* node = findNode(na, k);
       if (!node) return Status(StatusCode::kRuntimeError);
       index = uint64_t(arraySize) + uint64_t(node - na->nodes) + 1;
     }

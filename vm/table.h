@@ -1,6 +1,7 @@
 // Lua tables: an array part for keys 1..arraySize and a hash part (open addressing,
 // linear probing). All functions here are raw (no metamethods) and never collect; the
-// ones that allocate may fail and say so in their result.
+// ones that allocate may fail and say so in their result. Integer keys start their probe
+// at a home slot of their own (tableHomeSlot); every other key at hashValue & mask.
 //
 // Invariants:
 //  1. A key lives in at most one part: integer keys 1..arraySize only in the array part.
@@ -49,7 +50,7 @@ inline const Value* tableIntSlot(const Table* t, int64_t key) {
 
 // Fast-path read of a short (interned) string key in the hash part: pointer compares
 // only. Returns the value slot (which may hold nil: a dead key) or nullptr if absent.
-// Short strings hash to their header.hash (hashValue agrees).
+// Short strings hash to their header.hash and start at hash & mask (tableHomeSlot agrees).
 inline const Value* tableShortStrSlot(const Table* t, const String* key) {
   const NodeArray* na = t->nodes;
   if (!na) return nullptr;
@@ -100,8 +101,14 @@ inline void tableTouched(Table* t) { t->header.aux = 0; }
 // Key normalisation: float keys with integer values become integers.
 Value normaliseKey(const Value& key);
 
-// Hash of a key value, as the hash part uses it (strings: content; objects: identity).
+// Hash of a key value (strings: content; objects: identity). Every key but an integer
+// starts its probe at hashValue & (capacity - 1).
 uint32_t hashValue(const Value& key);
+
+// Slot where the probe for a normalised key starts in a hash part of `capacity` (a power
+// of 2) nodes. Integer keys use a capacity-dependent home that keeps nearby and strided
+// keys nearby in memory without clustering them (table.cpp, docs/design/values.md).
+uint32_t tableHomeSlot(const Value& key, uint32_t capacity);
 
 // Header bits of a table-owned ValueArray/NodeArray (its header.aux). An owned part is
 // traced by its table (gctypes.cpp), which knows the table's weakness; the part's own

@@ -57,8 +57,10 @@ collectgarbage("restart")
 do
   collectgarbage()
   local before = collectgarbage("count")
-  do local big = {} for i = 1, 20000 do big[i] = {i, tostring(i)} end end
+  local function build() local big = {} for i = 1, 20000 do big[i] = {i, i * 2} end return big end
+  local big = build()
   check(collectgarbage("count") > before, "count grows with allocation")
+  big = nil
   collectgarbage()
   check(collectgarbage("count") < before + 64, "count shrinks after collect")
 end
@@ -151,9 +153,11 @@ end
 -- Finalizers (§2.5.3).
 do
   local order = {}
+  local objs = {}
   for i = 1, 5 do
-    setmetatable({}, {__gc = function() order[#order + 1] = i end})
+    objs[i] = setmetatable({}, {__gc = function() order[#order + 1] = i end})
   end
+  objs = nil
   collectgarbage()
   eq(table.concat(order, ","), "5,4,3,2,1", "finalizers run in reverse order of marking")
   local ran = false
@@ -239,16 +243,18 @@ end
 -- Finalizers of userdata-like tables with a __gc that allocates.
 do
   local made = {}
+  local objs = {}
   for i = 1, 3 do
-    setmetatable({}, {__gc = function() made[#made + 1] = {("x"):rep(100), i} end})
+    objs[i] = setmetatable({}, {__gc = function() made[#made + 1] = {("x"):rep(100), i} end})
   end
+  objs = nil
   collectgarbage()
   eq(#made, 3, "allocating finalizers ran")
   eq(made[1][2], 3, "and in reverse order")
 end
 
 -- Finalizers of objects still alive run when the state closes, after the last print.
-setmetatable({}, {__gc = function() print("finalizer at close: first registered, runs last") end})
+KEEP_ALIVE_TOO = setmetatable({}, {__gc = function() print("finalizer at close: first registered, runs last") end})
 KEEP_ALIVE = setmetatable({}, {__gc = function() print("finalizer at close: runs first") end})
 
 -- Collection during iteration with weak tables.

@@ -61,25 +61,24 @@ NativeResult dbGetInfo(CallContext& cx) {
   String* whatStr;
   if (!cx.optString(a + 1, nullptr, whatStr)) return cx.failure();
   std::string what = whatStr ? std::string(whatStr->view()) : "flnSrtu";
+  if (!what.empty() && what[0] == '>') return cx.argError(a + 1, "invalid option '>'");
   Value fn;
   int frameIdx = -1;
   Value target = cx.arg(a);
-  if (target.isNumber()) {
+  if (target.isFunction()) {
+    fn = target;
+  } else {
     int64_t level;
     if (!cx.checkInteger(a, level)) return cx.failure();
-    frameIdx = level < 0 ? -1 : frameAtLevel(t, int(level));
+    frameIdx = level < 0 || level > INT32_MAX ? -1 : frameAtLevel(t, int(level));
     if (frameIdx < 0) {
       cx.push(Value::nil());
       return cx.results(1);
     }
     fn = t->stack[t->frames[frameIdx].func];
-  } else if (target.isFunction()) {
-    fn = target;
-  } else {
-    return cx.argError(a, "function or level expected");
   }
   for (char c : what) {
-    if (!std::strchr("SlnrutfL>", c)) return cx.argError(a + 1, "invalid option");
+    if (!std::strchr("SlnrutfL", c)) return cx.argError(a + 1, "invalid option");
   }
   Table* r = cx.newTable(0, 16);
   if (!r) return cx.memoryError();
@@ -129,6 +128,11 @@ NativeResult dbGetInfo(CallContext& cx) {
     bool tail = frameIdx >= 0 && (t->frames[frameIdx].flags & kFrameTail);
     ok = ok && setField(cx, r, "istailcall", Value::boolean(tail));
   }
+  if (what.find('r') != std::string::npos) {
+    // Transfer ranges are only meaningful inside call/return hooks, which pass none.
+    ok = ok && setField(cx, r, "ftransfer", Value::integer(0));
+    ok = ok && setField(cx, r, "ntransfer", Value::integer(0));
+  }
   if (what.find('f') != std::string::npos) ok = ok && setField(cx, r, "func", fn);
   if (what.find('L') != std::string::npos && isLua) {
     Table* lines = cx.newTable();
@@ -142,21 +146,51 @@ NativeResult dbGetInfo(CallContext& cx) {
   return cx.results(1);
 }
 
-// Name of local `n` (1-based) of a Lua frame, and its stack index.
-const char* frameLocal(ThreadData* t, int frameIdx, int n, uint32_t& index) {
-  const CallFrame& f = t->frames[frameIdx];
-  if (!(f.flags & kFrameLua)) return nullptr;
-  Proto* p = frameProto(t, f);
-  int pc = currentPc(f, p);
-  int count = 0;
+// Name of the n-th local active at `pc` (1-based), as Lua numbers them; nullptr if none.
+const char* activeLocalName(const Proto* p, int64_t n, int pc) {
+  int64_t count = 0;
   for (const auto& lv : p->data->locals) {
     if (lv.startPc > pc) break;
-    if (pc < lv.endPc && ++count == n) {
-      index = f.base + uint32_t(n - 1);
-      return lv.name.c_str();
-    }
+    if (pc < lv.endPc && ++count == n) return lv.name.c_str();
   }
   return nullptr;
+}
+
+// Vararg -n of a Lua frame: the extra arguments sit just below the moved function.
+const char* frameVararg(const CallFrame& f, const Proto* p, int64_t n, uint32_t& index) {
+  if (!p->isVararg) return nullptr;
+  uint32_t nextra = f.varargDelta ? f.varargDelta - p->numParams - 1 : 0;
+  if (-n > int64_t(nextra)) return nullptr;
+  index = f.func - nextra + uint32_t(-n - 1);
+  return "(vararg)";
+}
+
+// Name of local `n` of frame `frameIdx` and its stack index, like lua_getlocal: named
+// locals, negative n for varargs, then any other slot of the frame as a temporary.
+const char* frameLocal(ThreadData* t, int frameIdx, int64_t n, uint32_t& index) {
+  const CallFrame& f = t->frames[frameIdx];
+  bool isLua = f.flags & kFrameLua;
+  if (isLua) {
+    Proto* p = frameProto(t, f);
+    if (n < 0) return frameVararg(f, p, n, index);
+    if (const char* name = activeLocalName(p, n, currentPc(f, p))) {
+      index = f.base + uint32_t(n - 1);
+      return name;
+    }
+  }
+  uint32_t limit = uint32_t(frameIdx) + 1 < t->frameCount ? t->frames[frameIdx + 1].func : t->top;
+  if (n <= 0 || limit < f.base || int64_t(limit - f.base) < n) return nullptr;
+  index = f.base + uint32_t(n - 1);
+  return isLua ? "(temporary)" : "(C temporary)";
+}
+
+// The frame of the level argument at `a`, or -1 after recording the error.
+int levelFrame(CallContext& cx, ThreadData* t, uint32_t a) {
+  int64_t level;
+  if (!cx.checkInteger(a, level)) return -1;
+  int idx = level < 0 || level > INT32_MAX ? -1 : frameAtLevel(t, int(level));
+  if (idx < 0) cx.argError(a, "level out of range");
+  return idx;
 }
 
 NativeResult dbGetLocal(CallContext& cx) {
@@ -165,29 +199,22 @@ NativeResult dbGetLocal(CallContext& cx) {
   int64_t n;
   if (!cx.checkInteger(a + 1, n)) return cx.failure();
   if (cx.arg(a).isFunction()) {
+    // Function form: only parameter names (the locals active at the first instruction).
     Value f = cx.arg(a);
-    if (f.isLuaClosure()) {
-      Proto* p = f.asLuaClosure()->proto;
-      int count = 0;
-      for (const auto& lv : p->data->locals) {
-        if (lv.startPc > 0) break;
-        if (++count == n) {
-          String* s = cx.newString(lv.name);
-          if (!s) return cx.memoryError();
-          cx.push(Value::string(s));
-          return cx.results(1);
-        }
-      }
+    const char* name = f.isLuaClosure() ? activeLocalName(f.asLuaClosure()->proto, n, 0) : nullptr;
+    if (!name) {
+      cx.push(Value::nil());
+      return cx.results(1);
     }
-    cx.push(Value::nil());
+    String* s = cx.newString(name);
+    if (!s) return cx.memoryError();
+    cx.push(Value::string(s));
     return cx.results(1);
   }
-  int64_t level;
-  if (!cx.checkInteger(a, level)) return cx.failure();
-  int idx = frameAtLevel(t, int(level));
-  if (idx < 0) return cx.argError(a, "level out of range");
+  int idx = levelFrame(cx, t, a);
+  if (idx < 0) return cx.failure();
   uint32_t index;
-  const char* name = frameLocal(t, idx, int(n), index);
+  const char* name = frameLocal(t, idx, n, index);
   if (!name) {
     cx.push(Value::nil());
     return cx.results(1);
@@ -202,16 +229,17 @@ NativeResult dbGetLocal(CallContext& cx) {
 NativeResult dbSetLocal(CallContext& cx) {
   uint32_t a;
   ThreadData* t = threadArg(cx, a);
-  int64_t level, n;
-  if (!cx.checkInteger(a, level) || !cx.checkInteger(a + 1, n) || !cx.checkAny(a + 2)) return cx.failure();
-  int idx = frameAtLevel(t, int(level));
-  if (idx < 0) return cx.argError(a, "level out of range");
+  int64_t n;
+  if (!cx.checkInteger(a + 1, n) || !cx.checkAny(a + 2)) return cx.failure();
+  int idx = levelFrame(cx, t, a);
+  if (idx < 0) return cx.failure();
   uint32_t index;
-  const char* name = frameLocal(t, idx, int(n), index);
+  const char* name = frameLocal(t, idx, n, index);
   if (!name) {
     cx.push(Value::nil());
     return cx.results(1);
   }
+  // Stack slots are roots the collector rescans, so no barrier (as for any register).
   t->stack[index] = cx.arg(a + 2);
   String* s = cx.newString(name);
   if (!s) return cx.memoryError();
@@ -335,43 +363,64 @@ NativeResult dbGetRegistry(CallContext& cx) {
   return cx.results(1);
 }
 
+uint8_t hookMaskOf(std::string_view letters, int64_t count) {
+  uint8_t m = 0;
+  for (char c : letters) {
+    if (c == 'c') m |= kHookMaskCall;
+    if (c == 'r') m |= kHookMaskReturn;
+    if (c == 'l') m |= kHookMaskLine;
+  }
+  if (count > 0) m |= kHookMaskCount;
+  return m;
+}
+
+void clearHook(ThreadData* t) {
+  t->hook = Value::nil();
+  t->hookMask = 0;
+  t->hookCount = 0;
+  t->hookCounter = 0;
+}
+
+// debug.sethook([thread,] f, mask [, count]): any function may be the hook; no
+// function, or an empty mask without a count, turns hooks off (as lua_sethook does).
 NativeResult dbSetHook(CallContext& cx) {
   uint32_t a;
   ThreadData* t = threadArg(cx, a);
   if (cx.arg(a).isNil()) {
-    t->hook = Value::nil();
-    t->hookMask = 0;
+    clearHook(t);
     return cx.noResults();
   }
-  String* mask;
+  String* letters;
   int64_t count;
-  if (!cx.checkType(a, Tag::LuaClosure) || !cx.optString(a + 1, nullptr, mask) || !cx.optInteger(a + 2, 0, count)) {
-    return cx.failure();
+  if (!cx.checkString(a + 1, letters)) return cx.failure();
+  if (!cx.arg(a).isFunction()) return cx.typeError(a, "function");
+  if (!cx.optInteger(a + 2, 0, count)) return cx.failure();
+  uint8_t m = hookMaskOf(letters->view(), count);
+  if (m == 0) {
+    clearHook(t);
+    return cx.noResults();
   }
   t->hook = cx.arg(a);
-  uint8_t m = 0;
-  if (mask) {
-    for (char c : mask->view()) {
-      if (c == 'c') m |= 1;
-      if (c == 'r') m |= 2;
-      if (c == 'l') m |= 4;
-    }
-  }
-  if (count > 0) m |= 8;
   t->hookMask = m;
   t->hookCount = int32_t(count);
   t->hookCounter = int32_t(count);
   return cx.noResults();
 }
 
+// debug.gethook([thread]): fail without a hook, else the function, its mask letters
+// and its count.
 NativeResult dbGetHook(CallContext& cx) {
   uint32_t a;
   ThreadData* t = threadArg(cx, a);
-  if (t->hook.isNil()) return cx.results(0);
+  if (t->hook.isNil()) {
+    cx.push(Value::nil());
+    return cx.results(1);
+  }
   std::string mask;
-  if (t->hookMask & 1) mask += 'c';
-  if (t->hookMask & 2) mask += 'r';
-  if (t->hookMask & 4) mask += 'l';
+  if (t->hookMask & kHookMaskCall) mask += 'c';
+  if (t->hookMask & kHookMaskReturn) mask += 'r';
+  if (t->hookMask & kHookMaskLine) mask += 'l';
+  if (!cx.ensureStack(3)) return cx.stackOverflow();
   cx.push(t->hook);
   String* s = cx.newString(mask);
   if (!s) return cx.memoryError();
@@ -380,20 +429,32 @@ NativeResult dbGetHook(CallContext& cx) {
   return cx.results(3);
 }
 
+// Weft's full userdata carry exactly one user value (lua_newuserdatauv with 1).
+constexpr int64_t kUserValues = 1;
+
+// debug.getuservalue(u [, n]): the value and true, or a single fail when u is not a
+// full userdata or has no user value n.
 NativeResult dbGetUserValue(CallContext& cx) {
+  int64_t n;
+  if (!cx.optInteger(2, 1, n)) return cx.failure();
   Value v = cx.arg(1);
-  if (v.tag != Tag::Userdata) {
+  if (v.tag != Tag::Userdata || n < 1 || n > kUserValues) {
     cx.push(Value::nil());
-    cx.push(Value::boolean(false));
-    return cx.results(2);
+    return cx.results(1);
   }
   cx.push(v.asUserdata()->userValue);
   cx.push(Value::boolean(true));
   return cx.results(2);
 }
 
+// debug.setuservalue(u, value [, n]): u, or fail when it has no user value n.
 NativeResult dbSetUserValue(CallContext& cx) {
-  if (!cx.checkType(1, Tag::Userdata) || !cx.checkAny(2)) return cx.failure();
+  int64_t n;
+  if (!cx.optInteger(3, 1, n) || !cx.checkType(1, Tag::Userdata) || !cx.checkAny(2)) return cx.failure();
+  if (n < 1 || n > kUserValues) {
+    cx.push(Value::nil());
+    return cx.results(1);
+  }
   Userdata* u = cx.arg(1).asUserdata();
   storeValue(u, u->userValue, cx.arg(2));
   cx.push(cx.arg(1));

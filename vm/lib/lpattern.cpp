@@ -3,7 +3,7 @@
 // only captures, '?' and the expansions' continuation add depth.
 #include "vm/lib/lpattern.h"
 
-#include <cctype>
+#include <array>
 #include <cstring>
 
 namespace weft::vm {
@@ -11,6 +11,56 @@ namespace weft::vm {
 namespace {
 constexpr char kEsc = '%';
 constexpr const char* kSpecials = "^$*+?.([%-";
+
+// Character classes are classified by precomputed tables with the C locale's meaning
+// (os.setlocale does not change them; see docs/design/stdlib.md): one lookup per byte
+// instead of a libc call per byte and per class letter.
+enum ClassBit : uint16_t {
+  kAlpha = 1 << 0, kCntrl = 1 << 1, kDigit = 1 << 2, kGraph = 1 << 3, kLower = 1 << 4, kPunct = 1 << 5,
+  kSpace = 1 << 6, kUpper = 1 << 7, kAlnum = 1 << 8, kXdigit = 1 << 9, kZero = 1 << 10,
+};
+
+constexpr std::array<uint16_t, 256> makeByteClasses() {
+  std::array<uint16_t, 256> t{};
+  for (int c = 0; c < 256; c++) {
+    bool upper = c >= 'A' && c <= 'Z', lower = c >= 'a' && c <= 'z', digit = c >= '0' && c <= '9';
+    bool graph = c >= 0x21 && c <= 0x7e;
+    uint16_t b = 0;
+    if (upper || lower) b |= kAlpha;
+    if (c < 0x20 || c == 0x7f) b |= kCntrl;
+    if (digit) b |= kDigit;
+    if (graph) b |= kGraph;
+    if (lower) b |= kLower;
+    if (graph && !upper && !lower && !digit) b |= kPunct;
+    if ((c >= '\t' && c <= '\r') || c == ' ') b |= kSpace;
+    if (upper) b |= kUpper;
+    if (upper || lower || digit) b |= kAlnum;
+    if (digit || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) b |= kXdigit;
+    if (c == 0) b |= kZero;
+    t[size_t(c)] = b;
+  }
+  return t;
+}
+
+// For a class letter: 0 if it is not a class (it matches itself), else the index of its
+// ClassBit plus one, with kClassNegated set for the upper-case complement.
+constexpr uint8_t kClassNegated = 0x80;
+
+constexpr std::array<uint8_t, 256> makeClassOfLetter() {
+  std::array<uint8_t, 256> t{};
+  constexpr char kLetters[] = "acdglpsuwxz";  // in ClassBit order
+  for (int i = 0; kLetters[i]; i++) {
+    int lower = kLetters[i];
+    t[size_t(lower)] = uint8_t(i + 1);
+    t[size_t(lower - 'a' + 'A')] = uint8_t((i + 1) | kClassNegated);
+  }
+  return t;
+}
+
+constexpr std::array<uint16_t, 256> kByteClasses = makeByteClasses();
+constexpr std::array<uint8_t, 256> kClassOfLetter = makeClassOfLetter();
+
+constexpr uint16_t classBit(uint8_t entry) { return uint16_t(1u << ((entry & ~kClassNegated) - 1)); }
 }  // namespace
 
 PatternMatcher::PatternMatcher(std::string_view subject, std::string_view pattern, bool honourAnchor)
@@ -261,22 +311,10 @@ bool PatternMatcher::matchBracketClass(unsigned char c, const char* p, const cha
 }
 
 bool patternClassMatches(unsigned char c, unsigned char cl) {
-  bool r;
-  switch (std::tolower(cl)) {
-    case 'a': r = std::isalpha(c); break;
-    case 'c': r = std::iscntrl(c); break;
-    case 'd': r = std::isdigit(c); break;
-    case 'g': r = std::isgraph(c); break;
-    case 'l': r = std::islower(c); break;
-    case 'p': r = std::ispunct(c); break;
-    case 's': r = std::isspace(c); break;
-    case 'u': r = std::isupper(c); break;
-    case 'w': r = std::isalnum(c); break;
-    case 'x': r = std::isxdigit(c); break;
-    case 'z': r = c == 0; break;  // deprecated in 5.2 but still accepted by 5.4
-    default: return cl == c;
-  }
-  return std::isupper(cl) ? !r : r;
+  uint8_t entry = kClassOfLetter[cl];
+  if (entry == 0) return cl == c;
+  bool r = (kByteClasses[c] & classBit(entry)) != 0;
+  return (entry & kClassNegated) ? !r : r;
 }
 
 bool patternIsPlain(std::string_view pattern) {

@@ -99,8 +99,8 @@ class PatternMatcher {
   Slot captures_[kMaxPatternCaptures];
 };
 
-// True if the character class letter (after '%') matches byte c ("%a", "%d", ...);
-// other letters match themselves.
+// True if the character class letter (after '%') matches byte c ("%a", "%d", ...), with
+// the C locale's classes whatever os.setlocale says; other letters match themselves.
 bool patternClassMatches(unsigned char c, unsigned char cl);
 
 // True if the pattern has no magic characters, so a plain substring search suffices.

@@ -485,6 +485,7 @@ NativeResult strGsub(CallContext& cx) {
   std::string& out = lease.get();
   PatternMatcher m(s->view(), p->view());
   size_t pos = 0;
+  size_t copied = 0;  // subject bytes before this offset are already in `out`
   size_t subjectSize = s->length;
   int64_t n = 0;
   int64_t lastMatch = -1;
@@ -492,15 +493,18 @@ NativeResult strGsub(CallContext& cx) {
     size_t end;
     if (m.matchAt(pos, end) && int64_t(end) != lastMatch) {
       n++;
+      // Unmatched bytes are copied in one run per match, read from the slot because
+      // a replacement function may have moved the subject.
+      out.append(cx.at(g.subjectSlot).asString()->view().substr(copied, pos - copied));
       NativeResult outcome;
       if (!addReplacement(cx, m, g, pos, end, out, outcome)) return outcome;
       if (!bufferMayGrow(cx, out.size())) return cx.memoryError();
-      pos = end;
+      pos = copied = end;
       lastMatch = int64_t(end);
     } else if (m.error()) {
       return patternError(cx, m);
     } else if (pos < subjectSize) {
-      out += cx.at(g.subjectSlot).asString()->data[pos++];
+      pos++;
     } else {
       break;
     }
@@ -510,7 +514,8 @@ NativeResult strGsub(CallContext& cx) {
   if (n == 0) {
     cx.push(cx.at(g.subjectSlot));
   } else {
-    out.append(subject.substr(pos));
+    out.append(subject.substr(copied));
+    if (!bufferMayGrow(cx, out.size())) return cx.memoryError();
     if (!pushString(cx, out)) return cx.failure();
   }
   if (!cx.push(Value::integer(n))) return cx.stackOverflow();

@@ -2,6 +2,9 @@
 // and every malformed-pattern error, with Lua 5.4's messages (checked against lua5.4).
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <clocale>
+#include <cstring>
 #include <string>
 
 #include "vm/lib/lpattern.h"
@@ -137,6 +140,34 @@ TEST(LibPattern, DepthLimit) {
   EXPECT_EQ(find(std::string(300, 'a'), pat300).error, "pattern too complex");
   std::string deep(5000, 'a');
   EXPECT_EQ(find(deep, "a*b").ok, false);  // repetition loops, it does not recurse
+}
+
+// The precomputed class tables agree with <cctype> in the C locale for every byte and
+// every class letter, complements included; any other letter matches only itself.
+TEST(LibPattern, ClassTablesEqualTheCLocale) {
+  ASSERT_NE(std::setlocale(LC_CTYPE, "C"), nullptr);
+  using Pred = int (*)(int);
+  const std::pair<char, Pred> classes[] = {
+      {'a', [](int c) { return std::isalpha(c); }},  {'c', [](int c) { return std::iscntrl(c); }},
+      {'d', [](int c) { return std::isdigit(c); }},  {'g', [](int c) { return std::isgraph(c); }},
+      {'l', [](int c) { return std::islower(c); }},  {'p', [](int c) { return std::ispunct(c); }},
+      {'s', [](int c) { return std::isspace(c); }},  {'u', [](int c) { return std::isupper(c); }},
+      {'w', [](int c) { return std::isalnum(c); }},  {'x', [](int c) { return std::isxdigit(c); }},
+      {'z', [](int c) { return c == 0 ? 1 : 0; }},
+  };
+  for (int c = 0; c < 256; c++) {
+    for (auto [letter, pred] : classes) {
+      bool expected = pred(c) != 0;
+      auto uc = static_cast<unsigned char>(c);
+      EXPECT_EQ(patternClassMatches(uc, static_cast<unsigned char>(letter)), expected) << c << " %" << letter;
+      EXPECT_EQ(patternClassMatches(uc, static_cast<unsigned char>(std::toupper(letter))), !expected)
+          << c << " %" << char(std::toupper(letter));
+    }
+    for (int cl = 0; cl < 256; cl++) {
+      if (std::isalpha(cl) && std::strchr("acdglpsuwxz", std::tolower(cl))) continue;
+      EXPECT_EQ(patternClassMatches(static_cast<unsigned char>(c), static_cast<unsigned char>(cl)), c == cl);
+    }
+  }
 }
 
 TEST(LibPattern, PlainDetection) {

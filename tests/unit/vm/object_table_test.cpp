@@ -1,9 +1,11 @@
 // Tables (vm/table.h): parts, borders, traversal, keys, and survival across collections.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "vm/proto.h"
 #include "vm/state.h"
@@ -126,6 +128,53 @@ TEST_F(TableTest, HugeSparseIntegerKeys) {
   EXPECT_LE(t->arraySize, 4u);
   EXPECT_EQ(countPairs(t), std::size(keys));
   EXPECT_EQ(tableLength(t), 1u);
+}
+
+// Arithmetic runs of integer keys (sequential, strided by a power of 2 or a prime,
+// descending, high-bit strides) fill a hash part at its full 3/4 load without two keys
+// sharing a home slot, and consecutive keys never pile into one long cluster. (A stride
+// that is a multiple of the part's prime modulus would collide: 3 at capacity 4.)
+TEST(TableHomeSlot, IntegerProgressionsGetDistinctHomes) {
+  const int64_t strides[] = {1, -1, 3, 1024, 7919, int64_t(1) << 32};
+  for (uint32_t cap = 8; cap <= (1u << 18); cap <<= 1) {
+    for (int64_t stride : strides) {
+      std::vector<bool> used(cap);
+      uint32_t n = cap - cap / 4;
+      for (uint32_t i = 0; i < n; ++i) {
+        uint32_t home = tableHomeSlot(Value::integer(1000000007 + int64_t(i) * stride), cap);
+        ASSERT_LT(home, cap);
+        ASSERT_FALSE(used[home]) << "cap " << cap << " stride " << stride << " key #" << i;
+        used[home] = true;
+      }
+      if (stride != 1 && stride != -1) continue;
+      uint32_t run = 0, longest = 0;
+      for (uint32_t i = 0; i < 2 * cap; ++i) {
+        run = used[i % cap] ? run + 1 : 0;
+        longest = std::max(longest, run);
+      }
+      EXPECT_LE(longest, 5u) << "cap " << cap << " stride " << stride;  // 4, plus a wrap at small capacities
+    }
+  }
+}
+
+TEST_F(TableTest, StridedAndRandomIntegerKeys) {
+  Table* t = table();
+  uint64_t x = 1;
+  for (int64_t i = 1; i <= 20000; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    setI(t, i * 1024, Value::integer(i));
+    setI(t, -i * 7919, Value::integer(-i));
+    setI(t, int64_t(x | 1), Value::integer(i));  // odd: none of the i * 1024 keys
+  }
+  x = 1;
+  for (int64_t i = 1; i <= 20000; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    ASSERT_EQ(tableGetInt(t, i * 1024).asInt(), i);
+    ASSERT_EQ(tableGetInt(t, -i * 7919).asInt(), -i);
+    ASSERT_EQ(tableGetInt(t, int64_t(x | 1)).asInt(), i);
+    ASSERT_TRUE(tableGetInt(t, i * 1024 + 512).isNil());
+  }
+  EXPECT_EQ(countPairs(t), 60000u);
 }
 
 TEST_F(TableTest, MixedKeyTypes) {
