@@ -1,0 +1,224 @@
+// The M:N work-stealing scheduler. It knows nothing of Lua: a Task is a unit of work
+// that an Executor (the VM side, runtime/executor.*) runs for one dispatch at a time.
+//
+// Protocol (design: docs/design/scheduler.md):
+//  - N worker threads. Each owns a bounded local ready queue (kLocalQueueCapacity) that
+//    only it pushes and pops, and that siblings steal half of in one batch; a one-task
+//    LIFO slot for the task it just woke; and a pinned queue for sticky tasks (never
+//    stolen). A global injection queue takes tasks published from outside the workers
+//    and the overflow of a full local queue (half of it moves at once).
+//  - Finding work, in order: the LIFO slot (at most kLifoLimit dispatches in a row), the
+//    pinned queue, the local queue (every kInjectionInterval-th dispatch polls the
+//    injection queue first), stealing from siblings (seeded random order, each sibling
+//    at most once per search, at most half the workers searching at once), the
+//    injection queue, then parking.
+//  - Parking: a worker with no work parks on its own futex. A publication that finds an
+//    idle worker and no searcher wakes exactly one. When every worker is idle none wakes
+//    up on its own; timers are driven by one timer thread that sleeps until the earliest
+//    deadline.
+//  - Task states change only by single atomic steps on Task::bits_ (state, a notified
+//    bit, a cancel bit): a task woken twice while ready is queued once; a wake that
+//    arrives while the task runs sets the notified bit and the task is requeued when
+//    its dispatch ends with kSuspended; a cancellation racing a wake queues it once.
+//  - A task migrates at most once between two of its ready publications: a stolen task
+//    is marked and is not stolen again until it is published again.
+//  - A dispatch that throws is contained: the task becomes kPanicked, the worker lives.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weft/status.h"
+
+namespace weft::runtime {
+
+class Scheduler;
+class Worker;
+
+enum class TaskState : uint8_t { kReady, kRunning, kSuspended, kCompleted, kCancelled, kPanicked };
+// "ready", "running", "suspended", "completed", "cancelled", "panicked".
+const char* taskStateName(TaskState state);
+inline bool isTerminal(TaskState s) { return s >= TaskState::kCompleted; }
+
+// How one dispatch of a task ended (Executor::runTask).
+enum class RunOutcome : uint8_t {
+  kYielded,       // task.yield: back to the tail of the worker's local queue
+  kBudgetSpent,   // the dispatch budget ran out: tail of the local queue (counted)
+  kSuspended,     // waits for Scheduler::wake (channel, await, timer)
+  kCompleted,     // terminal outcomes
+  kCancelled,
+  kPanicked,
+};
+
+// A unit of work. The VM's task derives from it. Reference counted: the scheduler holds
+// a reference while the task is queued or running; creators hold their own.
+class Task {
+ public:
+  Task();
+  virtual ~Task();
+  Task(const Task&) = delete;
+  Task& operator=(const Task&) = delete;
+
+  uint64_t id() const { return id_; }   // unique, increasing, from 1
+  TaskState state() const;              // acquire load
+  bool cancelRequested() const;
+  // Sticky tasks stay on the worker that spawned them (set before spawn).
+  void setSticky(bool sticky) { sticky_ = sticky; }
+  bool sticky() const { return sticky_; }
+  int homeWorker() const { return home_; }  // sticky: its worker; otherwise -1
+  // Index of the worker that ran the task last (-1 before its first dispatch).
+  int lastWorker() const { return last_.load(std::memory_order_relaxed); }
+
+  void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // Deletes the task when the last reference goes (acq_rel: the deleting thread sees
+  // every write made before the other releases).
+  void release();
+
+ private:
+  friend class Scheduler;
+  friend class Worker;
+  friend struct SchedulerInternals;
+  std::atomic<uint32_t> bits_;   // TaskState in the low byte | kNotified | kCancel | kMigrated
+  std::atomic<uint32_t> refs_{1};
+  std::atomic<int> last_{-1};
+  Task* next_ = nullptr;         // injection/pinned queue link (owned by whoever holds the queue lock)
+  uint64_t id_;
+  int home_ = -1;
+  bool sticky_ = false;
+};
+
+// Per-worker counters. Written only by the owning worker (relaxed atomics so that
+// another thread may read a snapshot); the steal matrix row is indexed by the victim.
+struct WorkerStats {
+  uint64_t tasksRun = 0;
+  std::vector<uint64_t> stealsFrom;   // [victim worker index]: tasks stolen from it
+  uint64_t stealsFromInjection = 0;   // tasks taken from the injection queue
+  uint64_t migrations = 0;            // dispatches of a task last run by another worker
+  uint64_t parks = 0;
+  uint64_t wakeups = 0;               // times this worker was unparked by a publication
+  uint64_t budgetExhaustions = 0;
+  uint64_t queueDepth = 0;            // local queue length now
+  uint64_t queueDepthMax = 0;
+  uint64_t gcPauses = 0;              // filled by the executor (its mutator's stops)
+  uint64_t gcPauseTotalNanos = 0;
+  uint64_t gcPauseMaxNanos = 0;
+};
+
+// The VM side. All calls come from worker threads unless said otherwise.
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // One dispatch of `task` on `worker`. Must not throw (a throw is contained anyway).
+  virtual RunOutcome runTask(Worker& worker, Task& task) = 0;
+  // Worker thread start and end (register and unregister the worker's mutator). A
+  // non-ok status from onWorkerStart closes the scheduler with it.
+  virtual Status onWorkerStart(Worker& worker) { return Status::ok(); }
+  virtual void onWorkerStop(Worker& worker) {}
+  // Around idleness: onIdle before the worker searches/parks (detach from the
+  // collector), onBusy before it dispatches again (attach; non-ok closes the scheduler).
+  virtual void onIdle(Worker& worker) {}
+  virtual Status onBusy(Worker& worker) { return Status::ok(); }
+  // Every worker is parked, no task is queued anywhere, no timer is pending and no worker
+  // is in a blocking region: no task can ever run again. Called once per such moment,
+  // from the last worker to park, before it parks.
+  virtual void onAllBlocked() {}
+};
+
+struct SchedulerOptions {
+  unsigned workers = 0;        // 0: std::thread::hardware_concurrency()
+  uint64_t seed = 0;           // victim order and chooser; 0: from the clock
+};
+
+class Worker {
+ public:
+  unsigned index() const { return index_; }
+  Scheduler& scheduler() { return sched_; }
+  // Snapshot readable from any thread (relaxed reads of the counters).
+  WorkerStats stats() const;
+  // The owning worker's own counters for the executor's GC pause fields and budget.
+  void notePause(uint64_t nanos);
+  void* executorData = nullptr;  // the executor's per-worker state (owner thread only)
+
+ private:
+  friend class Scheduler;
+  friend struct SchedulerInternals;
+  Worker(Scheduler& sched, unsigned index) : sched_(sched), index_(index) {}
+  Scheduler& sched_;
+  unsigned index_;
+};
+
+using Clock = std::chrono::steady_clock;
+using TimerId = uint64_t;
+
+class Scheduler {
+ public:
+  static constexpr uint32_t kLocalQueueCapacity = 256;
+  static constexpr uint32_t kInjectionInterval = 61;
+  static constexpr uint32_t kLifoLimit = 3;
+
+  Scheduler(const SchedulerOptions& options, Executor& executor);
+  ~Scheduler();  // shutdown() and join
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Starts the worker threads. Non-ok if a worker failed to start (the scheduler is then
+  // closed).
+  Status start();
+  unsigned workerCount() const;
+
+  // Publishes a new task (state kReady). From a worker: its local queue (sticky: its
+  // pinned queue, home = that worker); from elsewhere: the injection queue (a sticky
+  // task spawned outside a worker gets home 0). Takes its own reference. false when the
+  // scheduler is closed (the task is not queued).
+  bool spawn(Task* task);
+  // kSuspended -> kReady and publish (from a worker: into its LIFO slot; sticky: to its
+  // home's pinned queue). Ready: coalesced. Running: sets the notified bit. Terminal:
+  // ignored. Returns true if this call queued the task.
+  bool wake(Task* task);
+  // Requests cancellation. A suspended task is made ready so that it sees the request
+  // at its dispatch. false if it was already requested or the task is terminal.
+  bool cancel(Task* task);
+
+  // Timers, run on the timer thread at or after `deadline` (never on a worker; `fn` must
+  // not block). A pending timer counts as possible future work for onAllBlocked.
+  TimerId addTimer(Clock::time_point deadline, std::function<void()> fn);
+  // true if the timer was removed before it ran.
+  bool cancelTimer(TimerId id);
+
+  // A worker about to block on the operating system (file I/O, os.execute): it gives its
+  // queued tasks to the injection queue so that siblings run them, and counts as busy
+  // for onAllBlocked. Called on the worker's own thread.
+  void enterBlocking(Worker& worker);
+  void leaveBlocking(Worker& worker);
+
+  // The worker the calling thread is, or nullptr.
+  static Worker* currentWorker();
+
+  // Stops the workers (parked ones are woken), refuses later spawns, joins the threads
+  // and the timer thread. Idempotent. Must not be called from a worker thread.
+  void shutdown();
+  // Fail closed (DEVELOPERS.md invariant 5): from any thread, marks the scheduler closed
+  // with `reason` (kept: the first reason wins), wakes every parked worker, refuses
+  // later spawns; workers stop at their next dispatch boundary. Does not join.
+  void close(const std::string& reason);
+  bool closed() const;
+  std::string closeReason() const;
+
+  // The scheduler's single seeded chooser (task.select, victim order seeds): a uniform
+  // integer in [0, n). Thread-safe.
+  uint64_t choose(uint64_t n);
+
+  std::vector<WorkerStats> stats() const;
+
+ private:
+  friend class Worker;
+  friend struct SchedulerInternals;
+  std::unique_ptr<SchedulerInternals> in_;
+};
+
+}  // namespace weft::runtime
