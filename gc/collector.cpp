@@ -1,8 +1,10 @@
 // The copying collector (Cheney), with Lua 5.4 weak tables and finalizers.
 //
-// Protocol (one collection, world stopped, run only from safepointMayGC/collectMayGC):
-//  1. Copy the roots (root sources, handle slots, persistent handles, pending
-//     finalizers) into fresh to-space chunks and scan to-space breadth-first; weak
+// Protocol (one collection, world stopped, run only from safepointMayGC/collectMayGC on
+// the requesting mutator's thread, while every other attached mutator is parked and
+// detached ones cannot attach: safepoint.cpp):
+//  1. Copy the roots (root sources, the handle slots of every registered mutator,
+//     persistent handles, pending finalizers) into fresh to-space chunks and scan to-space breadth-first; weak
 //     containers report themselves with deferWeak instead of visiting weak parts.
 //  2. Ephemeron fixpoint: trace the values of weak-key tables whose keys are live, until
 //     a round copies nothing.
@@ -26,6 +28,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "gc/fault.h"
 #include "gc/heap_internal.h"
 
 namespace weft::gc {
@@ -36,7 +39,7 @@ class Collector final : public Visitor {
   ~Collector() override;
 
   bool run();
-  void install(uint64_t collection);
+  void install(uint64_t collection, Mutator& collector);
   const std::string& error() const { return error_; }
   size_t copiedBytes() const { return copiedBytes_; }
 
@@ -212,7 +215,8 @@ void Collector::ephemeronFixpoint() {
 
 void Collector::traceRoots() {
   for (RootSource* source : impl_.roots) source->traceRoots(*this);
-  for (Object** slot = heap_.handleBase_; slot < heap_.handleTop_; ++slot) visit(*slot);
+  for (Mutator* m : impl_.mutators)
+    for (Object** slot = m->handleBase_; slot < m->handleTop_; ++slot) visit(*slot);
   for (Object*& slot : impl_.persistent) visit(slot);
   for (Object*& slot : impl_.pending) visit(slot);
 }
@@ -274,10 +278,10 @@ bool Collector::run() {
 }
 
 // Makes to-space current: old chunks are recycled, unmapped or (relocate) quarantined;
-// the main mutator continues in the tail of the last to-space chunk.
-void Collector::install(uint64_t collection) {
+// the collecting mutator continues in the tail of the last to-space chunk.
+void Collector::install(uint64_t collection, Mutator& collector) {
   installed_ = true;
-  std::lock_guard lock(impl_.mutex);
+  std::unique_lock lock(impl_.mutex);
   std::vector<Chunk*> old = std::move(impl_.space);
   impl_.space = toChunks_;
   impl_.space.insert(impl_.space.end(), toLarge_.begin(), toLarge_.end());
@@ -296,10 +300,8 @@ void Collector::install(uint64_t collection) {
   // least that big) and spares the next cycle's buffers and to-space the page faults.
   impl_.threshold = std::max(config.initialThreshold, live * config.pauseMultiplier / 100);
   impl_.poolLimit = std::max(16 * Heap::kChunkSize, impl_.threshold);
-  if (relocate) {
-    quarantineOldSpace(old, collection);
-    old.clear();
-  }
+  std::vector<Chunk*> quarantined;
+  if (relocate) quarantined.swap(old);
   for (Chunk* chunk : old) {
     if (!chunk->large && chunk->size == Heap::kChunkSize &&
                impl_.pool.size() * Heap::kChunkSize < impl_.poolLimit) {
@@ -317,15 +319,14 @@ void Collector::install(uint64_t collection) {
   impl_.usedBytes.store(live, std::memory_order_relaxed);
   impl_.liveAfterLastGC = live;
 
-  Mutator& main = *heap_.mainMutator_;
   if (current_) {
     size_t tail = static_cast<size_t>(current_->base + current_->size - current_->top);
     if (config.heapLimit) tail = std::min(tail, config.heapLimit > live ? (config.heapLimit - live) & ~size_t{7} : 0);
     if (tail >= kMinObjectSize) {
       if (current_->dirty) std::memset(current_->top, 0, tail);
-      main.chunk_ = current_;
-      main.cursor_ = current_->top;
-      main.limit_ = current_->top + tail;
+      collector.chunk_ = current_;
+      collector.cursor_ = current_->top;
+      collector.limit_ = current_->top + tail;
       impl_.usedBytes.fetch_add(tail, std::memory_order_relaxed);
     }
   }
@@ -333,57 +334,55 @@ void Collector::install(uint64_t collection) {
   impl_.thresholdCrossed.store(false, std::memory_order_relaxed);
   impl_.reserveOpen.store(false, std::memory_order_relaxed);
   heap_.requested_.store(config.stress != StressMode::kNone, std::memory_order_relaxed);
+  // Poisoning is slow and touches only chunks no mutator can reach: keep the lock free
+  // for detach and the registry meanwhile.
+  lock.unlock();
+  if (relocate) quarantineOldSpace(quarantined, collection);
 }
 
-// ---- Heap entry points (invariant 1: the only places a collection starts) ----
+// ---- The collection proper (safepoint.cpp runs it, world stopped) ----
 
-// Fail closed (DEVELOPERS.md invariant 5): the heap stays broken, and the poll stays up
-// so the VM reaches a safepoint and sees kFatal there too.
 Status Heap::failCollection(const char* what, const std::string& detail) {
-  impl_->broken = true;
-  requested_.store(true, std::memory_order_relaxed);
-  std::fprintf(stderr, "weft: gc: %s: %s\n", what, detail.c_str());
-  return Status(StatusCode::kFatal);
+  std::lock_guard lock(impl_->mutex);
+  return failLocked(std::string(what) + ": " + detail, true);
 }
 
-Status Heap::collectNow() {
+// With verify on, or when the "gc.verify" fault site fires (which forces a verification
+// for this collection and reports a fault even if the heap is sound).
+static std::string verifyBefore(Heap& heap, bool enabled) {
+  bool injected = fault::hit("gc.verify");
+  if (!enabled && !injected) return "";
+  std::string fault = heap.verifyHeap();
+  if (fault.empty() && injected) fault = "fault injected (gc.verify)";
+  return fault;
+}
+
+Status Heap::collectNow(Mutator& collector) {
   Impl& impl = *impl_;
-  if (impl.broken) return Status(StatusCode::kFatal);
+  if (impl.broken.load(std::memory_order_relaxed)) return Status(StatusCode::kFatal);
   auto start = std::chrono::steady_clock::now();
   if (config_.stress == StressMode::kRelocate) installStaleReferenceHandler();
   flushMutators();
-  uint64_t number = stats_.collections + 1;
-  if (config_.verify) {
-    std::string fault = verifyHeap();
-    if (!fault.empty()) return failCollection("verify failed", "before collection #" + std::to_string(number) + ": " + fault);
+  uint64_t number = stats().collections + 1;
+  std::string fault = verifyBefore(*this, config_.verify);
+  if (!fault.empty()) return failCollection("verify failed", "before collection #" + std::to_string(number) + ": " + fault);
+  Collector run(*this);
+  if (!run.run()) return failCollection("collection failed", run.error());
+  run.install(number, collector);
+  {
+    std::lock_guard lock(impl.mutex);
+    stats_.collections = number;
+    stats_.bytesCopiedTotal += run.copiedBytes();
   }
-  Collector collector(*this);
-  if (!collector.run()) return failCollection("collection failed", collector.error());
-  collector.install(number);
-  stats_.collections = number;
-  stats_.bytesCopiedTotal += collector.copiedBytes();
   if (config_.verify) {
-    std::string fault = verifyHeap();
+    fault = verifyHeap();
     if (!fault.empty()) return failCollection("verify failed", "after collection #" + std::to_string(number) + ": " + fault);
   }
   auto nanos = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  std::lock_guard lock(impl.mutex);
   stats_.totalPauseNanos += nanos;
   stats_.longestPauseNanos = std::max(stats_.longestPauseNanos, nanos);
-  return Status::ok();
-}
-
-Status Heap::collectMayGC() { return collectNow(); }
-
-Status Heap::safepointMayGC() {
-  if (impl_->broken) [[unlikely]] return Status(StatusCode::kFatal);
-  if (config_.stress != StressMode::kNone && stressSaysCollect()) return collectNow();
-  if (impl_->thresholdCrossed.load(std::memory_order_relaxed)) {
-    if (automatic_ || impl_->reserveOpen.load(std::memory_order_relaxed)) return collectNow();
-    // Stopped: forget the request; the next refill past the threshold raises it again.
-    impl_->thresholdCrossed.store(false, std::memory_order_relaxed);
-    requested_.store(config_.stress != StressMode::kNone, std::memory_order_relaxed);
-  }
   return Status::ok();
 }
 

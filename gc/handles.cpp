@@ -1,10 +1,11 @@
 // Scoped and persistent handles: roots the collector visits and updates.
 //
-// Protocol: a HandleScope (inline, heap.h) records the heap's handle-stack height and
-// restores it when it ends, so scopes nest strictly LIFO. The stack is one reserved
-// mapping that never moves, which keeps every Handle's slot pointer valid while its
-// scope lives. Persistent handles are slots in a table with a free list; a freed slot
-// holds nullptr and is skipped.
+// Protocol: a HandleScope (inline, heap.h) records its mutator's handle-stack height and
+// restores it when it ends, so scopes nest strictly LIFO per thread. Each stack is one
+// reserved mapping that never moves, which keeps every Handle's slot pointer valid while
+// its scope lives. Persistent handles are slots in a table with a free list, shared by
+// every mutator: the table changes under the heap lock; a freed slot holds nullptr and
+// is skipped.
 #include <mutex>
 
 #include "gc/heap_internal.h"

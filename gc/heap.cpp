@@ -7,7 +7,10 @@
 // or more get a chunk of their own, so big strings do not waste buffer tails. The heap
 // limit is checked at refill against usedBytes, so a buffer handed out near the limit is
 // shortened rather than refused: allocation fails only when the object itself would not
-// fit. Crossing the threshold raises requested_; allocation never collects.
+// fit. Crossing the threshold raises requested_; allocation never collects. Mutators
+// join and leave the registry under the lock and only while no stop is pending; each
+// reserves its own handle stack. Root, finalizer and external registrations are shared
+// by every mutator thread and change under the lock.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -43,20 +46,37 @@ void unmapChunk(Chunk* chunk) {
 // ---- Mutator ----
 
 Mutator::Mutator(Heap& heap) : heap_(heap) {
+  void* handles = mmap(nullptr, kMaxHandles * sizeof(Object*), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  WEFT_CHECK(handles != MAP_FAILED, "cannot reserve the handle stack");
+  handleBase_ = handleTop_ = static_cast<Object**>(handles);
+  handleEnd_ = handleBase_ + kMaxHandles;
   Heap::Impl& impl = *heap.impl_;
-  std::lock_guard lock(impl.mutex);
+  std::unique_lock lock(impl.mutex);
+  heap.waitForNoStopLocked(lock);  // the collector walks `mutators` unlocked
   // Distinct hash streams per mutator; xorshift32 needs a non-zero state.
   hashState_ ^= static_cast<uint32_t>(impl.mutators.size()) * 0x85ebca6bu;
   if (hashState_ == 0) hashState_ = 0x9e3779b9u;
   gcBits_ = impl.epoch;
+  lastAckedEpoch_ = impl.stopEpoch;
   impl.mutators.push_back(this);
 }
 
 Mutator::~Mutator() {
   Heap::Impl& impl = *heap_.impl_;
-  std::lock_guard lock(impl.mutex);
-  heap_.retireLocked(*this);
-  impl.mutators.erase(std::find(impl.mutators.begin(), impl.mutators.end(), this));
+  {
+    std::unique_lock lock(impl.mutex);
+    heap_.waitForNoStopLocked(lock);
+    heap_.retireLocked(*this);
+    impl.mutators.erase(std::find(impl.mutators.begin(), impl.mutators.end(), this));
+  }
+  munmap(handleBase_, kMaxHandles * sizeof(Object*));
+}
+
+void Mutator::noteStop(uint64_t nanos) {
+  ++stats_.stops;
+  stats_.stoppedNanosTotal += nanos;
+  stats_.stoppedNanosMax = std::max(stats_.stoppedNanosMax, nanos);
 }
 
 Object* Mutator::allocateSlow(uint8_t kind, size_t bytes) {
@@ -69,31 +89,31 @@ Object* Mutator::allocateSlow(uint8_t kind, size_t bytes) {
 
 Heap::Heap(const Config& config) : impl_(std::make_unique<Impl>()), config_(config) {
   impl_->threshold = config_.initialThreshold;
-  void* handles = mmap(nullptr, kMaxHandles * sizeof(Object*), PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  WEFT_CHECK(handles != MAP_FAILED, "cannot reserve the handle stack");
-  handleBase_ = handleTop_ = static_cast<Object**>(handles);
-  handleEnd_ = handleBase_ + kMaxHandles;
   mainMutator_ = std::make_unique<Mutator>(*this);
+  mainMutator_->attached_ = true;  // no other thread exists yet
   if (config_.verify) setVerify(true);
   if (config_.stress != StressMode::kNone) requested_.store(true, std::memory_order_relaxed);
   if (config_.stress == StressMode::kRelocate) installStaleReferenceHandler();
 }
 
+// Every mutator thread has finished with the heap by now.
 Heap::~Heap() {
   setVerify(false);
   for (Object* obj : impl_->externals) {
     auto release = impl_->types[obj->header.kind].release;
     if (release) release(obj);
   }
+  impl_->owned.clear();
   mainMutator_.reset();
   for (Chunk* chunk : impl_->space) unmapChunk(chunk);
   for (Chunk* chunk : impl_->pool) unmapChunk(chunk);
-  munmap(handleBase_, kMaxHandles * sizeof(Object*));
 }
 
 void Heap::setHeapLimit(size_t bytes) {
-  config_.heapLimit = bytes;
+  {
+    std::lock_guard lock(impl_->mutex);
+    config_.heapLimit = bytes;
+  }
   flushMutators();
 }
 
@@ -209,42 +229,58 @@ const TypeInfo& Heap::typeInfo(uint8_t kind) const {
   return impl_->types[kind];
 }
 
-void Heap::addRootSource(RootSource* source) { impl_->roots.push_back(source); }
+void Heap::addRootSource(RootSource* source) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->roots.push_back(source);
+}
 
 void Heap::removeRootSource(RootSource* source) {
+  std::lock_guard lock(impl_->mutex);
   auto& v = impl_->roots;
   v.erase(std::remove(v.begin(), v.end(), source), v.end());
 }
 
-void Heap::addWeakRootSource(WeakRootSource* source) { impl_->weakRoots.push_back(source); }
+void Heap::addWeakRootSource(WeakRootSource* source) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->weakRoots.push_back(source);
+}
 
 void Heap::removeWeakRootSource(WeakRootSource* source) {
+  std::lock_guard lock(impl_->mutex);
   auto& v = impl_->weakRoots;
   v.erase(std::remove(v.begin(), v.end(), source), v.end());
 }
 
+// The header bits belong to the caller's own object; the list is shared.
 void Heap::registerExternal(Object* obj) {
   if (obj->header.gcBits & kBitExternal) return;  // release must run once
   obj->header.gcBits |= kBitExternal;
+  std::lock_guard lock(impl_->mutex);
   impl_->externals.push_back(obj);
 }
 
 void Heap::registerFinalizable(Object* obj) {
   if (obj->header.gcBits & kBitFinalizable) return;  // Lua marks an object once
   obj->header.gcBits |= kBitFinalizable;
+  std::lock_guard lock(impl_->mutex);
   impl_->finalizable.push_back(obj);
 }
 
 Object* Heap::takePendingFinalizer() {
+  std::lock_guard lock(impl_->mutex);
   if (impl_->pending.empty()) return nullptr;
   Object* obj = impl_->pending.front();
   impl_->pending.pop_front();
   return obj;
 }
 
-bool Heap::hasPendingFinalizers() const { return !impl_->pending.empty(); }
+bool Heap::hasPendingFinalizers() const {
+  std::lock_guard lock(impl_->mutex);
+  return !impl_->pending.empty();
+}
 
 void Heap::queueAllFinalizers() {
+  std::lock_guard lock(impl_->mutex);
   auto& list = impl_->finalizable;
   for (auto it = list.rbegin(); it != list.rend(); ++it) {
     (*it)->header.gcBits &= static_cast<uint8_t>(~kBitFinalizable);
@@ -253,8 +289,12 @@ void Heap::queueAllFinalizers() {
   list.clear();
 }
 
-size_t Heap::bytesInUse() const {
-  const Mutator& m = *mainMutator_;
+Stats Heap::stats() const {
+  std::lock_guard lock(impl_->mutex);
+  return stats_;
+}
+
+size_t Heap::bytesInUse(const Mutator& m) const {
   return impl_->usedBytes.load(std::memory_order_relaxed) - static_cast<size_t>(m.limit_ - m.cursor_);
 }
 

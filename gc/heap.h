@@ -1,14 +1,22 @@
 // The heap and its collector, version 1: precise, copying (Cheney), stop-the-world, run
-// only at safepoints.
+// only at safepoints, shared by many mutator threads.
 //
 // Protocol:
-//  - Mutators allocate with Mutator::allocate, which never collects. When the heap grows
-//    past its threshold, allocation raises `collectionRequested`; the VM polls it at its
-//    safepoints (Heap::safepointMayGC) and the collection runs there.
-//  - A collection traces the roots (RootSources, handles, pending finalizers), copies
-//    every reachable movable object into fresh space, processes weak containers and
-//    finalizable objects (Lua 5.4 manual §2.5), sweeps weak roots (the string table),
-//    releases off-heap memory of dead registered objects, and discards the old space.
+//  - Each thread that touches the heap owns a Mutator (registerMutator) and is attached
+//    (attach) while it does; a detached thread runs no heap code. Mutators allocate with
+//    Mutator::allocate, which never collects. When the heap grows past its threshold,
+//    allocation raises `collectionRequested`; the VM polls it at its safepoints
+//    (Heap::safepointMayGC) and the collection runs there.
+//  - Stop the world (docs/design/stop-the-world.md): the mutator whose safepoint decides
+//    to collect becomes the requester. It raises the epoch, waits until every other
+//    attached mutator acknowledged that epoch at its own safepoint (or detached), runs
+//    the collection on its thread and releases everyone. Attaching waits while a stop is
+//    pending. All handshake state lives under the heap lock; the atomics are hints.
+//  - A collection traces the roots (RootSources, every registered mutator's handles,
+//    persistent handles, pending finalizers), copies every reachable movable object into
+//    fresh space, processes weak containers and finalizable objects (Lua 5.4 manual
+//    §2.5), sweeps weak roots (the string table), releases off-heap memory of dead
+//    registered objects, and discards the old space.
 //  - Between safepoints no object moves, so code that cannot reach a safepoint may hold
 //    raw Object pointers freely.
 //
@@ -21,12 +29,25 @@
 //  3. Every reference store into a heap object goes through writeBarrier().
 //  4. Identity hashes survive moves (object.h invariant 2).
 //  5. Allocation beyond the heap limit fails with nullptr; it never aborts.
+//  6. A collection runs only while every other attached mutator is parked inside
+//     safepointMayGC/collectMayGC, having acknowledged the collection's epoch; a
+//     mutator that attaches during a stop waits until it ends. Two requesters at once
+//     make one collection.
+//  7. Epochs only increase, and an attached mutator acknowledges each epoch exactly once
+//     (checked on every acknowledgement).
+//  8. A detached mutator never delays a collection; its handle stack and bump buffer
+//     are still part of the heap.
+//  9. Fail closed, never hang: a failed transition (register, attach, acknowledgement,
+//     deadline, collection, verify, close) breaks the heap and records its reason; every
+//     waiter wakes, and every later attach, register and safepoint returns kFatal. A
+//     requester waits at most Config::safepointDeadlineMs for acknowledgements.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -54,9 +75,13 @@ struct Config {
   size_t heapLimit = 0;         // --heap-limit in bytes; 0 means none
   size_t initialThreshold = 4u << 20;  // bytes allocated before the first collection
   unsigned pauseMultiplier = 200;      // next threshold = live * pause / 100
+  // A requester that waits longer than this for acknowledgements fails the collection
+  // (invariant 9) instead of hanging on a mutator that stopped polling.
+  uint32_t safepointDeadlineMs = 10000;
 };
 
-// Written by the collector and the refill path; read by the VM thread.
+// Written by the collector and the refill path under the heap lock; Heap::stats()
+// returns a snapshot taken under it, so any thread may read it.
 struct Stats {
   uint64_t collections = 0;
   uint64_t bytesAllocatedTotal = 0;  // up to the last buffer refill or collection
@@ -109,9 +134,20 @@ constexpr size_t roundObjectSize(size_t bytes) {
 
 struct Chunk;
 
-// A thread's allocation context. Today a heap has one; the scheduler issue gives each
-// worker its own, with a private bump buffer refilled from the shared heap. All fields
-// are touched only by the owning thread, and by the collector while the world is stopped.
+// The pauses one mutator experienced, as requester or as a parked acknowledger.
+struct MutatorStats {
+  uint64_t stops = 0;
+  uint64_t stoppedNanosTotal = 0;
+  uint64_t stoppedNanosMax = 0;
+};
+
+// A thread's allocation context: a private bump buffer refilled from the shared heap and
+// a handle stack. Created detached (Heap::registerMutator for worker threads; the heap's
+// mainMutator starts attached). Threads: the bump fields, the handle stack and stats_ are
+// touched by the owning thread, and by the collector while the world is stopped (the
+// owner is then parked or detached, and the heap lock orders the two). attached_ and
+// lastAckedEpoch_ are written by the owner under the heap lock and read by a requester
+// under it.
 class Mutator {
  public:
   explicit Mutator(Heap& heap);
@@ -125,18 +161,35 @@ class Mutator {
   inline Object* allocate(uint8_t kind, size_t bytes);
 
   Heap& heap() { return heap_; }
+  // Owning thread only.
+  bool attached() const { return attached_; }
+  const MutatorStats& stats() const { return stats_; }
+  // The newest epoch this mutator acknowledged (or requested, or found on attaching).
+  uint64_t lastAckedEpoch() const { return lastAckedEpoch_; }
 
  private:
   friend class Heap;
   friend class Collector;
+  friend class Verifier;
+  friend class HandleScope;
   Object* allocateSlow(uint8_t kind, size_t bytes);
   inline Object* initObject(char* p, uint8_t kind);
+  void noteStop(uint64_t nanos);
   Heap& heap_;
   char* cursor_ = nullptr;  // bump region [cursor_, limit_) owned by this mutator
   char* limit_ = nullptr;
   Chunk* chunk_ = nullptr;  // the chunk the bump region lies in
   uint32_t hashState_ = 0x9e3779b9u;  // xorshift32 state: never 0, so hashes never 0
   uint8_t gcBits_ = 0;      // current epoch bit, stamped into every new header
+  // The handle stack: one reserved region (kMaxHandles slots, committed as touched), so
+  // slots never move.
+  static constexpr size_t kMaxHandles = size_t{1} << 20;
+  Object** handleBase_ = nullptr;
+  Object** handleTop_ = nullptr;
+  Object** handleEnd_ = nullptr;
+  bool attached_ = false;
+  uint64_t lastAckedEpoch_ = 0;
+  MutatorStats stats_;
 };
 
 class Heap {
@@ -147,9 +200,25 @@ class Heap {
   Heap(const Heap&) = delete;
   Heap& operator=(const Heap&) = delete;
 
+  // Mutators for worker threads, created detached and owned by the heap.
+  // registerMutator waits while a stop is pending and fails (kFatal) once the heap is
+  // broken; fault site "gc.register". The three calls that wait for a stop (register,
+  // unregister, attach) belong on a thread with no attached mutator: one that stays
+  // attached without polling makes the requester fail at the deadline.
+  Expected<Mutator*> registerMutator();
+  // `m` must be detached; its buffer is retired (its objects stay) and it is freed.
+  void unregisterMutator(Mutator* m);
+  // On the calling thread, which then owns `m` until detach. Waits while a stop is
+  // pending or a collection runs; kFatal if the heap is broken (fault site "gc.attach").
+  Status attach(Mutator& m);
+  // Never waits for a collection: a requester waiting for `m` goes on without it.
+  void detach(Mutator& m);
+
+  // Start-up only (before mutator threads run): kinds are read unlocked.
   void registerType(uint8_t kind, const TypeInfo& info);
   const TypeInfo& typeInfo(uint8_t kind) const;
 
+  // Root registrations: any attached mutator (under the heap lock).
   void addRootSource(RootSource* source);
   void removeRootSource(RootSource* source);
   void addWeakRootSource(WeakRootSource* source);
@@ -161,22 +230,51 @@ class Heap {
   // queued; the VM takes it with takePendingFinalizer and runs the finalizer.
   void registerFinalizable(Object* obj);
   // Next object whose finalizer is due, or nullptr. Queued objects are roots until taken.
+  // Any attached mutator.
   Object* takePendingFinalizer();
   bool hasPendingFinalizers() const;
   // At close: every registered finalizable object, reachable or not, is queued (Lua
   // calls all pending finalizers when the state closes).
   void queueAllFinalizers();
 
-  // Cheap poll for the interpreter's safepoints. With stress on it stays true, so the
-  // VM (which calls safepointMayGC only when it is) lets the stress schedule count every
+  // Cheap poll for the interpreter's safepoints: true when a collection is wanted or
+  // another mutator requested a stop. With stress on it stays true, so the VM (which
+  // calls safepointMayGC only when it is) lets the stress schedule count every
   // safepoint; set `stress` in the constructor's Config (a change through
   // mutableConfig() takes effect after the next collection).
-  bool collectionRequested() const { return requested_.load(std::memory_order_relaxed); }
-  // A safepoint: collects if requested or if the stress mode says so. Returns kFatal if
-  // a collector transition failed (invariant 5), otherwise ok.
-  Status safepointMayGC();
-  // A full collection now (collectgarbage("collect")).
-  Status collectMayGC();
+  bool collectionRequested() const {
+    return requested_.load(std::memory_order_relaxed) || stopRequested_.load(std::memory_order_relaxed);
+  }
+  // True while a requester waits for acknowledgements or collects. Relaxed: a late read
+  // only delays the acknowledgement to the next safepoint, within the deadline.
+  bool stopRequested() const { return stopRequested_.load(std::memory_order_relaxed); }
+  // The poll of attached mutator `m`: if another mutator requested a stop, acknowledge
+  // its epoch and wait until the collection is done; else, if a collection is wanted
+  // (threshold or stress), stop the world and collect (invariant 6). kFatal if a
+  // transition failed or the heap is broken (invariant 9), otherwise ok.
+  Status safepointMayGC(Mutator& m);
+  // A full collection now (collectgarbage("collect")), through the same handshake; if
+  // another mutator's stop is pending, `m` takes part in that one instead.
+  Status collectMayGC(Mutator& m);
+  // For mainMutator(): single-threaded users.
+  Status safepointMayGC() { return safepointMayGC(*mainMutator_); }
+  Status collectMayGC() { return collectMayGC(*mainMutator_); }
+
+  // Fail closed from outside (the runtime closing): breaks the heap with reason
+  // "close: <reason>" and wakes every waiter; they and every later call return kFatal.
+  void closeHeap(const std::string& reason);
+  // The first failed transition's message ("" while the heap is sound); it starts with
+  // the transition's name, e.g. "safepoint deadline: ...".
+  std::string failureReason() const;
+
+  // A consistent view of the handshake, for diagnostics and tests.
+  struct HandshakeState {
+    uint64_t epoch = 0;        // newest epoch requested
+    size_t attached = 0;       // attached mutators
+    size_t acknowledged = 0;   // of those, how many hold the pending epoch (0 if none)
+    bool stopPending = false;
+  };
+  HandshakeState handshake() const;
 
   // The VM raises a memory error for a failed allocation: until the next collection the
   // limit is raised by a reserve (an eighth of it, at least two chunks), so the code that
@@ -186,20 +284,25 @@ class Heap {
   void grantEmergencyReserve();
 
   // Stop / restart automatic collection (collectgarbage "stop"/"restart"). Stress mode
-  // and explicit collections still run.
-  void setAutomatic(bool on) { automatic_ = on; }
-  bool automatic() const { return automatic_; }
+  // and explicit collections still run. Any thread; relaxed: a flag read at the next
+  // safepoint, publishing nothing.
+  void setAutomatic(bool on) { automatic_.store(on, std::memory_order_relaxed); }
+  bool automatic() const { return automatic_.load(std::memory_order_relaxed); }
 
-  size_t bytesInUse() const;   // allocated bytes, live or not yet collected
+  // Allocated bytes, live or not yet collected: every buffer counts whole except the
+  // unused tail of `self`'s own (the caller's mutator; its owning thread only).
+  size_t bytesInUse(const Mutator& self) const;
+  size_t bytesInUse() const { return bytesInUse(*mainMutator_); }
   size_t heapLimit() const { return config_.heapLimit; }
-  // Takes effect at once: the mutators' current buffers are retired.
+  // Takes effect at once: the mutators' current buffers are retired. Like
+  // mutableConfig(), only while no other mutator thread runs.
   void setHeapLimit(size_t bytes);
   const Config& config() const { return config_; }
   // Change stress/interval/seed/limits here; use setVerify for verify (it also arms the
-  // write-barrier checks).
+  // write-barrier checks). Before mutator threads start (fields are read unlocked).
   Config& mutableConfig() { return config_; }
   void setVerify(bool on);
-  const Stats& stats() const { return stats_; }
+  Stats stats() const;
 
   // Walks every root and object and checks every reference (invariant 2). Returns an
   // empty string when the heap is sound, otherwise a description of the first fault.
@@ -208,6 +311,8 @@ class Heap {
   // True if `p` points into space the heap currently allocates from.
   bool contains(const void* p) const;
 
+  // The mutator of single-threaded users, attached by the constructor to its thread. A
+  // runtime that runs Lua on worker threads detaches it (or keeps polling with it).
   Mutator& mainMutator() { return *mainMutator_; }
 
   // Chunk geometry: a mutator's bump buffer is one chunk; an object of at least
@@ -230,21 +335,27 @@ class Heap {
   Chunk* takeChunkLocked();
   void flushMutators();
   bool stressSaysCollect();
-  Status collectNow();
+  bool wantsCollectionLocked();
+  Status pollSlowMayGC(Mutator& m, bool force);
+  Status acknowledgeLocked(Mutator& m, std::unique_lock<std::mutex>& lock);
+  Status stopTheWorldLocked(Mutator& m, std::unique_lock<std::mutex>& lock);
+  size_t unacknowledgedLocked(uint64_t epoch) const;
+  void waitForNoStopLocked(std::unique_lock<std::mutex>& lock);
+  Status collectNow(Mutator& collector);
   Status failCollection(const char* what, const std::string& detail);
+  Status failLocked(const std::string& message, bool report);
   bool isCurrentObject(const Object* obj) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  Config config_;
-  Stats stats_;
-  // The handle stack: one reserved region (kMaxHandles slots, committed as touched), so
-  // slots never move. Owning thread only.
-  static constexpr size_t kMaxHandles = size_t{1} << 20;
-  Object** handleBase_ = nullptr;
-  Object** handleTop_ = nullptr;
-  Object** handleEnd_ = nullptr;
-  std::atomic<bool> requested_{false};  // written by allocating mutators, read at safepoints; relaxed: a late read only delays a collection to the next safepoint
-  bool automatic_ = true;
+  Config config_;  // written before mutator threads start (setHeapLimit under the lock)
+  Stats stats_;    // lock
+  // Written by allocating mutators, read at safepoints; relaxed: a late read only delays
+  // a collection to the next safepoint.
+  std::atomic<bool> requested_{false};
+  // Raised and lowered by a requester under the heap lock, polled by every mutator;
+  // relaxed, since the handshake itself synchronizes through the lock.
+  std::atomic<bool> stopRequested_{false};
+  std::atomic<bool> automatic_{true};
   std::unique_ptr<Mutator> mainMutator_;
 };
 
@@ -287,26 +398,28 @@ inline void writeBarrier(Object* holder, Object* value) {
   if (gBarrierChecks) [[unlikely]] writeBarrierSlow(holder, value);
 }
 
-// Scoped handles: a stack of slots the collector treats as roots. A native that holds a
-// heap reference across a safepoint keeps it in a Handle and re-reads it afterwards.
-// Scopes nest LIFO; a slot may hold nullptr. Slots never move (one reserved region), so
-// a Handle stays valid while its scope lives. One stack per heap in v1 (one thread).
+// Scoped handles: a stack of slots per mutator that the collector treats as roots. A
+// native that holds a heap reference across a safepoint keeps it in a Handle and
+// re-reads it afterwards. Scopes nest LIFO; a slot may hold nullptr. Slots never move
+// (one reserved region), so a Handle stays valid while its scope lives. Owning thread of
+// the mutator only.
 class HandleScope {
  public:
-  explicit HandleScope(Heap& heap) : heap_(heap), mark_(static_cast<size_t>(heap.handleTop_ - heap.handleBase_)) {}
-  ~HandleScope() { heap_.handleTop_ = heap_.handleBase_ + mark_; }
+  explicit HandleScope(Mutator& m) : m_(m), mark_(static_cast<size_t>(m.handleTop_ - m.handleBase_)) {}
+  explicit HandleScope(Heap& heap) : HandleScope(heap.mainMutator()) {}
+  ~HandleScope() { m_.handleTop_ = m_.handleBase_ + mark_; }
   HandleScope(const HandleScope&) = delete;
   HandleScope& operator=(const HandleScope&) = delete;
   Object** newSlot(Object* obj) {
-    Object** slot = heap_.handleTop_;
-    WEFT_CHECK(slot < heap_.handleEnd_, "handle stack overflow (a handle leak in a loop?)");
-    heap_.handleTop_ = slot + 1;
+    Object** slot = m_.handleTop_;
+    WEFT_CHECK(slot < m_.handleEnd_, "handle stack overflow (a handle leak in a loop?)");
+    m_.handleTop_ = slot + 1;
     *slot = obj;
     return slot;
   }
 
  private:
-  Heap& heap_;
+  Mutator& m_;
   size_t mark_;
 };
 
@@ -323,7 +436,8 @@ class Handle {
 };
 
 // A handle that lives until destroyed, independent of scopes (for hosts). May hold
-// nullptr. Created and destroyed under the heap's lock; get/set by the owning thread.
+// nullptr. Created and destroyed under the heap's lock by an attached mutator's thread;
+// get/set by the owning thread.
 class PersistentHandle {
  public:
   PersistentHandle(Heap& heap, Object* obj);

@@ -1,13 +1,16 @@
 // Internals shared by the gc/ sources: chunks, the heap's private state, and the
 // relocate-mode quarantine. Not for use outside gc/.
 //
-// Threads: in v1 one mutator thread runs the VM and the collector runs on it, world
-// stopped. Fields say who touches them so that per-worker mutators can come without
-// re-auditing: "lock" means under Impl::mutex, "world stopped" means only during a
-// collection (no mutator runs) or before mutator threads start.
+// Threads: every attached mutator runs on its own thread; the collector runs on the
+// requesting mutator's thread while every other attached mutator is parked in the
+// handshake (safepoint.cpp). "lock" means under Impl::mutex. "world stopped" means only
+// during a collection or before mutator threads start. "attached" means any attached
+// mutator's thread, under the lock; the collector then reads without it, ordered by
+// the handshake (each parked mutator released the lock after its last write).
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -55,7 +58,10 @@ struct Heap::Impl {
   std::map<uintptr_t, Chunk*> chunkIndex;  // lock: same chunks by base, for contains()
   std::vector<Chunk*> pool;                // lock: free standard chunks (dirty)
   size_t poolLimit = 16 * Heap::kChunkSize;  // world stopped: pool bound
-  std::vector<Mutator*> mutators;          // lock: registered mutators
+  // lock: registered mutators (attached or not). Changes only while no stop is
+  // pending, so the collector may walk it unlocked.
+  std::vector<Mutator*> mutators;
+  std::vector<std::unique_ptr<Mutator>> owned;  // lock: made by registerMutator
 
   // Bytes handed out: retired chunks' objects plus whole current bump buffers.
   // Written under the lock (refill) or world stopped; read lock-free by bytesInUse,
@@ -68,27 +74,42 @@ struct Heap::Impl {
   // Set by grantEmergencyReserve, cleared by the next collection; relaxed like
   // thresholdCrossed (written and read by the owning thread, or the world stopped).
   std::atomic<bool> reserveOpen{false};
+
+  // The stop-the-world handshake (safepoint.cpp). The requester waits on acksCv for
+  // acknowledgements and detaches; acknowledgers, attach and (un)registration wait on
+  // releaseCv for the stop to end. Every wait also ends when the heap breaks.
+  std::condition_variable acksCv;
+  std::condition_variable releaseCv;
+  uint64_t stopEpoch = 0;        // lock: newest epoch requested; only increases
+  uint64_t doneEpoch = 0;        // lock: newest epoch released
+  Mutator* requester = nullptr;  // lock: non-null while a stop is pending or collecting
+  std::string failure;           // lock: the first failed transition's message
+  // A transition failed: the heap is not trusted. Written under the lock; the
+  // safepoint's fast path reads it relaxed (a late read reaches the locked path, which
+  // rereads it, at the next poll), and every decision is rechecked under the lock.
+  std::atomic<bool> broken{false};
   size_t liveAfterLastGC = 0;  // world stopped
   uint8_t epoch = 0;           // world stopped: the epoch bit of current-space objects
 
   TypeInfo types[kMaxKinds];   // written at start-up, read by the collector
   bool registered[kMaxKinds] = {};
 
-  // All below: owning (VM) thread or world stopped.
+  // Attached (under the lock) or world stopped.
   std::vector<RootSource*> roots;
   std::vector<WeakRootSource*> weakRoots;
   std::vector<Object*> finalizable;  // registration order
   std::vector<Object*> externals;
   std::deque<Object*> pending;       // finalizers due, in the order they run
 
+  // Slots: created and freed by attached mutators under the lock; each slot is read and
+  // written by its handle's owner; the collector visits them world stopped.
   std::vector<Object*> persistent;   // nullptr in free slots
   std::vector<size_t> persistentFree;
 
-  uint64_t safepoints = 0;  // stress schedule
-  uint64_t rngState = 0;
-  uint64_t rngSeed = 0;
-  bool verifyRegistered = false;  // in the barrier-check registry
-  bool broken = false;            // a collection failed: the heap is not trusted
+  uint64_t safepoints = 0;  // lock: stress schedule, shared by every mutator
+  uint64_t rngState = 0;    // lock
+  uint64_t rngSeed = 0;     // lock
+  bool verifyRegistered = false;  // before mutator threads start: in the barrier-check registry
 };
 
 inline Object* forwardee(const Object* obj) {

@@ -3,7 +3,9 @@
 // Protocol: with stress on, collectionRequested() stays true, so the VM calls
 // safepointMayGC at every safepoint and stressSaysCollect counts them: every
 // `interval`-th one collects, or with a seed, each collects with probability 1/interval
-// from a seeded xorshift64 (the same seed gives the same schedule).
+// from a seeded xorshift64 (the same seed gives the same schedule). The count and the
+// generator are shared by every mutator and advanced under the heap lock, so with many
+// threads any mutator's safepoint may be the one that requests.
 //
 // In relocate mode old space is never reused: each old chunk is filled with kPoisonByte,
 // mprotect(PROT_NONE)'d and recorded in a fixed table the SIGSEGV/SIGBUS handler reads.
@@ -141,8 +143,9 @@ void installAltStack() {
 
 }  // namespace
 
-// The alternate stack is per thread and lets the handler run even when the fault is a
-// stack overflow; the handler is process-wide and installed once.
+// The alternate stack is per thread (installed by each collection and each attach) and
+// lets the handler run even when the fault is a stack overflow; the handler is
+// process-wide and installed once.
 void installStaleReferenceHandler() {
   installAltStack();
   QuarantineState& st = state();

@@ -3,11 +3,12 @@
 //
 // Protocol: verifyHeap first walks every current-space chunk object by object (kind
 // registered, not forwarded, current epoch, size inside its chunk), recording object
-// starts; then it checks every reference held by roots, registrations, handles, the
-// pending-finalizer queue and every object (strong parts via trace, weak parts via
-// clearWeak with an isLive that is always true, which keeps every entry). A reference
-// must be non-null, aligned and exactly the start of a current-space object, so stale
-// pointers and interior pointers are both caught. Headers of unknown memory are never
+// starts; then it checks every reference held by roots, registrations, every mutator's
+// handles, the pending-finalizer queue and every object (strong parts via trace, weak
+// parts via clearWeak with an isLive that is always true, which keeps every entry). It
+// runs world stopped (inside a collection) or while no other mutator thread runs. A
+// reference must be non-null, aligned and exactly the start of a current-space object,
+// so stale pointers and interior pointers are both caught. Headers of unknown memory are never
 // read: a stale reference into protected old space is reported, not faulted on.
 #include <algorithm>
 #include <cstdio>
@@ -124,9 +125,11 @@ void Verifier::checkRoots() {
   holder_ = nullptr;
   rootKind_ = "root source";
   for (rootIndex_ = 0; rootIndex_ < impl_.roots.size(); ++rootIndex_) impl_.roots[rootIndex_]->traceRoots(*this);
-  rootKind_ = "handle slot";
-  for (rootIndex_ = 0; heap_.handleBase_ + rootIndex_ < heap_.handleTop_; ++rootIndex_)
-    if (Object* obj = heap_.handleBase_[rootIndex_]) check(obj);
+  rootKind_ = "handle slot";  // numbered across every mutator's stack, in registration order
+  rootIndex_ = 0;
+  for (const Mutator* m : impl_.mutators)
+    for (Object** slot = m->handleBase_; slot < m->handleTop_; ++slot, ++rootIndex_)
+      if (*slot) check(*slot);
   rootKind_ = "persistent handle";
   for (rootIndex_ = 0; rootIndex_ < impl_.persistent.size(); ++rootIndex_)
     if (Object* obj = impl_.persistent[rootIndex_]) check(obj);

@@ -5,6 +5,8 @@
 #   bash tools/setup.sh hello   install packages, build into build/, run examples/hello.lua
 #   bash tools/setup.sh test    the same build, then: a sanitizer build (build-asan/, ASan +
 #                               UBSan) running the unit tests and the plain Lua scripts, a
+#                               ThreadSanitizer build (build-tsan/, tools/tsan.sh) running the
+#                               scheduler's and the collector's unit tests, a
 #                               short libFuzzer run when tests/fuzz/ has targets (build-fuzz/),
 #                               and last every test of build/ (so ctest's summary closes the
 #                               output). Exits non-zero if any stage failed.
@@ -111,6 +113,7 @@ case "${1:-}" in
     failed=()
     if [[ ${WEFT_SKIP_SANITIZE:-0} != 1 ]]; then
       timed "sanitizer pass" sanitizerPass || failed+=("sanitizer pass")
+      timed "thread sanitizer pass" bash tools/tsan.sh || failed+=("thread sanitizer pass")
       timed "fuzz run" fuzzPass || failed+=("fuzz run")
     fi
     if ((${#failed[@]} > 0)); then echo "setup.sh: FAILED: ${failed[*]} (details above)"; fi

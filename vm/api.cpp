@@ -140,7 +140,7 @@ NativeResult CallContext::stackOverflow() {
 
 NativeResult CallContext::yield(int32_t n) {
   // Lua raises these inside yield itself: no position.
-  const char* why = t_->isMain ? "attempt to yield from outside a coroutine"
+  const char* why = t_->isMain || t_->taskRoot ? "attempt to yield from outside a coroutine"
                     : t_->nny > 0 ? "attempt to yield across a C-call boundary" : nullptr;
   if (why) {
     String* s = vm::newString(state_, why);

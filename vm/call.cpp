@@ -15,16 +15,17 @@
 namespace weft::vm {
 
 ThreadData* currentThread(State& S) {
-  if (!S.running) {
+  ExecContext& ctx = S.context();
+  if (!ctx.running) {
     ThreadData* main = S.mainThread->data;
     main->isMain = true;
     main->status = ThreadStatus::Running;
-    S.running = main;
+    ctx.running = main;
   }
-  return S.running;
+  return ctx.running;
 }
 
-void setCurrentThread(State& S, ThreadData* t) { S.running = t; }
+void setCurrentThread(State& S, ThreadData* t) { S.context().running = t; }
 
 uint32_t scratchTop(ThreadData* t) {
   if (t->frameCount == 0) return t->top;
@@ -410,9 +411,22 @@ void runFinalizersMayGC(State& S, ThreadData* t) {
 }
 
 Status safepointMayGC(State& S, ThreadData* t) {
-  Status st = S.heap().safepointMayGC();
+  Status st = S.heap().safepointMayGC(S.mutator());
   if (!st.isOk()) return st;
   if (S.heap().hasPendingFinalizers()) runFinalizersMayGC(S, t);
+  return Status::ok();
+}
+
+Status loopSafepointMayGC(State& S, ThreadData* t) {
+  Status st = safepointMayGC(S, t);
+  if (!st.isOk() || t->budget >= 0) return st;
+  // Only the bottom loop invocation of a task's own thread can give up its worker; a
+  // coroutine or a native re-entry inside a task checks again soon.
+  if (t->taskRoot && t->nny == 0 && !t->inHook && !t->runningFinalizers) {
+    t->preempted = true;
+    return Status(StatusCode::kYield);
+  }
+  t->budget = t->task ? kBudgetRecheck : kUnlimitedBudget;
   return Status::ok();
 }
 

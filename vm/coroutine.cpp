@@ -25,21 +25,26 @@ Status resumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t nargs, u
     resumeError = "cannot resume dead coroutine";
     return Status(StatusCode::kRuntimeError);
   }
-  if (co->status != ThreadStatus::Suspended || co == from) {
+  // Claim the coroutine: a task on another worker may be resuming it at this moment.
+  ThreadStatus expected = ThreadStatus::Suspended;
+  if (co == from || !co->status.compare_exchange_strong(expected, ThreadStatus::Running)) {
     resumeError = "cannot resume non-suspended coroutine";
     return Status(StatusCode::kRuntimeError);
   }
   if (from->nativeDepth + 1 >= S.options().maxNativeDepth) {
+    co->status = ThreadStatus::Suspended;
     resumeError = "C stack overflow";
     return Status(StatusCode::kRuntimeError);
   }
   if (!moveValues(from, co, nargs)) {
+    co->status = ThreadStatus::Suspended;
     resumeError = "too many arguments to resume";
     return Status(StatusCode::kRuntimeError);
   }
   co->nativeDepth = from->nativeDepth + 1;
   from->status = ThreadStatus::Normal;
-  co->status = ThreadStatus::Running;
+  co->task = from->task;
+  co->budget = from->budget;
   setCurrentThread(S, co);
   Status st;
   if (co->frameCount == 0) {
@@ -57,6 +62,7 @@ Status resumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t nargs, u
   }
   setCurrentThread(S, from);
   from->status = ThreadStatus::Running;
+  from->budget = co->budget;
   if (st.code() == StatusCode::kYield) {
     co->status = ThreadStatus::Suspended;
     nres = co->resumeCount;
@@ -80,7 +86,7 @@ Status closeCoroutineMayGC(State& S, ThreadData* co) {
   co->frameCount = 0;
   co->errFunc = 0;
   closeUpvalues(co, 0);
-  ThreadData* prev = S.running;
+  ThreadData* prev = S.context().running;
   co->status = ThreadStatus::Running;
   setCurrentThread(S, co);
   st = closeTbcMayGC(S, co, 0, st);

@@ -398,15 +398,20 @@ Status executeMayGC(State& S, ThreadData* t) {
   } while (0)
 #define SAFEPOINT()                                                  \
   do {                                                               \
-    if (heap.collectionRequested() || stress) [[unlikely]] {        \
+    if (heap.collectionRequested() || --t->budget < 0 || stress) [[unlikely]] { \
       SAVEPC();                                                      \
-      status = safepointMayGC(S, t);                                 \
+      status = loopSafepointMayGC(S, t);                             \
       if (!status.isOk()) goto onError;                              \
       LOADFRAME();                                                   \
     }                                                                \
   } while (0)
 
   if (!(t->frame().flags & kFrameLua)) {
+    if (t->resumeStatus != StatusCode::kOk) [[unlikely]] {
+      status = Status(t->resumeStatus);
+      t->resumeStatus = StatusCode::kOk;
+      goto onError;
+    }
     // Resuming a coroutine suspended in a native (coroutine.yield): its results are the
     // values the resume passed.
     CallFrame& nf = t->frame();

@@ -92,6 +92,9 @@ Status runHookMayGC(State& S, ThreadData* t, const char* event, int line);
 void runFinalizersMayGC(State& S, ThreadData* t);
 // A safepoint outside the loop (natives that allocate much, collectgarbage).
 Status safepointMayGC(State& S, ThreadData* t);
+// The loop's safepoint: safepointMayGC, then the dispatch budget (thread.h): returns
+// kYield with t->preempted set when a task's root thread should give up its worker.
+Status loopSafepointMayGC(State& S, ThreadData* t);
 
 // pcall and xpcall, recognised by the loop to run them as marker frames.
 NativeResult basePcall(CallContext& cx);

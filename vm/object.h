@@ -135,12 +135,16 @@ struct Proto {
   Proto* root;
 };
 
-// Full userdata: a block of bytes with a metatable and one user value.
+// Full userdata: a block of bytes with a metatable and `userValues` user values, fixed at
+// creation as lua_newuserdatauv's count (io handles have none). At most
+// kMaxUserValues; `userValue` stays nil while userValues == 0.
+inline constexpr uint32_t kMaxUserValues = 1;
 struct Userdata {
   gc::ObjectHeader header;
   Table* metatable;
   Value userValue;
   size_t size;
+  uint32_t userValues;
   alignas(8) unsigned char data[8];
 };
 

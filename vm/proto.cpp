@@ -119,11 +119,12 @@ Upvalue* newUpvalueClosed(State& state, const Value& value) {
   return u;
 }
 
-Userdata* newUserdata(State& state, size_t size) {
-  if (size > (size_t(1) << 40)) return nullptr;
+Userdata* newUserdata(State& state, size_t size, uint32_t userValues) {
+  if (size > (size_t(1) << 40) || userValues > kMaxUserValues) return nullptr;
   auto* u = allocateObject<Userdata>(state, Kind::Userdata, userdataSize(size));
   if (!u) return nullptr;
   u->size = size;
+  u->userValues = userValues;
   return u;
 }
 

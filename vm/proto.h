@@ -28,7 +28,8 @@ LuaClosure* newLuaClosure(State& state, Proto* proto, uint32_t nup);
 NativeClosure* newNativeClosure(State& state, NativeFn fn, const char* name, uint32_t nup);
 // A closed upvalue holding `value`.
 Upvalue* newUpvalueClosed(State& state, const Value& value);
-// A full userdata of `size` zeroed bytes, no metatable, nil user value.
-Userdata* newUserdata(State& state, size_t size);
+// A full userdata of `size` zeroed bytes, no metatable, and `userValues` (at most
+// kMaxUserValues) nil user values.
+Userdata* newUserdata(State& state, size_t size, uint32_t userValues = kMaxUserValues);
 
 }  // namespace weft::vm

@@ -7,6 +7,8 @@
 
 namespace weft::vm {
 
+thread_local ExecContext* tlsExecContext = nullptr;
+
 namespace {
 
 // Meta order (state.h): metaNames[i] is the event name of Meta(i).
@@ -48,7 +50,7 @@ class State::Roots final : public gc::RootSource {
 State::State(const StateOptions& options)
     : options_(options),
       heap_(options.gc),
-      mutator_(&heap_.mainMutator()),
+      mainContext_{this, &heap_.mainMutator(), nullptr},
       strings_(std::make_unique<StringTable>()),
       hashSeed_(processHashSeed()),
       roots_(std::make_unique<Roots>(*this)) {

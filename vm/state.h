@@ -30,6 +30,24 @@ enum class Meta : uint8_t {
 // The absence cache in Table::header.aux covers the first kFastMetaCount events.
 inline constexpr int kFastMetaCount = 6;  // Index, NewIndex, Gc, Mode, Len, Eq
 
+class State;
+
+// What belongs to one OS thread running Lua code of a State: its allocation context
+// (a gc::Mutator) and the thread of execution it runs now. A State has a main context
+// for the thread that created it; the runtime binds one per worker thread
+// (bindExecContext). Touched only by the OS thread it is bound to.
+struct ExecContext {
+  State* state = nullptr;
+  gc::Mutator* mutator = nullptr;
+  ThreadData* running = nullptr;  // set on first use to the main thread's data
+};
+
+// The context bound to the calling OS thread, or nullptr. Thread-local: the lookup is a
+// single fs-relative load.
+extern thread_local ExecContext* tlsExecContext;
+// Binds the calling OS thread to `ctx` (nullptr unbinds: the State's main context).
+inline void bindExecContext(ExecContext* ctx) { tlsExecContext = ctx; }
+
 struct StateOptions {
   gc::Config gc;
   uint32_t maxCallDepth = 200000;  // Lua frames per thread ("stack overflow" beyond)
@@ -44,7 +62,12 @@ class State {
   State& operator=(const State&) = delete;
 
   gc::Heap& heap() { return heap_; }
-  gc::Mutator& mutator() { return *mutator_; }
+  // The calling OS thread's context for this State: the bound one, else the main one.
+  ExecContext& context() {
+    ExecContext* c = tlsExecContext;
+    return c && c->state == this ? *c : mainContext_;
+  }
+  gc::Mutator& mutator() { return *context().mutator; }
   StringTable& strings() { return *strings_; }
   const StateOptions& options() const { return options_; }
 
@@ -59,7 +82,7 @@ class State {
 
   StateOptions options_;
   gc::Heap heap_;
-  gc::Mutator* mutator_;
+  ExecContext mainContext_;
   std::unique_ptr<StringTable> strings_;
   uint32_t hashSeed_;
   std::unique_ptr<Roots> roots_;  // the RootSource tracing the public fields below
@@ -75,12 +98,12 @@ class State {
   String* memoryErrorMessage = nullptr;  // "not enough memory", preallocated
   Thread* mainThread = nullptr;
 
-  // Execution (vm/interp.h). `running` is the off-heap data of the thread running Lua
-  // code now (stable address; set on first use to the main thread's). Warnings follow
-  // warn("@on"/"@off"); `warningContinues` is set while a multi-part warning is open.
-  ThreadData* running = nullptr;
+  // Warnings follow warn("@on"/"@off"); `warningContinues` is set while a multi-part
+  // warning is open.
   bool warningsOn = false;
   bool warningContinues = false;
+  // The runtime layer running tasks on this State (runtime/runtime_impl.h; opaque here).
+  void* runtime = nullptr;
   bool gcGenerational = true;  // collectgarbage's mode name (lua.c starts in generational mode)
   // collectgarbage's "setpause"/"setstepmul" values, kept in quarters as lua5.4 keeps them
   // (so 150 reads back as 148); the copying collector does not use them.

@@ -15,10 +15,23 @@ constexpr uint32_t kInitialFrames = 16;
 
 size_t threadSizeOf(const gc::Object*) { return sizeof(Thread); }
 
+// Old stack buffers are kept until a collection: a task on another worker may be reading
+// one through an open upvalue of this thread (scheduler issue; DEVELOPERS.md invariant 6).
+// During a collection no mutator runs, so nobody holds a pointer into them. The list is
+// linked through each buffer's first slot (slot 0 holds a function, never a local, so
+// no upvalue reads it).
+void freeRetiredStacks(ThreadData* t) {
+  while (Value* old = t->retiredStacks) {
+    t->retiredStacks = *reinterpret_cast<Value**>(old);
+    mi_free(old);
+  }
+}
+
 void traceThread(gc::Object* obj, gc::Visitor& v) {
   auto* th = reinterpret_cast<Thread*>(obj);
   ThreadData* t = th->data;
   if (!t) return;
+  freeRetiredStacks(t);
   v.visit(reinterpret_cast<gc::Object*&>(t->self));
   uint32_t live = std::min(t->liveTop(), t->stackSize);
   for (uint32_t i = 0; i < live; i++) {
@@ -36,6 +49,7 @@ void releaseThread(gc::Object* obj) {
   auto* th = reinterpret_cast<Thread*>(obj);
   ThreadData* t = th->data;
   if (!t) return;
+  freeRetiredStacks(t);
   mi_free(t->stack);
   mi_free(t->frames);
   mi_free(t->tbc);
@@ -102,9 +116,12 @@ bool ensureStackSlots(ThreadData* t, uint64_t needed) {
   uint64_t size = t->stackSize;
   while (size < needed) size *= 2;
   if (size > limit) size = limit;
-  auto* grown = static_cast<Value*>(mi_realloc(t->stack, sizeof(Value) * size));
+  auto* grown = static_cast<Value*>(mi_malloc(sizeof(Value) * size));
   if (!grown) return false;
+  std::copy(t->stack, t->stack + t->stackSize, grown);
   for (uint64_t i = t->stackSize; i < size; i++) grown[i] = Value::nil();
+  *reinterpret_cast<Value**>(t->stack) = t->retiredStacks;
+  t->retiredStacks = t->stack;
   t->stack = grown;
   t->stackSize = uint32_t(size);
   return true;

@@ -17,6 +17,7 @@
 //     slot.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "vm/object.h"
@@ -43,6 +44,9 @@ inline constexpr uint8_t kHookMaskReturn = 2;
 inline constexpr uint8_t kHookMaskLine = 4;
 inline constexpr uint8_t kHookMaskCount = 8;
 
+inline constexpr int32_t kUnlimitedBudget = INT32_MAX;
+inline constexpr int32_t kBudgetRecheck = 1024;
+
 // One activation record. Everything is a stack index or an off-heap pointer, so the
 // frame array needs no tracing of its own (the stack slots it names are traced).
 struct CallFrame {
@@ -61,7 +65,8 @@ struct ThreadData {
   Thread* self = nullptr;  // the heap object (traced: updated when it moves)
   State* state = nullptr;
 
-  Value* stack = nullptr;  // mi_malloc'd, stackSize slots, reallocated to grow
+  Value* stack = nullptr;  // mi_malloc'd, stackSize slots, replaced to grow
+  Value* retiredStacks = nullptr;  // replaced buffers, freed at the next collection (thread.cpp)
   uint32_t stackSize = 0;
   uint32_t top = 0;        // first free slot of the running native / multiple results end
 
@@ -80,8 +85,23 @@ struct ThreadData {
   uint32_t nativeDepth = 0;    // nested loop invocations (C++ stack use)
   uint32_t cDepth = 0;         // pcall markers and Lua metamethod frames on the stack (Lua counts them as C calls)
   uint32_t resumeCount = 0;    // values passed by the resume that continues a yielded native
-  ThreadStatus status = ThreadStatus::Suspended;
+  // Atomic: two tasks may try to resume the same coroutine at once; Suspended -> Running
+  // is a compare-exchange (coroutine.cpp), so exactly one wins.
+  std::atomic<ThreadStatus> status{ThreadStatus::Suspended};
   bool isMain = false;
+  // Scheduler support (runtime/executor.cpp). `budget` counts down at the interpreter's
+  // safepoints; below zero the safepoint's slow path either preempts a task's root
+  // thread (returns kYield with `preempted` set, when nothing native is below: nny == 0)
+  // or refills it. A coroutine resumed inside a task takes over the budget and hands the
+  // rest back.
+  int32_t budget = kUnlimitedBudget;
+  bool taskRoot = false;        // the bottom thread of a task (not the main thread)
+  bool preempted = false;
+  void* task = nullptr;         // the runtime's task running on this thread (opaque to vm)
+  // Resuming a thread suspended in a native: kOk delivers resumeCount values as the
+  // native's results; an error status raises t->error (already through the message
+  // handler) at the native's call instead.
+  StatusCode resumeStatus = StatusCode::kOk;
   bool inErrorHandler = false; // running a message handler: limits get some headroom
 
   // Debug hooks (debug.sethook): a single mask test on the hot path.

@@ -39,6 +39,7 @@ namespace weft::runtime {
 
 class Scheduler;
 class Worker;
+struct SchedulerInternals;  // runtime/sched/internals.h
 
 enum class TaskState : uint8_t { kReady, kRunning, kSuspended, kCompleted, kCancelled, kPanicked };
 // "ready", "running", "suspended", "completed", "cancelled", "panicked".
@@ -83,6 +84,7 @@ class Task {
   friend class Scheduler;
   friend class Worker;
   friend struct SchedulerInternals;
+  friend struct TaskAccess;      // runtime/sched/task_list.h: the queues' internal view
   std::atomic<uint32_t> bits_;   // TaskState in the low byte | kNotified | kCancel | kMigrated
   std::atomic<uint32_t> refs_{1};
   std::atomic<int> last_{-1};

@@ -233,6 +233,26 @@ print(errOf(debug.sethook, hook, "c", "x"))
 check("getuservalue non-userdata", debug.getuservalue(1) == nil and select("#", debug.getuservalue(1)) == 1)
 check("getuservalue out of range", select("#", debug.getuservalue(io.stdout, 2)) == 1)
 check("setuservalue out of range", debug.setuservalue(io.stdout, 1, 2) == nil)
+-- io handles have no user value at all (lua_newuserdatauv with 0): every index fails.
+for _, n in ipairs({1, 0, -1, 2, math.maxinteger, math.mininteger}) do
+  local count = select("#", debug.getuservalue(io.stdout, n))
+  check("getuservalue io handle " .. n, debug.getuservalue(io.stdout, n) == nil and count == 1)
+  check("setuservalue io handle " .. n, debug.setuservalue(io.stdout, 1, n) == nil)
+end
+check("getuservalue default index", select("#", debug.getuservalue(io.stdout)) == 1)
+check("setuservalue default index", select("#", debug.setuservalue(io.stderr, "v")) == 1
+  and debug.setuservalue(io.stderr, "v") == nil)
+check("setuservalue nil value fails too", debug.setuservalue(io.stdin, nil) == nil)
+check("opened file has none", (function()
+  local f = io.tmpfile()
+  local r = debug.getuservalue(f) == nil and debug.setuservalue(f, {}) == nil
+  f:close()
+  return r and debug.getuservalue(f) == nil
+end)())
+check("getuservalue no argument", select("#", debug.getuservalue()) == 1 and debug.getuservalue() == nil)
+check("getuservalue light userdata", debug.getuservalue(debug.upvalueid(withUp, 1)) == nil)
+print(errOf(debug.getuservalue, io.stdout, "x"))
+print(errOf(debug.setuservalue, io.stdout, 1, 1.5))
 print(errOf(debug.setuservalue, 1, 2))
 print(errOf(debug.setuservalue, io.stdout))
 print(errOf(debug.setuservalue, debug.upvalueid(withUp, 1), 1))

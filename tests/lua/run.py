@@ -4,6 +4,8 @@
 Modes:
   plain     weft SCRIPT                                   stdout == NAME.expected
   relocate  weft --gc-stress=relocate --gc-verify SCRIPT  stdout == NAME.expected
+  workers1  weft --workers=1 SCRIPT                       stdout == NAME.expected
+  workers4  weft --workers=4 SCRIPT                       stdout == NAME.expected
   oracle    lua5.4 SCRIPT                                 stdout == NAME.expected
 
 Header comments in the script's first lines:
@@ -13,6 +15,9 @@ Header comments in the script's first lines:
   -- weft-gc-interval: N    relocate mode collects at every N-th safepoint
   -- weft-args: ARGS         extra weft options for plain and relocate runs (e.g.
                             --heap-limit=2M), split like a shell would
+  -- weft-tasks             a task script: CMake also registers workers1 and workers4
+                            runs (weft --workers 1 / --workers 4 SCRIPT), and the
+                            relocate run uses --workers 4
 
 weft runs get WEFT_TEST=1 in their environment; lua5.4 runs do not. On a mismatch the
 runner prints a unified diff and exits 1. Standard library only: no dependencies.
@@ -34,6 +39,8 @@ def read_headers(path):
         for _, line in zip(range(HEADER_LINES), f):
             if "-- weft-only" in line:
                 headers["weft-only"] = True
+            if "-- weft-tasks" in line:
+                headers["weft-tasks"] = True
             m = re.search(r"--\s*(expect-exit|weft-gc-interval):\s*(\d+)", line)
             if m:
                 headers[m.group(1)] = int(m.group(2))
@@ -59,6 +66,10 @@ def command_for(args, headers, script):
     if args.mode == "oracle":
         return [args.lua, script]
     cmd = [args.weft] + headers.get("weft-args", [])
+    if args.mode == "workers1":
+        cmd.append("--workers=1")
+    if args.mode == "workers4" or (args.mode == "relocate" and "weft-tasks" in headers):
+        cmd.append("--workers=4")
     if args.mode == "relocate":
         cmd += ["--gc-stress=relocate", "--gc-verify"]
         if "weft-gc-interval" in headers:
@@ -68,7 +79,7 @@ def command_for(args, headers, script):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=["plain", "relocate", "oracle"], required=True)
+    parser.add_argument("--mode", choices=["plain", "relocate", "oracle", "workers1", "workers4"], required=True)
     parser.add_argument("--weft", default="weft")
     parser.add_argument("--lua", default="lua5.4")
     parser.add_argument("--timeout", type=float, default=600)

@@ -56,6 +56,11 @@ void defineOptions(CLI::App& app, RawOptions& raw, CliOptions& out) {
         return parseByteSize(text, bytes) ? std::string() : "not a size: " + text;
       })
       ->type_name("BYTES");
+  app.add_option("--workers", out.workers, "run tasks on N worker threads (default: WEFT_WORKERS, else one per processor)")
+      ->check(CLI::Range(1, 1024))
+      ->type_name("N");
+  app.add_flag("--stats", out.stats, "print per-worker scheduler and collector counters on stderr at exit");
+  app.add_option("--sched-seed", out.schedSeed, "seed the scheduler's chooser (select, victim order)")->type_name("S");
   app.add_flag("--list", out.listLevel,
                "print the script's bytecode listing (like luac -l; twice: also constants, locals, upvalues) and exit");
   app.footer(

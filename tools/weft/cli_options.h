@@ -30,6 +30,9 @@ struct CliOptions {
   bool ignoreEnv = false;    // -E
   int listLevel = 0;         // --list (twice: constants, locals and upvalues too)
   gc::Config gc;
+  unsigned workers = 0;      // --workers (0: WEFT_WORKERS, else the processors)
+  bool stats = false;        // --stats: per-worker telemetry on stderr at exit
+  uint64_t schedSeed = 0;    // --sched-seed
   // Index in argv of the script ("-" for stdin), or 0 when there is none (as lua.c).
   int scriptIndex = 0;
   // The script named "-" after "--" is a file called "-", not standard input.

@@ -129,10 +129,27 @@ Status runAllMayGC(Session& session, const CliOptions& options, int argc, char**
 
 }  // namespace
 
-int launchMayGC(Session& session, const CliOptions& options, int argc, char** argv) {
+// The main chunk has ended: its tasks end too; a runtime failure overrides the status.
+Status finishRuntimeMayGC(runtime::Runtime& rt, const CliOptions& options, Status status) {
+  if (status.code() == StatusCode::kFatal) {
+    rt.stopNow();
+  } else if (Status fin = rt.finishMayGC(); !fin.isOk()) {
+    status = fin;
+  }
+  if (rt.failed()) {
+    std::fprintf(stderr, "%s: fatal: %s\n", kProgName, rt.failureReason().c_str());
+    status = Status(StatusCode::kFatal);
+  }
+  if (options.stats) std::fputs(rt.statsReport().c_str(), stderr);
+  std::fflush(stderr);
+  return status;
+}
+
+int launchMayGC(Session& session, const CliOptions& options, int argc, char** argv, runtime::Runtime* rt) {
   if (options.version) printVersion();
   Status status = runAllMayGC(session, options, argc, argv);
   std::fflush(stdout);
+  if (rt) status = finishRuntimeMayGC(*rt, options, status);
   if (status.code() != StatusCode::kFatal) session.host().closeMayGC();
   return Session::exitCodeFor(status);
 }

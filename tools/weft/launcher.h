@@ -3,11 +3,13 @@
 #pragma once
 
 #include "tools/weft/cli_options.h"
+#include "runtime/runtime.h"
 #include "tools/weft/session.h"
 
 namespace weft::cli {
 
 // Runs everything the command line asks for; returns the process exit status.
-int launchMayGC(Session& session, const CliOptions& options, int argc, char** argv);
+// With a runtime, the end of the main chunk also ends its tasks (Runtime::finishMayGC).
+int launchMayGC(Session& session, const CliOptions& options, int argc, char** argv, runtime::Runtime* runtime);
 
 }  // namespace weft::cli

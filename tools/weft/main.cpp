@@ -1,11 +1,30 @@
 // weft: runs Lua 5.4 scripts with lua's command line (see docs/cli.md).
 #include <cstdio>
+#include <cstdlib>
 
 #include "tools/weft/cli_options.h"
 #include "tools/weft/launcher.h"
 #include "tools/weft/listing_mode.h"
 #include "tools/weft/session.h"
+#include "runtime/runtime.h"
+#include "vm/api.h"
 #include "vm/host.h"
+
+namespace {
+
+weft::runtime::Runtime* gRuntime = nullptr;  // main thread; read by the os.exit hook
+
+// os.exit: no task runs after it. With `close`, the state is closed (finalizers run)
+// once the workers have stopped.
+void exitHook(weft::vm::State& state, int status, bool close) {
+  std::fflush(nullptr);
+  bool stopped = !gRuntime || gRuntime->stopNow();
+  if (close && stopped) weft::vm::HostStack(state).closeMayGC();
+  std::fflush(nullptr);
+  std::_Exit(status);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace weft::cli;
@@ -20,6 +39,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: cannot create state: not enough memory\n", kProgName);
     return kExitLuaError;
   }
+  weft::runtime::RuntimeOptions runtimeOptions;
+  runtimeOptions.workers = options.workers;
+  runtimeOptions.seed = options.schedSeed;
+  auto runtime = weft::runtime::Runtime::start(*state, runtimeOptions);
+  if (!runtime) {
+    std::fprintf(stderr, "%s: fatal: %s\n", kProgName, runtime.error().message.c_str());
+    return kExitFatal;
+  }
+  gRuntime = runtime->get();
+  weft::vm::setExitHook(exitHook);
   Session session(*state);
-  return launchMayGC(session, options, argc, argv);
+  int code = launchMayGC(session, options, argc, argv, gRuntime);
+  gRuntime = nullptr;
+  return code;
 }

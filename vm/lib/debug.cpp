@@ -429,8 +429,10 @@ NativeResult dbGetHook(CallContext& cx) {
   return cx.results(3);
 }
 
-// Weft's full userdata carry exactly one user value (lua_newuserdatauv with 1).
-constexpr int64_t kUserValues = 1;
+// True when v is a full userdata with a user value n (its count is fixed at creation).
+bool hasUserValue(const Value& v, int64_t n) {
+  return v.tag == Tag::Userdata && n >= 1 && n <= int64_t(v.asUserdata()->userValues);
+}
 
 // debug.getuservalue(u [, n]): the value and true, or a single fail when u is not a
 // full userdata or has no user value n.
@@ -438,7 +440,7 @@ NativeResult dbGetUserValue(CallContext& cx) {
   int64_t n;
   if (!cx.optInteger(2, 1, n)) return cx.failure();
   Value v = cx.arg(1);
-  if (v.tag != Tag::Userdata || n < 1 || n > kUserValues) {
+  if (!hasUserValue(v, n)) {
     cx.push(Value::nil());
     return cx.results(1);
   }
@@ -451,7 +453,7 @@ NativeResult dbGetUserValue(CallContext& cx) {
 NativeResult dbSetUserValue(CallContext& cx) {
   int64_t n;
   if (!cx.optInteger(3, 1, n) || !cx.checkType(1, Tag::Userdata) || !cx.checkAny(2)) return cx.failure();
-  if (n < 1 || n > kUserValues) {
+  if (!hasUserValue(cx.arg(1), n)) {
     cx.push(Value::nil());
     return cx.results(1);
   }

@@ -75,11 +75,12 @@ bool checkOpenFile(CallContext& cx, uint32_t arg, FILE*& f, NativeResult& outcom
   return true;
 }
 
-// Pushes a new file userdata (closed until the caller stores a stream into it).
+// Pushes a new file userdata (closed until the caller stores a stream into it). File
+// handles carry no user value, as in lua5.4 (debug.getuservalue gives fail).
 FileBox* newFile(CallContext& cx) {
   State& state = cx.state();
   Value mt = registryGet(state, kFileKey);
-  Userdata* u = newUserdata(state, sizeof(FileBox));
+  Userdata* u = newUserdata(state, sizeof(FileBox), 0);
   if (!u || !mt.isTable()) return nullptr;
   auto* box = reinterpret_cast<FileBox*>(u->data);
   box->f = nullptr;
@@ -653,7 +654,7 @@ Status makeFileMetatable(State& state) {
 // A standard stream: never closed by Lua (close reports "cannot close standard file").
 Status makeStdFile(State& state, Table* lib, FILE* f, const char* field, const char* registryKey) {
   Value mt = registryGet(state, kFileKey);
-  Userdata* u = newUserdata(state, sizeof(FileBox));
+  Userdata* u = newUserdata(state, sizeof(FileBox), 0);
   if (!u || !mt.isTable()) return Status(StatusCode::kMemoryError);
   auto* box = reinterpret_cast<FileBox*>(u->data);
   box->f = f;

@@ -362,6 +362,21 @@ TEST_F(TableTest, ProtoAndClosureObjectsTrace) {
   EXPECT_EQ(n->upvalues[1].asString()->view(), "native-up");
   EXPECT_EQ(u->userValue.asString()->view(), "user-value");
   EXPECT_EQ(u->size, 100u);
+  EXPECT_EQ(u->userValues, kMaxUserValues);
+}
+
+// The user-value count is fixed per object (io handles ask for none); more than
+// kMaxUserValues is refused rather than given a slot that does not exist.
+TEST_F(TableTest, UserdataUserValueCount) {
+  gc::HandleScope scope(state_.heap());
+  gc::Handle<Userdata> none(scope, newUserdata(state_, 16, 0));
+  ASSERT_NE(none.get(), nullptr);
+  EXPECT_EQ(none->userValues, 0u);
+  EXPECT_TRUE(none->userValue.isNil());
+  EXPECT_EQ(newUserdata(state_, 16, kMaxUserValues + 1), nullptr);
+  ASSERT_TRUE(state_.heap().collectMayGC().isOk());
+  EXPECT_EQ(none->userValues, 0u);
+  EXPECT_EQ(none->size, 16u);
 }
 
 TEST_F(TableTest, StateRegistryLayout) {

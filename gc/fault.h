@@ -1,0 +1,26 @@
+// Fault injection: make the n-th occurrence of a named transition fail, so every
+// fail-closed path (DEVELOPERS.md invariant 5) can be driven by a test or from the
+// command line.
+//
+// Protocol: the spec is "site[:n][,site[:n]]..." (n is 1-based, default 1): the n-th
+// call of hit(site) returns true, every other call false. Sites are free strings; the
+// collector's are "gc.register", "gc.attach", "gc.epoch-ack", "gc.deadline" and
+// "gc.verify", the runtime adds its own. The spec comes from configure(), or at the
+// first hit() from the environment variable WEFT_FAULT when configure() was never
+// called. Every function is thread-safe; when nothing is configured hit() costs one
+// relaxed atomic load.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace weft::gc::fault {
+
+// Replaces the spec and resets every occurrence count; an empty spec injects nothing.
+void configure(std::string_view spec);
+// Counts one occurrence of `site`; true if this occurrence is configured to fail.
+bool hit(const char* site);
+// The spec in effect ("" when none), for messages and test diagnostics.
+std::string describe();
+
+}  // namespace weft::gc::fault

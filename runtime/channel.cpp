@@ -1,0 +1,171 @@
+// Channels: a buffer and two queues of waiting tasks under one lock (runtime/task.h has
+// the wait protocol). A receiver finds a value in the buffer, else takes it from a
+// blocked sender; a sender hands its value to a blocked receiver, else buffers it, else
+// waits. Wakes happen after the lock is released.
+#include <thread>
+
+#include "runtime/runtime_impl.h"
+
+namespace weft::runtime {
+
+namespace {
+
+using vm::Value;
+
+// The first waiter of `q` (not one of self's own cases) that claims; claimed ones and
+// stale ones (their wait already ended) leave the queue.
+Waiter* claimPeer(std::deque<Waiter*>& q, LuaTask* self, bool tentative) {
+  for (auto it = q.begin(); it != q.end();) {
+    Waiter* w = *it;
+    if (w->task == self) {
+      ++it;
+      continue;
+    }
+    it = q.erase(it);
+    bool won = tentative ? w->task->claimTentatively(w->gen) : w->task->claim(w->gen, WaitPhase::kClaimed, w->caseIndex);
+    if (won) return w;
+  }
+  return nullptr;
+}
+
+bool claimSelf(LuaTask* self, int caseIndex) {
+  return !self || self->claim(self->waitGen, WaitPhase::kClaimed, caseIndex);
+}
+
+// A peer claimed tentatively becomes ours only if our own wait is still open.
+bool settlePeer(Waiter* peer, std::deque<Waiter*>& q, LuaTask* self, int caseIndex) {
+  if (claimSelf(self, caseIndex)) {
+    peer->task->confirmClaim(peer->gen, peer->caseIndex);
+    return true;
+  }
+  peer->task->undoClaim(peer->gen);
+  q.push_front(peer);
+  return false;
+}
+
+void registerWaiter(Channel& ch, std::deque<Waiter*>& q, LuaTask* self, int caseIndex, bool isSend,
+                    const Value& v) {
+  Waiter& w = self->waiters[size_t(caseIndex)];
+  w.task = self;
+  w.gen = self->waitGen;
+  w.caseIndex = caseIndex;
+  w.isSend = isSend;
+  w.source = &ch;
+  w.value = v;
+  q.push_back(&w);
+}
+
+}  // namespace
+
+Channel::Channel(RuntimeImpl& r, uint32_t cap) : rt(r), capacity(cap) {}
+Channel::~Channel() = default;
+
+void Channel::release() {
+  if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    rt.removeChannel(this);
+    delete this;
+  }
+}
+
+void Channel::removeWaiter(Waiter* w) {
+  std::lock_guard lock(mutex);
+  auto& q = w->isSend ? sendq : recvq;
+  for (auto it = q.begin(); it != q.end(); ++it) {
+    if (*it == w) {
+      q.erase(it);
+      return;
+    }
+  }
+}
+
+OpResult channelSend(Channel& ch, const Value& v, bool& closed, LuaTask* self, int caseIndex) {
+  LuaTask* wake = nullptr;
+  OpResult result;
+  {
+    std::lock_guard lock(ch.mutex);
+    closed = false;
+    if (ch.closed) {
+      if (!claimSelf(self, caseIndex)) return OpResult::kLost;
+      closed = true;
+      return OpResult::kDone;
+    }
+    if (Waiter* r = claimPeer(ch.recvq, self, self != nullptr)) {
+      if (self && !settlePeer(r, ch.recvq, self, caseIndex)) return OpResult::kLost;
+      r->task->delivered = v;
+      r->task->deliveredOk = true;
+      wake = r->task;
+      result = OpResult::kDone;
+    } else if (ch.buffer.size() < ch.capacity) {
+      if (!claimSelf(self, caseIndex)) return OpResult::kLost;
+      ch.buffer.push_back(v);
+      ch.length.store(uint32_t(ch.buffer.size()), std::memory_order_relaxed);
+      result = OpResult::kDone;
+    } else if (!self) {
+      return OpResult::kWouldBlock;
+    } else {
+      registerWaiter(ch, ch.sendq, self, caseIndex, true, v);
+      return OpResult::kRegistered;
+    }
+  }
+  if (wake) ch.rt.wakeTask(wake);
+  return result;
+}
+
+OpResult channelRecv(Channel& ch, Value& out, bool& ok, LuaTask* self, int caseIndex) {
+  LuaTask* wake = nullptr;
+  {
+    std::lock_guard lock(ch.mutex);
+    if (!ch.buffer.empty()) {
+      if (!claimSelf(self, caseIndex)) return OpResult::kLost;
+      out = ch.buffer.front();
+      ch.buffer.pop_front();
+      ok = true;
+      // A blocked sender's value takes the freed place.
+      if (Waiter* s = claimPeer(ch.sendq, self, false)) {
+        ch.buffer.push_back(s->value);
+        s->task->sendClosed = false;
+        wake = s->task;
+      }
+      ch.length.store(uint32_t(ch.buffer.size()), std::memory_order_relaxed);
+    } else if (Waiter* s = claimPeer(ch.sendq, self, self != nullptr)) {
+      if (self && !settlePeer(s, ch.sendq, self, caseIndex)) return OpResult::kLost;
+      out = s->value;
+      ok = true;
+      s->task->sendClosed = false;
+      wake = s->task;
+    } else if (ch.closed) {
+      if (!claimSelf(self, caseIndex)) return OpResult::kLost;
+      out = Value::nil();
+      ok = false;
+    } else if (!self) {
+      return OpResult::kWouldBlock;
+    } else {
+      registerWaiter(ch, ch.recvq, self, caseIndex, false, Value::nil());
+      return OpResult::kRegistered;
+    }
+  }
+  if (wake) ch.rt.wakeTask(wake);
+  return OpResult::kDone;
+}
+
+bool channelClose(Channel& ch) {
+  std::vector<LuaTask*> wake;
+  {
+    std::lock_guard lock(ch.mutex);
+    if (ch.closed) return false;
+    ch.closed = true;
+    while (Waiter* r = claimPeer(ch.recvq, nullptr, false)) {
+      r->task->delivered = Value::nil();
+      r->task->deliveredOk = false;
+      wake.push_back(r->task);
+    }
+    while (Waiter* s = claimPeer(ch.sendq, nullptr, false)) {
+      s->task->sendClosed = true;
+      wake.push_back(s->task);
+    }
+  }
+  for (LuaTask* t : wake) ch.rt.wakeTask(t);
+  return true;
+}
+
+}  // namespace weft::runtime

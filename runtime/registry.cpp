@@ -1,0 +1,129 @@
+// The registry of tasks and channels: the runtime's root container. Every task's thread
+// (so its frames), its handle, the values of its waits and every channel's buffer are
+// traced and updated here by the collector, world stopped; so nothing stale survives a
+// relocation into a task's next dispatch. regMutex_ guards the sets; the collector also
+// takes it, since a task may be released on the timer thread (not a mutator).
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "runtime/runtime_impl.h"
+#include "vm/debug.h"
+
+namespace weft::runtime {
+
+using vm::Value;
+
+namespace {
+
+void visitValue(gc::Visitor& visitor, Value& v) {
+  if (v.isCollectable()) visitor.visit(vm::referenceSlot(v));
+}
+
+template <typename T>
+void visitObject(gc::Visitor& visitor, T*& field) {
+  if (field) visitor.visit(reinterpret_cast<gc::Object*&>(field));
+}
+
+}  // namespace
+
+LuaTask::LuaTask(RuntimeImpl& r, vm::Thread* th) : rt(r), thread(th), data(th->data) {
+  data->task = this;
+  rt.addTask(this);
+}
+
+LuaTask::~LuaTask() {
+  if (outcome == sched::TaskState::kPanicked && !errorObserved) {
+    std::fprintf(stderr, "weft: error in task %llu (never awaited): %s\n", (unsigned long long)id(),
+                 traceback.c_str());
+    std::fflush(stderr);
+  }
+  if (awaited) awaited->release();
+  data->task = nullptr;
+  rt.removeTask(this);
+}
+
+LuaTask* currentTask(RuntimeImpl& rt, vm::ThreadData* t) {
+  return t->task ? static_cast<LuaTask*>(t->task) : rt.mainTask;
+}
+
+void RuntimeImpl::addTask(LuaTask* task) {
+  std::lock_guard lock(regMutex_);
+  tasks_.insert(task);
+}
+
+void RuntimeImpl::removeTask(LuaTask* task) {
+  std::lock_guard lock(regMutex_);
+  tasks_.erase(task);
+}
+
+void RuntimeImpl::addChannel(Channel* ch) {
+  std::lock_guard lock(regMutex_);
+  channels_.insert(ch);
+}
+
+void RuntimeImpl::removeChannel(Channel* ch) {
+  std::lock_guard lock(regMutex_);
+  channels_.erase(ch);
+}
+
+void RuntimeImpl::traceRoots(gc::Visitor& visitor) {
+  visitObject(visitor, taskMeta);
+  visitObject(visitor, channelMeta);
+  std::lock_guard lock(regMutex_);
+  for (LuaTask* task : tasks_) {
+    visitObject(visitor, task->thread);
+    visitValue(visitor, task->handle);
+    visitValue(visitor, task->delivered);
+    for (Waiter& w : task->waiters) visitValue(visitor, w.value);
+  }
+  for (Channel* ch : channels_) {
+    for (Value& v : ch->buffer) visitValue(visitor, v);
+  }
+}
+
+std::string RuntimeImpl::describeBlockedTasks() {
+  std::string out;
+  std::lock_guard lock(regMutex_);
+  std::vector<LuaTask*> sorted(tasks_.begin(), tasks_.end());
+  std::sort(sorted.begin(), sorted.end(), [](LuaTask* a, LuaTask* b) { return a->id() < b->id(); });
+  for (LuaTask* task : sorted) {
+    if (task->done) continue;
+    out += "  task ";
+    out += task->isMain ? "main" : std::to_string(task->id());
+    out += ": ";
+    out += task->phase() == WaitPhase::kWaiting ? task->waitWhat : std::string("not waiting");
+    out += '\n';
+  }
+  return out;
+}
+
+void RuntimeImpl::cancelAllTasks() {
+  std::vector<LuaTask*> alive;
+  {
+    std::lock_guard lock(regMutex_);
+    for (LuaTask* task : tasks_) {
+      if (task->isMain || task->done) continue;
+      task->retain();
+      alive.push_back(task);
+    }
+  }
+  for (LuaTask* task : alive) {
+    cancelTask(task);
+    task->release();
+  }
+}
+
+void RuntimeImpl::reportUnobservedErrors() {
+  std::lock_guard lock(regMutex_);
+  for (LuaTask* task : tasks_) {
+    std::lock_guard done(task->doneMutex);
+    if (task->outcome != sched::TaskState::kPanicked || task->errorObserved) continue;
+    std::fprintf(stderr, "weft: error in task %llu (never awaited): %s\n", (unsigned long long)task->id(),
+                 task->traceback.c_str());
+    task->errorObserved = true;
+  }
+  std::fflush(stderr);
+}
+
+}  // namespace weft::runtime

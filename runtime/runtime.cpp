@@ -1,0 +1,400 @@
+// The executor: runs Lua tasks on the scheduler's workers, each worker a mutator of the
+// shared heap (protocol: runtime/runtime.h), and the runtime's life cycle.
+//
+// One dispatch: the worker re-reads the task's thread from the registry (restoration),
+// gives it a budget, and runs the interpreter on it until the task completes, fails,
+// waits (a native yielded after starting a wait), yields or spends its budget (the
+// interpreter's safepoint yielded). A task that stops running stays published in the
+// registry, where the collector updates its frames in place.
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "gc/fault.h"
+#include "runtime/runtime_impl.h"
+#include "vm/debug.h"
+#include "vm/interp.h"
+#include "vm/string.h"
+
+namespace weft::runtime {
+
+using sched::RunOutcome;
+using sched::TaskState;
+using vm::Value;
+
+namespace {
+
+// A no-op task (deadlock probe).
+struct ProbeTask final : sched::Task {};
+
+unsigned defaultWorkers(unsigned requested) {
+  if (requested > 0) return requested;
+  if (const char* env = std::getenv("WEFT_WORKERS")) {
+    int n = std::atoi(env);
+    if (n > 0) return unsigned(n);
+  }
+  unsigned hw = std::thread::hardware_concurrency();
+  return hw ? hw : 1;
+}
+
+}  // namespace
+
+RuntimeImpl::RuntimeImpl(vm::State& s, const RuntimeOptions& o) : state(s), options(o) {
+  options.workers = defaultWorkers(o.workers);
+}
+
+RuntimeImpl::~RuntimeImpl() = default;
+
+// --- Executor ---------------------------------------------------------------------
+
+Status RuntimeImpl::onWorkerStart(sched::Worker& worker) {
+  Expected<gc::Mutator*> m = state.heap().registerMutator();
+  if (!m) {
+    failClosed(m.error().message);
+    return Status(StatusCode::kFatal);
+  }
+  auto* wc = new WorkerContext();
+  wc->exec = vm::ExecContext{&state, *m, nullptr};
+  wc->mutator = *m;
+  worker.executorData = wc;
+  vm::bindExecContext(&wc->exec);
+  return Status::ok();
+}
+
+void RuntimeImpl::onWorkerStop(sched::Worker& worker) {
+  auto* wc = static_cast<WorkerContext*>(worker.executorData);
+  if (!wc) return;
+  if (wc->attached) state.heap().detach(*wc->mutator);
+  state.heap().unregisterMutator(wc->mutator);
+  vm::bindExecContext(nullptr);
+  worker.executorData = nullptr;
+  delete wc;
+}
+
+void RuntimeImpl::onIdle(sched::Worker& worker) {
+  auto* wc = static_cast<WorkerContext*>(worker.executorData);
+  if (!wc || !wc->attached) return;
+  state.heap().detach(*wc->mutator);
+  wc->attached = false;
+  // The pauses this worker's mutator saw since the last report go to its counters.
+  const gc::MutatorStats& ms = wc->mutator->stats();
+  uint64_t stops = ms.stops - wc->reportedStops;
+  uint64_t nanos = ms.stoppedNanosTotal - wc->reportedNanos;
+  for (uint64_t i = 0; i < stops; i++) worker.notePause(i + 1 == stops ? nanos - (nanos / stops) * i : nanos / stops);
+  wc->reportedStops = ms.stops;
+  wc->reportedNanos = ms.stoppedNanosTotal;
+}
+
+Status RuntimeImpl::onBusy(sched::Worker& worker) {
+  auto* wc = static_cast<WorkerContext*>(worker.executorData);
+  if (!wc || wc->attached) return Status::ok();
+  if (gc::fault::hit("rt.attach")) {
+    failClosed("worker registration: injected failure attaching worker " + std::to_string(worker.index()));
+    return Status(StatusCode::kFatal);
+  }
+  Status st = state.heap().attach(*wc->mutator);
+  if (!st.isOk()) {
+    failClosed("worker registration: attach failed: " + state.heap().failureReason());
+    return st;
+  }
+  wc->attached = true;
+  return Status::ok();
+}
+
+void RuntimeImpl::onAllBlocked() {
+  LuaTask* main = mainTask;
+  if (!main || !main->blocked.load(std::memory_order_seq_cst) || main->phase() != WaitPhase::kWaiting) return;
+  {
+    std::lock_guard lock(main->blockMutex);
+    deadlocked.store(true, std::memory_order_release);
+  }
+  main->blockCv.notify_all();
+}
+
+void RuntimeImpl::detachCurrent() {
+  if (sched::Worker* w = sched::Scheduler::currentWorker()) {
+    auto* wc = static_cast<WorkerContext*>(w->executorData);
+    state.heap().detach(*wc->mutator);
+    wc->attached = false;
+    return;
+  }
+  state.heap().detach(state.mutator());
+}
+
+Status RuntimeImpl::attachCurrent() {
+  gc::Mutator* m = &state.mutator();
+  sched::Worker* w = sched::Scheduler::currentWorker();
+  Status st = state.heap().attach(*m);
+  if (!st.isOk()) {
+    failClosed("worker registration: attach failed: " + state.heap().failureReason());
+    return st;
+  }
+  if (w) static_cast<WorkerContext*>(w->executorData)->attached = true;
+  return st;
+}
+
+RunOutcome RuntimeImpl::runTask(sched::Worker& worker, sched::Task& base) {
+  auto* task = dynamic_cast<LuaTask*>(&base);
+  if (!task) return RunOutcome::kCompleted;  // a probe: its dispatch is its purpose
+  if (closed()) return RunOutcome::kCancelled;
+  return dispatchMayGC(*static_cast<WorkerContext*>(worker.executorData), *task);
+}
+
+RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task) {
+  vm::ThreadData* t = task.data;
+  // Restoration: the registry's (possibly relocated) thread must still own the frames.
+  if (gc::fault::hit("rt.restore") || task.thread->data != t) {
+    failClosed("root restoration: task " + std::to_string(task.id()) + " does not match its published thread");
+    return RunOutcome::kPanicked;
+  }
+  wc.exec.running = t;
+  t->budget = options.budget;
+  t->preempted = false;
+  if (!task.started) {
+    task.started = true;
+    if (task.cancelRequested()) return cancelTaskMayGC(task);
+    return finishDispatchMayGC(task, startTaskMayGC(task));
+  }
+  if (task.suspend == LuaTask::Suspend::kWait) {
+    if (task.phase() == WaitPhase::kWaiting) {
+      if (!task.cancelRequested()) return RunOutcome::kSuspended;  // a stale wake
+      task.claim(task.waitGen, WaitPhase::kCancelled, -1);
+    }
+    if (task.phase() == WaitPhase::kCancelled) {
+      uint32_t n;
+      Value err;
+      (void)finishWaitMayGC(state, t, task, n, err);
+      return cancelTaskMayGC(task);
+    }
+    uint32_t n = 0;
+    Value err;
+    Status fs = finishWaitMayGC(state, t, task, n, err);
+    if (fs.code() == StatusCode::kRuntimeError) {
+      Status raised = vm::raiseValueMayGC(state, t, err);
+      if (raised.code() == StatusCode::kFatal) return finishDispatchMayGC(task, raised);
+      t->resumeStatus = raised.code();
+    } else if (!fs.isOk()) {
+      return finishDispatchMayGC(task, fs);
+    }
+    t->resumeCount = n;
+  } else {
+    if (task.cancelRequested()) return cancelTaskMayGC(task);
+    t->resumeCount = 0;
+  }
+  task.suspend = LuaTask::Suspend::kNone;
+  return finishDispatchMayGC(task, vm::executeMayGC(state, t));
+}
+
+Status RuntimeImpl::startTaskMayGC(LuaTask& task) {
+  vm::ThreadData* t = task.data;
+  Status st = vm::resolveCallable(state, t, 2, -1);
+  if (!st.isOk()) return st;
+  if (t->stack[2].isLuaClosure()) {
+    st = vm::pushLuaFrame(state, t, 2, -1, vm::kFrameEntry);
+    if (!st.isOk()) return st;
+    return vm::executeMayGC(state, t);
+  }
+  return vm::callNativeMayGC(state, t, 2, -1, vm::kFrameEntry);
+}
+
+RunOutcome RuntimeImpl::finishDispatchMayGC(LuaTask& task, Status st) {
+  vm::ThreadData* t = task.data;
+  switch (st.code()) {
+    case StatusCode::kYield: {
+      if (gc::fault::hit("rt.publish")) {
+        failClosed("root publication: injected failure publishing task " + std::to_string(task.id()));
+        return RunOutcome::kPanicked;
+      }
+      if (t->preempted) {
+        t->preempted = false;
+        if (task.cancelRequested()) return cancelTaskMayGC(task);
+        return RunOutcome::kBudgetSpent;
+      }
+      if (task.suspend == LuaTask::Suspend::kYield) return RunOutcome::kYielded;
+      return RunOutcome::kSuspended;
+    }
+    case StatusCode::kOk:
+      completeTask(&task, TaskState::kCompleted);
+      return RunOutcome::kCompleted;
+    case StatusCode::kFatal:
+      failClosed(state.heap().failureReason().empty() ? "collector failure" : state.heap().failureReason());
+      completeTask(&task, TaskState::kPanicked);
+      return RunOutcome::kPanicked;
+    default: {
+      Status closedSt = vm::unwindForErrorMayGC(state, t, 0, 2, st);
+      vm::normaliseErrorValue(state, t, closedSt);
+      t->frameCount = 0;
+      t->top = 2;
+      completeTask(&task, TaskState::kPanicked);
+      return RunOutcome::kPanicked;
+    }
+  }
+}
+
+RunOutcome RuntimeImpl::cancelTaskMayGC(LuaTask& task) {
+  vm::ThreadData* t = task.data;
+  t->status = vm::ThreadStatus::Suspended;
+  Status st = vm::closeCoroutineMayGC(state, t);
+  if (st.code() == StatusCode::kFatal) failClosed(state.heap().failureReason());
+  t->status = vm::ThreadStatus::Dead;
+  completeTask(&task, TaskState::kCancelled);
+  return RunOutcome::kCancelled;
+}
+
+// --- Task life cycle ----------------------------------------------------------------
+
+void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
+  std::vector<LuaTask*> wake;
+  {
+    std::lock_guard lock(task->doneMutex);
+    task->done = true;
+    task->outcome = outcome;
+    // Claimed under doneMutex: an awaiter leaving by timeout removes its Waiter under
+    // the same lock, so no Waiter here is stale memory.
+    for (Waiter* w : task->awaiters) {
+      if (w->task->claim(w->gen, WaitPhase::kClaimed, w->caseIndex)) wake.push_back(w->task);
+    }
+    task->awaiters.clear();
+  }
+  task->data->status = vm::ThreadStatus::Dead;
+  task->handle = Value::nil();
+  for (LuaTask* w : wake) wakeTask(w);
+  if (!task->isMain && aliveTasks.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    std::lock_guard lock(finishMutex);
+    finishCv.notify_all();
+  }
+}
+
+void RuntimeImpl::wakeTask(LuaTask* task) {
+  if (task->blockingWait) {
+    {
+      std::lock_guard lock(task->blockMutex);
+      task->signalled = true;
+    }
+    task->blockCv.notify_all();
+    return;
+  }
+  scheduler->wake(task);
+}
+
+bool RuntimeImpl::cancelTask(LuaTask* task) {
+  bool first;
+  if (task->isMain) {
+    first = !task->mainCancel.exchange(true, std::memory_order_acq_rel);
+  } else {
+    first = scheduler->cancel(task);
+  }
+  uint64_t gen = task->waitWord.load(std::memory_order_acquire) >> kPhaseBits;
+  if (first && task->claim(gen, WaitPhase::kCancelled, -1)) wakeTask(task);
+  return first;
+}
+
+void RuntimeImpl::probeForDeadlock() {
+  auto* probe = new ProbeTask();
+  scheduler->spawn(probe);
+  probe->release();
+}
+
+void RuntimeImpl::reportDeadlockAndExit() {
+  std::fflush(stdout);
+  std::string report = "weft: deadlock: all tasks are blocked\n" + describeBlockedTasks();
+  std::fputs(report.c_str(), stderr);
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+void RuntimeImpl::failClosed(const std::string& reason) { closeAll(reason); }
+
+void RuntimeImpl::closeAll(const std::string& reason) {
+  {
+    std::lock_guard lock(reasonMutex_);
+    if (closed_.load(std::memory_order_relaxed)) return;
+    reason_ = reason;
+    closed_.store(true, std::memory_order_release);
+  }
+  if (scheduler) scheduler->close(reason.empty() ? "the program is exiting" : reason);
+  if (!reason.empty()) state.heap().closeHeap(reason);
+  // Wake every blocking waiter so that nobody stays asleep on a closed runtime.
+  std::vector<LuaTask*> all;
+  {
+    std::lock_guard lock(regMutex_);
+    for (LuaTask* t : tasks_) {
+      t->retain();
+      all.push_back(t);
+    }
+  }
+  for (LuaTask* t : all) {
+    {
+      std::lock_guard lock(t->blockMutex);
+      t->signalled = true;
+    }
+    t->blockCv.notify_all();
+    t->release();
+  }
+  std::lock_guard lock(finishMutex);
+  finishCv.notify_all();
+}
+
+std::string RuntimeImpl::closeReason() const {
+  std::lock_guard lock(reasonMutex_);
+  return reason_;
+}
+
+// --- Runtime ------------------------------------------------------------------------
+
+Runtime::Runtime(std::unique_ptr<RuntimeImpl> impl) : impl_(std::move(impl)) {}
+
+Runtime::~Runtime() {
+  stopNow();
+  RuntimeImpl& rt = *impl_;
+  rt.state.heap().removeRootSource(&rt);
+  if (rt.mainTask) {
+    rt.mainTask->release();
+    rt.mainTask = nullptr;
+  }
+}
+
+Expected<std::unique_ptr<Runtime>> Runtime::start(vm::State& state, const RuntimeOptions& options) {
+  auto impl = std::make_unique<RuntimeImpl>(state, options);
+  RuntimeImpl& rt = *impl;
+  state.heap().addRootSource(&rt);
+  sched::SchedulerOptions so;
+  so.workers = rt.options.workers;
+  so.seed = options.seed;
+  rt.scheduler = std::make_unique<sched::Scheduler>(so, rt);
+  auto runtime = std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
+  Status st = openTaskLib(rt);
+  if (!st.isOk()) return Error{st.code(), "cannot open the task library: not enough memory"};
+  st = rt.scheduler->start();
+  if (!st.isOk()) return Error{StatusCode::kFatal, "worker registration: " + rt.scheduler->closeReason()};
+  return runtime;
+}
+
+Status Runtime::finishMayGC() {
+  RuntimeImpl& rt = *impl_;
+  rt.cancelAllTasks();
+  rt.state.heap().detach(rt.state.mutator());
+  {
+    std::unique_lock lock(rt.finishMutex);
+    rt.finishCv.wait(lock, [&] { return rt.aliveTasks.load(std::memory_order_acquire) == 0 || rt.closed(); });
+  }
+  Status st = rt.state.heap().attach(rt.state.mutator());
+  rt.scheduler->shutdown();
+  rt.reportUnobservedErrors();
+  if (rt.closed() || !st.isOk()) return Status(StatusCode::kFatal);
+  return Status::ok();
+}
+
+bool Runtime::stopNow() {
+  impl_->closeAll("");
+  // A worker cannot join itself (os.exit inside a task): the others stop at their next
+  // dispatch boundary and the process ends without closing the state.
+  if (sched::Scheduler::currentWorker()) return false;
+  if (impl_->scheduler) impl_->scheduler->shutdown();
+  return true;
+}
+
+bool Runtime::failed() const { return !impl_->closeReason().empty(); }
+std::string Runtime::failureReason() const { return impl_->closeReason(); }
+
+}  // namespace weft::runtime

@@ -1,0 +1,67 @@
+// The Weft runtime: Lua tasks on the work-stealing scheduler (runtime/sched/), whose
+// workers are the collector's mutators. Created by the CLI (or a host) on a State; it
+// opens the `task` library and runs every spawned task on its workers. The thread that
+// created it runs the main chunk: the main task, which blocks its OS thread (detached
+// from the collector) when it waits.
+//
+// Protocol with the collector (docs/design/tasks.md):
+//  - Each worker registers a gc::Mutator at start and binds a vm::ExecContext to its
+//    thread; it is attached only while it dispatches tasks (Executor::onBusy/onIdle) and
+//    detached around blocking waits. A failed attach or registration closes the runtime.
+//  - Every task, running or not, is reachable from the Registry (a gc::RootSource): its
+//    thread (whose frames the collector traces and updates in place), its handle, the
+//    values of its waits; so are channel buffers. Nothing off-heap keeps a heap pointer
+//    that the Registry does not trace.
+//  - Fail closed: a collector failure (kFatal), a failed transition or a fault injected
+//    through WEFT_FAULT ("rt.publish", "rt.restore", "rt.attach") closes the runtime:
+//    the scheduler stops, the heap is closed, every waiter is woken, later spawns fail,
+//    and the CLI exits with status 3.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "vm/state.h"
+#include "weft/status.h"
+
+namespace weft::runtime {
+
+struct RuntimeOptions {
+  unsigned workers = 0;       // 0: WEFT_WORKERS, else the number of processors
+  uint64_t seed = 0;          // the scheduler's chooser; 0: from the clock
+  int32_t budget = 10000;     // safepoints per dispatch before a task is requeued
+};
+
+class RuntimeImpl;
+
+class Runtime {
+ public:
+  // Starts the workers and opens the `task` library in `state`. The state must outlive
+  // the runtime; the calling thread becomes the main task's thread.
+  static Expected<std::unique_ptr<Runtime>> start(vm::State& state, const RuntimeOptions& options);
+  ~Runtime();
+
+  // The end of the program (the main chunk returned or failed): cancels every task still
+  // alive, waits for them, reports errors nobody awaited (with their tracebacks) on
+  // stderr, and stops the workers. kFatal if the runtime was closed by a failure.
+  Status finishMayGC();
+  // Stops the workers (os.exit): no task runs afterwards. false when called on a worker
+  // thread, which cannot wait for itself: the state must then not be closed.
+  bool stopNow();
+
+  // Set when a collector transition failed: the first failure's message.
+  bool failed() const;
+  std::string failureReason() const;
+
+  // The per-worker telemetry table printed by --stats.
+  std::string statsReport() const;
+
+  RuntimeImpl& impl() { return *impl_; }
+
+ private:
+  explicit Runtime(std::unique_ptr<RuntimeImpl> impl);
+  std::unique_ptr<RuntimeImpl> impl_;
+};
+
+}  // namespace weft::runtime

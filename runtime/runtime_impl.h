@@ -1,0 +1,147 @@
+// The runtime's internals shared by its sources: the executor that runs Lua tasks on the
+// scheduler's workers (runtime.cpp), the registry of roots (registry.cpp), waits and
+// channels (wait.cpp, channel.cpp) and the `task` library (tasklib.cpp).
+//
+// Threads: `state`, `options`, the metatables and `scheduler` are set before the workers
+// start and read-only afterwards (the metatables are updated by the collector, world
+// stopped). The registry's sets are guarded by regMutex. Flags say their own orderings.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+#include "gc/heap.h"
+#include "runtime/runtime.h"
+#include "runtime/task.h"
+#include "vm/api.h"
+
+namespace weft::runtime {
+
+// One per worker thread (Worker::executorData): owner thread only.
+struct WorkerContext {
+  vm::ExecContext exec;
+  gc::Mutator* mutator = nullptr;
+  bool attached = false;
+  uint64_t reportedStops = 0;  // the mutator's pauses already given to the worker's stats
+  uint64_t reportedNanos = 0;
+};
+
+class RuntimeImpl final : public sched::Executor, public gc::RootSource {
+ public:
+  RuntimeImpl(vm::State& state, const RuntimeOptions& options);
+  ~RuntimeImpl() override;
+
+  vm::State& state;
+  RuntimeOptions options;
+  std::unique_ptr<sched::Scheduler> scheduler;
+  LuaTask* mainTask = nullptr;  // reference held until destruction
+  vm::Table* taskMeta = nullptr;     // root
+  vm::Table* channelMeta = nullptr;  // root
+
+  // Executor (worker threads).
+  sched::RunOutcome runTask(sched::Worker& worker, sched::Task& task) override;
+  Status onWorkerStart(sched::Worker& worker) override;
+  void onWorkerStop(sched::Worker& worker) override;
+  void onIdle(sched::Worker& worker) override;
+  Status onBusy(sched::Worker& worker) override;
+  void onAllBlocked() override;
+
+  // Registry (registry.cpp): every task and channel, traced as roots.
+  void traceRoots(gc::Visitor& visitor) override;
+  void addTask(LuaTask* task);
+  void removeTask(LuaTask* task);
+  void addChannel(Channel* ch);
+  void removeChannel(Channel* ch);
+  std::string describeBlockedTasks();
+  // Tasks still alive at the end, and panicked ones nobody awaited.
+  void cancelAllTasks();
+  void reportUnobservedErrors();
+
+  // Waking a task whose wait was claimed: a blocking waiter's condition variable, or
+  // the scheduler.
+  void wakeTask(LuaTask* task);
+  // Fail closed (invariant 5): the first reason wins. closeAll("") stops without a
+  // failure (os.exit): workers stop, blocking waiters wake, spawns are refused.
+  void failClosed(const std::string& reason);
+  void closeAll(const std::string& reason);
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
+  std::string closeReason() const;
+
+  std::string statsReport() const;
+
+  // Creates a task for `fn` with `nargs` arguments taken from the top of `from`, and its
+  // handle (pushed on `from`). nullptr on exhaustion.
+  LuaTask* newTask(vm::CallContext& cx, uint32_t fnIndex, uint32_t nargs);
+  // Called by the worker that finished `task` (or by the main thread for the main task):
+  // wakes its awaiters.
+  void completeTask(LuaTask* task, sched::TaskState outcome);
+
+  // Detaching the calling thread around a blocking wait and re-attaching after it.
+  void detachCurrent();
+  Status attachCurrent();
+
+  // Cancels a task: the scheduler's request, and a claim of its current wait.
+  bool cancelTask(LuaTask* task);
+  // Deadlock detection for the main task's blocking waits: the probe is a no-op task
+  // whose dispatch makes the workers park again, so onAllBlocked re-evaluates.
+  void probeForDeadlock();
+  [[noreturn]] void reportDeadlockAndExit();
+
+  // Main-task blocking waits consult these (deadlock detection, shutdown).
+  std::atomic<bool> deadlocked{false};
+  std::atomic<int> aliveTasks{0};   // spawned tasks not yet terminal
+  std::mutex finishMutex;           // with finishCv: the main thread waits for aliveTasks == 0
+  std::condition_variable finishCv;
+
+ private:
+  sched::RunOutcome dispatchMayGC(WorkerContext& wc, LuaTask& task);
+  sched::RunOutcome finishDispatchMayGC(LuaTask& task, Status st);
+  Status startTaskMayGC(LuaTask& task);
+  Status resumeTaskMayGC(LuaTask& task);
+  sched::RunOutcome cancelTaskMayGC(LuaTask& task);
+
+  std::mutex regMutex_;
+  std::unordered_set<LuaTask*> tasks_;    // regMutex_
+  std::unordered_set<Channel*> channels_; // regMutex_
+  std::atomic<bool> closed_{false};       // release/acquire: the reason is written first
+  mutable std::mutex reasonMutex_;
+  std::string reason_;                    // reasonMutex_
+};
+
+// The runtime of a State (set by Runtime::start; one runtime per State).
+inline RuntimeImpl* runtimeOf(vm::State& state) { return static_cast<RuntimeImpl*>(state.runtime); }
+
+// Waits (wait.cpp). waitMayGC is the last step of a blocking native: the wait's Waiters
+// are registered; it arms the timeout (seconds, < 0: none) and suspends the task (the
+// native returns kYield) or blocks the OS thread; blocking, it also finishes the wait.
+vm::NativeResult waitMayGC(vm::CallContext& cx, LuaTask& self, double timeout);
+// Step 4 of the protocol: removes the wait's Waiters, then pushes the operation's results
+// on `t` (count in nresults) or returns kRuntimeError with the error value in `err`.
+Status finishWaitMayGC(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t& nresults, vm::Value& err);
+// Whether a native running on `t` can suspend its task (the bottom of a task's own thread
+// on a worker, nothing native below); otherwise it blocks its OS thread.
+bool canSuspend(vm::ThreadData* t);
+// await's outcome once `target` is done: its results pushed on `t`, or its error in `err`.
+Status awaitResults(vm::State& S, vm::ThreadData* t, LuaTask& target, uint32_t& n, vm::Value& err);
+// "chunk:line: message" as a string value raised at the native's caller.
+vm::Value positionedError(vm::State& S, vm::ThreadData* t, const char* message);
+
+// Channel operations (channel.cpp), each under the channel's lock. Without `self` they
+// only try (kDone or kWouldBlock). With `self`, whose wait has begun, a ready case is
+// performed only by claiming that wait first (kDone, or kLost when another case or a
+// timer claimed it), and a case that is not ready registers a Waiter (kRegistered).
+enum class OpResult : uint8_t { kDone, kWouldBlock, kRegistered, kLost };
+// On a closed channel: kDone with `closed` set (the caller raises "send on closed channel").
+OpResult channelSend(Channel& ch, const vm::Value& v, bool& closed, LuaTask* self = nullptr, int caseIndex = 0);
+// ok is false when the channel is closed and drained.
+OpResult channelRecv(Channel& ch, vm::Value& out, bool& ok, LuaTask* self = nullptr, int caseIndex = 0);
+// Closes; false if it was already closed. Wakes every waiter.
+bool channelClose(Channel& ch);
+
+// The `task` library (tasklib.cpp).
+Status openTaskLib(RuntimeImpl& rt);
+
+}  // namespace weft::runtime

@@ -1,0 +1,133 @@
+// The scheduler's private state: one WorkerCore per worker and the shared parts.
+//
+// Protocol (who touches what; the orderings are justified where they are used):
+//  - WorkerCore fields marked "owner" are read and written only by that worker's thread
+//    (and by shutdown() after every worker thread has been joined).
+//  - `ring` is the owner's LocalQueue (siblings steal from it), `pinned` a mutex queue
+//    that any thread pushes sticky tasks into and only the owner pops.
+//  - WorkerCounters are written only by the owner (relaxed load + store: no RMW needed
+//    with one writer) and read by any thread for a stats() snapshot.
+//  - A worker publishes into its LIFO slot, local queue or (for its own sticky tasks)
+//    pinned queue only during a dispatch (`dispatching`) outside a blocking region; a
+//    publication from it at any other moment (onIdle, onAllBlocked) takes the external
+//    path. Its search fills its local queue only right before a dispatch. So a parked
+//    worker's LIFO slot and local queue are empty, which the all-blocked check relies on.
+#pragma once
+
+#include <latch>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/sched/idle.h"
+#include "runtime/sched/local_queue.h"
+#include "runtime/sched/task_list.h"
+#include "runtime/sched/timer_service.h"
+#include "runtime/sched/victim_order.h"
+
+namespace weft::runtime {
+
+// The worker the calling thread runs (Scheduler::currentWorker).
+extern thread_local Worker* tlsCurrentWorker;
+
+struct WorkerCounters {
+  explicit WorkerCounters(unsigned workers) : stealsFrom(workers) {}
+  std::atomic<uint64_t> tasksRun{0}, stealsFromInjection{0}, migrations{0}, parks{0};
+  std::atomic<uint64_t> wakeups{0}, budgetExhaustions{0}, queueDepthMax{0};
+  std::atomic<uint64_t> gcPauses{0}, gcPauseTotalNanos{0}, gcPauseMaxNanos{0};
+  std::vector<std::atomic<uint64_t>> stealsFrom;  // [victim]
+};
+
+// The single writer's increment (relaxed: readers want a snapshot, not an order).
+inline void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+inline void noteMax(std::atomic<uint64_t>& c, uint64_t v) {
+  if (v > c.load(std::memory_order_relaxed)) c.store(v, std::memory_order_relaxed);
+}
+
+struct WorkerCore {
+  WorkerCore(Worker* w, unsigned workers, uint64_t seed)
+      : worker(w), counters(workers), victims(w->index(), workers, seed) {}
+  Worker* worker;
+  LocalQueue ring;
+  SharedTaskQueue pinned;
+  Parker parker;
+  WorkerCounters counters;
+  VictimOrder victims;          // owner
+  Task* lifo = nullptr;         // owner
+  uint32_t lifoRun = 0;         // owner: dispatches in a row from the LIFO slot
+  uint32_t tick = 0;            // owner: dispatches so far
+  bool lastFromPinned = false;  // owner
+  bool searching = false;       // owner
+  bool busy = false;            // owner: between onBusy and onIdle
+  bool dispatching = false;     // owner
+  bool blocking = false;        // owner: inside enterBlocking/leaveBlocking
+  std::thread thread;           // started by start(), joined by shutdown()
+};
+
+struct SchedulerInternals {
+  SchedulerInternals(Scheduler& self, const SchedulerOptions& options, Executor& executor);
+
+  static SchedulerInternals& of(Scheduler& s) { return *s.in_; }
+
+  // Task transitions (task.cpp): each one atomic step on Task::bits_.
+  static bool beginRun(Task* t);
+  static void endRunReady(Task* t);
+  static bool endRunSuspend(Task* t);  // false: notified meanwhile, so it is ready again
+  static void endRunTerminal(Task* t, TaskState s);
+
+  // Publication (scheduler.cpp).
+  WorkerCore* localCore();  // the calling worker's core, if it may use its local queues
+  void publish(Task* t, bool lifo);
+  void publishPinned(Task* t);
+  void pushLocal(WorkerCore& c, Task* t, bool migrated);
+  void pushInjection(TaskList& list);
+  void notifyParked();
+  void unparkById(unsigned w);
+  bool nothingPending();
+  void notifyIfWorkPending();
+  void drainAll();
+
+  // The worker loop (worker.cpp).
+  void runWorker(unsigned index);
+  void loop(WorkerCore& c);
+  Task* nextLocal(WorkerCore& c);
+  Task* search(WorkerCore& c);
+  Task* pullInjection(WorkerCore& c, size_t max);
+  void park(WorkerCore& c);
+  bool ownWorkPending(WorkerCore& c);
+  void dispatch(WorkerCore& c, Task* t);
+  void finish(WorkerCore& c, Task* t, RunOutcome out);
+  void requeue(WorkerCore& c, Task* t);
+  void moveLocalToInjection(WorkerCore& c);
+
+  bool isClosed() const { return closed.load(std::memory_order_acquire); }
+
+  Scheduler& self;
+  Executor& executor;
+  const unsigned workerCount;
+  std::vector<std::unique_ptr<Worker>> workers;   // immutable after construction
+  std::vector<std::unique_ptr<WorkerCore>> cores; // immutable after construction
+  SharedTaskQueue injection;                      // any thread
+  Idle idle;
+  TimerService timers;
+
+  // Acquire/release: a worker that sees `closed` also sees the reason.
+  std::atomic<bool> closed{false};
+  mutable std::mutex closeMu;
+  std::string closeReason;        // guarded by closeMu
+
+  std::mutex chooserMu;
+  Rng chooser;                    // guarded by chooserMu
+
+  std::mutex lifecycleMu;         // start() and shutdown() callers
+  bool started = false;           // guarded by lifecycleMu
+  bool joined = false;            // guarded by lifecycleMu
+  std::vector<Status> startStatus;     // one per worker, written before the latch
+  std::unique_ptr<std::latch> startLatch;
+};
+
+}  // namespace weft::runtime

@@ -1,0 +1,316 @@
+// The scheduler's public operations and the publication paths (protocol in scheduler.h
+// and docs/design/scheduler.md; the worker loop is in worker.cpp).
+#include "runtime/sched/scheduler.h"
+
+#include <algorithm>
+#include <system_error>
+
+#include "runtime/sched/internals.h"
+
+namespace weft::runtime {
+
+thread_local Worker* tlsCurrentWorker = nullptr;
+
+namespace {
+
+uint64_t seedFrom(const SchedulerOptions& options) {
+  if (options.seed != 0) return options.seed;
+  return static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+}
+
+unsigned workersFrom(const SchedulerOptions& options) {
+  if (options.workers != 0) return options.workers;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+SchedulerInternals::SchedulerInternals(Scheduler& s, const SchedulerOptions& options, Executor& e)
+    : self(s),
+      executor(e),
+      workerCount(workersFrom(options)),
+      idle(workerCount),
+      timers({[this] { notifyParked(); }, [this](const char* what) { self.close(what); }}),
+      chooser(seedFrom(options)) {
+  for (unsigned i = 0; i < workerCount; ++i) {
+    workers.emplace_back(new Worker(self, i));
+    cores.push_back(std::make_unique<WorkerCore>(workers.back().get(), workerCount, chooser.next()));
+  }
+}
+
+WorkerCore* SchedulerInternals::localCore() {
+  Worker* w = tlsCurrentWorker;
+  if (!w || &w->scheduler() != &self) return nullptr;
+  WorkerCore& c = *cores[w->index()];
+  return c.dispatching && !c.blocking ? &c : nullptr;
+}
+
+void SchedulerInternals::publish(Task* t, bool lifo) {
+  if (t->sticky()) return publishPinned(t);
+  WorkerCore* c = localCore();
+  if (!c) {
+    TaskList list;
+    list.push(t);
+    return pushInjection(list);
+  }
+  if (lifo) {
+    std::swap(t, c->lifo);  // the slot's previous task, if any, goes to the queue
+    if (!t) return;
+  }
+  pushLocal(*c, t, false);
+}
+
+void SchedulerInternals::publishPinned(Task* t) {
+  unsigned home = static_cast<unsigned>(t->homeWorker());
+  if (!cores[home]->pinned.push(t)) return t->release();  // shut down
+  WorkerCore* c = localCore();
+  if (c && c->worker->index() == home) return;  // it finds the task at its next dispatch
+  // The mutexes order this with the home worker's re-check after it joins the sleepers.
+  unparkById(home);
+}
+
+void SchedulerInternals::pushLocal(WorkerCore& c, Task* t, bool migrated) {
+  TaskList spill;
+  c.ring.push(t, migrated, spill);
+  noteMax(c.counters.queueDepthMax, c.ring.size());
+  if (!spill.empty()) return pushInjection(spill);
+  notifyParked();
+}
+
+void SchedulerInternals::pushInjection(TaskList& list) {
+  if (!injection.pushAll(list)) {
+    while (Task* t = list.pop()) t->release();  // shut down: never queued, never run
+    return;
+  }
+  notifyParked();
+}
+
+// Called after the task is stored: claimOneToWake's RMW orders the two (idle.h).
+void SchedulerInternals::notifyParked() {
+  int w = idle.claimOneToWake();
+  if (w >= 0) cores[w]->parker.unpark();
+}
+
+void SchedulerInternals::unparkById(unsigned w) {
+  if (idle.claimById(w)) cores[w]->parker.unpark();
+}
+
+// Under the idle lock, with every worker among the sleepers: parked workers have empty
+// LIFO slots and local queues (internals.h), and none can be woken while the lock is
+// held, so this reads a moment in which no task can run. Blocking regions need no check:
+// a worker in one is inside a dispatch, hence not a sleeper. Timers are read first: a
+// callback publishes before its count drops (timer_service.h).
+bool SchedulerInternals::nothingPending() {
+  if (isClosed() || timers.pending() != 0 || !injection.empty()) return false;
+  return std::all_of(cores.begin(), cores.end(),
+                     [](const auto& c) { return c->pinned.empty() && c->ring.empty(); });
+}
+
+// Runs after the parker's RMW on the idle state, which orders these reads (idle.h).
+void SchedulerInternals::notifyIfWorkPending() {
+  bool work = !injection.empty() ||
+              std::any_of(cores.begin(), cores.end(), [](const auto& c) { return !c->ring.empty(); });
+  if (work) notifyParked();
+}
+
+void SchedulerInternals::drainAll() {
+  for (auto& c : cores) {
+    if (c->lifo) c->lifo->release();
+    c->lifo = nullptr;
+    while (Task* t = c->ring.pop().task) t->release();
+    TaskList pinned = c->pinned.close();
+    while (Task* t = pinned.pop()) t->release();
+  }
+  TaskList rest = injection.close();
+  while (Task* t = rest.pop()) t->release();
+}
+
+void SchedulerInternals::moveLocalToInjection(WorkerCore& c) {
+  TaskList list;
+  if (c.lifo) list.push(c.lifo);
+  c.lifo = nullptr;
+  while (true) {
+    LocalQueue::Item item = c.ring.pop();
+    if (!item.task) break;
+    // Relaxed: the injection queue's mutex publishes the mark with the task.
+    if (item.migrated) TaskAccess::bits(item.task).fetch_or(kMigrated, std::memory_order_relaxed);
+    list.push(item.task);
+  }
+  if (!list.empty()) pushInjection(list);  // wakes an idle sibling to take them
+}
+
+Scheduler::Scheduler(const SchedulerOptions& options, Executor& executor)
+    : in_(std::make_unique<SchedulerInternals>(*this, options, executor)) {}
+
+Scheduler::~Scheduler() { shutdown(); }
+
+Status Scheduler::start() {
+  std::lock_guard lock(in_->lifecycleMu);
+  WEFT_CHECK(!in_->started && !in_->joined, "a scheduler starts once");
+  in_->started = true;
+  unsigned n = in_->workerCount;
+  in_->startStatus.assign(n, Status::ok());
+  in_->startLatch = std::make_unique<std::latch>(n);
+  in_->timers.start();
+  for (unsigned i = 0; i < n; ++i) {
+    try {
+      in_->cores[i]->thread = std::thread([this, i] { in_->runWorker(i); });
+    } catch (const std::system_error&) {
+      close("could not start a worker thread");
+      in_->startStatus[i] = Status(StatusCode::kFatal);
+      in_->startLatch->count_down(n - i);
+      break;
+    }
+  }
+  in_->startLatch->wait();
+  for (const Status& s : in_->startStatus)
+    if (!s.isOk()) return s;
+  return Status::ok();
+}
+
+unsigned Scheduler::workerCount() const { return in_->workerCount; }
+
+bool Scheduler::spawn(Task* task) {
+  if (in_->isClosed()) return false;
+  if (task->sticky()) {
+    Worker* w = tlsCurrentWorker;
+    TaskAccess::setHome(task, w && &w->scheduler() == this ? static_cast<int>(w->index()) : 0);
+  }
+  task->retain();  // the scheduler's reference, dropped when the task leaves its care
+  in_->publish(task, false);
+  return true;
+}
+
+bool Scheduler::wake(Task* task) {
+  auto& bits = TaskAccess::bits(task);
+  uint32_t cur = bits.load(std::memory_order_acquire);
+  while (true) {
+    uint32_t next;
+    TaskState s = stateOf(cur);
+    if (s == TaskState::kSuspended) {
+      next = (cur & kCancel) | stateBits(TaskState::kReady);
+    } else if (s == TaskState::kRunning && !(cur & kNotified)) {
+      next = cur | kNotified;
+    } else {
+      return false;  // ready (coalesced), already notified, or terminal
+    }
+    // acq_rel: publishes the waker's writes to the worker that dispatches the task.
+    if (bits.compare_exchange_weak(cur, next, std::memory_order_acq_rel, std::memory_order_acquire)) break;
+  }
+  if (stateOf(cur) == TaskState::kRunning) return false;
+  task->retain();
+  in_->publish(task, true);
+  return true;
+}
+
+bool Scheduler::cancel(Task* task) {
+  auto& bits = TaskAccess::bits(task);
+  uint32_t cur = bits.load(std::memory_order_acquire);
+  while (true) {
+    TaskState s = stateOf(cur);
+    if ((cur & kCancel) || isTerminal(s)) return false;
+    uint32_t next = cur | kCancel;
+    if (s == TaskState::kSuspended) next = kCancel | stateBits(TaskState::kReady);
+    // Running: also notified, so that a dispatch ending in kSuspended sees the request.
+    if (s == TaskState::kRunning) next |= kNotified;
+    if (bits.compare_exchange_weak(cur, next, std::memory_order_acq_rel, std::memory_order_acquire)) break;
+  }
+  if (stateOf(cur) == TaskState::kSuspended) {
+    task->retain();
+    in_->publish(task, true);
+  }
+  return true;
+}
+
+TimerId Scheduler::addTimer(Clock::time_point deadline, std::function<void()> fn) {
+  return in_->timers.add(deadline, std::move(fn));
+}
+
+bool Scheduler::cancelTimer(TimerId id) { return in_->timers.cancel(id); }
+
+void Scheduler::enterBlocking(Worker& worker) {
+  WEFT_CHECK(tlsCurrentWorker == &worker, "enterBlocking runs on the worker's own thread");
+  WorkerCore& c = *in_->cores[worker.index()];
+  c.blocking = true;
+  in_->moveLocalToInjection(c);
+}
+
+void Scheduler::leaveBlocking(Worker& worker) {
+  WEFT_CHECK(tlsCurrentWorker == &worker, "leaveBlocking runs on the worker's own thread");
+  in_->cores[worker.index()]->blocking = false;
+}
+
+Worker* Scheduler::currentWorker() { return tlsCurrentWorker; }
+
+void Scheduler::shutdown() {
+  Worker* w = tlsCurrentWorker;
+  WEFT_CHECK(!w || &w->scheduler() != this, "shutdown is not called from a worker");
+  std::lock_guard lock(in_->lifecycleMu);
+  if (in_->joined) return;
+  in_->joined = true;
+  close("the scheduler was shut down");
+  for (auto& c : in_->cores)
+    if (c->thread.joinable()) c->thread.join();
+  in_->timers.stop();
+  in_->drainAll();
+}
+
+void Scheduler::close(const std::string& reason) {
+  {
+    std::lock_guard lock(in_->closeMu);
+    if (in_->closed.load(std::memory_order_relaxed)) return;  // the first reason wins
+    in_->closeReason = reason;
+    in_->closed.store(true, std::memory_order_release);
+  }
+  // After the store: a worker that joins the sleepers later sees `closed` (the idle
+  // mutex orders it) and does not park.
+  for (unsigned w : in_->idle.claimAll()) in_->cores[w]->parker.unpark();
+}
+
+bool Scheduler::closed() const { return in_->isClosed(); }
+
+std::string Scheduler::closeReason() const {
+  std::lock_guard lock(in_->closeMu);
+  return in_->closeReason;
+}
+
+uint64_t Scheduler::choose(uint64_t n) {
+  WEFT_CHECK(n > 0, "choose needs a non-empty range");
+  std::lock_guard lock(in_->chooserMu);
+  return in_->chooser.below(n);
+}
+
+std::vector<WorkerStats> Scheduler::stats() const {
+  std::vector<WorkerStats> out;
+  for (const auto& w : in_->workers) out.push_back(w->stats());
+  return out;
+}
+
+WorkerStats Worker::stats() const {
+  const WorkerCore& c = *sched_.in_->cores[index_];
+  const WorkerCounters& k = c.counters;
+  auto get = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  WorkerStats s;
+  s.tasksRun = get(k.tasksRun);
+  for (const auto& v : k.stealsFrom) s.stealsFrom.push_back(get(v));
+  s.stealsFromInjection = get(k.stealsFromInjection);
+  s.migrations = get(k.migrations);
+  s.parks = get(k.parks);
+  s.wakeups = get(k.wakeups);
+  s.budgetExhaustions = get(k.budgetExhaustions);
+  s.queueDepth = c.ring.size();
+  s.queueDepthMax = get(k.queueDepthMax);
+  s.gcPauses = get(k.gcPauses);
+  s.gcPauseTotalNanos = get(k.gcPauseTotalNanos);
+  s.gcPauseMaxNanos = get(k.gcPauseMaxNanos);
+  return s;
+}
+
+void Worker::notePause(uint64_t nanos) {
+  WorkerCounters& k = sched_.in_->cores[index_]->counters;
+  bump(k.gcPauses);
+  bump(k.gcPauseTotalNanos, nanos);
+  noteMax(k.gcPauseMaxNanos, nanos);
+}
+
+}  // namespace weft::runtime

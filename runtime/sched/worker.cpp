@@ -1,0 +1,215 @@
+// The worker loop: find work, dispatch it, settle the task; search, park.
+//
+// Protocol (docs/design/scheduler.md):
+//  - Finding work: the LIFO slot (at most kLifoLimit dispatches in a row), the pinned
+//    queue, the local queue (every kInjectionInterval-th dispatch polls the injection
+//    queue first), then searching: siblings in a fresh seeded order, then the injection
+//    queue; then parking. After a dispatch that came from the pinned queue the local
+//    queue goes first once, so that a yielding sticky task cannot starve it.
+//  - onIdle runs when a busy worker runs out of local work, before it searches; onBusy
+//    runs when an idle worker found work, before it dispatches. A worker starts idle and
+//    leaves idle (onIdle before onWorkerStop), so the calls always pair.
+//  - All fields of the WorkerCore used here are the owner's (internals.h).
+#include <algorithm>
+
+#include "runtime/sched/internals.h"
+
+namespace weft::runtime {
+
+void SchedulerInternals::runWorker(unsigned index) {
+  WorkerCore& c = *cores[index];
+  Worker& w = *c.worker;
+  tlsCurrentWorker = &w;
+  Status status = executor.onWorkerStart(w);
+  startStatus[index] = status;
+  startLatch->count_down();  // the latch orders the status write before start() reads it
+  if (status.isOk()) {
+    loop(c);
+    if (c.busy) executor.onIdle(w);
+    c.busy = false;
+    executor.onWorkerStop(w);
+  } else {
+    self.close("a worker failed to start");
+  }
+  tlsCurrentWorker = nullptr;
+}
+
+void SchedulerInternals::loop(WorkerCore& c) {
+  while (!isClosed()) {
+    Task* t = nextLocal(c);
+    if (!t) {
+      if (c.busy) executor.onIdle(*c.worker);
+      c.busy = false;
+      t = search(c);
+      if (!t) {
+        park(c);
+        continue;
+      }
+    }
+    if (c.searching) {
+      c.searching = false;
+      // The last searcher found work: more may wait, so another worker takes over.
+      if (idle.transitionFromSearching()) notifyParked();
+    }
+    if (isClosed()) {
+      t->release();  // closed meanwhile: the task is dropped like every queued one
+      return;
+    }
+    if (!c.busy) {
+      if (!executor.onBusy(*c.worker).isOk()) {
+        t->release();
+        self.close("the executor could not attach a worker");
+        return;
+      }
+      c.busy = true;
+    }
+    dispatch(c, t);
+  }
+}
+
+Task* SchedulerInternals::nextLocal(WorkerCore& c) {
+  if (c.lifo) {
+    Task* t = c.lifo;
+    c.lifo = nullptr;
+    if (c.lifoRun < Scheduler::kLifoLimit) {
+      ++c.lifoRun;
+      return t;
+    }
+    pushLocal(c, t, false);  // the limit: it waits its turn behind the queue
+  }
+  c.lifoRun = 0;
+  bool pinnedFirst = !c.lastFromPinned || c.ring.empty();
+  c.lastFromPinned = false;
+  if (pinnedFirst) {
+    if (Task* t = c.pinned.pop()) {
+      c.lastFromPinned = true;
+      return t;
+    }
+  }
+  if (c.tick % Scheduler::kInjectionInterval == 0) {
+    if (Task* t = pullInjection(c, 1)) return t;
+  }
+  if (Task* t = c.ring.pop().task) return t;
+  if (pinnedFirst) return nullptr;
+  Task* t = c.pinned.pop();
+  c.lastFromPinned = t != nullptr;
+  return t;
+}
+
+Task* SchedulerInternals::search(WorkerCore& c) {
+  if (!c.searching) {
+    if (!idle.transitionToSearching()) return nullptr;  // enough searchers already
+    c.searching = true;
+  }
+  for (unsigned victim : c.victims.next()) {
+    uint32_t stolen = 0;
+    if (Task* t = cores[victim]->ring.stealInto(c.ring, stolen)) {
+      bump(c.counters.stealsFrom[victim], stolen);
+      noteMax(c.counters.queueDepthMax, c.ring.size());
+      return t;
+    }
+  }
+  return pullInjection(c, LocalQueue::kCapacity / 2);
+}
+
+// Takes a fair share of the injection queue: runs the first, queues the rest locally
+// (keeping their migration marks).
+Task* SchedulerInternals::pullInjection(WorkerCore& c, size_t max) {
+  if (injection.empty()) return nullptr;
+  size_t share = std::min(max, injection.size() / workerCount + 1);
+  TaskList batch = injection.popBatch(share);
+  Task* first = batch.pop();
+  if (!first) return nullptr;
+  bump(c.counters.stealsFromInjection, batch.size() + 1);
+  TaskList spill;
+  while (Task* t = batch.pop()) {
+    bool migrated = (TaskAccess::bits(t).load(std::memory_order_relaxed) & kMigrated) != 0;
+    c.ring.push(t, migrated, spill);
+  }
+  noteMax(c.counters.queueDepthMax, c.ring.size());
+  if (!spill.empty()) pushInjection(spill);
+  return first;
+}
+
+bool SchedulerInternals::ownWorkPending(WorkerCore& c) {
+  return c.lifo || !c.ring.empty() || !c.pinned.empty();
+}
+
+void SchedulerInternals::park(WorkerCore& c) {
+  unsigned index = c.worker->index();
+  bool allBlocked = false;
+  bool lastSearcher =
+      idle.transitionToParked(index, c.searching, [this] { return nothingPending(); }, allBlocked);
+  c.searching = false;
+  bump(c.counters.parks);
+  if (allBlocked) executor.onAllBlocked();
+  if (lastSearcher) notifyIfWorkPending();
+  while (!isClosed()) {
+    WakeReason reason = idle.wakeReason(index);
+    if (reason != WakeReason::kStillParked) {
+      c.searching = reason == WakeReason::kAsSearcher;
+      bump(c.counters.wakeups);
+      return;
+    }
+    // Work for this worker only (its pinned queue) may have arrived before it joined the
+    // sleepers, when no publisher could find it there.
+    if (ownWorkPending(c)) {
+      if (idle.claimById(index)) return;
+      continue;  // somebody woke it meanwhile: read why
+    }
+    c.parker.park();
+  }
+}
+
+void SchedulerInternals::dispatch(WorkerCore& c, Task* t) {
+  WEFT_CHECK(beginRun(t), "a queued task is ready");
+  int index = static_cast<int>(c.worker->index());
+  // Relaxed: lastWorker is a statistic; the task's data is ordered by Task::bits_.
+  int previous = TaskAccess::last(t).exchange(index, std::memory_order_relaxed);
+  if (previous >= 0 && previous != index) bump(c.counters.migrations);
+  bump(c.counters.tasksRun);
+  ++c.tick;
+  c.dispatching = true;
+  RunOutcome out;
+  try {
+    out = executor.runTask(*c.worker, *t);
+  } catch (...) {
+    out = RunOutcome::kPanicked;
+    c.blocking = false;  // a throw may skip leaveBlocking
+  }
+  c.dispatching = false;
+  WEFT_CHECK(!c.blocking, "a blocking region ends within its dispatch");
+  finish(c, t, out);
+}
+
+void SchedulerInternals::finish(WorkerCore& c, Task* t, RunOutcome out) {
+  switch (out) {
+    case RunOutcome::kBudgetSpent:
+      bump(c.counters.budgetExhaustions);
+      [[fallthrough]];
+    case RunOutcome::kYielded:
+      endRunReady(t);
+      return requeue(c, t);
+    case RunOutcome::kSuspended:
+      if (endRunSuspend(t)) return t->release();  // out of our care until a wake
+      return requeue(c, t);
+    case RunOutcome::kCompleted:
+      endRunTerminal(t, TaskState::kCompleted);
+      break;
+    case RunOutcome::kCancelled:
+      endRunTerminal(t, TaskState::kCancelled);
+      break;
+    case RunOutcome::kPanicked:
+      endRunTerminal(t, TaskState::kPanicked);
+      break;
+  }
+  t->release();
+}
+
+// A task ready again after its dispatch goes to the tail (sticky: of its pinned queue).
+void SchedulerInternals::requeue(WorkerCore& c, Task* t) {
+  if (!t->sticky()) return pushLocal(c, t, false);
+  if (!c.pinned.push(t)) t->release();  // shut down
+}
+
+}  // namespace weft::runtime

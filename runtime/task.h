@@ -1,0 +1,154 @@
+// Lua tasks, channels and the waits between them (the runtime's internals; the CLI uses
+// runtime/runtime.h). Design: docs/design/tasks.md.
+//
+// Protocol of a wait (every blocking operation: channel send/recv, select, await, sleep):
+//  1. The waiting task starts a wait: a new generation in `waitWord` with phase kWaiting
+//     (release: the fields of the wait, written before, are visible to whoever claims).
+//  2. It registers one Waiter per case with the case's source (a channel queue or an
+//     awaited task), each under that source's lock, re-checking readiness there: a case
+//     that became ready is performed at once by claiming its own wait.
+//  3. A peer that finds a Waiter claims it with one compare-exchange of waitWord from
+//     (gen, kWaiting) to (gen, kClaimed), under the source's lock; only the winner
+//     delivers (delivered/firedCase) and then wakes the task. A timer claims with
+//     kTimedOut, a cancellation with kCancelled. Exactly one outcome per wait.
+//  4. Woken, the task removes its remaining Waiters from their sources (under their locks)
+//     and finishes the operation: results, or an error raised at the call.
+// A task on a worker at the bottom of its own thread suspends (the native yields, the
+// worker runs others); the main task and waits nested in a coroutine or a native
+// re-entry block their OS thread, detached from the collector, on the task's condition
+// variable.
+//
+// Heap references held here (thread, handle, delivered, waiter values, channel buffers)
+// are roots: the Registry traces them while the world is stopped. They are written only
+// by attached threads (so never during a collection), under the owning lock.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/sched/scheduler.h"
+#include "vm/thread.h"
+
+namespace weft::runtime {
+
+// The scheduler core shares this namespace; `sched::` marks its names here.
+namespace sched = ::weft::runtime;
+
+class RuntimeImpl;
+struct LuaTask;
+struct Channel;
+
+// The phase in the low bits of LuaTask::waitWord; the generation above them.
+enum class WaitPhase : uint64_t { kIdle = 0, kWaiting, kClaiming, kClaimed, kTimedOut, kCancelled, kAborted };
+inline constexpr int kPhaseBits = 3;
+
+// What a task waits for (the operation to finish when the wait ends).
+enum class WaitOp : uint8_t { kNone, kSleep, kRecv, kSend, kSelect, kAwait };
+
+// Something a task can wait on: it keeps Waiters and removes them on request.
+class WaitSource {
+ public:
+  virtual ~WaitSource() = default;
+  virtual void removeWaiter(struct Waiter* w) = 0;
+};
+
+struct Waiter {
+  LuaTask* task = nullptr;
+  uint64_t gen = 0;
+  int caseIndex = 0;
+  bool isSend = false;
+  WaitSource* source = nullptr;
+  vm::Value value = vm::Value::nil();  // a send's value (root)
+};
+
+struct LuaTask final : sched::Task, WaitSource {
+  LuaTask(RuntimeImpl& rt, vm::Thread* th);
+  ~LuaTask() override;
+
+  RuntimeImpl& rt;
+  vm::Thread* thread;       // root; re-read after every safepoint
+  vm::ThreadData* data;     // off-heap, stable
+  vm::Value handle = vm::Value::nil();  // the task's userdata while the task is alive (root)
+  bool isMain = false;
+  bool started = false;     // first dispatch done
+
+  // The current wait (protocol above).
+  std::atomic<uint64_t> waitWord{0};
+  WaitOp op = WaitOp::kNone;
+  std::vector<Waiter> waiters;  // the cases; reserved before registration, so never moved
+  LuaTask* awaited = nullptr;   // kAwait: the task awaited (a reference is held)
+  sched::TimerId timer = 0;
+  bool hasTimer = false;
+  // Written by the claimer between its claim and the wake:
+  int firedCase = -1;
+  vm::Value delivered = vm::Value::nil();  // root
+  bool deliveredOk = false;
+  bool sendClosed = false;      // a send case failed because its channel closed
+  std::string waitWhat;         // for the deadlock report ("recv on channel 0x..")
+
+  // Blocking waits (main task, nested waits).
+  std::mutex blockMutex;
+  std::condition_variable blockCv;
+  bool blockingWait = false;    // set before the wait is published
+  std::atomic<bool> blocked{false};  // the main task sleeps in a blocking wait (deadlock check)
+  std::atomic<bool> mainCancel{false};  // cancel() of the main task (it is not scheduled)
+  bool signalled = false;       // blockMutex
+
+  // How the last dispatch ended (worker only).
+  enum class Suspend : uint8_t { kNone, kYield, kWait } suspend = Suspend::kNone;
+
+  // Completion (doneMutex): awaiters wait for `done`.
+  std::mutex doneMutex;
+  bool done = false;
+  std::vector<Waiter*> awaiters;
+  sched::TaskState outcome = sched::TaskState::kReady;  // set with `done`
+  std::string traceback;        // of an error, recorded by the message handler
+  bool errorObserved = false;   // an await saw the error (doneMutex)
+
+  uint64_t waitGen = 0;          // the current wait's generation (owner thread)
+  // Awaiting this task is a wait on it: awaiters leave through removeWaiter.
+  void removeWaiter(Waiter* w) override;
+
+  // Step 1 of the protocol: a new generation, phase kWaiting, `cases` empty Waiters;
+  // `blocking` says how the task will wait (runtime_impl.h: canSuspend).
+  void beginWait(WaitOp op, size_t cases, bool blocking, std::string what);
+  // Step 3: from (gen, kWaiting) to (gen, to), recording the case on success. A claim
+  // in progress elsewhere (kClaiming) is waited out: it resolves within a few
+  // instructions of its owner, who waits for nothing meanwhile.
+  bool claim(uint64_t gen, WaitPhase to, int caseIndex);
+  // A tentative claim by a peer that must still claim its own wait (channel.cpp); it
+  // ends with confirmClaim or undoClaim.
+  bool claimTentatively(uint64_t gen);
+  void confirmClaim(uint64_t gen, int caseIndex);
+  void undoClaim(uint64_t gen);
+  WaitPhase phase() const;
+};
+
+// A channel. Values are roots traced through the Registry.
+struct Channel final : WaitSource {
+  Channel(RuntimeImpl& rt, uint32_t capacity);
+  ~Channel() override;
+  void removeWaiter(Waiter* w) override;
+  void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
+  void release();
+
+  RuntimeImpl& rt;
+  uint32_t capacity;
+  std::atomic<uint32_t> refs{1};
+  std::mutex mutex;
+  std::deque<vm::Value> buffer;    // mutex
+  std::deque<Waiter*> recvq;       // mutex
+  std::deque<Waiter*> sendq;       // mutex
+  bool closed = false;             // mutex
+  std::atomic<uint32_t> length{0}; // buffer.size(), for #ch without the lock
+};
+
+// The task a native runs in: the running thread's task, or the main task.
+LuaTask* currentTask(RuntimeImpl& rt, vm::ThreadData* t);
+
+}  // namespace weft::runtime

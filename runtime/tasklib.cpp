@@ -1,0 +1,443 @@
+// The `task` library (docs/tasks.md): spawning, awaiting and cancelling tasks, channels,
+// select, sleeping, and the runtime's telemetry. Task handles and channels are userdata
+// holding a reference to their C++ object, released by __gc.
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <thread>
+
+#include "runtime/runtime_impl.h"
+#include "vm/debug.h"
+#include "vm/interp.h"
+#include "vm/proto.h"
+#include "vm/string.h"
+#include "vm/table.h"
+
+namespace weft::runtime {
+
+using vm::CallContext;
+using vm::NativeResult;
+using vm::Value;
+
+namespace {
+
+struct TaskBox {
+  LuaTask* task;
+};
+struct ChannelBox {
+  Channel* ch;
+};
+
+RuntimeImpl& rtOf(CallContext& cx) { return *runtimeOf(cx.state()); }
+
+template <typename Box>
+Box* boxOf(const Value& v, vm::Table* meta) {
+  if (!v.isUserdata()) return nullptr;
+  vm::Userdata* u = v.asUserdata();
+  if (u->metatable != meta || u->size < sizeof(Box)) return nullptr;
+  return reinterpret_cast<Box*>(u->data);
+}
+
+LuaTask* checkTask(CallContext& cx, uint32_t i) {
+  auto* box = boxOf<TaskBox>(cx.arg(i), rtOf(cx).taskMeta);
+  return box ? box->task : nullptr;
+}
+
+Channel* checkChannel(CallContext& cx, uint32_t i) {
+  auto* box = boxOf<ChannelBox>(cx.arg(i), rtOf(cx).channelMeta);
+  return box ? box->ch : nullptr;
+}
+
+NativeResult pushValues(CallContext& cx, std::initializer_list<Value> values) {
+  if (!cx.ensureStack(uint32_t(values.size()))) return cx.stackOverflow();
+  for (const Value& v : values) cx.push(v);
+  return cx.results(int32_t(values.size()));
+}
+
+NativeResult pushString(CallContext& cx, const std::string& s) {
+  vm::String* str = cx.newString(s);
+  if (!str) return cx.memoryError();
+  return pushValues(cx, {Value::string(str)});
+}
+
+// Optional timeout argument: < 0 when absent.
+bool optTimeout(CallContext& cx, uint32_t i, double& out) {
+  if (cx.arg(i).isNil()) {
+    out = -1;
+    return true;
+  }
+  if (!cx.checkNumber(i, out)) return false;
+  if (out < 0) out = 0;
+  return true;
+}
+
+std::string channelName(Channel* ch) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "channel %p", static_cast<void*>(ch));
+  return buf;
+}
+
+// --- spawning -------------------------------------------------------------------------
+
+NativeResult spawnImpl(CallContext& cx, bool sticky) {
+  RuntimeImpl& rt = rtOf(cx);
+  Value fn = cx.arg(1);
+  if (!fn.isFunction() && !cx.checkType(1, vm::Tag::LuaClosure)) return cx.failure();
+  if (rt.closed()) return cx.error("cannot spawn: the runtime is closed");
+  LuaTask* task = rt.newTask(cx, cx.argIndex(1), cx.argCount() - 1);
+  if (!task) return cx.memoryError();
+  task->setSticky(sticky);
+  rt.aliveTasks.fetch_add(1, std::memory_order_acq_rel);
+  if (!rt.scheduler->spawn(task)) {
+    rt.completeTask(task, sched::TaskState::kCancelled);
+    return cx.error("cannot spawn: the runtime is closed");
+  }
+  return cx.results(1);
+}
+
+NativeResult taskSpawn(CallContext& cx) { return spawnImpl(cx, false); }
+NativeResult taskSpawnSticky(CallContext& cx) { return spawnImpl(cx, true); }
+
+NativeResult taskCurrent(CallContext& cx) {
+  LuaTask* self = currentTask(rtOf(cx), cx.threadData());
+  return pushValues(cx, {self->handle});
+}
+
+NativeResult taskYield(CallContext& cx) {
+  if (!canSuspend(cx.threadData())) {
+    std::this_thread::yield();
+    return cx.noResults();
+  }
+  currentTask(rtOf(cx), cx.threadData())->suspend = LuaTask::Suspend::kYield;
+  return NativeResult{0, StatusCode::kYield};
+}
+
+NativeResult taskSleep(CallContext& cx) {
+  double seconds;
+  if (!cx.checkNumber(1, seconds)) return cx.failure();
+  if (!(seconds > 0)) return taskYield(cx);
+  LuaTask* self = currentTask(rtOf(cx), cx.threadData());
+  self->beginWait(WaitOp::kSleep, 0, !canSuspend(cx.threadData()), "sleep");
+  return waitMayGC(cx, *self, seconds);
+}
+
+NativeResult taskWorkers(CallContext& cx) {
+  return pushValues(cx, {Value::integer(int64_t(rtOf(cx).options.workers))});
+}
+
+NativeResult taskNow(CallContext& cx) {
+  auto now = std::chrono::steady_clock::now().time_since_epoch();
+  return pushValues(cx, {Value::number(std::chrono::duration<double>(now).count())});
+}
+
+// --- task handles -----------------------------------------------------------------------
+
+NativeResult handleAwait(CallContext& cx) {
+  RuntimeImpl& rt = rtOf(cx);
+  LuaTask* target = checkTask(cx, 1);
+  if (!target) return cx.typeError(1, "task");
+  LuaTask* self = currentTask(rt, cx.threadData());
+  if (target == self) return cx.error("a task cannot await itself");
+  bool waiting = false;
+  {
+    std::lock_guard lock(target->doneMutex);
+    if (!target->done) {
+      self->beginWait(WaitOp::kAwait, 1, !canSuspend(cx.threadData()), "await task " + std::to_string(target->id()));
+      Waiter& w = self->waiters[0];
+      w.task = self;
+      w.gen = self->waitGen;
+      w.source = target;
+      target->awaiters.push_back(&w);
+      target->retain();
+      self->awaited = target;
+      waiting = true;
+    }
+  }
+  if (waiting) return waitMayGC(cx, *self, -1);
+  uint32_t n = 0;
+  Value err;
+  Status st = awaitResults(cx.state(), cx.threadData(), *target, n, err);
+  if (st.code() == StatusCode::kRuntimeError) return cx.raise(err);
+  if (!st.isOk()) return cx.memoryError();
+  return cx.results(int32_t(n));
+}
+
+NativeResult handleCancel(CallContext& cx) {
+  LuaTask* target = checkTask(cx, 1);
+  if (!target) return cx.typeError(1, "task");
+  if (target->done) return pushValues(cx, {Value::boolean(false)});
+  return pushValues(cx, {Value::boolean(rtOf(cx).cancelTask(target))});
+}
+
+const char* statusOf(LuaTask* task) {
+  if (task->isMain) return task->done ? "completed" : "running";
+  {
+    std::lock_guard lock(task->doneMutex);
+    if (task->done) return sched::taskStateName(task->outcome);
+  }
+  return sched::taskStateName(task->state());
+}
+
+NativeResult handleStatus(CallContext& cx) {
+  LuaTask* target = checkTask(cx, 1);
+  if (!target) return cx.typeError(1, "task");
+  return pushString(cx, statusOf(target));
+}
+
+NativeResult handleId(CallContext& cx) {
+  LuaTask* target = checkTask(cx, 1);
+  if (!target) return cx.typeError(1, "task");
+  return pushValues(cx, {Value::integer(int64_t(target->isMain ? 0 : target->id()))});
+}
+
+NativeResult handleToString(CallContext& cx) {
+  LuaTask* target = checkTask(cx, 1);
+  if (!target) return cx.typeError(1, "task");
+  return pushString(cx, "task " + std::to_string(target->isMain ? 0 : target->id()) + " (" + statusOf(target) + ")");
+}
+
+NativeResult handleGc(CallContext& cx) {
+  auto* box = boxOf<TaskBox>(cx.arg(1), rtOf(cx).taskMeta);
+  if (box && box->task) {
+    LuaTask* task = box->task;
+    box->task = nullptr;
+    task->release();
+  }
+  return cx.noResults();
+}
+
+// --- channels -------------------------------------------------------------------------
+
+NativeResult taskChannel(CallContext& cx) {
+  RuntimeImpl& rt = rtOf(cx);
+  int64_t capacity;
+  if (!cx.optInteger(1, 0, capacity)) return cx.failure();
+  if (capacity < 0 || capacity > int64_t(UINT32_MAX)) return cx.argError(1, "capacity out of range");
+  vm::Userdata* u = vm::newUserdata(cx.state(), sizeof(ChannelBox), 0);
+  if (!u) return cx.memoryError();
+  auto* ch = new Channel(rt, uint32_t(capacity));
+  rt.addChannel(ch);
+  reinterpret_cast<ChannelBox*>(u->data)->ch = ch;
+  vm::storeRef(u, u->metatable, rt.channelMeta);
+  cx.state().heap().registerFinalizable(vm::asGc(u));
+  return pushValues(cx, {Value::userdata(u)});
+}
+
+#define CHECK_CHANNEL(var)                               \
+  Channel* var = checkChannel(cx, 1);                    \
+  if (!var) return cx.typeError(1, "channel")
+
+NativeResult channelSendNative(CallContext& cx) {
+  CHECK_CHANNEL(ch);
+  Value v = cx.arg(2);
+  bool closed;
+  if (channelSend(*ch, v, closed) == OpResult::kDone) {
+    if (closed) return cx.error("send on closed channel");
+    return cx.noResults();
+  }
+  LuaTask* self = currentTask(rtOf(cx), cx.threadData());
+  self->beginWait(WaitOp::kSend, 1, !canSuspend(cx.threadData()), "send on " + channelName(ch));
+  if (channelSend(*ch, v, closed, self, 0) == OpResult::kDone) {
+    self->sendClosed = closed;
+  }
+  return waitMayGC(cx, *self, -1);
+}
+
+NativeResult channelRecvNative(CallContext& cx) {
+  CHECK_CHANNEL(ch);
+  double timeout;
+  if (!optTimeout(cx, 2, timeout)) return cx.failure();
+  Value v;
+  bool ok;
+  if (channelRecv(*ch, v, ok) == OpResult::kDone) return pushValues(cx, {v, Value::boolean(ok)});
+  if (timeout == 0) {
+    vm::String* s = cx.newString("timeout");
+    if (!s) return cx.memoryError();
+    return pushValues(cx, {Value::nil(), Value::boolean(false), Value::string(s)});
+  }
+  LuaTask* self = currentTask(rtOf(cx), cx.threadData());
+  self->beginWait(WaitOp::kRecv, 1, !canSuspend(cx.threadData()), "recv on " + channelName(ch));
+  if (channelRecv(*ch, v, ok, self, 0) == OpResult::kDone) {
+    self->delivered = v;
+    self->deliveredOk = ok;
+  }
+  return waitMayGC(cx, *self, timeout);
+}
+
+NativeResult channelTrySend(CallContext& cx) {
+  CHECK_CHANNEL(ch);
+  bool closed;
+  OpResult r = channelSend(*ch, cx.arg(2), closed);
+  if (r == OpResult::kDone && closed) return cx.error("send on closed channel");
+  return pushValues(cx, {Value::boolean(r == OpResult::kDone)});
+}
+
+NativeResult channelTryRecv(CallContext& cx) {
+  CHECK_CHANNEL(ch);
+  Value v;
+  bool ok = false;
+  if (channelRecv(*ch, v, ok) != OpResult::kDone) return pushValues(cx, {Value::nil(), Value::boolean(false)});
+  return pushValues(cx, {v, Value::boolean(ok)});
+}
+
+NativeResult channelCloseNative(CallContext& cx) {
+  CHECK_CHANNEL(ch);
+  if (!channelClose(*ch)) return cx.error("close of closed channel");
+  return cx.noResults();
+}
+
+NativeResult channelCap(CallContext& cx) {
+  CHECK_CHANNEL(ch);
+  return pushValues(cx, {Value::integer(ch->capacity)});
+}
+
+NativeResult channelLen(CallContext& cx) {
+  CHECK_CHANNEL(ch);
+  return pushValues(cx, {Value::integer(ch->length.load(std::memory_order_relaxed))});
+}
+
+NativeResult channelIterStep(CallContext& cx) {
+  // The generic for calls it with (state, control): the channel is the state.
+  return channelRecvNative(cx);
+}
+
+NativeResult channelIter(CallContext& cx) {
+  CHECK_CHANNEL(ch);
+  (void)ch;
+  return pushValues(cx, {Value::lightNative(channelIterStep), cx.arg(1), Value::nil()});
+}
+
+NativeResult channelToString(CallContext& cx) {
+  CHECK_CHANNEL(ch);
+  return pushString(cx, channelName(ch));
+}
+
+NativeResult channelGc(CallContext& cx) {
+  auto* box = boxOf<ChannelBox>(cx.arg(1), rtOf(cx).channelMeta);
+  if (box && box->ch) {
+    Channel* ch = box->ch;
+    box->ch = nullptr;
+    ch->release();
+  }
+  return cx.noResults();
+}
+
+}  // namespace
+
+NativeResult taskSelect(CallContext& cx);
+NativeResult taskStats(CallContext& cx);
+
+// --- library set-up ---------------------------------------------------------------------
+
+namespace {
+
+constexpr vm::LibEntry kTaskLib[] = {
+    {"spawn", taskSpawn},     {"spawn_sticky", taskSpawnSticky}, {"current", taskCurrent},
+    {"yield", taskYield},     {"sleep", taskSleep},              {"workers", taskWorkers},
+    {"channel", taskChannel}, {"select", taskSelect},            {"stats", taskStats},
+    {"now", taskNow},
+};
+
+constexpr vm::LibEntry kHandleMethods[] = {
+    {"await", handleAwait}, {"cancel", handleCancel}, {"status", handleStatus}, {"id", handleId},
+};
+
+constexpr vm::LibEntry kChannelMethods[] = {
+    {"send", channelSendNative}, {"recv", channelRecvNative}, {"try_send", channelTrySend},
+    {"try_recv", channelTryRecv}, {"close", channelCloseNative}, {"cap", channelCap},
+    {"iter", channelIter},
+};
+
+Status setField(vm::State& S, vm::Table* t, const char* name, const Value& v) {
+  vm::String* key = vm::newString(S, name);
+  if (!key) return Status(StatusCode::kMemoryError);
+  return vm::tableSetStr(S, t, key, v);
+}
+
+// A metatable with methods under __index and the given metamethods. Allocation never
+// collects, so the raw pointers stay valid here.
+vm::Table* makeMetatable(vm::State& S, std::span<const vm::LibEntry> methods, std::span<const vm::LibEntry> metas,
+                         const char* name) {
+  vm::Table* mt = vm::newTable(S, 0, 8);
+  vm::Table* index = vm::newTable(S, 0, 8);
+  vm::String* nameStr = vm::newString(S, name);
+  if (!mt || !index || !nameStr) return nullptr;
+  for (const auto& e : methods)
+    if (!setField(S, index, e.name, Value::lightNative(e.fn)).isOk()) return nullptr;
+  for (const auto& e : metas)
+    if (!setField(S, mt, e.name, Value::lightNative(e.fn)).isOk()) return nullptr;
+  if (!setField(S, mt, "__index", Value::table(index)).isOk()) return nullptr;
+  if (!setField(S, mt, "__name", Value::string(nameStr)).isOk()) return nullptr;
+  return mt;
+}
+
+// The message handler at the bottom of every task: records the traceback for the
+// report of an error nobody awaits, and leaves the error value itself unchanged.
+NativeResult taskMessageHandler(CallContext& cx) {
+  LuaTask* self = currentTask(rtOf(cx), cx.threadData());
+  Value err = cx.arg(1);
+  std::string message;
+  if (err.isString()) {
+    message = std::string(err.asString()->view());
+  } else if (err.isNumber()) {
+    vm::String* s;
+    if (cx.toStringMayGC(err, s).isOk()) message = std::string(s->view());
+  } else {
+    message = std::string("(error object is a ") + vm::typeName(err) + " value)";
+  }
+  self->traceback = vm::traceback(cx.state(), cx.threadData(), message, 1, true);
+  return pushValues(cx, {cx.arg(1)});
+}
+
+}  // namespace
+
+LuaTask* RuntimeImpl::newTask(CallContext& cx, uint32_t fnIndex, uint32_t nargs) {
+  vm::Thread* th = vm::newThread(state);
+  if (!th) return nullptr;
+  vm::ThreadData* t = th->data;
+  if (!vm::ensureStackSlots(t, uint64_t(nargs) + 3 + vm::kMinNativeStack)) return nullptr;
+  vm::Userdata* u = vm::newUserdata(state, sizeof(TaskBox), 0);
+  if (!u || !cx.ensureStack(1)) return nullptr;
+  t->taskRoot = true;
+  t->status = vm::ThreadStatus::Running;  // never resumable as a coroutine
+  t->nativeDepth = 1;
+  t->stack[0] = Value::nil();
+  t->stack[1] = Value::lightNative(taskMessageHandler);
+  for (uint32_t i = 0; i <= nargs; i++) t->stack[2 + i] = cx.at(fnIndex + i);
+  t->top = 3 + nargs;
+  t->errFunc = 1;
+  auto* task = new LuaTask(*this, th);  // its first reference is the handle's
+  reinterpret_cast<TaskBox*>(u->data)->task = task;
+  vm::storeRef(u, u->metatable, taskMeta);
+  state.heap().registerFinalizable(vm::asGc(u));
+  task->handle = Value::userdata(u);
+  cx.push(task->handle);
+  return task;
+}
+
+Status openTaskLib(RuntimeImpl& rt) {
+  vm::State& S = rt.state;
+  S.runtime = &rt;
+  static constexpr vm::LibEntry kHandleMetas[] = {{"__tostring", handleToString}, {"__gc", handleGc}};
+  static constexpr vm::LibEntry kChannelMetas[] = {
+      {"__tostring", channelToString}, {"__gc", channelGc}, {"__len", channelLen}};
+  rt.taskMeta = makeMetatable(S, kHandleMethods, kHandleMetas, "task");
+  rt.channelMeta = makeMetatable(S, kChannelMethods, kChannelMetas, "channel");
+  if (!rt.taskMeta || !rt.channelMeta) return Status(StatusCode::kMemoryError);
+  if (Status st = vm::openLibrary(S, "task", kTaskLib, nullptr); !st.isOk()) return st;
+  // The main chunk's task: the State's main thread, run by the thread that started us.
+  vm::Userdata* u = vm::newUserdata(S, sizeof(TaskBox), 0);
+  if (!u) return Status(StatusCode::kMemoryError);
+  auto* main = new LuaTask(rt, S.mainThread);
+  main->isMain = true;
+  main->retain();  // one for the runtime (mainTask), one for the handle
+  reinterpret_cast<TaskBox*>(u->data)->task = main;
+  vm::storeRef(u, u->metatable, rt.taskMeta);
+  S.heap().registerFinalizable(vm::asGc(u));
+  main->handle = Value::userdata(u);
+  rt.mainTask = main;
+  return Status::ok();
+}
+
+}  // namespace weft::runtime

@@ -1,0 +1,296 @@
+// Waits: the claim word of a task, suspending or blocking, and finishing the operation
+// a wait was for (runtime/task.h gives the protocol).
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "gc/fault.h"
+#include "runtime/runtime_impl.h"
+#include "vm/interp.h"
+#include "vm/string.h"
+
+namespace weft::runtime {
+
+using vm::Value;
+
+namespace {
+
+uint64_t word(uint64_t gen, WaitPhase p) { return (gen << kPhaseBits) | uint64_t(p); }
+
+// A task reference owned by a timer callback (released also when the timer is cancelled
+// and its callback destroyed unrun).
+struct TaskRef {
+  explicit TaskRef(LuaTask* t) : task(t) { task->retain(); }
+  ~TaskRef() { task->release(); }
+  TaskRef(const TaskRef&) = delete;
+  TaskRef& operator=(const TaskRef&) = delete;
+  LuaTask* task;
+};
+
+bool pushValue(vm::ThreadData* t, const Value& v) {
+  if (!vm::ensureStackSlots(t, uint64_t(t->top) + 1 + vm::kMinNativeStack)) return false;
+  t->stack[t->top++] = v;
+  return true;
+}
+
+Status pushAll(vm::State& S, vm::ThreadData* t, std::initializer_list<Value> values, uint32_t& n) {
+  for (const Value& v : values) {
+    if (!pushValue(t, v)) return Status(StatusCode::kMemoryError);
+  }
+  n = uint32_t(values.size());
+  return Status::ok();
+}
+
+Value stringValue(vm::State& S, const char* s) {
+  vm::String* str = vm::newString(S, s);
+  return str ? Value::string(str) : Value::nil();
+}
+
+}  // namespace
+
+Status awaitResults(vm::State& S, vm::ThreadData* t, LuaTask& target, uint32_t& n, Value& err) {
+  std::lock_guard lock(target.doneMutex);
+  vm::ThreadData* d = target.data;
+  switch (target.outcome) {
+    case sched::TaskState::kCompleted: {
+      uint32_t count = d->top > 2 ? d->top - 2 : 0;
+      if (!vm::ensureStackSlots(t, uint64_t(t->top) + count + vm::kMinNativeStack)) {
+        return Status(StatusCode::kMemoryError);
+      }
+      for (uint32_t i = 0; i < count; i++) t->stack[t->top++] = d->stack[2 + i];
+      n = count;
+      return Status::ok();
+    }
+    case sched::TaskState::kPanicked:
+      target.errorObserved = true;
+      err = d->error;
+      return Status(StatusCode::kRuntimeError);
+    default:
+      err = positionedError(S, t, "task cancelled");
+      return Status(StatusCode::kRuntimeError);
+  }
+}
+
+namespace {
+
+Status claimedResults(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t& n, Value& err) {
+  switch (self.op) {
+    case WaitOp::kRecv:
+      return pushAll(S, t, {self.delivered, Value::boolean(self.deliveredOk)}, n);
+    case WaitOp::kSend:
+      if (self.sendClosed) {
+        err = positionedError(S, t, "send on closed channel");
+        return Status(StatusCode::kRuntimeError);
+      }
+      n = 0;
+      return Status::ok();
+    case WaitOp::kSelect: {
+      const Waiter& w = self.waiters[size_t(self.firedCase)];
+      Value index = Value::integer(self.firedCase + 1);
+      if (!w.isSend) return pushAll(S, t, {index, self.delivered, Value::boolean(self.deliveredOk)}, n);
+      if (self.sendClosed) {
+        err = positionedError(S, t, "send on closed channel");
+        return Status(StatusCode::kRuntimeError);
+      }
+      return pushAll(S, t, {index}, n);
+    }
+    case WaitOp::kAwait:
+      return awaitResults(S, t, *self.awaited, n, err);
+    default:
+      n = 0;
+      return Status::ok();
+  }
+}
+
+Status timedOutResults(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t& n) {
+  switch (self.op) {
+    case WaitOp::kRecv:
+      return pushAll(S, t, {Value::nil(), Value::boolean(false), stringValue(S, "timeout")}, n);
+    case WaitOp::kSelect:
+      return pushAll(S, t, {Value::nil()}, n);
+    default:
+      n = 0;  // sleep: the time passing is its success
+      return Status::ok();
+  }
+}
+
+void armTimer(LuaTask& self, double timeout) {
+  auto ref = std::make_shared<TaskRef>(&self);
+  uint64_t gen = self.waitGen;
+  auto delay = std::chrono::duration_cast<sched::Clock::duration>(std::chrono::duration<double>(timeout));
+  self.timer = self.rt.scheduler->addTimer(sched::Clock::now() + delay, [ref, gen] {
+    if (ref->task->claim(gen, WaitPhase::kTimedOut, -1)) ref->task->rt.wakeTask(ref->task);
+  });
+  self.hasTimer = true;
+}
+
+// The main task or a nested wait: sleeps on the task's condition variable, detached
+// from the collector (so it never delays a collection), then re-attaches.
+Status blockMayGC(LuaTask& self) {
+  RuntimeImpl& rt = self.rt;
+  sched::Worker* worker = sched::Scheduler::currentWorker();
+  if (worker) rt.scheduler->enterBlocking(*worker);
+  rt.detachCurrent();
+  if (self.isMain) {
+    self.blocked.store(true, std::memory_order_seq_cst);
+    rt.probeForDeadlock();
+  }
+  {
+    std::unique_lock lock(self.blockMutex);
+    self.blockCv.wait(lock, [&] {
+      return self.signalled || rt.closed() || (self.isMain && rt.deadlocked.load(std::memory_order_acquire));
+    });
+    self.signalled = false;
+  }
+  self.blocked.store(false, std::memory_order_seq_cst);
+  if (self.isMain && rt.deadlocked.load(std::memory_order_acquire)) rt.reportDeadlockAndExit();
+  Status st = rt.attachCurrent();
+  if (worker) rt.scheduler->leaveBlocking(*worker);
+  return st;
+}
+
+}  // namespace
+
+void LuaTask::beginWait(WaitOp o, size_t cases, bool blocking, std::string what) {
+  op = o;
+  firedCase = -1;
+  delivered = Value::nil();
+  deliveredOk = false;
+  sendClosed = false;
+  hasTimer = false;
+  blockingWait = blocking;
+  waitWhat = std::move(what);
+  waiters.assign(cases, Waiter{});
+  waitGen = (waitWord.load(std::memory_order_relaxed) >> kPhaseBits) + 1;
+  // Release: the fields above are visible to any thread that claims this generation.
+  waitWord.store(word(waitGen, WaitPhase::kWaiting), std::memory_order_release);
+}
+
+bool LuaTask::claim(uint64_t gen, WaitPhase to, int caseIndex) {
+  uint64_t expected = word(gen, WaitPhase::kWaiting);
+  for (;;) {
+    // acq_rel: the claimer sees the wait's fields; the waiter, after its wake, sees
+    // what the claimer delivered.
+    if (waitWord.compare_exchange_weak(expected, word(gen, to), std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+      if (to == WaitPhase::kClaimed) firedCase = caseIndex;
+      return true;
+    }
+    if (expected == word(gen, WaitPhase::kClaiming)) {
+      std::this_thread::yield();
+      expected = word(gen, WaitPhase::kWaiting);
+      continue;
+    }
+    if (expected != word(gen, WaitPhase::kWaiting)) return false;
+  }
+}
+
+bool LuaTask::claimTentatively(uint64_t gen) {
+  uint64_t expected = word(gen, WaitPhase::kWaiting);
+  for (;;) {
+    if (waitWord.compare_exchange_weak(expected, word(gen, WaitPhase::kClaiming), std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+      return true;
+    }
+    if (expected == word(gen, WaitPhase::kClaiming)) {
+      std::this_thread::yield();
+      expected = word(gen, WaitPhase::kWaiting);
+      continue;
+    }
+    if (expected != word(gen, WaitPhase::kWaiting)) return false;
+  }
+}
+
+void LuaTask::confirmClaim(uint64_t gen, int caseIndex) {
+  firedCase = caseIndex;
+  waitWord.store(word(gen, WaitPhase::kClaimed), std::memory_order_release);
+}
+
+void LuaTask::undoClaim(uint64_t gen) { waitWord.store(word(gen, WaitPhase::kWaiting), std::memory_order_release); }
+
+WaitPhase LuaTask::phase() const {
+  return WaitPhase(waitWord.load(std::memory_order_acquire) & ((uint64_t(1) << kPhaseBits) - 1));
+}
+
+void LuaTask::removeWaiter(Waiter* w) {
+  std::lock_guard lock(doneMutex);
+  for (auto it = awaiters.begin(); it != awaiters.end(); ++it) {
+    if (*it == w) {
+      awaiters.erase(it);
+      return;
+    }
+  }
+}
+
+bool canSuspend(vm::ThreadData* t) {
+  return t->taskRoot && t->nny == 0 && sched::Scheduler::currentWorker() != nullptr;
+}
+
+Value positionedError(vm::State& S, vm::ThreadData* t, const char* message) {
+  std::string text = vm::wherePrefix(t, 1) + message;
+  return stringValue(S, text.c_str());
+}
+
+vm::NativeResult waitMayGC(vm::CallContext& cx, LuaTask& self, double timeout) {
+  bool cancel = self.isMain ? self.mainCancel.load(std::memory_order_acquire) : self.cancelRequested();
+  if (cancel) self.claim(self.waitGen, WaitPhase::kCancelled, -1);
+  if (self.phase() == WaitPhase::kWaiting) {
+    if (timeout >= 0) armTimer(self, timeout);
+    if (!self.blockingWait) {
+      self.suspend = LuaTask::Suspend::kWait;
+      return vm::NativeResult{0, StatusCode::kYield};
+    }
+    Status st = blockMayGC(self);
+    if (!st.isOk()) return vm::NativeResult{0, st.code()};
+    if (self.rt.closed()) return vm::NativeResult{0, StatusCode::kFatal};
+    cancel = self.isMain ? self.mainCancel.load(std::memory_order_acquire) : self.cancelRequested();
+    if (cancel) self.claim(self.waitGen, WaitPhase::kCancelled, -1);
+  }
+  uint32_t n = 0;
+  Value err;
+  Status st = finishWaitMayGC(cx.state(), cx.threadData(), self, n, err);
+  if (st.code() == StatusCode::kRuntimeError) return cx.raise(err);
+  if (!st.isOk()) return vm::NativeResult{0, st.code()};
+  return cx.results(int32_t(n));
+}
+
+Status finishWaitMayGC(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t& n, Value& err) {
+  // Removing every Waiter also synchronises with the claimer: it delivered under the
+  // same lock.
+  for (Waiter& w : self.waiters) {
+    if (w.source) w.source->removeWaiter(&w);
+  }
+  if (self.hasTimer) {
+    self.rt.scheduler->cancelTimer(self.timer);
+    self.hasTimer = false;
+  }
+  WaitPhase phase = self.phase();
+  Status st;
+  n = 0;
+  switch (phase) {
+    case WaitPhase::kClaimed:
+      st = claimedResults(S, t, self, n, err);
+      break;
+    case WaitPhase::kTimedOut:
+      st = timedOutResults(S, t, self, n);
+      break;
+    case WaitPhase::kCancelled:
+      err = positionedError(S, t, "task cancelled");
+      st = Status(StatusCode::kRuntimeError);
+      break;
+    default:
+      st = Status(StatusCode::kFatal);
+      break;
+  }
+  for (Waiter& w : self.waiters) w.value = Value::nil();
+  self.waiters.clear();
+  if (self.awaited) {
+    self.awaited->release();
+    self.awaited = nullptr;
+  }
+  self.delivered = Value::nil();
+  self.op = WaitOp::kNone;
+  return st;
+}
+
+}  // namespace weft::runtime

@@ -1,0 +1,127 @@
+// Parking (idle.h) and the victim order (victim_order.h).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "runtime/sched/idle.h"
+#include "runtime/sched/victim_order.h"
+#include "tests/unit/sched/test_support.h"
+
+namespace weft::runtime::test {
+namespace {
+
+TEST(SchedParker, AnUnparkBeforeParkIsNotLost) {
+  Parker p;
+  p.unpark();
+  p.park();  // returns at once: the token was kept
+  p.unpark();
+  p.unpark();  // tokens do not accumulate
+  p.park();
+  SUCCEED();
+}
+
+// Two threads hand a token back and forth through a flag and each other's parker:
+// a lost wakeup would hang the test (ctest's timeout) instead of finishing.
+TEST(SchedParker, NoLostWakeupOverManyRounds) {
+  constexpr int kRounds = 20000;
+  Parker a, b;
+  std::atomic<int> turn{0};
+  std::thread other([&] {
+    for (int i = 0; i < kRounds; ++i) {
+      while (turn.load() != 1) b.park();
+      turn.store(0);
+      a.unpark();
+    }
+  });
+  for (int i = 0; i < kRounds; ++i) {
+    turn.store(1);
+    b.unpark();
+    while (turn.load() != 0) a.park();
+  }
+  other.join();
+  EXPECT_EQ(turn.load(), 0);
+}
+
+TEST(SchedIdle, AtMostHalfTheWorkersSearchAndAtLeastOne) {
+  Idle four(4);
+  EXPECT_TRUE(four.transitionToSearching());
+  EXPECT_TRUE(four.transitionToSearching());
+  EXPECT_FALSE(four.transitionToSearching());
+  EXPECT_FALSE(four.transitionFromSearching());
+  EXPECT_TRUE(four.transitionFromSearching());  // the last searcher
+  Idle one(1);
+  EXPECT_TRUE(one.transitionToSearching());
+  EXPECT_FALSE(one.transitionToSearching());
+}
+
+TEST(SchedIdle, APublicationWakesOneSleeperOnlyWhenNobodySearches) {
+  Idle idle(3);
+  bool allBlocked = false;
+  EXPECT_EQ(idle.claimOneToWake(), -1);  // nobody sleeps
+  idle.transitionToParked(0, false, [] { return true; }, allBlocked);
+  EXPECT_FALSE(allBlocked);
+  idle.transitionToParked(1, false, [] { return true; }, allBlocked);
+  EXPECT_EQ(idle.wakeReason(1), WakeReason::kStillParked);
+  int w = idle.claimOneToWake();
+  EXPECT_EQ(w, 1);  // the most recent sleeper
+  EXPECT_EQ(idle.wakeReason(1), WakeReason::kAsSearcher);
+  EXPECT_EQ(idle.claimOneToWake(), -1);  // worker 1 searches now
+  EXPECT_TRUE(idle.claimById(0));
+  EXPECT_FALSE(idle.claimById(0));
+  EXPECT_EQ(idle.wakeReason(0), WakeReason::kPlain);
+  EXPECT_EQ(idle.sleeperCount(), 0u);
+}
+
+TEST(SchedIdle, TheLastWorkerToParkEvaluatesAllBlocked) {
+  Idle idle(2);
+  bool allBlocked = false;
+  int evaluated = 0;
+  idle.transitionToParked(0, false, [&] { return ++evaluated, true; }, allBlocked);
+  EXPECT_EQ(evaluated, 0);
+  EXPECT_TRUE(idle.transitionToSearching());
+  EXPECT_TRUE(idle.transitionToParked(1, true, [&] { return ++evaluated, true; }, allBlocked));
+  EXPECT_EQ(evaluated, 1);
+  EXPECT_TRUE(allBlocked);
+}
+
+TEST(SchedVictimOrder, EverySiblingOnceAndTheOrderChanges) {
+  constexpr unsigned kWorkers = 8;
+  VictimOrder order(3, kWorkers, 42);
+  std::set<std::vector<unsigned>> distinct;
+  for (int round = 0; round < 50; ++round) {
+    std::vector<unsigned> v = order.next();
+    ASSERT_EQ(v.size(), kWorkers - 1);
+    std::vector<unsigned> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, (std::vector<unsigned>{0, 1, 2, 4, 5, 6, 7}));
+    distinct.insert(v);
+  }
+  EXPECT_GT(distinct.size(), 40u);  // 7! orders: repeats are rare
+}
+
+TEST(SchedVictimOrder, TheSameSeedGivesTheSameOrders) {
+  VictimOrder a(0, 6, 7), b(0, 6, 7), c(0, 6, 8);
+  bool differs = false;
+  for (int round = 0; round < 20; ++round) {
+    const auto& va = a.next();
+    EXPECT_EQ(va, b.next());
+    differs |= va != c.next();
+  }
+  EXPECT_TRUE(differs);
+}
+
+TEST(SchedChooser, SeededAndInRange) {
+  TestExecutor ex;
+  Scheduler a({.workers = 1, .seed = 99}, ex), b({.workers = 1, .seed = 99}, ex);
+  for (int i = 0; i < 100; ++i) {
+    uint64_t x = a.choose(10);
+    EXPECT_LT(x, 10u);
+    EXPECT_EQ(x, b.choose(10));
+  }
+}
+
+}  // namespace
+}  // namespace weft::runtime::test

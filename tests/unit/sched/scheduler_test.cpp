@@ -1,0 +1,329 @@
+// The scheduler's policies: sticky tasks, the LIFO limit, budget fairness, blocking
+// regions, close and shutdown, contained panics, statistics and executor callbacks.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <vector>
+
+#include "tests/unit/sched/test_support.h"
+
+namespace weft::runtime::test {
+namespace {
+
+TEST(SchedScheduler, RunsTasksAndPairsIdleWithBusy) {
+  TestExecutor ex;
+  std::atomic<int> destroyed{0};
+  {
+    Scheduler s({.workers = 2, .seed = 3}, ex);
+    EXPECT_EQ(s.workerCount(), 2u);
+    std::vector<TaskRef> tasks;
+    for (int i = 0; i < 100; ++i) {
+      tasks.push_back(makeTask({}, &destroyed));
+      ASSERT_TRUE(s.spawn(tasks.back().get()));
+    }
+    ASSERT_TRUE(s.start().isOk());
+    ASSERT_TRUE(waitFor([&] {
+      for (auto& t : tasks)
+        if (t->state() != TaskState::kCompleted) return false;
+      return true;
+    }));
+    uint64_t run = 0;
+    for (const WorkerStats& st : s.stats()) {
+      run += st.tasksRun;
+      EXPECT_EQ(st.stealsFrom.size(), 2u);
+    }
+    EXPECT_EQ(run, 100u);
+    for (auto& t : tasks) EXPECT_EQ(t->dispatches.load(), 1);
+  }
+  EXPECT_EQ(destroyed.load(), 100);
+  EXPECT_EQ(ex.starts.load(), 2);
+  EXPECT_EQ(ex.stops.load(), 2);
+  EXPECT_EQ(ex.idles.load(), ex.busies.load());
+}
+
+TEST(SchedScheduler, StickyTasksNeverLeaveTheirWorker) {
+  TestExecutor ex;
+  Scheduler s({.workers = 2, .seed = 5}, ex);
+  std::mutex mu;
+  std::vector<std::pair<int, int>> runs;  // (home, worker)
+  std::vector<TaskRef> spawned;
+  auto sticky = [&](Worker& w, FnTask& t) {
+    std::lock_guard lock(mu);
+    runs.emplace_back(t.homeWorker(), static_cast<int>(w.index()));
+    return t.dispatches.load() < 50 ? RunOutcome::kYielded : RunOutcome::kCompleted;
+  };
+  auto busy = [](Worker&, FnTask& t) {
+    std::this_thread::sleep_for(20us);
+    return t.dispatches.load() < 20 ? RunOutcome::kYielded : RunOutcome::kCompleted;
+  };
+  TaskRef parent = makeTask([&](Worker&, FnTask&) {
+    std::lock_guard lock(mu);
+    for (int i = 0; i < 20; ++i) {
+      spawned.push_back(makeTask(i % 2 ? FnTask::Body(sticky) : FnTask::Body(busy)));
+      spawned.back()->setSticky(i % 2 == 1);
+      EXPECT_TRUE(s.spawn(spawned.back().get()));
+    }
+    return RunOutcome::kCompleted;
+  });
+  TaskRef outside = makeTask(sticky);
+  outside->setSticky(true);
+  ASSERT_TRUE(s.spawn(parent.get()));
+  ASSERT_TRUE(s.spawn(outside.get()));
+  EXPECT_EQ(outside->homeWorker(), 0);  // spawned outside a worker
+  ASSERT_TRUE(s.start().isOk());
+  ASSERT_TRUE(waitFor([&] {
+    std::lock_guard lock(mu);
+    if (spawned.size() < 20 || outside->state() != TaskState::kCompleted) return false;
+    for (auto& t : spawned)
+      if (t->state() != TaskState::kCompleted) return false;
+    return true;
+  }));
+  s.shutdown();
+  EXPECT_EQ(runs.size(), 11u * 50);
+  for (auto [home, worker] : runs) EXPECT_EQ(home, worker);
+}
+
+// Two tasks that wake each other through the LIFO slot must not starve a third task
+// waiting in the local queue: the slot serves at most kLifoLimit dispatches in a row.
+TEST(SchedScheduler, LifoLimitStopsAPingPongFromStarvingTheQueue) {
+  TestExecutor ex;
+  Scheduler s({.workers = 1, .seed = 1}, ex);
+  std::atomic<bool> thirdRan{false};
+  std::atomic<int> pingPongs{0}, pingPongsBeforeThird{-1};
+  FnTask* a = nullptr;
+  FnTask* b = nullptr;
+  auto player = [&](FnTask*& partner) {
+    return [&](Worker&, FnTask& self) {
+      if (self.dispatches.load() == 1) return RunOutcome::kSuspended;  // wait for the serve
+      if (thirdRan.load() || pingPongs.load() > 10000) {
+        s.wake(partner);  // let the partner finish too
+        return RunOutcome::kCompleted;
+      }
+      pingPongs.fetch_add(1);
+      s.wake(partner);
+      return RunOutcome::kSuspended;
+    };
+  };
+  TaskRef ta = makeTask(player(b)), tb = makeTask(player(a));
+  a = ta.get();
+  b = tb.get();
+  TaskRef third = makeTask([&](Worker&, FnTask&) {
+    pingPongsBeforeThird = pingPongs.load();
+    thirdRan = true;
+    return RunOutcome::kCompleted;
+  });
+  TaskRef serve = makeTask([&](Worker&, FnTask&) {
+    EXPECT_TRUE(s.wake(a));  // into the LIFO slot
+    EXPECT_TRUE(s.spawn(third.get()));  // into the local queue
+    return RunOutcome::kCompleted;
+  });
+  for (FnTask* t : {a, b, serve.get()}) ASSERT_TRUE(s.spawn(t));
+  ASSERT_TRUE(s.start().isOk());
+  ASSERT_TRUE(waitFor([&] {
+    return ta->state() == TaskState::kCompleted && tb->state() == TaskState::kCompleted;
+  }));
+  s.shutdown();
+  EXPECT_TRUE(thirdRan.load());
+  EXPECT_GE(pingPongsBeforeThird.load(), 0);
+  EXPECT_LE(pingPongsBeforeThird.load(), static_cast<int>(Scheduler::kLifoLimit));
+}
+
+// Tasks that spend their budget go to the tail of the local queue: on one worker they
+// take turns.
+TEST(SchedScheduler, BudgetRequeueTakesTurns) {
+  TestExecutor ex;
+  Scheduler s({.workers = 1, .seed = 1}, ex);
+  std::vector<uint64_t> order;  // written by the single worker only
+  std::vector<TaskRef> tasks;
+  for (int i = 0; i < 3; ++i) {
+    tasks.push_back(makeTask([&](Worker&, FnTask& t) {
+      order.push_back(t.id());
+      return t.dispatches.load() < 100 ? RunOutcome::kBudgetSpent : RunOutcome::kCompleted;
+    }));
+  }
+  TaskRef parent = makeTask([&](Worker&, FnTask&) {
+    for (auto& t : tasks) EXPECT_TRUE(s.spawn(t.get()));  // into the local queue
+    return RunOutcome::kCompleted;
+  });
+  ASSERT_TRUE(s.spawn(parent.get()));
+  ASSERT_TRUE(s.start().isOk());
+  ASSERT_TRUE(waitFor([&] {
+    for (auto& t : tasks)
+      if (t->state() != TaskState::kCompleted) return false;
+    return true;
+  }));
+  s.shutdown();
+  ASSERT_EQ(order.size(), 300u);
+  for (size_t i = 3; i < order.size(); ++i) EXPECT_EQ(order[i], order[i - 3]) << "dispatch " << i;
+  EXPECT_EQ(s.stats()[0].budgetExhaustions, 297u);
+}
+
+// A worker whose local queue never empties still polls the injection queue.
+TEST(SchedScheduler, TheInjectionQueueIsPolledEvery61stDispatch) {
+  TestExecutor ex;
+  Scheduler s({.workers = 1, .seed = 1}, ex);
+  std::atomic<bool> outsiderRan{false};
+  std::atomic<int> spinsBeforeOutsider{-1};
+  std::atomic<bool> spinning{false};
+  Clock::time_point giveUp = Clock::now() + 5s;
+  TaskRef spinner = makeTask([&](Worker&, FnTask&) {
+    spinning = true;
+    if (outsiderRan.load() || Clock::now() > giveUp) return RunOutcome::kCompleted;
+    return RunOutcome::kYielded;
+  });
+  TaskRef outsider = makeTask([&](Worker&, FnTask&) {
+    spinsBeforeOutsider = spinner->dispatches.load();
+    outsiderRan = true;
+    return RunOutcome::kCompleted;
+  });
+  ASSERT_TRUE(s.spawn(spinner.get()));
+  ASSERT_TRUE(s.start().isOk());
+  ASSERT_TRUE(waitFor([&] { return spinning.load(); }));
+  int before = spinner->dispatches.load();
+  ASSERT_TRUE(s.spawn(outsider.get()));
+  ASSERT_TRUE(waitFor([&] { return spinner->state() == TaskState::kCompleted; }));
+  EXPECT_TRUE(outsiderRan.load());
+  EXPECT_LE(spinsBeforeOutsider.load() - before, static_cast<int>(Scheduler::kInjectionInterval) + 1);
+}
+
+// While a worker blocks, its LIFO slot and local queue run elsewhere.
+TEST(SchedScheduler, EnterBlockingHandsTheQueueToSiblings) {
+  TestExecutor ex;
+  Scheduler s({.workers = 2, .seed = 9}, ex);
+  std::atomic<int> blocker{-1};
+  std::atomic<int> ranElsewhere{0};
+  auto child = [&](Worker& w, FnTask&) {
+    if (static_cast<int>(w.index()) != blocker.load()) ranElsewhere.fetch_add(1);
+    return RunOutcome::kCompleted;
+  };
+  TaskRef suspended = makeTask([&](Worker& w, FnTask& t) {
+    if (t.dispatches.load() == 1) return RunOutcome::kSuspended;
+    if (static_cast<int>(w.index()) != blocker.load()) ranElsewhere.fetch_add(1);
+    return RunOutcome::kCompleted;
+  });
+  std::vector<TaskRef> children;
+  for (int i = 0; i < 10; ++i) children.push_back(makeTask(child));
+  bool allRan = false;
+  TaskRef parent = makeTask([&](Worker& w, FnTask&) {
+    blocker = static_cast<int>(w.index());
+    EXPECT_TRUE(s.wake(suspended.get()));  // the LIFO slot: never stolen
+    for (auto& c : children) EXPECT_TRUE(s.spawn(c.get()));
+    s.enterBlocking(w);
+    EXPECT_EQ(w.stats().queueDepth, 0u);
+    allRan = waitFor([&] { return ranElsewhere.load() == 11; }, 5s);
+    s.leaveBlocking(w);
+    return RunOutcome::kCompleted;
+  });
+  ASSERT_TRUE(s.spawn(suspended.get()));
+  ASSERT_TRUE(s.start().isOk());
+  ASSERT_TRUE(waitFor([&] { return suspended->state() == TaskState::kSuspended; }));
+  ASSERT_TRUE(s.spawn(parent.get()));
+  ASSERT_TRUE(waitFor([&] { return parent->state() == TaskState::kCompleted; }));
+  s.shutdown();
+  EXPECT_TRUE(allRan);
+}
+
+TEST(SchedScheduler, CloseWakesParkedWorkersAndRefusesSpawn) {
+  TestExecutor ex;
+  Scheduler s({.workers = 2, .seed = 1}, ex);
+  ASSERT_TRUE(s.start().isOk());
+  ASSERT_TRUE(waitFor([&] { return allParked(s); }));
+  EXPECT_FALSE(s.closed());
+  s.close("first");
+  s.close("second");
+  EXPECT_TRUE(s.closed());
+  EXPECT_EQ(s.closeReason(), "first");
+  ASSERT_TRUE(waitFor([&] { return ex.stops.load() == 2; }));  // they left without a join
+  TaskRef t = makeTask();
+  EXPECT_FALSE(s.spawn(t.get()));
+  s.shutdown();
+  s.shutdown();
+  EXPECT_EQ(t->dispatches.load(), 0);
+}
+
+TEST(SchedScheduler, ShutdownReleasesQueuedTasksWithoutRunningThem) {
+  TestExecutor ex;
+  std::atomic<int> destroyed{0};
+  {
+    Scheduler s({.workers = 2, .seed = 1}, ex);
+    for (int i = 0; i < 50; ++i) {
+      TaskRef t = makeTask({}, &destroyed);
+      t->setSticky(i % 5 == 0);
+      ASSERT_TRUE(s.spawn(t.get()));
+    }
+    EXPECT_EQ(destroyed.load(), 0);  // the scheduler holds them
+    s.close("stop");
+    ASSERT_TRUE(s.start().isOk());
+  }
+  EXPECT_EQ(destroyed.load(), 50);
+  EXPECT_EQ(ex.busies.load(), 0);
+}
+
+TEST(SchedScheduler, AFailingWorkerStartClosesTheScheduler) {
+  TestExecutor ex;
+  ex.failStart = true;
+  Scheduler s({.workers = 2, .seed = 1}, ex);
+  EXPECT_FALSE(s.start().isOk());
+  EXPECT_TRUE(s.closed());
+  EXPECT_EQ(ex.stops.load(), 0);
+}
+
+TEST(SchedScheduler, APanicIsContainedAndTheWorkerRunsOn) {
+  TestExecutor ex;
+  Scheduler s({.workers = 1, .seed = 1}, ex);
+  TaskRef bad = makeTask([](Worker&, FnTask&) -> RunOutcome { throw std::runtime_error("boom"); });
+  TaskRef good = makeTask();
+  ASSERT_TRUE(s.spawn(bad.get()));
+  ASSERT_TRUE(s.start().isOk());
+  ASSERT_TRUE(waitFor([&] { return bad->state() == TaskState::kPanicked; }));
+  ASSERT_TRUE(s.spawn(good.get()));
+  ASSERT_TRUE(waitFor([&] { return good->state() == TaskState::kCompleted; }));
+  EXPECT_FALSE(s.closed());
+}
+
+TEST(SchedScheduler, StatisticsCountPausesAndDepth) {
+  TestExecutor ex;
+  Scheduler s({.workers = 1, .seed = 1}, ex);
+  std::vector<TaskRef> kids;
+  TaskRef parent = makeTask([&](Worker& w, FnTask&) {
+    for (int i = 0; i < 10; ++i) {
+      kids.push_back(makeTask());
+      EXPECT_TRUE(s.spawn(kids.back().get()));
+    }
+    w.notePause(100);
+    w.notePause(300);
+    return RunOutcome::kCompleted;
+  });
+  ASSERT_TRUE(s.spawn(parent.get()));
+  ASSERT_TRUE(s.start().isOk());
+  ASSERT_TRUE(waitFor([&] { return allParked(s) && s.stats()[0].tasksRun == 11; }));
+  WorkerStats st = s.stats()[0];
+  EXPECT_EQ(st.gcPauses, 2u);
+  EXPECT_EQ(st.gcPauseTotalNanos, 400u);
+  EXPECT_EQ(st.gcPauseMaxNanos, 300u);
+  EXPECT_EQ(st.queueDepth, 0u);
+  EXPECT_EQ(st.queueDepthMax, 10u);
+  EXPECT_EQ(st.stealsFromInjection, 1u);
+  EXPECT_GE(st.parks, 1u);
+}
+
+TEST(SchedScheduler, CurrentWorkerIsThreadLocal) {
+  TestExecutor ex;
+  Scheduler s({.workers = 2, .seed = 1}, ex);
+  EXPECT_EQ(Scheduler::currentWorker(), nullptr);
+  std::atomic<Worker*> seen{nullptr};
+  std::atomic<Worker*> given{nullptr};
+  TaskRef t = makeTask([&](Worker& w, FnTask&) {
+    seen = Scheduler::currentWorker();
+    given = &w;
+    return RunOutcome::kCompleted;
+  });
+  ASSERT_TRUE(s.spawn(t.get()));
+  ASSERT_TRUE(s.start().isOk());
+  ASSERT_TRUE(waitFor([&] { return t->state() == TaskState::kCompleted; }));
+  EXPECT_EQ(seen.load(), given.load());
+  EXPECT_NE(seen.load(), nullptr);
+}
+
+}  // namespace
+}  // namespace weft::runtime::test

@@ -1,0 +1,102 @@
+// Helpers for the scheduler tests: a task whose dispatch runs a lambda, an executor that
+// counts its callbacks, the stress seed, and waiting with a deadline.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "runtime/sched/internals.h"
+#include "runtime/sched/scheduler.h"
+
+namespace weft::runtime::test {
+
+using namespace std::chrono_literals;
+
+struct FnTask : Task {
+  using Body = std::function<RunOutcome(Worker&, FnTask&)>;
+  explicit FnTask(Body b = {}, std::atomic<int>* destroyedCounter = nullptr)
+      : body(std::move(b)), destroyed(destroyedCounter) {}
+  ~FnTask() override {
+    if (destroyed) destroyed->fetch_add(1);
+  }
+  Body body;
+  std::atomic<int> dispatches{0};
+  std::atomic<int>* destroyed;
+};
+
+// The creator's reference, released at scope end.
+struct TaskRef {
+  explicit TaskRef(FnTask* t) : task(t) {}
+  TaskRef(TaskRef&& o) noexcept : task(o.task) { o.task = nullptr; }
+  TaskRef(const TaskRef&) = delete;
+  ~TaskRef() {
+    if (task) task->release();
+  }
+  FnTask* operator->() const { return task; }
+  FnTask* get() const { return task; }
+  FnTask* task;
+};
+
+inline TaskRef makeTask(FnTask::Body body = {}, std::atomic<int>* destroyed = nullptr) {
+  return TaskRef(new FnTask(std::move(body), destroyed));
+}
+
+class TestExecutor : public Executor {
+ public:
+  RunOutcome runTask(Worker& worker, Task& task) override {
+    auto& t = static_cast<FnTask&>(task);
+    t.dispatches.fetch_add(1);
+    return t.body ? t.body(worker, t) : RunOutcome::kCompleted;
+  }
+  Status onWorkerStart(Worker&) override {
+    starts.fetch_add(1);
+    return failStart ? Status(StatusCode::kFatal) : Status::ok();
+  }
+  void onWorkerStop(Worker&) override { stops.fetch_add(1); }
+  void onIdle(Worker&) override { idles.fetch_add(1); }
+  Status onBusy(Worker&) override {
+    busies.fetch_add(1);
+    return Status::ok();
+  }
+  void onAllBlocked() override {
+    allBlocked.fetch_add(1);
+    if (onAllBlockedHook) onAllBlockedHook();
+  }
+
+  bool failStart = false;
+  std::function<void()> onAllBlockedHook;
+  std::atomic<int> starts{0}, stops{0}, idles{0}, busies{0}, allBlocked{0};
+};
+
+// Polls `pred` until it holds or `timeout` passes.
+template <typename Pred>
+bool waitFor(Pred pred, std::chrono::milliseconds timeout = 10s) {
+  auto end = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(50us);
+  }
+  return true;
+}
+
+inline unsigned sleepers(Scheduler& s) { return SchedulerInternals::of(s).idle.sleeperCount(); }
+
+inline bool allParked(Scheduler& s) { return sleepers(s) == s.workerCount(); }
+
+// The stress seed: fixed by default, WEFT_STRESS_SEED overrides it.
+inline uint64_t stressSeed() {
+  const char* env = std::getenv("WEFT_STRESS_SEED");
+  return env ? std::strtoull(env, nullptr, 0) : 0x5eed1234ull;
+}
+
+inline std::string seedNote(uint64_t seed) {
+  return "seed " + std::to_string(seed) + " (rerun with WEFT_STRESS_SEED=" + std::to_string(seed) + ")";
+}
+
+}  // namespace weft::runtime::test
