@@ -89,7 +89,7 @@ Status RuntimeImpl::onBusy(sched::Worker& worker) {
   auto* wc = static_cast<WorkerContext*>(worker.executorData);
   if (!wc || wc->attached) return Status::ok();
   if (gc::fault::hit("rt.attach")) {
-    failClosed("worker registration: injected failure attaching worker " + std::to_string(worker.index()));
+    failClosed("worker registration: injected failure attaching a worker");
     return Status(StatusCode::kFatal);
   }
   Status st = state.heap().attach(*wc->mutator);

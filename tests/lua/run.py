@@ -15,6 +15,7 @@ Header comments in the script's first lines:
   -- weft-gc-interval: N    relocate mode collects at every N-th safepoint
   -- weft-args: ARGS         extra weft options for plain and relocate runs (e.g.
                             --heap-limit=2M), split like a shell would
+  -- weft-env: NAME=VALUE    an environment variable for the weft runs (fault injection)
   -- weft-tasks             a task script: CMake also registers workers1 and workers4
                             runs (weft --workers 1 / --workers 4 SCRIPT), and the
                             relocate run uses --workers 4
@@ -44,6 +45,9 @@ def read_headers(path):
             m = re.search(r"--\s*(expect-exit|weft-gc-interval):\s*(\d+)", line)
             if m:
                 headers[m.group(1)] = int(m.group(2))
+            m = re.search(r"--\s*weft-env:\s*(\w+)=(\S*)", line)
+            if m:
+                headers.setdefault("weft-env", {})[m.group(1)] = m.group(2)
             m = re.search(r"--\s*weft-args:\s*(.*)$", line)
             if m:
                 headers["weft-args"] = shlex.split(m.group(1))
@@ -93,6 +97,7 @@ def main():
     env = {k: v for k, v in os.environ.items() if not k.startswith("LUA_")}
     if args.mode != "oracle":
         env["WEFT_TEST"] = "1"
+        env.update(headers.get("weft-env", {}))
     cmd = command_for(args, headers, script)
     try:
         proc = subprocess.run(cmd, cwd=directory, env=env, stdin=subprocess.DEVNULL,

@@ -42,6 +42,12 @@ Status Session::runFileMayGC(const std::string& path) {
 }
 
 void Session::reportTopMayGC(Status status) {
+  // A fatal failure was reported where it happened (the collector's "weft: gc:" line,
+  // the runtime's "weft: fatal:" line); the value on top is no message.
+  if (status.code() == StatusCode::kFatal) {
+    host_.setTop(host_.top() - 1);
+    return;
+  }
   std::string message;
   if (status.code() == StatusCode::kMemoryError) {
     message = "not enough memory";
