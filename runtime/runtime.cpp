@@ -133,6 +133,28 @@ Status RuntimeImpl::attachCurrent() {
   return st;
 }
 
+namespace {
+
+void osWaitEnter(vm::State& S) {
+  RuntimeImpl& rt = *runtimeOf(S);
+  if (sched::Worker* w = sched::Scheduler::currentWorker()) rt.scheduler->enterBlocking(*w);
+  rt.detachCurrent();
+}
+
+Status osWaitLeave(vm::State& S) {
+  RuntimeImpl& rt = *runtimeOf(S);
+  Status st = rt.attachCurrent();
+  if (sched::Worker* w = sched::Scheduler::currentWorker()) rt.scheduler->leaveBlocking(*w);
+  return st;
+}
+
+}  // namespace
+
+void RuntimeImpl::installOsWaitHooks() {
+  state.osWaitEnter = osWaitEnter;
+  state.osWaitLeave = osWaitLeave;
+}
+
 RunOutcome RuntimeImpl::runTask(sched::Worker& worker, sched::Task& base) {
   auto* task = dynamic_cast<LuaTask*>(&base);
   if (!task) return RunOutcome::kCompleted;  // a probe: its dispatch is its purpose
@@ -363,6 +385,7 @@ Expected<std::unique_ptr<Runtime>> Runtime::start(vm::State& state, const Runtim
   so.seed = options.seed;
   rt.scheduler = std::make_unique<sched::Scheduler>(so, rt);
   auto runtime = std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
+  rt.installOsWaitHooks();
   Status st = openTaskLib(rt);
   if (!st.isOk()) return Error{st.code(), "cannot open the task library: not enough memory"};
   st = rt.scheduler->start();

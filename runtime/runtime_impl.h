@@ -79,6 +79,8 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // wakes its awaiters.
   void completeTask(LuaTask* task, sched::TaskState outcome);
 
+  // The State's hooks for waits on the operating system (vm/api.h enterOsWait).
+  void installOsWaitHooks();
   // Detaching the calling thread around a blocking wait and re-attaching after it.
   void detachCurrent();
   Status attachCurrent();

@@ -125,6 +125,14 @@ class CallContext {
   Thread* threadSelf() const;
 };
 
+// A wait on the operating system. Between the two calls the caller touches no heap
+// object (it may move): it reads into C++ buffers only. leaveOsWait returns kFatal when
+// the runtime closed meanwhile.
+inline void enterOsWait(State& state) {
+  if (state.osWaitEnter) state.osWaitEnter(state);
+}
+inline Status leaveOsWait(State& state) { return state.osWaitLeave ? state.osWaitLeave(state) : Status::ok(); }
+
 // Library registration.
 struct LibEntry {
   const char* name;

@@ -26,6 +26,7 @@ std::unique_ptr<State> newStandardState(const StateOptions& options, bool ignore
 class HostStack {
  public:
   explicit HostStack(State& state);
+  State& state() { return state_; }
   int top() const;                // number of values the host has on the stack
   void setTop(int n);
   void pushNil();

@@ -104,6 +104,11 @@ class State {
   bool warningContinues = false;
   // The runtime layer running tasks on this State (runtime/runtime_impl.h; opaque here).
   void* runtime = nullptr;
+  // Set by the runtime: around a wait on the operating system (a read from a terminal or
+  // a pipe, os.execute, the prompt) the calling thread is detached from the collector,
+  // so it never delays a collection (vm/api.h: enterOsWait/leaveOsWait).
+  void (*osWaitEnter)(State&) = nullptr;
+  Status (*osWaitLeave)(State&) = nullptr;
   bool gcGenerational = true;  // collectgarbage's mode name (lua.c starts in generational mode)
   // collectgarbage's "setpause"/"setstepmul" values, kept in quarters as lua5.4 keeps them
   // (so 150 reads back as 148); the copying collector does not use them.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tools/weft/line_reader.h"
+#include "vm/api.h"
 
 namespace weft::cli {
 namespace {
@@ -31,10 +32,20 @@ bool isIncompleteMayGC(vm::HostStack& host, Status status) {
          message.compare(message.size() - kEofMark.size(), kEofMark.size(), kEofMark) == 0;
 }
 
+// Waiting for the user is a wait on the operating system: the prompt's thread is
+// detached from the collector meanwhile, so running tasks can collect. A runtime that
+// closed meanwhile ends the input.
+std::optional<std::string> readInput(vm::HostStack& host, LineReader& reader, const std::string& prompt) {
+  vm::enterOsWait(host.state());
+  std::optional<std::string> line = reader.read(prompt);
+  if (!vm::leaveOsWait(host.state()).isOk()) return std::nullopt;
+  return line;
+}
+
 // Loads the next input as a function on top of the stack. nullopt at end of input;
 // otherwise the load status (the error message is on top when it failed).
 std::optional<Status> loadInputMayGC(vm::HostStack& host, LineReader& reader) {
-  std::optional<std::string> first = reader.read(promptMayGC(host, true));
+  std::optional<std::string> first = readInput(host, reader, promptMayGC(host, true));
   if (!first) return std::nullopt;
   std::string line = *first;
   if (!line.empty() && line[0] == '=') line = "return " + line.substr(1);  // 5.1-style shortcut
@@ -49,7 +60,7 @@ std::optional<Status> loadInputMayGC(vm::HostStack& host, LineReader& reader) {
       reader.addHistory(line);
       return status;
     }
-    std::optional<std::string> more = reader.read(promptMayGC(host, false));
+    std::optional<std::string> more = readInput(host, reader, promptMayGC(host, false));
     if (!more) return status;
     host.setTop(host.top() - 1);
     line += "\n" + *more;

@@ -456,7 +456,7 @@ NativeResult baseCollectGarbage(CallContext& cx) {
   gc::Heap& heap = S.heap();
   switch (which) {
     case 0: case 4: {
-      Status st = heap.collectMayGC();
+      Status st = heap.collectMayGC(cx.state().mutator());
       if (!st.isOk()) return fail(st);
       runFinalizersMayGC(S, cx.threadData());
       if (which == 0) cx.push(Value::integer(0));
@@ -465,7 +465,7 @@ NativeResult baseCollectGarbage(CallContext& cx) {
     }
     case 1: heap.setAutomatic(false); cx.push(Value::integer(0)); return cx.results(1);
     case 2: heap.setAutomatic(true); cx.push(Value::integer(0)); return cx.results(1);
-    case 3: cx.push(Value::number(double(heap.bytesInUse()) / 1024.0)); return cx.results(1);
+    case 3: cx.push(Value::number(double(heap.bytesInUse(cx.state().mutator())) / 1024.0)); return cx.results(1);
     case 5:
     case 6: {
       int64_t value;

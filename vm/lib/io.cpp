@@ -2,9 +2,11 @@
 // stream and how to close it) whose metatable is registry["FILE*"]; the default input
 // and output files live in the registry too. Userdata move, so natives read the FILE*
 // out of the box at the start of each call; the FILE itself is off-heap and stable.
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cctype>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -118,7 +120,12 @@ NativeResult closeBox(CallContext& cx, FileBox* box) {
   FILE* f = box->f;
   box->f = nullptr;
   errno = 0;
-  if (box->closer == Closer::kPipe) return execResult(cx, pclose(f));
+  if (box->closer == Closer::kPipe) {
+    enterOsWait(cx.state());
+    int stat = pclose(f);
+    if (!leaveOsWait(cx.state()).isOk()) return NativeResult{0, StatusCode::kFatal};
+    return execResult(cx, stat);
+  }
   return fileResult(cx, std::fclose(f) == 0, nullptr);
 }
 
@@ -210,11 +217,19 @@ bool readNumber(FILE* f, Value& out) {
   return true;
 }
 
+// Reads from a terminal, a pipe or a socket may wait indefinitely: they run as waits on
+// the operating system (api.h). Regular files do not.
+bool mayWait(FILE* f) {
+  struct stat st;
+  return fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode);
+}
+
 // Formats come from `formatAt(i)`, i in [0, count); `firstArg` numbers them in
 // argument errors. Pushes one value per format read, failing (nil) at the first miss.
 template <typename FormatAt>
 NativeResult readFormats(CallContext& cx, FILE* f, int count, uint32_t firstArg, FormatAt formatAt) {
   clearerr(f);
+  const bool osWait = mayWait(f);
   errno = 0;
   uint32_t base = cx.top();
   BufferLease lease;
@@ -229,10 +244,12 @@ NativeResult readFormats(CallContext& cx, FILE* f, int count, uint32_t firstArg,
     Value result;
     bool isString = true;
     if (count == 0) {
+      if (osWait) enterOsWait(cx.state());
       success = readLine(f, buf, false);
     } else if (fmt.isInt() || fmt.isFloat()) {
       int64_t len;
       if (!toInteger(fmt, len)) return cx.argError(firstArg + uint32_t(n), "number has no integer representation");
+      if (osWait) enterOsWait(cx.state());
       if (len == 0) {
         int c = getc_unlocked(f);
         if (c != EOF) ungetc(c, f);
@@ -245,6 +262,10 @@ NativeResult readFormats(CallContext& cx, FILE* f, int count, uint32_t firstArg,
       if (!fmt.isString()) return cx.typeError(firstArg + uint32_t(n), "string");
       if (!p.empty() && p[0] == '*') p.remove_prefix(1);
       char kind = p.empty() ? 0 : p[0];
+      if (kind != 'n' && kind != 'l' && kind != 'L' && kind != 'a') {
+        return cx.argError(firstArg + uint32_t(n), "invalid format");
+      }
+      if (osWait) enterOsWait(cx.state());
       switch (kind) {
         case 'n':
           isString = false;
@@ -253,8 +274,10 @@ NativeResult readFormats(CallContext& cx, FILE* f, int count, uint32_t firstArg,
         case 'l': success = readLine(f, buf, false); break;
         case 'L': success = readLine(f, buf, true); break;
         case 'a': readAll(f, buf); success = true; break;
-        default: return cx.argError(firstArg + uint32_t(n), "invalid format");
       }
+    }
+    if (osWait) {
+      if (!leaveOsWait(cx.state()).isOk()) return NativeResult{0, StatusCode::kFatal};
     }
     if (isString) {
       if (!pushString(cx, buf)) return cx.failure();

@@ -205,7 +205,10 @@ NativeResult osExecute(CallContext& cx) {
   if (!cx.optString(1, nullptr, cmd)) return cx.failure();
   if (!cmd) return pushOne(cx, Value::boolean(std::system(nullptr) != 0));
   errno = 0;
-  int stat = std::system(std::string(cmd->view()).c_str());
+  std::string command(cmd->view());
+  enterOsWait(cx.state());
+  int stat = std::system(command.c_str());
+  if (!leaveOsWait(cx.state()).isOk()) return NativeResult{0, StatusCode::kFatal};
   if (stat == -1) return fileResult(cx, false, nullptr);
   const char* what = "exit";
   if (WIFEXITED(stat)) {
