@@ -33,11 +33,7 @@ LuaTask::LuaTask(RuntimeImpl& r, vm::Thread* th) : rt(r), thread(th), data(th->d
 }
 
 LuaTask::~LuaTask() {
-  if (outcome == sched::TaskState::kPanicked && !errorObserved) {
-    std::fprintf(stderr, "weft: error in task %llu (never awaited): %s\n", (unsigned long long)id(),
-                 traceback.c_str());
-    std::fflush(stderr);
-  }
+  if (outcome == sched::TaskState::kPanicked && !errorObserved) rt.noteUnobservedError(id(), traceback);
   if (awaited) awaited->release();
   data->task = nullptr;
   rt.removeTask(this);
@@ -114,15 +110,40 @@ void RuntimeImpl::cancelAllTasks() {
   }
 }
 
-void RuntimeImpl::reportUnobservedErrors() {
-  std::lock_guard lock(regMutex_);
-  for (LuaTask* task : tasks_) {
-    std::lock_guard done(task->doneMutex);
-    if (task->outcome != sched::TaskState::kPanicked || task->errorObserved) continue;
-    std::fprintf(stderr, "weft: error in task %llu (never awaited): %s\n", (unsigned long long)task->id(),
-                 task->traceback.c_str());
-    task->errorObserved = true;
+void RuntimeImpl::releaseLeftovers() {
+  std::unordered_set<LuaTask*> tasks;
+  std::unordered_set<Channel*> channels;
+  {
+    std::lock_guard lock(regMutex_);
+    tasks.swap(tasks_);
+    channels.swap(channels_);
   }
+  for (LuaTask* task : tasks) delete task;
+  for (Channel* ch : channels) delete ch;
+}
+
+void RuntimeImpl::noteUnobservedError(uint64_t id, const std::string& traceback) {
+  std::lock_guard lock(reportMutex_);
+  unobserved_.emplace_back(id, traceback);
+}
+
+// In task id order, so the report does not depend on when the collector freed a task.
+void RuntimeImpl::reportUnobservedErrors() {
+  {
+    std::lock_guard lock(regMutex_);
+    for (LuaTask* task : tasks_) {
+      std::lock_guard done(task->doneMutex);
+      if (task->outcome != sched::TaskState::kPanicked || task->errorObserved) continue;
+      task->errorObserved = true;
+      noteUnobservedError(task->id(), task->traceback);
+    }
+  }
+  std::lock_guard lock(reportMutex_);
+  std::sort(unobserved_.begin(), unobserved_.end());
+  for (const auto& [id, traceback] : unobserved_) {
+    std::fprintf(stderr, "weft: error in task %llu (never awaited): %s\n", (unsigned long long)id, traceback.c_str());
+  }
+  unobserved_.clear();
   std::fflush(stderr);
 }
 

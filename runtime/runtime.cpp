@@ -43,7 +43,7 @@ RuntimeImpl::RuntimeImpl(vm::State& s, const RuntimeOptions& o) : state(s), opti
   options.workers = defaultWorkers(o.workers);
 }
 
-RuntimeImpl::~RuntimeImpl() = default;
+RuntimeImpl::~RuntimeImpl() { releaseLeftovers(); }
 
 // --- Executor ---------------------------------------------------------------------
 
@@ -178,7 +178,7 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task) {
     return finishDispatchMayGC(task, startTaskMayGC(task));
   }
   if (task.suspend == LuaTask::Suspend::kWait) {
-    if (task.phase() == WaitPhase::kWaiting) {
+    if (task.waitOpen()) {
       if (!task.cancelRequested()) return RunOutcome::kSuspended;  // a stale wake
       task.claim(task.waitGen, WaitPhase::kCancelled, -1);
     }
@@ -289,10 +289,7 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
 
 void RuntimeImpl::wakeTask(LuaTask* task) {
   if (task->blockingWait) {
-    {
-      std::lock_guard lock(task->blockMutex);
-      task->signalled = true;
-    }
+    { std::lock_guard lock(task->blockMutex); }  // orders the notify after the waiter's check
     task->blockCv.notify_all();
     return;
   }
@@ -346,10 +343,7 @@ void RuntimeImpl::closeAll(const std::string& reason) {
     }
   }
   for (LuaTask* t : all) {
-    {
-      std::lock_guard lock(t->blockMutex);
-      t->signalled = true;
-    }
+    { std::lock_guard lock(t->blockMutex); }
     t->blockCv.notify_all();
     t->release();
   }

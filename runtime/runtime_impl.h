@@ -12,6 +12,8 @@
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "gc/heap.h"
 #include "runtime/runtime.h"
@@ -59,6 +61,11 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // Tasks still alive at the end, and panicked ones nobody awaited.
   void cancelAllTasks();
   void reportUnobservedErrors();
+  // A panicked task nobody awaited was freed: its report waits for the end.
+  void noteUnobservedError(uint64_t id, const std::string& traceback);
+  // After the workers stopped: tasks and channels still referenced only by handles of a
+  // state that will not be closed (a fatal exit) are freed with the runtime.
+  void releaseLeftovers();
 
   // Waking a task whose wait was claimed: a blocking waiter's condition variable, or
   // the scheduler.
@@ -109,6 +116,8 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   std::unordered_set<LuaTask*> tasks_;    // regMutex_
   std::unordered_set<Channel*> channels_; // regMutex_
   std::atomic<bool> closed_{false};       // release/acquire: the reason is written first
+  std::mutex reportMutex_;
+  std::vector<std::pair<uint64_t, std::string>> unobserved_;  // reportMutex_
   mutable std::mutex reasonMutex_;
   std::string reason_;                    // reasonMutex_
 };

@@ -95,9 +95,10 @@ struct LuaTask final : sched::Task, WaitSource {
   std::mutex blockMutex;
   std::condition_variable blockCv;
   bool blockingWait = false;    // set before the wait is published
-  std::atomic<bool> blocked{false};  // the main task sleeps in a blocking wait (deadlock check)
+  std::atomic<bool> blocked{false};  // sleeps in a blocking wait (status, deadlock check)
   std::atomic<bool> mainCancel{false};  // cancel() of the main task (it is not scheduled)
-  bool signalled = false;       // blockMutex
+  // A blocking waiter sleeps until its wait is no longer open; claimers notify under
+  // blockMutex after their claim, so the check under the lock cannot miss a wake.
 
   // How the last dispatch ended (worker only).
   enum class Suspend : uint8_t { kNone, kYield, kWait } suspend = Suspend::kNone;
@@ -127,6 +128,8 @@ struct LuaTask final : sched::Task, WaitSource {
   void confirmClaim(uint64_t gen, int caseIndex);
   void undoClaim(uint64_t gen);
   WaitPhase phase() const;
+  // The wait is still open: waiting, or a peer's tentative claim may yet be undone.
+  bool waitOpen() const;
 };
 
 // A channel. Values are roots traced through the Registry.

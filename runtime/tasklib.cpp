@@ -10,6 +10,7 @@
 #include "runtime/runtime_impl.h"
 #include "vm/debug.h"
 #include "vm/interp.h"
+#include "vm/meta.h"
 #include "vm/proto.h"
 #include "vm/string.h"
 #include "vm/table.h"
@@ -88,6 +89,7 @@ NativeResult spawnImpl(CallContext& cx, bool sticky) {
   LuaTask* task = rt.newTask(cx, cx.argIndex(1), cx.argCount() - 1);
   if (!task) return cx.memoryError();
   task->setSticky(sticky);
+  if (!cx.state().tablesShared.load(std::memory_order_relaxed)) cx.state().tablesShared.store(true, std::memory_order_relaxed);
   rt.aliveTasks.fetch_add(1, std::memory_order_acq_rel);
   if (!rt.scheduler->spawn(task)) {
     rt.completeTask(task, sched::TaskState::kCancelled);
@@ -143,7 +145,8 @@ NativeResult handleAwait(CallContext& cx) {
   {
     std::lock_guard lock(target->doneMutex);
     if (!target->done) {
-      self->beginWait(WaitOp::kAwait, 1, !canSuspend(cx.threadData()), "await task " + std::to_string(target->id()));
+      self->beginWait(WaitOp::kAwait, 1, !canSuspend(cx.threadData()),
+                      "await task " + (target->isMain ? std::string("main") : std::to_string(target->id())));
       Waiter& w = self->waiters[0];
       w.task = self;
       w.gen = self->waitGen;
@@ -171,11 +174,14 @@ NativeResult handleCancel(CallContext& cx) {
 }
 
 const char* statusOf(LuaTask* task) {
-  if (task->isMain) return task->done ? "completed" : "running";
   {
     std::lock_guard lock(task->doneMutex);
     if (task->done) return sched::taskStateName(task->outcome);
   }
+  // A task blocked in a wait on its OS thread (main, or a wait nested in a coroutine)
+  // is suspended, though its scheduler state is running.
+  if (task->blocked.load(std::memory_order_acquire)) return "suspended";
+  if (task->isMain) return "running";
   return sched::taskStateName(task->state());
 }
 
@@ -297,9 +303,19 @@ NativeResult channelLen(CallContext& cx) {
   return pushValues(cx, {Value::integer(ch->length.load(std::memory_order_relaxed))});
 }
 
+// The generic for calls it with (channel, previous value): a receive without timeout.
 NativeResult channelIterStep(CallContext& cx) {
-  // The generic for calls it with (state, control): the channel is the state.
-  return channelRecvNative(cx);
+  CHECK_CHANNEL(ch);
+  Value v;
+  bool ok;
+  if (channelRecv(*ch, v, ok) == OpResult::kDone) return pushValues(cx, {v, Value::boolean(ok)});
+  LuaTask* self = currentTask(rtOf(cx), cx.threadData());
+  self->beginWait(WaitOp::kRecv, 1, !canSuspend(cx.threadData()), "recv on " + channelName(ch));
+  if (channelRecv(*ch, v, ok, self, 0) == OpResult::kDone) {
+    self->delivered = v;
+    self->deliveredOk = ok;
+  }
+  return waitMayGC(cx, *self, -1);
 }
 
 NativeResult channelIter(CallContext& cx) {
@@ -378,14 +394,12 @@ NativeResult taskMessageHandler(CallContext& cx) {
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
   Value err = cx.arg(1);
   std::string message;
-  if (err.isString()) {
-    message = std::string(err.asString()->view());
-  } else if (err.isNumber()) {
-    vm::String* s;
-    if (cx.toStringMayGC(err, s).isOk()) message = std::string(s->view());
-  } else {
-    message = std::string("(error object is a ") + vm::typeName(err) + " value)";
+  // As lua.c's message handler: strings and numbers as they are, else __tostring.
+  vm::String* s = nullptr;
+  if (err.isString() || err.isNumber() || !vm::metamethodOf(cx.state(), err, vm::Meta::ToString).isNil()) {
+    if (cx.toStringMayGC(err, s).isOk() && s) message = std::string(s->view());
   }
+  if (!s) message = std::string("(error object is a ") + vm::typeName(err) + " value)";
   self->traceback = vm::traceback(cx.state(), cx.threadData(), message, 1, true);
   return pushValues(cx, {cx.arg(1)});
 }

@@ -131,16 +131,13 @@ Status blockMayGC(LuaTask& self) {
   sched::Worker* worker = sched::Scheduler::currentWorker();
   if (worker) rt.scheduler->enterBlocking(*worker);
   rt.detachCurrent();
-  if (self.isMain) {
-    self.blocked.store(true, std::memory_order_seq_cst);
-    rt.probeForDeadlock();
-  }
+  self.blocked.store(true, std::memory_order_seq_cst);
+  if (self.isMain) rt.probeForDeadlock();
   {
     std::unique_lock lock(self.blockMutex);
     self.blockCv.wait(lock, [&] {
-      return self.signalled || rt.closed() || (self.isMain && rt.deadlocked.load(std::memory_order_acquire));
+      return !self.waitOpen() || rt.closed() || (self.isMain && rt.deadlocked.load(std::memory_order_acquire));
     });
-    self.signalled = false;
   }
   self.blocked.store(false, std::memory_order_seq_cst);
   if (self.isMain && rt.deadlocked.load(std::memory_order_acquire)) rt.reportDeadlockAndExit();
@@ -208,6 +205,11 @@ void LuaTask::confirmClaim(uint64_t gen, int caseIndex) {
 
 void LuaTask::undoClaim(uint64_t gen) { waitWord.store(word(gen, WaitPhase::kWaiting), std::memory_order_release); }
 
+bool LuaTask::waitOpen() const {
+  WaitPhase p = phase();
+  return p == WaitPhase::kWaiting || p == WaitPhase::kClaiming;
+}
+
 WaitPhase LuaTask::phase() const {
   return WaitPhase(waitWord.load(std::memory_order_acquire) & ((uint64_t(1) << kPhaseBits) - 1));
 }
@@ -234,12 +236,16 @@ Value positionedError(vm::State& S, vm::ThreadData* t, const char* message) {
 vm::NativeResult waitMayGC(vm::CallContext& cx, LuaTask& self, double timeout) {
   bool cancel = self.isMain ? self.mainCancel.load(std::memory_order_acquire) : self.cancelRequested();
   if (cancel) self.claim(self.waitGen, WaitPhase::kCancelled, -1);
-  if (self.phase() == WaitPhase::kWaiting) {
+  // A suspending task leaves even when cancelled here: the scheduler requeues it (its
+  // cancel bit is set) and the executor ends it, closing its variables, as it would have
+  // at the dispatch after a wait.
+  if (!self.blockingWait && (self.waitOpen() || self.phase() == WaitPhase::kCancelled)) {
+    if (self.waitOpen() && timeout >= 0) armTimer(self, timeout);
+    self.suspend = LuaTask::Suspend::kWait;
+    return vm::NativeResult{0, StatusCode::kYield};
+  }
+  if (self.waitOpen()) {
     if (timeout >= 0) armTimer(self, timeout);
-    if (!self.blockingWait) {
-      self.suspend = LuaTask::Suspend::kWait;
-      return vm::NativeResult{0, StatusCode::kYield};
-    }
     Status st = blockMayGC(self);
     if (!st.isOk()) return vm::NativeResult{0, st.code()};
     if (self.rt.closed()) return vm::NativeResult{0, StatusCode::kFatal};
@@ -279,6 +285,7 @@ Status finishWaitMayGC(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t&
       st = Status(StatusCode::kRuntimeError);
       break;
     default:
+      self.rt.failClosed("task wait: task " + std::to_string(self.id()) + " resumed with its wait still open");
       st = Status(StatusCode::kFatal);
       break;
   }

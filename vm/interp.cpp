@@ -398,7 +398,7 @@ Status executeMayGC(State& S, ThreadData* t) {
   } while (0)
 #define SAFEPOINT()                                                  \
   do {                                                               \
-    if (heap.collectionRequested() || --t->budget < 0 || stress) [[unlikely]] { \
+    if ((--t->budget < 0) | heap.collectionRequested() | stress) [[unlikely]] { \
       SAVEPC();                                                      \
       status = loopSafepointMayGC(S, t);                             \
       if (!status.isOk()) goto onError;                              \

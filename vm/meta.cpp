@@ -92,7 +92,8 @@ Status rawSetChecked(State& S, ThreadData* t, Table* h, const Value& key, const 
   if (st.isOk()) return st;
   if (st.code() == StatusCode::kMemoryError) return memoryErrorStatus(S, t);
   if (key.isNil()) return runtimeErrorMayGC(S, t, "index is nil");
-  return runtimeErrorMayGC(S, t, "index is NaN");
+  if (key.isFloat() && key.asFloat() != key.asFloat()) return runtimeErrorMayGC(S, t, "index is NaN");
+  return runtimeErrorMayGC(S, t, "concurrent table write");
 }
 
 Status resolveNewIndex(State& S, ThreadData* t, const Value& obj, const Value& key, const Value& val, VarRef ref,

@@ -7,7 +7,7 @@
 
 namespace weft::vm {
 
-thread_local ExecContext* tlsExecContext = nullptr;
+thread_local constinit ExecContext* tlsExecContext = nullptr;
 
 namespace {
 

@@ -7,6 +7,7 @@
 // documents per field which workers may touch it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -44,7 +45,7 @@ struct ExecContext {
 
 // The context bound to the calling OS thread, or nullptr. Thread-local: the lookup is a
 // single fs-relative load.
-extern thread_local ExecContext* tlsExecContext;
+extern thread_local constinit ExecContext* tlsExecContext;
 // Binds the calling OS thread to `ctx` (nullptr unbinds: the State's main context).
 inline void bindExecContext(ExecContext* ctx) { tlsExecContext = ctx; }
 
@@ -104,6 +105,11 @@ class State {
   bool warningContinues = false;
   // The runtime layer running tasks on this State (runtime/runtime_impl.h; opaque here).
   void* runtime = nullptr;
+  // Set (by the spawning thread, before its first task is published) once tasks may run
+  // in parallel: table writers then claim their table (vm/table.cpp).
+  // Relaxed: it only goes from false to true, before the first task is published (the
+  // publication orders it for the workers).
+  std::atomic<bool> tablesShared{false};
   // Set by the runtime: around a wait on the operating system (a read from a terminal or
   // a pipe, os.execute, the prompt) the calling thread is detached from the collector,
   // so it never delays a collection (vm/api.h: enterOsWait/leaveOsWait).

@@ -20,6 +20,8 @@
 // kMemoryError.
 #include "vm/table.h"
 
+#include <atomic>
+
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -165,6 +167,32 @@ void placeNode(Table* t, NodeArray* na, const Value& key, const Value& value) {
 
 inline bool inArrayRange(int64_t k, uint32_t arraySize) { return uint64_t(k) - 1 < arraySize; }
 
+// Structural changes (a new key, an append, a rehash) claim the table's writer flag once
+// tasks may run in parallel: a second writer at the same moment fails with kRuntimeError
+// ("concurrent table write", meta.cpp) instead of interleaving two rebuilds. Acquire and
+// release order the rebuild's stores between consecutive writers. Best effort: writers
+// of existing keys, and readers, never claim; they see the old or the new parts, both
+// alive until the next collection.
+class WriterClaim {
+ public:
+  WriterClaim(State& state, Table* t) : flag_(t->writers) {
+    bool shared = state.tablesShared.load(std::memory_order_relaxed);
+    held_ = !shared || flag_.exchange(1, std::memory_order_acquire) == 0;
+    owns_ = held_ && shared;
+  }
+  ~WriterClaim() {
+    if (owns_) flag_.store(0, std::memory_order_release);
+  }
+  WriterClaim(const WriterClaim&) = delete;
+  WriterClaim& operator=(const WriterClaim&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  std::atomic_ref<uint32_t> flag_;
+  bool held_;
+  bool owns_;
+};
+
 // Rebuilds the table with an array part of `arraySize` and room for `hashCount` keys in
 // the hash part. Dead keys are dropped. The table is unchanged on failure.
 Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount) {
@@ -302,6 +330,8 @@ Status setInHash(State& state, Table* t, const Value& key, const Value& value) {
     }
   }
   if (value.isNil()) return Status::ok();
+  WriterClaim claim(state, t);
+  if (!claim.held()) return Status(StatusCode::kRuntimeError);
   if (key.isInt() && uint64_t(key.asInt()) == uint64_t(t->arraySize) + 1 &&
       t->arraySize < kMaxArrayCapacity) {
     return appendArray(state, t, value);
@@ -423,6 +453,8 @@ Status tableSetInt(State& state, Table* t, int64_t key, const Value& value) {
   }
   if (!t->nodes && uint64_t(key) == uint64_t(t->arraySize) + 1 && !value.isNil() &&
       t->arraySize < kMaxArrayCapacity) {
+    WriterClaim claim(state, t);
+    if (!claim.held()) return Status(StatusCode::kRuntimeError);
     return appendArray(state, t, value);  // fast path: no hash part can hold the key
   }
   Value k = Value::integer(key);
@@ -571,6 +603,8 @@ Status tableResize(State& state, Table* t, uint32_t arraySize, uint32_t hashSize
     t->arraySize = arraySize;  // slots beyond the old size are already nil
     if (hashSize == 0) return Status::ok();
   }
+  WriterClaim claim(state, t);
+  if (!claim.held()) return Status(StatusCode::kRuntimeError);
   uint64_t liveHash = 0;
   if (const NodeArray* na = t->nodes) {
     for (uint32_t i = 0; i < na->capacity; ++i) {

@@ -30,7 +30,7 @@
 namespace weft::runtime {
 
 // The worker the calling thread runs (Scheduler::currentWorker).
-extern thread_local Worker* tlsCurrentWorker;
+extern thread_local constinit Worker* tlsCurrentWorker;
 
 struct WorkerCounters {
   explicit WorkerCounters(unsigned workers) : stealsFrom(workers) {}

@@ -9,7 +9,7 @@
 
 namespace weft::runtime {
 
-thread_local Worker* tlsCurrentWorker = nullptr;
+thread_local constinit Worker* tlsCurrentWorker = nullptr;
 
 namespace {
 

@@ -141,7 +141,7 @@ NativeResult coRunning(CallContext& cx) {
 NativeResult coIsYieldable(CallContext& cx) {
   ThreadData* t = cx.threadData();
   if (cx.hasArg(1) && !checkCoroutine(cx, 1, t)) return cx.failure();
-  cx.push(Value::boolean(!t->isMain && t->nny == 0));
+  cx.push(Value::boolean(!t->isMain && !t->taskRoot && t->nny == 0));
   return cx.results(1);
 }
 

@@ -1,0 +1,54 @@
+-- Shared by the task benchmarks (loaded with dofile from each script): the wall clock,
+-- the size argument, the result line and the checks.
+local M = {}
+
+-- Monotonic wall seconds: task.now. CPU time (os.clock) adds up every worker's time, so
+-- it is no use here. Without task.now, a coarse fallback asks `date` for the wall time
+-- (a process start per reading: good for the start and end of a long phase, and said on
+-- stderr); `fine` (per-sample timing) insists on task.now.
+function M.clock(fine)
+  if type(task.now) == "function" then return task.now end
+  if fine then
+    error("task.now (monotonic wall-clock seconds) is missing from the task library", 2)
+  end
+  io.stderr:write("warning: no task.now; timing with `date` (coarse)\n")
+  return function()
+    local p = assert(io.popen("date +%s.%N"))
+    local s = p:read("l")
+    p:close()
+    return assert(tonumber(s), "date gave no time")
+  end
+end
+
+-- Integer argument i of the script, or `default`.
+function M.arg(i, default)
+  local v = arg and arg[i]
+  if v == nil then return default end
+  local n = math.tointeger(tonumber(v))
+  if not n or n <= 0 then error(("argument %d must be a positive integer, got %q"):format(i, v), 2) end
+  return n
+end
+
+function M.check(cond, fmt, ...)
+  if not cond then error("checksum failed: " .. fmt:format(...), 2) end
+end
+
+-- One machine-readable line: RESULT <name> key=value ... (the runner parses it; the Go
+-- versions print the same keys).
+function M.result(name, ...)
+  local parts = { "RESULT", name }
+  for _, kv in ipairs({ ... }) do
+    local k, v = kv[1], kv[2]
+    if math.type(v) == "float" then v = ("%.6g"):format(v) end
+    parts[#parts + 1] = k .. "=" .. tostring(v)
+  end
+  print(table.concat(parts, " "))
+end
+
+-- Nearest-rank percentile of a sorted array.
+function M.percentile(sorted, p)
+  local rank = math.max(1, math.ceil(p / 100 * #sorted))
+  return sorted[rank]
+end
+
+return M

@@ -1,0 +1,3 @@
+module weftbench/tasks
+
+go 1.19

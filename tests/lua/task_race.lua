@@ -1,0 +1,187 @@
+-- weft-only -- weft-tasks
+-- Racing writes to shared tables from parallel tasks: the program must survive and the
+-- table must stay sane. Lost updates are allowed, and so are "concurrent table write"
+-- errors, so every write is under pcall and only invariants are checked.
+local NAME = "task_race"
+local checks, failures = 0, 0
+local function check(cond, msg)
+  checks = checks + 1
+  if not cond then
+    failures = failures + 1
+    print("FAIL #" .. checks .. ": " .. tostring(msg))
+  end
+end
+local function eq(got, want, msg)
+  check(got == want and math.type(got) == math.type(want),
+        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
+end
+local function errorOf(f, ...)
+  local ok, msg = pcall(f, ...)
+  return not ok and tostring(msg):gsub("^[^:]*:%d+: ", "") or "no error"
+end
+local N, PER = 6, 60
+
+local errors = {}
+local function note(ok, e)
+  if not ok then
+    local msg = tostring(e):gsub("^[^:]*:%d+: ", "")
+    errors[#errors + 1] = msg
+  end
+end
+local function run(body)
+  local ts = {}
+  for w = 1, N do ts[w] = task.spawn(body, w) end
+  local n = 0
+  for w = 1, N do
+    local ok, e = pcall(ts[w].await, ts[w])
+    if ok then n = n + 1 else note(false, e) end
+  end
+  return n
+end
+local function sane(msg)
+  return msg == "concurrent table write" or msg:find("concurrent", 1, true) ~= nil
+end
+
+-- Appends to one array.
+local arr = {}
+eq(run(function(w)
+  for i = 1, PER do
+    pcall(function() arr[#arr + 1] = w * 1000 + i end)
+    if i % 16 == 0 then task.yield() end
+  end
+end), N, "append tasks finished")
+local okvals, count = true, 0
+for k, v in pairs(arr) do
+  count = count + 1
+  if math.type(k) ~= "integer" or k < 1 or k > N * PER then okvals = false end
+  if math.type(v) ~= "integer" or v // 1000 < 1 or v // 1000 > N or v % 1000 < 1 or v % 1000 > PER then
+    okvals = false
+  end
+end
+check(okvals, "array keys and values are ones that were written")
+check(count >= 1 and count <= N * PER, "array size in range: " .. count)
+check(#arr <= N * PER, "length in range")
+
+-- Distinct keys into one hash, forcing rehashes while others insert.
+local h = {}
+eq(run(function(w)
+  for i = 1, PER do
+    pcall(function() h["k" .. w .. "_" .. i] = w end)
+    pcall(function() h[w * 100000 + i * 7] = i end)
+    if i % 16 == 0 then task.yield() end
+  end
+end), N, "hash tasks finished")
+okvals, count = true, 0
+for k, v in pairs(h) do
+  count = count + 1
+  if type(k) == "string" then
+    local w = tonumber(k:match("^k(%d+)_%d+$"))
+    if w ~= v then okvals = false end
+  elseif math.type(k) == "integer" then
+    local w, i = k // 100000, (k % 100000) // 7
+    if w < 1 or w > N or i ~= v or (k % 100000) % 7 ~= 0 then okvals = false end
+  else
+    okvals = false
+  end
+end
+check(okvals, "every entry is a written key with its own value")
+check(count <= 2 * N * PER, "hash size in range: " .. count)
+local found = 0
+for w = 1, N do
+  for i = 1, PER do if h["k" .. w .. "_" .. i] == w then found = found + 1 end end
+end
+check(found <= N * PER, "lookups agree with the traversal")
+-- The table still works normally afterwards.
+h.after = "yes"
+eq(h.after, "yes", "usable after the race")
+for w = 1, N do h["k" .. w .. "_1"] = nil end
+eq(h["k1_1"], nil, "deletes work")
+
+-- Increments of shared counters: lost updates allowed, never more than the total.
+local ctr = {hits = 0, [1] = 0}
+eq(run(function()
+  for i = 1, PER do
+    pcall(function() ctr.hits = ctr.hits + 1 end)
+    pcall(function() ctr[1] = ctr[1] + 1 end)
+  end
+end), N, "counter tasks finished")
+check(math.type(ctr.hits) == "integer" and ctr.hits >= 1 and ctr.hits <= N * PER, "hits in range: " .. tostring(ctr.hits))
+check(math.type(ctr[1]) == "integer" and ctr[1] >= 1 and ctr[1] <= N * PER, "array counter in range")
+
+-- Writers and deleters on the same keys, with readers traversing.
+local mix = {}
+local function writer(w)
+  for i = 1, PER do
+    local k = (i % 20) + 1
+    pcall(function()
+      if (i + w) % 3 == 0 then mix[k] = nil else mix[k] = w end
+      mix["s" .. k] = (i % 2 == 0) and w or nil
+    end)
+    if i % 10 == 0 then task.yield() end
+  end
+end
+local readers = {}
+local stopread = false
+for r = 1, 2 do
+  readers[r] = task.spawn(function()
+    local bad = 0
+    while not stopread do
+      pcall(function()
+        for k, v in pairs(mix) do
+          -- nil is allowed: the traversal may meet an entry while a writer clears it.
+          if v ~= nil and (math.type(v) ~= "integer" or v < 1 or v > N) then
+            if bad == 0 then print("reader saw " .. tostring(k) .. " = " .. tostring(v)) end
+            bad = bad + 1
+          end
+        end
+      end)
+      task.yield()
+    end
+    return bad
+  end)
+end
+eq(run(writer), N, "writer tasks finished")
+stopread = true
+local bad = 0
+for r = 1, 2 do bad = bad + readers[r]:await() end
+eq(bad, 0, "readers never saw a foreign value")
+okvals = true
+for k, v in pairs(mix) do
+  if math.type(v) ~= "integer" or v < 1 or v > N then okvals = false end
+  if not (math.type(k) == "integer" and k >= 1 and k <= 20) and
+     not (type(k) == "string" and k:match("^s%d+$")) then okvals = false end
+end
+check(okvals, "mixed table entries sane")
+
+-- table.insert / table.remove racing on one list.
+local list = {}
+eq(run(function(w)
+  for i = 1, PER do
+    pcall(table.insert, list, w)
+    if i % 3 == 0 then pcall(table.remove, list) end
+    if i % 16 == 0 then task.yield() end
+  end
+end), N, "insert/remove tasks finished")
+okvals = true
+for k, v in pairs(list) do
+  if math.type(k) ~= "integer" or math.type(v) ~= "integer" or v < 1 or v > N then okvals = false end
+end
+check(okvals, "list entries sane")
+
+-- Metatables set while others index.
+local obj = {}
+eq(run(function(w)
+  for i = 1, 50 do
+    pcall(setmetatable, obj, {__index = function() return w end})
+    local okg, v = pcall(function() return obj.missing end)
+    if okg and (math.type(v) ~= "integer" or v < 1 or v > N) then error("bad __index result") end
+    if i % 8 == 0 then task.yield() end
+  end
+end), N, "metatable tasks finished")
+
+-- Only the expected kind of error, if any.
+local allsane = true
+for _, msg in ipairs(errors) do if not sane(msg) then allsane = false; print("unexpected error: " .. msg) end end
+check(allsane, "errors, if any, are concurrent-write errors")
+
+print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
