@@ -103,7 +103,9 @@ Status RuntimeImpl::onBusy(sched::Worker& worker) {
 
 void RuntimeImpl::onAllBlocked() {
   LuaTask* main = mainTask;
-  if (!main || !main->blocked.load(std::memory_order_seq_cst) || main->phase() != WaitPhase::kWaiting) return;
+  if (closed() || !main || !main->blocked.load(std::memory_order_seq_cst) || main->phase() != WaitPhase::kWaiting) {
+    return;
+  }
   {
     std::lock_guard lock(main->blockMutex);
     deadlocked.store(true, std::memory_order_release);
@@ -177,31 +179,37 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task) {
     if (task.cancelRequested()) return cancelTaskMayGC(task);
     return finishDispatchMayGC(task, startTaskMayGC(task));
   }
-  if (task.suspend == LuaTask::Suspend::kWait) {
-    if (task.waitOpen()) {
-      if (!task.cancelRequested()) return RunOutcome::kSuspended;  // a stale wake
+  // The thread whose native suspended the task: the root, or the innermost coroutine of
+  // a suspended chain (vm/thread.h). Its results go there; resuming the root runs the
+  // chain's continuations down to it.
+  vm::ThreadData* leaf = t;
+  while (leaf->suspendedChild) leaf = leaf->suspendedChild;
+  // A cancellation seen at the start of a dispatch ends the task here, whatever ended
+  // its wait: the scheduler delivers a request made while the task was ready only once.
+  if (task.cancelRequested()) {
+    if (task.suspend == LuaTask::Suspend::kWait) {
       task.claim(task.waitGen, WaitPhase::kCancelled, -1);
-    }
-    if (task.phase() == WaitPhase::kCancelled) {
       uint32_t n;
       Value err;
-      (void)finishWaitMayGC(state, t, task, n, err);
-      return cancelTaskMayGC(task);
+      (void)finishWaitMayGC(state, leaf, task, n, err);
     }
+    return cancelTaskMayGC(task);
+  }
+  if (task.suspend == LuaTask::Suspend::kWait) {
+    if (task.waitOpen()) return RunOutcome::kSuspended;  // a stale wake
     uint32_t n = 0;
     Value err;
-    Status fs = finishWaitMayGC(state, t, task, n, err);
+    Status fs = finishWaitMayGC(state, leaf, task, n, err);
     if (fs.code() == StatusCode::kRuntimeError) {
-      Status raised = vm::raiseValueMayGC(state, t, err);
+      Status raised = vm::raiseValueMayGC(state, leaf, err);
       if (raised.code() == StatusCode::kFatal) return finishDispatchMayGC(task, raised);
-      t->resumeStatus = raised.code();
+      leaf->resumeStatus = raised.code();
     } else if (!fs.isOk()) {
       return finishDispatchMayGC(task, fs);
     }
-    t->resumeCount = n;
+    leaf->resumeCount = n;
   } else {
-    if (task.cancelRequested()) return cancelTaskMayGC(task);
-    t->resumeCount = 0;
+    leaf->resumeCount = 0;
   }
   task.suspend = LuaTask::Suspend::kNone;
   return finishDispatchMayGC(task, vm::executeMayGC(state, t));
@@ -227,8 +235,11 @@ RunOutcome RuntimeImpl::finishDispatchMayGC(LuaTask& task, Status st) {
         failClosed("root publication: injected failure publishing task " + std::to_string(task.id()));
         return RunOutcome::kPanicked;
       }
-      if (t->preempted) {
-        t->preempted = false;
+      t->taskSuspending = false;
+      vm::ThreadData* leaf = t;
+      while (leaf->suspendedChild) leaf = leaf->suspendedChild;
+      if (leaf->preempted) {
+        leaf->preempted = false;
         if (task.cancelRequested()) return cancelTaskMayGC(task);
         return RunOutcome::kBudgetSpent;
       }
@@ -253,12 +264,23 @@ RunOutcome RuntimeImpl::finishDispatchMayGC(LuaTask& task, Status st) {
   }
 }
 
+// Closes the task's thread, and first every coroutine of a suspended chain (innermost
+// first), as coroutine.close would: their to-be-closed variables close with no error.
 RunOutcome RuntimeImpl::cancelTaskMayGC(LuaTask& task) {
-  vm::ThreadData* t = task.data;
-  t->status = vm::ThreadStatus::Suspended;
-  Status st = vm::closeCoroutineMayGC(state, t);
-  if (st.code() == StatusCode::kFatal) failClosed(state.heap().failureReason());
-  t->status = vm::ThreadStatus::Dead;
+  std::vector<vm::ThreadData*> chain;
+  for (vm::ThreadData* cur = task.data; cur; cur = cur->suspendedChild) chain.push_back(cur);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    vm::ThreadData* t = *it;
+    t->suspendedChild = nullptr;
+    t->continuation = nullptr;
+    t->resumer = nullptr;
+    t->taskSuspending = false;
+    t->status = vm::ThreadStatus::Suspended;
+    Status st = vm::closeCoroutineMayGC(state, t);
+    if (st.code() == StatusCode::kFatal) failClosed(state.heap().failureReason());
+    t->status = vm::ThreadStatus::Dead;
+  }
+  task.data->status = vm::ThreadStatus::Dead;
   completeTask(&task, TaskState::kCancelled);
   return RunOutcome::kCancelled;
 }

@@ -112,6 +112,7 @@ NativeResult taskYield(CallContext& cx) {
     return cx.noResults();
   }
   currentTask(rtOf(cx), cx.threadData())->suspend = LuaTask::Suspend::kYield;
+  cx.threadData()->taskSuspending = true;
   return NativeResult{0, StatusCode::kYield};
 }
 

@@ -140,7 +140,7 @@ Status blockMayGC(LuaTask& self) {
     });
   }
   self.blocked.store(false, std::memory_order_seq_cst);
-  if (self.isMain && rt.deadlocked.load(std::memory_order_acquire)) rt.reportDeadlockAndExit();
+  if (self.isMain && !rt.closed() && rt.deadlocked.load(std::memory_order_acquire)) rt.reportDeadlockAndExit();
   Status st = rt.attachCurrent();
   if (worker) rt.scheduler->leaveBlocking(*worker);
   return st;
@@ -225,7 +225,7 @@ void LuaTask::removeWaiter(Waiter* w) {
 }
 
 bool canSuspend(vm::ThreadData* t) {
-  return t->taskRoot && t->nny == 0 && sched::Scheduler::currentWorker() != nullptr;
+  return sched::Scheduler::currentWorker() != nullptr && vm::taskChainSuspendable(t);
 }
 
 Value positionedError(vm::State& S, vm::ThreadData* t, const char* message) {
@@ -242,6 +242,7 @@ vm::NativeResult waitMayGC(vm::CallContext& cx, LuaTask& self, double timeout) {
   if (!self.blockingWait && (self.waitOpen() || self.phase() == WaitPhase::kCancelled)) {
     if (self.waitOpen() && timeout >= 0) armTimer(self, timeout);
     self.suspend = LuaTask::Suspend::kWait;
+    cx.threadData()->taskSuspending = true;
     return vm::NativeResult{0, StatusCode::kYield};
   }
   if (self.waitOpen()) {

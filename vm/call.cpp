@@ -138,6 +138,19 @@ Status resolveCallable(State& S, ThreadData* t, uint32_t func, int calleeReg) {
   return Status::ok();
 }
 
+Status continueNativeMayGC(State& S, ThreadData* t) {
+  NativeFn k = t->continuation;
+  t->continuation = nullptr;
+  const CallFrame& nf = t->frame();
+  CallContext cx(S, *t->self, nf.func, nf.top - nf.func - 1);
+  NativeResult r = k(cx);
+  if (r.status == StatusCode::kOk || r.status == StatusCode::kYield) {
+    t->resumeCount = uint32_t(r.count);
+    return Status(r.status);
+  }
+  return Status(r.status);
+}
+
 Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags) {
   uint32_t limit = S.options().maxCallDepth + (t->inErrorHandler ? 250 : 0);
   if (t->frameCount >= limit) return stackOverflowMayGC(S, t);
@@ -420,10 +433,11 @@ Status safepointMayGC(State& S, ThreadData* t) {
 Status loopSafepointMayGC(State& S, ThreadData* t) {
   Status st = safepointMayGC(S, t);
   if (!st.isOk() || t->budget >= 0) return st;
-  // Only the bottom loop invocation of a task's own thread can give up its worker; a
-  // coroutine or a native re-entry inside a task checks again soon.
-  if (t->taskRoot && t->nny == 0 && !t->inHook && !t->runningFinalizers) {
+  // Only code at the bottom of its loop, in a chain of coroutines up to a task's root,
+  // can give up its worker; a native re-entry inside a task checks again soon.
+  if (!t->inHook && !t->runningFinalizers && taskChainSuspendable(t)) {
     t->preempted = true;
+    t->taskSuspending = true;
     return Status(StatusCode::kYield);
   }
   t->budget = t->task ? kBudgetRecheck : kUnlimitedBudget;

@@ -16,6 +16,8 @@ bool moveValues(ThreadData* from, ThreadData* to, uint32_t n) {
   return true;
 }
 
+Status finishResume(State& S, ThreadData* from, ThreadData* co, Status st, uint32_t& nres, const char*& resumeError);
+
 }  // namespace
 
 Status resumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t nargs, uint32_t& nres,
@@ -45,6 +47,7 @@ Status resumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t nargs, u
   from->status = ThreadStatus::Normal;
   co->task = from->task;
   co->budget = from->budget;
+  co->resumer = from;
   setCurrentThread(S, co);
   Status st;
   if (co->frameCount == 0) {
@@ -60,9 +63,33 @@ Status resumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t nargs, u
     co->resumeCount = nargs;
     st = executeMayGC(S, co);
   }
+  return finishResume(S, from, co, st, nres, resumeError);
+}
+
+Status continueResumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t& nres, const char*& resumeError) {
+  resumeError = nullptr;
+  from->suspendedChild = nullptr;
+  from->status = ThreadStatus::Normal;
+  co->budget = from->budget;
+  co->resumer = from;
+  setCurrentThread(S, co);
+  return finishResume(S, from, co, executeMayGC(S, co), nres, resumeError);
+}
+
+namespace {
+
+Status finishResume(State& S, ThreadData* from, ThreadData* co, Status st, uint32_t& nres, const char*& resumeError) {
   setCurrentThread(S, from);
   from->status = ThreadStatus::Running;
   from->budget = co->budget;
+  if (st.code() == StatusCode::kYield && co->taskSuspending) {
+    // The task suspended inside `co`: it stays running, part of the suspended chain.
+    co->taskSuspending = false;
+    from->suspendedChild = co;
+    nres = 0;
+    return st;
+  }
+  co->resumer = nullptr;
   if (st.code() == StatusCode::kYield) {
     co->status = ThreadStatus::Suspended;
     nres = co->resumeCount;
@@ -80,6 +107,8 @@ Status resumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t nargs, u
   }
   return st;
 }
+
+}  // namespace
 
 Status closeCoroutineMayGC(State& S, ThreadData* co) {
   Status st = co->failed ? Status(StatusCode::kRuntimeError) : Status::ok();

@@ -412,6 +412,11 @@ Status executeMayGC(State& S, ThreadData* t) {
       t->resumeStatus = StatusCode::kOk;
       goto onError;
     }
+    if (t->continuation) [[unlikely]] {
+      status = continueNativeMayGC(S, t);
+      if (status.code() == StatusCode::kYield) return status;
+      if (!status.isOk()) goto onError;
+    }
     // Resuming a coroutine suspended in a native (coroutine.yield): its results are the
     // values the resume passed.
     CallFrame& nf = t->frame();

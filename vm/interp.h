@@ -48,6 +48,9 @@ Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults,
 // OP_CALL of a value that is not a Lua closure: natives, the pcall/xpcall markers, and
 // __call. May push a Lua frame for the loop to run.
 Status callNonLuaMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags);
+// Runs the continuation of the top native frame (thread.h): on kOk its resumeCount
+// results are at the top, for the frame to return them.
+Status continueNativeMayGC(State& S, ThreadData* t);
 // Makes the value at `func` callable: if it is not a function, inserts its __call
 // metamethod below the arguments (raises "attempt to call" otherwise).
 Status resolveCallable(State& S, ThreadData* t, uint32_t func, int calleeReg);
@@ -124,6 +127,10 @@ namespace weft::vm {
 // co->error and `co` is dead. Errors about the resume itself ("cannot resume dead
 // coroutine") return kRuntimeError with `resumeError` set and touch nothing.
 Status resumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t nargs, uint32_t& nres, const char*& resumeError);
+// Continues a coroutine whose wait suspended its task (from->suspendedChild), with the
+// same outcomes as resumeMayGC. A kYield with from->suspendedChild == co means the task
+// suspended again inside it.
+Status continueResumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t& nres, const char*& resumeError);
 // coroutine.close: closes pending to-be-closed variables of a suspended or dead
 // coroutine; returns the error status (error value in co->error) or ok.
 Status closeCoroutineMayGC(State& S, ThreadData* co);

@@ -102,6 +102,15 @@ struct ThreadData {
   // native's results; an error status raises t->error (already through the message
   // handler) at the native's call instead.
   StatusCode resumeStatus = StatusCode::kOk;
+  // A task waiting inside coroutines suspends the whole chain (docs/design/tasks.md): the
+  // thread whose native started the wait returns kYield with taskSuspending set; each
+  // resumer's coroutine.resume (or wrap) records the child in suspendedChild, sets a
+  // continuation for its own native frame and yields in turn, up to the task's root.
+  // Resuming the root runs the continuations down the chain.
+  ThreadData* resumer = nullptr;         // the thread that resumed this one, while it runs
+  ThreadData* suspendedChild = nullptr;  // the coroutine this thread's resume is suspended in
+  NativeFn continuation = nullptr;       // finishes the top native frame on resume
+  bool taskSuspending = false;
   bool inErrorHandler = false; // running a message handler: limits get some headroom
 
   // Debug hooks (debug.sethook): a single mask test on the hot path.
@@ -129,6 +138,16 @@ inline constexpr uint32_t kMinNativeStack = 20;   // free slots a native may pus
 inline constexpr uint32_t kExtraStack = 5;        // headroom above a Lua frame for metamethod calls
 
 ThreadData* threadData(const Value& v);
+
+// Whether code running on `t` can suspend its task: every thread from `t` up its chain
+// of resumers to the task's root runs at the bottom of its own loop (nothing native below).
+inline bool taskChainSuspendable(const ThreadData* t) {
+  for (const ThreadData* cur = t; cur; cur = cur->resumer) {
+    if (cur->nny != 0) return false;
+    if (cur->taskRoot) return true;
+  }
+  return false;
+}
 
 // Grows the stack so that `needed` slots are available (indices < needed). false when
 // the limit would be exceeded or memory is exhausted (the caller raises "stack overflow").

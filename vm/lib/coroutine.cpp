@@ -35,14 +35,17 @@ NativeResult coCreate(CallContext& cx) {
   return cx.results(1);
 }
 
-// Resumes with the arguments above `first`; leaves true/false and the values on top.
-NativeResult auxResume(CallContext& cx, ThreadData* co, uint32_t first, bool& failed) {
-  ThreadData* t = cx.threadData();
-  uint32_t nargs = cx.top() - first;
-  uint32_t nres = 0;
-  const char* resumeError = nullptr;
+// After a resume (or its continuation): leaves true/false and the values on top of
+// `first`. If the task suspended inside `co`, this native yields too and `k` continues it.
+NativeResult afterResume(CallContext& cx, ThreadData* co, uint32_t first, Status st, uint32_t nres,
+                         const char* resumeError, bool& failed, NativeFn k) {
   failed = false;
-  Status st = resumeMayGC(cx.state(), t, co, nargs, nres, resumeError);
+  ThreadData* t = cx.threadData();
+  if (st.code() == StatusCode::kYield && t->suspendedChild == co) {
+    t->continuation = k;
+    t->taskSuspending = true;
+    return NativeResult{0, StatusCode::kYield};
+  }
   if (st.code() == StatusCode::kFatal) return NativeResult{0, st.code()};
   if (resumeError) {
     failed = true;
@@ -67,18 +70,39 @@ NativeResult auxResume(CallContext& cx, ThreadData* co, uint32_t first, bool& fa
   return cx.results(int32_t(nres + 1));
 }
 
+// Resumes with the arguments above `first`.
+NativeResult auxResume(CallContext& cx, ThreadData* co, uint32_t first, bool& failed, NativeFn k) {
+  uint32_t nargs = cx.top() - first;
+  uint32_t nres = 0;
+  const char* resumeError = nullptr;
+  Status st = resumeMayGC(cx.state(), cx.threadData(), co, nargs, nres, resumeError);
+  return afterResume(cx, co, first, st, nres, resumeError, failed, k);
+}
+
+// Continues the coroutine the task suspended in (thread.h).
+NativeResult auxContinue(CallContext& cx, bool& failed, NativeFn k) {
+  ThreadData* co = cx.threadData()->suspendedChild;
+  uint32_t first = cx.top();
+  uint32_t nres = 0;
+  const char* resumeError = nullptr;
+  Status st = continueResumeMayGC(cx.state(), cx.threadData(), co, nres, resumeError);
+  return afterResume(cx, co, first, st, nres, resumeError, failed, k);
+}
+
+NativeResult coResumeContinue(CallContext& cx) {
+  bool failed;
+  return auxContinue(cx, failed, coResumeContinue);
+}
+
 NativeResult coResume(CallContext& cx) {
   ThreadData* co;
   if (!checkCoroutine(cx, 1, co)) return cx.failure();
   bool failed;
-  return auxResume(cx, co, cx.argIndex(2), failed);
+  return auxResume(cx, co, cx.argIndex(2), failed, coResumeContinue);
 }
 
-NativeResult coWrapAux(CallContext& cx) {
-  Value cov = cx.upvalue(0);
-  ThreadData* co = cov.asThread()->data;
-  bool failed;
-  NativeResult r = auxResume(cx, co, cx.argIndex(1), failed);
+// wrap's outcome: the results, or the coroutine's error raised (closing it first).
+NativeResult wrapOutcome(CallContext& cx, ThreadData* co, NativeResult r, bool failed) {
   if (r.status != StatusCode::kOk) return r;
   uint32_t top = cx.top();
   if (failed) {
@@ -97,6 +121,20 @@ NativeResult coWrapAux(CallContext& cx) {
     return cx.raise(err);
   }
   return cx.results(r.count - 1);
+}
+
+NativeResult coWrapContinue(CallContext& cx) {
+  ThreadData* co = cx.threadData()->suspendedChild;
+  bool failed;
+  NativeResult r = auxContinue(cx, failed, coWrapContinue);
+  return wrapOutcome(cx, co, r, failed);
+}
+
+NativeResult coWrapAux(CallContext& cx) {
+  ThreadData* co = cx.upvalue(0).asThread()->data;
+  bool failed;
+  NativeResult r = auxResume(cx, co, cx.argIndex(1), failed, coWrapContinue);
+  return wrapOutcome(cx, co, r, failed);
 }
 
 NativeResult coWrap(CallContext& cx) {
