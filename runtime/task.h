@@ -125,6 +125,7 @@ struct LuaTask final : sched::Task, WaitSource {
   // A tentative claim by a peer that must still claim its own wait (channel.cpp); it
   // ends with confirmClaim or undoClaim.
   bool claimTentatively(uint64_t gen);
+  bool leaveWaiting(uint64_t gen, WaitPhase to);
   void confirmClaim(uint64_t gen, int caseIndex);
   void undoClaim(uint64_t gen);
   WaitPhase phase() const;

@@ -251,10 +251,8 @@ NativeResult channelSendNative(CallContext& cx) {
   return waitMayGC(cx, *self, -1);
 }
 
-NativeResult channelRecvNative(CallContext& cx) {
-  CHECK_CHANNEL(ch);
-  double timeout;
-  if (!optTimeout(cx, 2, timeout)) return cx.failure();
+// A receive that waits (timeout < 0: for ever).
+NativeResult recvMayGC(CallContext& cx, Channel* ch, double timeout) {
   Value v;
   bool ok;
   if (channelRecv(*ch, v, ok) == OpResult::kDone) return pushValues(cx, {v, Value::boolean(ok)});
@@ -270,6 +268,13 @@ NativeResult channelRecvNative(CallContext& cx) {
     self->deliveredOk = ok;
   }
   return waitMayGC(cx, *self, timeout);
+}
+
+NativeResult channelRecvNative(CallContext& cx) {
+  CHECK_CHANNEL(ch);
+  double timeout;
+  if (!optTimeout(cx, 2, timeout)) return cx.failure();
+  return recvMayGC(cx, ch, timeout);
 }
 
 NativeResult channelTrySend(CallContext& cx) {
@@ -307,16 +312,7 @@ NativeResult channelLen(CallContext& cx) {
 // The generic for calls it with (channel, previous value): a receive without timeout.
 NativeResult channelIterStep(CallContext& cx) {
   CHECK_CHANNEL(ch);
-  Value v;
-  bool ok;
-  if (channelRecv(*ch, v, ok) == OpResult::kDone) return pushValues(cx, {v, Value::boolean(ok)});
-  LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kRecv, 1, !canSuspend(cx.threadData()), "recv on " + channelName(ch));
-  if (channelRecv(*ch, v, ok, self, 0) == OpResult::kDone) {
-    self->delivered = v;
-    self->deliveredOk = ok;
-  }
-  return waitMayGC(cx, *self, -1);
+  return recvMayGC(cx, ch, -1);
 }
 
 NativeResult channelIter(CallContext& cx) {

@@ -163,14 +163,15 @@ void LuaTask::beginWait(WaitOp o, size_t cases, bool blocking, std::string what)
   waitWord.store(word(waitGen, WaitPhase::kWaiting), std::memory_order_release);
 }
 
-bool LuaTask::claim(uint64_t gen, WaitPhase to, int caseIndex) {
+// From (gen, kWaiting) to (gen, to). A tentative claim in progress (kClaiming) is waited
+// out: its owner resolves it within a few instructions and waits for nothing meanwhile.
+bool LuaTask::leaveWaiting(uint64_t gen, WaitPhase to) {
   uint64_t expected = word(gen, WaitPhase::kWaiting);
   for (;;) {
     // acq_rel: the claimer sees the wait's fields; the waiter, after its wake, sees
     // what the claimer delivered.
     if (waitWord.compare_exchange_weak(expected, word(gen, to), std::memory_order_acq_rel,
                                        std::memory_order_acquire)) {
-      if (to == WaitPhase::kClaimed) firedCase = caseIndex;
       return true;
     }
     if (expected == word(gen, WaitPhase::kClaiming)) {
@@ -182,21 +183,13 @@ bool LuaTask::claim(uint64_t gen, WaitPhase to, int caseIndex) {
   }
 }
 
-bool LuaTask::claimTentatively(uint64_t gen) {
-  uint64_t expected = word(gen, WaitPhase::kWaiting);
-  for (;;) {
-    if (waitWord.compare_exchange_weak(expected, word(gen, WaitPhase::kClaiming), std::memory_order_acq_rel,
-                                       std::memory_order_acquire)) {
-      return true;
-    }
-    if (expected == word(gen, WaitPhase::kClaiming)) {
-      std::this_thread::yield();
-      expected = word(gen, WaitPhase::kWaiting);
-      continue;
-    }
-    if (expected != word(gen, WaitPhase::kWaiting)) return false;
-  }
+bool LuaTask::claim(uint64_t gen, WaitPhase to, int caseIndex) {
+  if (!leaveWaiting(gen, to)) return false;
+  if (to == WaitPhase::kClaimed) firedCase = caseIndex;
+  return true;
 }
+
+bool LuaTask::claimTentatively(uint64_t gen) { return leaveWaiting(gen, WaitPhase::kClaiming); }
 
 void LuaTask::confirmClaim(uint64_t gen, int caseIndex) {
   firedCase = caseIndex;

@@ -10,8 +10,10 @@ namespace weft::vm {
 
 namespace {
 
-constexpr uint32_t kInitialStack = 64;
-constexpr uint32_t kInitialFrames = 16;
+// As Lua's BASIC_STACK_SIZE: a suspended task or coroutine is mostly its stack, so it starts
+// small and doubles when a call needs more.
+constexpr uint32_t kInitialStack = 40;
+constexpr uint32_t kInitialFrames = 8;
 
 size_t threadSizeOf(const gc::Object*) { return sizeof(Thread); }
 
