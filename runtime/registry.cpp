@@ -118,6 +118,9 @@ void RuntimeImpl::releaseLeftovers() {
     tasks.swap(tasks_);
     channels.swap(channels_);
   }
+  // Every leftover goes here, so the references among them (awaited tasks) are dropped
+  // without releasing: a release could free a task this loop frees again.
+  for (LuaTask* task : tasks) task->awaited = nullptr;
   for (LuaTask* task : tasks) delete task;
   for (Channel* ch : channels) delete ch;
 }
