@@ -111,6 +111,10 @@ struct ThreadData {
   ThreadData* suspendedChild = nullptr;  // the coroutine this thread's resume is suspended in
   NativeFn continuation = nullptr;       // finishes the top native frame on resume
   bool taskSuspending = false;
+  // math.random's generator when this thread is the root of a chain (the main thread or
+  // a task's own): lib/math.cpp.
+  uint64_t random[4] = {};
+  bool randomSeeded = false;
   bool inErrorHandler = false; // running a message handler: limits get some headroom
 
   // Debug hooks (debug.sethook): a single mask test on the hot path.

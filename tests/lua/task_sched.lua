@@ -176,4 +176,22 @@ local ms = 0
 for i = 1, 300 do ms = ms + many[i]:await() end
 eq(ms, 90300, "300 tasks")
 
+-- math.random keeps its state per task: two tasks seeded alike draw alike, however their
+-- draws interleave; a coroutine draws from its task's generator.
+local function draws(seed)
+  math.randomseed(seed)
+  local out = {}
+  for i = 1, 6 do
+    out[i] = math.random(1000000)
+    task.yield()
+  end
+  out[7] = coroutine.wrap(function() return math.random(1000000) end)()
+  return table.concat(out, ",")
+end
+local da, db = task.spawn(draws, 77), task.spawn(draws, 77)
+local dc = task.spawn(draws, 78)
+local sa, sb, sc = da:await(), db:await(), dc:await()
+eq(sa, sb, "equal seeds in two tasks give equal sequences")
+check(sa ~= sc, "different seeds differ")
+
 print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))

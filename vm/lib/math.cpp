@@ -4,10 +4,9 @@
 // its own and natives here have no upvalues).
 #include <cmath>
 #include <ctime>
-#include <mutex>
-#include <unordered_map>
 
 #include "vm/lib/libs.h"
+#include "vm/thread.h"
 #include "vm/lib/string.h"
 #include "vm/number.h"
 #include "vm/string.h"
@@ -156,8 +155,9 @@ NativeResult mathUlt(CallContext& cx) {
 
 // ---- pseudo-random numbers ----------------------------------------------------------
 
+// A view of a generator's four state words.
 struct Xoshiro {
-  uint64_t s[4];
+  uint64_t* s;
 
   static uint64_t rotl(uint64_t x, int n) { return (x << n) | (x >> (64 - n)); }
   uint64_t next() {
@@ -182,23 +182,23 @@ struct Xoshiro {
   }
 };
 
-// Generator state per State. Touched only by the thread running the State (one today).
-std::mutex gRandomMutex;
-std::unordered_map<const State*, Xoshiro> gRandomStates;
-
-Xoshiro& generatorOf(State& state) {
-  std::lock_guard<std::mutex> lock(gRandomMutex);
-  auto it = gRandomStates.find(&state);
-  if (it == gRandomStates.end()) {
-    Xoshiro x;
-    x.seed(uint64_t(std::time(nullptr)), uint64_t(reinterpret_cast<uintptr_t>(&state)));
-    it = gRandomStates.emplace(&state, x).first;
+// The generator lives in the root of the running chain of coroutines: the main thread,
+// or a task's own thread, so each task keeps its own state (tasks run in parallel) and
+// a coroutine shares its resumer's, as in Lua. Seeded on first use from the clock and
+// the thread's address.
+Xoshiro generatorOf(CallContext& cx) {
+  ThreadData* root = cx.threadData();
+  while (root->resumer) root = root->resumer;
+  Xoshiro g{root->random};
+  if (!root->randomSeeded) {
+    g.seed(uint64_t(std::time(nullptr)), uint64_t(reinterpret_cast<uintptr_t>(root)));
+    root->randomSeeded = true;
   }
-  return it->second;
+  return g;
 }
 
 // A uniform value in [0, n]: mask to the smallest 2^b-1 covering n and retry outside.
-uint64_t project(uint64_t ran, uint64_t n, Xoshiro& g) {
+uint64_t project(uint64_t ran, uint64_t n, Xoshiro g) {
   if ((n & (n + 1)) == 0) return ran & n;
   uint64_t lim = n;
   lim |= lim >> 1;
@@ -212,7 +212,7 @@ uint64_t project(uint64_t ran, uint64_t n, Xoshiro& g) {
 }
 
 NativeResult mathRandom(CallContext& cx) {
-  Xoshiro& g = generatorOf(cx.state());
+  Xoshiro g = generatorOf(cx);
   uint64_t rv = g.next();
   int64_t low, up;
   switch (cx.argCount()) {
@@ -235,7 +235,7 @@ NativeResult mathRandom(CallContext& cx) {
 // Lua 5.4.4 (the oracle) and the later manuals agree that randomseed returns the two
 // seed components; without arguments it seeds from the clock and the state's address.
 NativeResult mathRandomSeed(CallContext& cx) {
-  Xoshiro& g = generatorOf(cx.state());
+  Xoshiro g = generatorOf(cx);
   int64_t n1, n2;
   if (cx.argCount() == 0) {
     n1 = int64_t(std::time(nullptr)) ^ int64_t(std::clock());
@@ -274,12 +274,6 @@ constexpr LibEntry kMathLib[] = {
     {"randomseed", mathRandomSeed},
 };
 
-// A new State at a dead one's address must not inherit its generator.
-void forgetRandomState(const State* state) {
-  std::lock_guard<std::mutex> lock(gRandomMutex);
-  gRandomStates.erase(state);
-}
-
 }  // namespace
 
 Status openMathLib(State& state) {
@@ -300,8 +294,6 @@ Status openMathLib(State& state) {
     if (!key) return Status(StatusCode::kMemoryError);
     if (Status st = tableSetStr(state, lib, key, c.value); !st.isOk()) return st;
   }
-  // A fresh State gets a fresh random seed, as Lua 5.4 seeds at start-up.
-  forgetRandomState(&state);
   return Status::ok();
 }
 
