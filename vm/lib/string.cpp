@@ -163,6 +163,16 @@ template <int (*Map)(int)>
 NativeResult mapBytes(CallContext& cx) {
   String* s;
   if (!cx.checkString(1, s)) return cx.failure();
+  if (s->length <= kMaxShortString) {
+    // A short result is usually interned already (a comparator lowering the same keys
+    // again): map into a buffer and look it up before allocating anything.
+    char buf[kMaxShortString];
+    for (size_t i = 0; i < s->length; i++) buf[i] = char(Map(static_cast<unsigned char>(s->data[i])));
+    String* r = newString(cx.state(), std::string_view(buf, s->length));
+    if (!r) return cx.memoryError();
+    if (!cx.push(Value::string(r))) return cx.stackOverflow();
+    return cx.results(1);
+  }
   String* r = newStringUninit(cx.state(), s->length);
   if (!r) return cx.memoryError();
   for (size_t i = 0; i < s->length; i++) r->data[i] = char(Map(static_cast<unsigned char>(s->data[i])));
