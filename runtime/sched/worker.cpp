@@ -22,14 +22,14 @@ void SchedulerInternals::runWorker(unsigned index) {
   tlsCurrentWorker = &w;
   Status status = executor.onWorkerStart(w);
   startStatus[index] = status;
+  // Closed before the count-down, so start() returns to a scheduler already closed.
+  if (!status.isOk()) self.close("a worker failed to start");
   startLatch->count_down();  // the latch orders the status write before start() reads it
   if (status.isOk()) {
     loop(c);
     if (c.busy) executor.onIdle(w);
     c.busy = false;
     executor.onWorkerStop(w);
-  } else {
-    self.close("a worker failed to start");
   }
   tlsCurrentWorker = nullptr;
 }
