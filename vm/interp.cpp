@@ -243,6 +243,19 @@ inline const Value* fieldFast(State& S, const Table* h, const String* key) {
   return fieldViaMetaTable(S, h, key);
 }
 
+// A method of a string receiver (`s:lower()`, SELF): the string metatable's `__index`
+// when that is a table whose raw field is set, which then decides the lookup alone.
+// Never calls anything; nullptr: the slow path decides (no metatable, a function
+// `__index`, a missing method).
+inline const Value* stringMethodFast(State& S, const String* key) {
+  const Table* mt = S.typeMetatables[int(BasicType::String)];
+  if (!mt) return nullptr;
+  const Value* idx = tableShortStrSlot(mt, S.metaNames[int(Meta::Index)]);
+  if (!idx || !idx->isTable()) return nullptr;
+  const Value* v = tableStrSlot(idx->asTable(), key);
+  return v && !v->isNil() ? v : nullptr;
+}
+
 // Value slot of an existing key with a non-nil value for a string key (SETFIELD,
 // SETTABUP), or nullptr.
 inline Value* liveStrSlot(Table* h, const String* key) {
@@ -649,6 +662,11 @@ op_SELF: {
   ra[1] = *rb;
   if (rb->isTable() && key->isString()) [[likely]] {
     if (const Value* v = fieldFast(S, rb->asTable(), key->asString())) [[likely]] {
+      *ra = *v;
+      DISPATCH();
+    }
+  } else if (rb->isString() && key->isString()) {
+    if (const Value* v = stringMethodFast(S, key->asString())) {
       *ra = *v;
       DISPATCH();
     }

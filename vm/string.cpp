@@ -4,8 +4,8 @@
 //  - The table is 64 shards. A string's shard is chosen by the top 6 bits of its content
 //    hash, its home slot inside the shard by the low bits: the two are independent, so a
 //    shard's slots stay evenly used.
-//  - Each shard is an open-addressing array of String* with linear probing (each slot's
-//    hash kept in a parallel array, so probes rarely touch the strings), guarded by
+//  - Each shard is an open-addressing array of slots with linear probing (a slot keeps
+//    its string's hash and length, so probes rarely touch the strings), guarded by
 //    its own spinlock (`locked`, acquire on lock / release on unlock: everything written
 //    under the lock is visible to the next holder). Critical sections are a few probes
 //    and at most one bump allocation, which never collects and never waits for a
@@ -39,11 +39,27 @@ namespace {
 
 constexpr uint16_t kHashComputed = 1;     // String::header.aux bit (long strings)
 constexpr uint32_t kInitialShardSlots = 32;
+constexpr uint32_t kSweepPrefetch = 8;  // slots ahead whose string the sweep prefetches
 
 inline uint64_t load64(const char* p) {
   uint64_t w;
   std::memcpy(&w, p, 8);
   return w;
+}
+
+inline uint32_t load32(const char* p) {
+  uint32_t w;
+  std::memcpy(&w, p, 4);
+  return w;
+}
+
+// The last 1-7 bytes as one word, with fixed-size loads only (a memcpy of a variable
+// length is a library call): two overlapping 4-byte loads, or the first, middle and
+// last byte. Together with the length, the word determines the bytes.
+inline uint64_t tailWord(const char* p, size_t n) {
+  if (n >= 4) return load32(p) | uint64_t(load32(p + n - 4)) << 32;
+  auto byte = [p](size_t i) { return uint64_t(static_cast<unsigned char>(p[i])); };
+  return byte(0) | byte(n / 2) << 8 | byte(n - 1) << 16;
 }
 
 inline uint64_t mix64(uint64_t h) {
@@ -88,9 +104,7 @@ uint32_t hashBytes(std::string_view bytes, uint32_t seed) {
     n -= 8;
   }
   if (n > 0) {
-    uint64_t w = 0;
-    std::memcpy(&w, p, n);
-    h = (h ^ w ^ (uint64_t(n) << 59)) * 0x9fb21c651e98df25ull;
+    h = (h ^ tailWord(p, n) ^ (uint64_t(n) << 59)) * 0x9fb21c651e98df25ull;
   }
   return uint32_t(mix64(h));
 }
@@ -150,10 +164,7 @@ int stringCompare(const String* a, const String* b) {
 StringTable::StringTable() = default;
 
 StringTable::~StringTable() {
-  for (Shard& shard : shards_) {
-    delete[] shard.slots;
-    delete[] shard.hashes;
-  }
+  for (Shard& shard : shards_) delete[] shard.slots;
 }
 
 void StringTable::lock(Shard& shard) {
@@ -167,21 +178,23 @@ void StringTable::lock(Shard& shard) {
 
 void StringTable::unlock(Shard& shard) { shard.locked.store(false, std::memory_order_release); }
 
-void StringTable::insertSlot(Shard& shard, String* s, uint32_t hash) {
+void StringTable::insertSlot(Shard& shard, const Slot& slot) {
   uint32_t mask = shard.capacity - 1;
-  uint32_t i = hash & mask;
-  while (shard.slots[i]) i = (i + 1) & mask;
-  shard.slots[i] = s;
-  shard.hashes[i] = hash;
+  uint32_t i = slot.hash & mask;
+  while (shard.slots[i].string) i = (i + 1) & mask;
+  shard.slots[i] = slot;
   shard.count++;
 }
 
 String* StringTable::findLocked(const Shard& shard, std::string_view bytes, uint32_t hash) {
   if (!shard.capacity) return nullptr;
   uint32_t mask = shard.capacity - 1;
-  for (uint32_t i = hash & mask; String* s = shard.slots[i]; i = (i + 1) & mask) {
-    if (shard.hashes[i] == hash && s->length == bytes.size() && std::memcmp(s->data, bytes.data(), bytes.size()) == 0) {
-      return s;
+  for (uint32_t i = hash & mask;; i = (i + 1) & mask) {
+    const Slot& slot = shard.slots[i];
+    if (!slot.string) return nullptr;
+    if (slot.hash == hash && slot.length == bytes.size() &&
+        std::memcmp(slot.string->data, bytes.data(), bytes.size()) == 0) {
+      return slot.string;
     }
   }
   return nullptr;
@@ -190,25 +203,17 @@ String* StringTable::findLocked(const Shard& shard, std::string_view bytes, uint
 bool StringTable::grow(Shard& shard) {
   uint32_t newCapacity = shard.capacity ? shard.capacity * 2 : kInitialShardSlots;
   if (newCapacity == 0) return false;
-  auto* slots = new (std::nothrow) String*[newCapacity]();
-  auto* hashes = new (std::nothrow) uint32_t[newCapacity]();
-  if (!slots || !hashes) {
-    delete[] slots;
-    delete[] hashes;
-    return false;
-  }
-  String** old = shard.slots;
-  uint32_t* oldHashes = shard.hashes;
+  auto* slots = new (std::nothrow) Slot[newCapacity]();
+  if (!slots) return false;
+  Slot* old = shard.slots;
   uint32_t oldCapacity = shard.capacity;
   shard.slots = slots;
-  shard.hashes = hashes;
   shard.capacity = newCapacity;
   shard.count = 0;
   for (uint32_t i = 0; i < oldCapacity; ++i) {
-    if (old[i]) insertSlot(shard, old[i], oldHashes[i]);
+    if (old[i].string) insertSlot(shard, old[i]);
   }
   delete[] old;
-  delete[] oldHashes;
   return true;
 }
 
@@ -226,7 +231,7 @@ String* StringTable::intern(State& state, std::string_view bytes, uint32_t hash)
     std::memcpy(result->data, bytes.data(), bytes.size());
     result->header.hash = hash;
     result->flags = kStringShort;
-    insertSlot(shard, result, hash);
+    insertSlot(shard, Slot{result, hash, uint32_t(bytes.size())});
   }
   unlock(shard);
   return result;
@@ -244,7 +249,7 @@ String* StringTable::adopt(String* s, uint32_t hash) {
     s->header.hash = hash;
     s->header.aux = 0;
     s->flags = kStringShort;
-    insertSlot(shard, s, hash);
+    insertSlot(shard, Slot{s, hash, uint32_t(s->length)});
     result = s;
   }
   unlock(shard);
@@ -268,17 +273,15 @@ size_t StringTable::size() const {
 void StringTable::rebuildInPlace(Shard& shard) {
   uint32_t mask = shard.capacity - 1;
   uint32_t start = 0;
-  while (shard.slots[start]) start++;  // load < 1: a free slot exists
+  while (shard.slots[start].string) start++;  // load < 1: a free slot exists
   for (uint32_t n = 1; n <= mask; ++n) {
     uint32_t i = (start + n) & mask;
-    String* s = shard.slots[i];
-    if (!s) continue;
-    uint32_t hash = shard.hashes[i];
-    shard.slots[i] = nullptr;
-    uint32_t j = hash & mask;
-    while (shard.slots[j]) j = (j + 1) & mask;
-    shard.slots[j] = s;
-    shard.hashes[j] = hash;
+    Slot slot = shard.slots[i];
+    if (!slot.string) continue;
+    shard.slots[i].string = nullptr;
+    uint32_t j = slot.hash & mask;
+    while (shard.slots[j].string) j = (j + 1) & mask;
+    shard.slots[j] = slot;
   }
 }
 
@@ -288,7 +291,13 @@ void StringTable::sweepWeakRoots(gc::Visitor& visitor) {
     lock(shard);  // uncontended: the world is stopped
     bool removed = false;
     for (uint32_t i = 0; i < shard.capacity; ++i) {
-      String*& s = shard.slots[i];
+      // Every string's header is a cache miss (a large table holds megabytes of them):
+      // asking for one a few slots ahead overlaps the misses instead of taking them in
+      // turn.
+      if (i + kSweepPrefetch < shard.capacity) {
+        if (const String* ahead = shard.slots[i + kSweepPrefetch].string) __builtin_prefetch(ahead);
+      }
+      String*& s = shard.slots[i].string;
       if (!s) continue;
       auto*& slot = reinterpret_cast<gc::Object*&>(s);
       if (visitor.isLive(slot)) {

@@ -66,15 +66,20 @@ class StringTable final : public gc::WeakRootSource {
   void sweepWeakRoots(gc::Visitor& visitor) override;
 
  private:
+  // One slot: the string with its hash and length beside it, so a probe reads one
+  // cache line of the array and touches the string only when both match.
+  struct Slot {
+    String* string;  // nullptr: free
+    uint32_t hash;
+    uint32_t length;
+  };
   struct alignas(64) Shard {
     std::atomic<bool> locked{false};  // the shard's spinlock (see string.cpp)
     uint32_t capacity = 0;            // slots, a power of 2 (0: not allocated yet)
     uint32_t count = 0;               // occupied slots
-    String** slots = nullptr;         // owned; nullptr entries are free
-    uint32_t* hashes = nullptr;       // owned; hashes[i] is slots[i]'s hash, so a probe
-                                      // touches the string only when the hash matches
+    Slot* slots = nullptr;            // owned
   };
-  static void insertSlot(Shard& shard, String* s, uint32_t hash);
+  static void insertSlot(Shard& shard, const Slot& slot);
   static String* findLocked(const Shard& shard, std::string_view bytes, uint32_t hash);
   static void lock(Shard& shard);
   static void unlock(Shard& shard);

@@ -234,6 +234,19 @@ eq(string.len(12), 2, "len of number")
 eq(("MiXeD 1!"):lower(), "mixed 1!", "lower")
 eq(("MiXeD 1!"):upper(), "MIXED 1!", "upper")
 eq(("\200A"):lower(), "\200a", "lower leaves high bytes")
+do -- every byte, short and long strings: only ASCII letters change (the C locale)
+  local bytes = {}
+  for c = 0, 255 do bytes[#bytes + 1] = string.char(c) end
+  local all = table.concat(bytes)
+  local lower = all:gsub("%u", function(c) return string.char(c:byte() + 32) end)
+  local upper = all:gsub("%l", function(c) return string.char(c:byte() - 32) end)
+  eq(all:lower(), lower, "lower of every byte")
+  eq(all:upper(), upper, "upper of every byte")
+  for c = 0, 255 do
+    eq(string.char(c):lower(), lower:sub(c + 1, c + 1), "lower of byte " .. c)
+    eq(string.char(c):upper(), upper:sub(c + 1, c + 1), "upper of byte " .. c)
+  end
+end
 eq(("abc"):reverse(), "cba", "reverse")
 eq((""):reverse(), "", "reverse empty")
 eq(("hello"):sub(2, 4), "ell", "sub")
@@ -316,6 +329,30 @@ eq(err(string.unpack, "I16", ("\255"):rep(16)), "16-byte integer does not fit in
 eq(getmetatable("").__index, string, "string metatable")
 eq(("x"):upper(), "X", "method call")
 eq(("%d"):format(5), "5", "method format")
+do -- method calls follow whatever the metatable's __index is at the moment of the call
+  local mt = getmetatable("")
+  local gsub = string.gsub
+  local function call(s) return s:shout() end
+  local function err(f, ...) -- no string methods: they are what this block breaks
+    local ok, m = pcall(f, ...)
+    return ok and "no error" or (gsub(tostring(m), "^[^:]*:%d+: ", ""))
+  end
+  eq(err(call, "a"), "attempt to call a nil value (method 'shout')", "missing method")
+  string.shout = function(s) return s:upper() .. "!" end
+  eq(call("a"), "A!", "method added to string")
+  string.shout = nil
+  mt.__index = setmetatable({}, {__index = function(_, k) return string[k] or function() return k end end})
+  eq(call("a"), "shout", "__index table with its own __index")
+  eq(("b"):upper(), "B", "method through two levels")
+  mt.__index = function(s, k) return function() return s .. k end end
+  eq(call("a"), "ashout", "__index function")
+  mt.__index = {}
+  eq(err(call, "a"), "attempt to call a nil value (method 'shout')", "empty __index table")
+  mt.__index = nil
+  eq(err(call, "a"), "attempt to index a string value (local 's')", "no __index")
+  mt.__index = string
+  eq(("c"):upper(), "C", "__index restored")
+end
 eq("10" + 1, 11, "string + number")
 eq("3" * "4", 12, "string * string")
 eq("10" // "3", 3, "string //")

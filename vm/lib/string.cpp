@@ -3,7 +3,6 @@
 // string-arithmetic metamethods, and the helpers string.h declares.
 #include "vm/lib/string.h"
 
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -182,8 +181,10 @@ NativeResult mapBytes(CallContext& cx) {
   return cx.results(1);
 }
 
-int toLowerByte(int c) { return std::tolower(c); }
-int toUpperByte(int c) { return std::toupper(c); }
+// The C locale's case mapping (ASCII letters only), whatever os.setlocale says, like the
+// pattern classes (docs/design/stdlib.md): no libc call per byte.
+int toLowerByte(int c) { return unsigned(c - 'A') < 26u ? c + ('a' - 'A') : c; }
+int toUpperByte(int c) { return unsigned(c - 'a') < 26u ? c - ('a' - 'A') : c; }
 
 NativeResult strReverse(CallContext& cx) {
   String* s;
