@@ -49,6 +49,7 @@ class Collector final : public Visitor {
 
  private:
   Object* copy(Object* obj);
+  Object* keepLarge(Object* obj);
   char* allocateTo(size_t size);
   void scan();
   void ephemeronFixpoint();
@@ -81,7 +82,10 @@ class Collector final : public Visitor {
 Collector::~Collector() {
   if (installed_) return;
   for (Chunk* chunk : toChunks_) unmapChunk(chunk);
-  for (Chunk* chunk : toLarge_) unmapChunk(chunk);
+  for (Chunk* chunk : toLarge_) {
+    if (chunk->kept) chunk->kept = false;  // still old space's
+    else unmapChunk(chunk);
+  }
 }
 
 void Collector::fail(const char* what, const Object* obj) {
@@ -131,6 +135,9 @@ Object* Collector::copy(Object* obj) {
     return obj;
   }
   size_t size = objectBytes(impl_.types[kind], obj);
+  if (size >= Heap::kLargeObjectSize && heap_.config_.stress != StressMode::kRelocate) {
+    if (Object* kept = keepLarge(obj)) return kept;
+  }
   char* to = size < (size_t{1} << 47) ? allocateTo(size) : nullptr;
   if (!to) {
     fail("no memory for to-space", obj);
@@ -143,6 +150,26 @@ Object* Collector::copy(Object* obj) {
   copiedBytes_ += size;
   ++copiedObjects_;
   return moved;
+}
+
+// A large object has its chunk to itself: the chunk joins to-space as it is, and the
+// object takes the to-space epoch where it lies, so nothing is copied and no page of a
+// fresh mapping is touched. Relocate stress still copies it (every object moves there).
+// nullptr when `obj` is not alone at the start of a large chunk.
+Object* Collector::keepLarge(Object* obj) {
+  Chunk* chunk;
+  {
+    std::lock_guard lock(impl_.mutex);
+    auto it = impl_.chunkIndex.find(reinterpret_cast<uintptr_t>(obj));
+    if (it == impl_.chunkIndex.end()) return nullptr;
+    chunk = it->second;
+  }
+  if (!chunk->large || chunk->kept) return nullptr;
+  obj->header.gcBits = static_cast<uint8_t>((obj->header.gcBits & ~kBitEpoch) | toEpoch_);
+  chunk->kept = true;
+  toLarge_.push_back(chunk);
+  ++copiedObjects_;  // progress for the ephemeron fixpoint, as a copy would be
+  return obj;
 }
 
 char* Collector::allocateTo(size_t size) {
@@ -303,6 +330,10 @@ void Collector::install(uint64_t collection, Mutator& collector) {
   std::vector<Chunk*> quarantined;
   if (relocate) quarantined.swap(old);
   for (Chunk* chunk : old) {
+    if (chunk->kept) {
+      chunk->kept = false;  // now part of to-space
+      continue;
+    }
     if (!chunk->large && chunk->size == Heap::kChunkSize &&
                impl_.pool.size() * Heap::kChunkSize < impl_.poolLimit) {
       chunk->dirty = true;

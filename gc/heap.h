@@ -316,7 +316,8 @@ class Heap {
   Mutator& mainMutator() { return *mainMutator_; }
 
   // Chunk geometry: a mutator's bump buffer is one chunk; an object of at least
-  // kLargeObjectSize bytes gets a chunk of its own (and is still copied in v1).
+  // kLargeObjectSize bytes gets a chunk of its own, which a collection keeps in place
+  // (collector.cpp keepLarge) except under relocate stress.
   static constexpr size_t kChunkSize = 256u << 10;
   static constexpr size_t kLargeObjectSize = kChunkSize / 8;
 

@@ -32,6 +32,7 @@ struct Chunk {
   char* top = nullptr;  // end of the objects
   bool large = false;   // holds one object of at least kLargeObjectSize bytes
   bool dirty = false;   // recycled memory: must be zeroed before a mutator bumps in it
+  bool kept = false;    // during a collection: a large chunk that joined to-space in place
 };
 
 size_t pageSize();
