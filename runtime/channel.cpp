@@ -62,7 +62,7 @@ Channel::~Channel() = default;
 
 void Channel::release() {
   if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    rt.removeChannel(this);
+    if (!orphaned) rt.removeChannel(this);
     delete this;
   }
 }

@@ -289,8 +289,11 @@ RunOutcome RuntimeImpl::cancelTaskMayGC(LuaTask& task) {
 
 void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
   std::vector<LuaTask*> wake;
+  vm::ThreadData* d = task->data;
   {
     std::lock_guard lock(task->doneMutex);
+    if (outcome == TaskState::kCompleted && d->top > 2) task->results.assign(d->stack + 2, d->stack + d->top);
+    if (outcome == TaskState::kPanicked) task->error = d->error;
     task->done = true;
     task->outcome = outcome;
     // Claimed under doneMutex: an awaiter leaving by timeout removes its Waiter under
@@ -300,8 +303,15 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
     }
     task->awaiters.clear();
   }
-  task->data->status = vm::ThreadStatus::Dead;
+  d->status = vm::ThreadStatus::Dead;
   task->handle = Value::nil();
+  // The thread is garbage now unless the script kept it (coroutine.running).
+  if (!task->isMain) {
+    d->task = nullptr;
+    task->data = nullptr;
+    task->thread = nullptr;
+    vm::recycleTaskThread(state, d);
+  }
   for (LuaTask* w : wake) wakeTask(w);
   if (!task->isMain && aliveTasks.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     std::lock_guard lock(finishMutex);

@@ -11,11 +11,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "gc/heap.h"
+#include "runtime/intrusive_list.h"
 #include "runtime/runtime.h"
 #include "runtime/task.h"
 #include "vm/api.h"
@@ -63,8 +63,8 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   void reportUnobservedErrors();
   // A panicked task nobody awaited was freed: its report waits for the end.
   void noteUnobservedError(uint64_t id, const std::string& traceback);
-  // After the workers stopped: tasks and channels still referenced only by handles of a
-  // state that will not be closed (a fatal exit) are freed with the runtime.
+  // After the workers stopped: the tasks and channels left are orphaned (their handles
+  // release them later, without the runtime), and those no handle holds are freed.
   void releaseLeftovers();
 
   // Waking a task whose wait was claimed: a blocking waiter's condition variable, or
@@ -113,8 +113,8 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   sched::RunOutcome cancelTaskMayGC(LuaTask& task);
 
   std::mutex regMutex_;
-  std::unordered_set<LuaTask*> tasks_;    // regMutex_
-  std::unordered_set<Channel*> channels_; // regMutex_
+  IntrusiveList<LuaTask> tasks_;          // regMutex_
+  IntrusiveList<Channel> channels_;       // regMutex_
   std::atomic<bool> closed_{false};       // release/acquire: the reason is written first
   std::mutex reportMutex_;
   std::vector<std::pair<uint64_t, std::string>> unobserved_;  // reportMutex_

@@ -71,8 +71,8 @@ struct LuaTask final : sched::Task, WaitSource {
   ~LuaTask() override;
 
   RuntimeImpl& rt;
-  vm::Thread* thread;       // root; re-read after every safepoint
-  vm::ThreadData* data;     // off-heap, stable
+  vm::Thread* thread;       // root; re-read after every safepoint; nullptr once done
+  vm::ThreadData* data;     // off-heap, stable; nullptr once done (not for the main task)
   vm::Value handle = vm::Value::nil();  // the task's userdata while the task is alive (root)
   bool isMain = false;
   bool started = false;     // first dispatch done
@@ -108,10 +108,19 @@ struct LuaTask final : sched::Task, WaitSource {
   bool done = false;
   std::vector<Waiter*> awaiters;
   sched::TaskState outcome = sched::TaskState::kReady;  // set with `done`
+  // What await reports, kept at the end so that the thread can be collected at once
+  // (roots, written with `done`): the results of kCompleted, the error of kPanicked.
+  std::vector<vm::Value> results;
+  vm::Value error = vm::Value::nil();
   std::string traceback;        // of an error, recorded by the message handler
   bool errorObserved = false;   // an await saw the error (doneMutex)
 
   uint64_t waitGen = 0;          // the current wait's generation (owner thread)
+  LuaTask* regPrev = nullptr;    // the registry's list (its lock)
+  LuaTask* regNext = nullptr;
+  // Outlived its runtime (RuntimeImpl::releaseLeftovers): the handles that still hold
+  // it release it without the runtime.
+  bool orphaned = false;
   // Awaiting this task is a wait on it: awaiters leave through removeWaiter.
   void removeWaiter(Waiter* w) override;
 
@@ -150,6 +159,9 @@ struct Channel final : WaitSource {
   std::deque<Waiter*> sendq;       // mutex
   bool closed = false;             // mutex
   std::atomic<uint32_t> length{0}; // buffer.size(), for #ch without the lock
+  Channel* regPrev = nullptr;      // the registry's list (its lock)
+  Channel* regNext = nullptr;
+  bool orphaned = false;           // as LuaTask::orphaned
 };
 
 // The task a native runs in: the running thread's task, or the main task.

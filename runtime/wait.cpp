@@ -50,20 +50,19 @@ Value stringValue(vm::State& S, const char* s) {
 
 Status awaitResults(vm::State& S, vm::ThreadData* t, LuaTask& target, uint32_t& n, Value& err) {
   std::lock_guard lock(target.doneMutex);
-  vm::ThreadData* d = target.data;
   switch (target.outcome) {
     case sched::TaskState::kCompleted: {
-      uint32_t count = d->top > 2 ? d->top - 2 : 0;
+      auto count = uint32_t(target.results.size());
       if (!vm::ensureStackSlots(t, uint64_t(t->top) + count + vm::kMinNativeStack)) {
         return Status(StatusCode::kMemoryError);
       }
-      for (uint32_t i = 0; i < count; i++) t->stack[t->top++] = d->stack[2 + i];
+      for (const Value& v : target.results) t->stack[t->top++] = v;
       n = count;
       return Status::ok();
     }
     case sched::TaskState::kPanicked:
       target.errorObserved = true;
-      err = d->error;
+      err = target.error;
       return Status(StatusCode::kRuntimeError);
     default:
       err = positionedError(S, t, "task cancelled");
