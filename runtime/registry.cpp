@@ -37,7 +37,7 @@ LuaTask::~LuaTask() {
   if (awaited) awaited->release();
   if (orphaned) return;  // its thread may have gone with the heap already
   if (data) data->task = nullptr;
-  if (outcome == sched::TaskState::kPanicked && !errorObserved) rt.noteUnobservedError(id(), traceback);
+  if (outcome == sched::TaskState::kPanicked && !errorObserved) rt.noteUnobservedError(id(), traceback ? *traceback : std::string());
   rt.removeTask(this);
 }
 
@@ -78,7 +78,7 @@ void RuntimeImpl::traceRoots(gc::Visitor& visitor) {
     for (Waiter& w : task->waiters) visitValue(visitor, w.value);
   }
   for (Channel* ch : channels_) {
-    for (Value& v : ch->buffer) visitValue(visitor, v);
+    ch->buffer.forEach([&](Value& v) { visitValue(visitor, v); });
   }
 }
 
@@ -93,7 +93,7 @@ std::string RuntimeImpl::describeBlockedTasks() {
     out += "  task ";
     out += task->isMain ? "main" : std::to_string(task->id());
     out += ": ";
-    out += task->phase() == WaitPhase::kWaiting ? task->waitWhat : std::string("not waiting");
+    out += task->phase() == WaitPhase::kWaiting ? task->describeWait() : std::string("not waiting");
     out += '\n';
   }
   return out;
@@ -151,7 +151,7 @@ void RuntimeImpl::reportUnobservedErrors() {
       std::lock_guard done(task->doneMutex);
       if (task->outcome != sched::TaskState::kPanicked || task->errorObserved) continue;
       task->errorObserved = true;
-      noteUnobservedError(task->id(), task->traceback);
+      noteUnobservedError(task->id(), task->traceback ? *task->traceback : std::string());
     }
   }
   std::lock_guard lock(reportMutex_);

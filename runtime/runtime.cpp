@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
+#include <typeinfo>
 
 #include "gc/fault.h"
 #include "runtime/runtime_impl.h"
@@ -106,11 +107,8 @@ void RuntimeImpl::onAllBlocked() {
   if (closed() || !main || !main->blocked.load(std::memory_order_seq_cst) || main->phase() != WaitPhase::kWaiting) {
     return;
   }
-  {
-    std::lock_guard lock(main->blockMutex);
-    deadlocked.store(true, std::memory_order_release);
-  }
-  main->blockCv.notify_all();
+  deadlocked.store(true, std::memory_order_release);
+  main->signalBlocked();
 }
 
 void RuntimeImpl::detachCurrent() {
@@ -158,8 +156,10 @@ void RuntimeImpl::installOsWaitHooks() {
 }
 
 RunOutcome RuntimeImpl::runTask(sched::Worker& worker, sched::Task& base) {
-  auto* task = dynamic_cast<LuaTask*>(&base);
-  if (!task) return RunOutcome::kCompleted;  // a probe: its dispatch is its purpose
+  // A probe's dispatch is its purpose. typeid, not dynamic_cast: equal types compare by
+  // address, where a dynamic_cast walks the hierarchy comparing names.
+  if (typeid(base) != typeid(LuaTask)) return RunOutcome::kCompleted;
+  auto* task = static_cast<LuaTask*>(&base);
   if (closed()) return RunOutcome::kCancelled;
   return dispatchMayGC(*static_cast<WorkerContext*>(worker.executorData), *task);
 }
@@ -321,8 +321,7 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
 
 void RuntimeImpl::wakeTask(LuaTask* task) {
   if (task->blockingWait) {
-    { std::lock_guard lock(task->blockMutex); }  // orders the notify after the waiter's check
-    task->blockCv.notify_all();
+    task->signalBlocked();
     return;
   }
   scheduler->wake(task);
@@ -375,8 +374,7 @@ void RuntimeImpl::closeAll(const std::string& reason) {
     }
   }
   for (LuaTask* t : all) {
-    { std::lock_guard lock(t->blockMutex); }
-    t->blockCv.notify_all();
+    t->signalBlocked();
     t->release();
   }
   std::lock_guard lock(finishMutex);

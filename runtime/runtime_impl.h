@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -144,7 +145,8 @@ vm::Value positionedError(vm::State& S, vm::ThreadData* t, const char* message);
 // only try (kDone or kWouldBlock). With `self`, whose wait has begun, a ready case is
 // performed only by claiming that wait first (kDone, or kLost when another case or a
 // timer claimed it), and a case that is not ready registers a Waiter (kRegistered).
-enum class OpResult : uint8_t { kDone, kWouldBlock, kRegistered, kLost };
+// kNoMemory: a buffered send without `self` could not grow the buffer.
+enum class OpResult : uint8_t { kDone, kWouldBlock, kRegistered, kLost, kNoMemory };
 // On a closed channel: kDone with `closed` set (the caller raises "send on closed channel").
 OpResult channelSend(Channel& ch, const vm::Value& v, bool& closed, LuaTask* self = nullptr, int caseIndex = 0);
 // ok is false when the channel is closed and drained.

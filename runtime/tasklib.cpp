@@ -133,7 +133,7 @@ NativeResult taskSleep(CallContext& cx) {
   if (!cx.checkNumber(1, seconds)) return cx.failure();
   if (!(seconds > 0)) return taskYield(cx);
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kSleep, 0, !canSuspend(cx.threadData()), "sleep");
+  self->beginWait(WaitOp::kSleep, 0, !canSuspend(cx.threadData()));
   return waitMayGC(cx, *self, seconds);
 }
 
@@ -158,8 +158,7 @@ NativeResult handleAwait(CallContext& cx) {
   {
     std::lock_guard lock(target->doneMutex);
     if (!target->done) {
-      self->beginWait(WaitOp::kAwait, 1, !canSuspend(cx.threadData()),
-                      "await task " + (target->isMain ? std::string("main") : std::to_string(target->id())));
+      self->beginWait(WaitOp::kAwait, 1, !canSuspend(cx.threadData()));
       Waiter& w = self->waiters[0];
       w.task = self;
       w.gen = self->waitGen;
@@ -242,12 +241,14 @@ NativeResult channelSendNative(CallContext& cx) {
   CHECK_CHANNEL(ch);
   Value v = cx.arg(2);
   bool closed;
-  if (channelSend(*ch, v, closed) == OpResult::kDone) {
+  OpResult r = channelSend(*ch, v, closed);
+  if (r == OpResult::kNoMemory) return cx.memoryError();
+  if (r == OpResult::kDone) {
     if (closed) return cx.error("send on closed channel");
     return cx.noResults();
   }
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kSend, 1, !canSuspend(cx.threadData()), "send on " + channelName(ch));
+  self->beginWait(WaitOp::kSend, 1, !canSuspend(cx.threadData()), ch);
   if (channelSend(*ch, v, closed, self, 0) == OpResult::kDone) {
     self->sendClosed = closed;
   }
@@ -265,7 +266,7 @@ NativeResult recvMayGC(CallContext& cx, Channel* ch, double timeout) {
     return pushValues(cx, {Value::nil(), Value::boolean(false), Value::string(s)});
   }
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kRecv, 1, !canSuspend(cx.threadData()), "recv on " + channelName(ch));
+  self->beginWait(WaitOp::kRecv, 1, !canSuspend(cx.threadData()), ch);
   if (channelRecv(*ch, v, ok, self, 0) == OpResult::kDone) {
     self->delivered = v;
     self->deliveredOk = ok;
@@ -284,6 +285,7 @@ NativeResult channelTrySend(CallContext& cx) {
   CHECK_CHANNEL(ch);
   bool closed;
   OpResult r = channelSend(*ch, cx.arg(2), closed);
+  if (r == OpResult::kNoMemory) return cx.memoryError();
   if (r == OpResult::kDone && closed) return cx.error("send on closed channel");
   return pushValues(cx, {Value::boolean(r == OpResult::kDone)});
 }
@@ -390,7 +392,7 @@ NativeResult taskMessageHandler(CallContext& cx) {
     if (cx.toStringMayGC(err, s).isOk() && s) message = std::string(s->view());
   }
   if (!s) message = std::string("(error object is a ") + vm::typeName(err) + " value)";
-  self->traceback = vm::traceback(cx.state(), cx.threadData(), message, 1, true);
+  self->traceback = std::make_unique<std::string>(vm::traceback(cx.state(), cx.threadData(), message, 1, true));
   return pushValues(cx, {cx.arg(1)});
 }
 

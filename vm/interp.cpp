@@ -233,6 +233,17 @@ inline bool lacksMeta(const Table* h, Meta event) {
   return lacksMeta(ih, Meta::Index) ? &kNilValue : nullptr;
 }
 
+// A userdata's method (SELF on a task handle, a channel, a file): its metatable's
+// `__index` table holds it. nullptr when anything else decides: the slow path then also
+// produces the error or the nil.
+inline const Value* userdataMethodFast(State& S, const Userdata* u, const String* key) {
+  if (!u->metatable) return nullptr;
+  const Value* idx = tableStrSlot(u->metatable, S.metaNames[size_t(Meta::Index)]);
+  if (!idx || !idx->isTable()) return nullptr;
+  const Value* v = tableStrSlot(idx->asTable(), key);
+  return v && !v->isNil() ? v : nullptr;
+}
+
 // h[key] for a string key without calling anything (GETFIELD, GETTABUP, SELF): the raw
 // slot, else nil when no __index can apply, else one level of __index tables. nullptr:
 // the slow path decides. The slot is read at once (no allocation in between).
@@ -649,6 +660,11 @@ op_SELF: {
   ra[1] = *rb;
   if (rb->isTable() && key->isString()) [[likely]] {
     if (const Value* v = fieldFast(S, rb->asTable(), key->asString())) [[likely]] {
+      *ra = *v;
+      DISPATCH();
+    }
+  } else if (rb->isUserdata() && key->isString()) {
+    if (const Value* v = userdataMethodFast(S, rb->asUserdata(), key->asString())) {
       *ra = *v;
       DISPATCH();
     }

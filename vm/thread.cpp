@@ -10,10 +10,10 @@ namespace weft::vm {
 
 namespace {
 
-// As Lua's BASIC_STACK_SIZE: a suspended task or coroutine is mostly its stack, so it starts
-// small and doubles when a call needs more.
-constexpr uint32_t kInitialStack = 40;
-constexpr uint32_t kInitialFrames = 8;
+// A suspended task or coroutine is mostly its stack and frames, so they start small (a
+// function of a few registers waiting in a native fits) and double when a call needs more.
+constexpr uint32_t kInitialStack = 32;
+constexpr uint32_t kInitialFrames = 2;
 
 // Larger buffers are not kept for reuse: a deep recursion's stack goes back to the heap.
 constexpr uint32_t kRecycledStackLimit = 1024;
