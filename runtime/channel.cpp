@@ -2,6 +2,7 @@
 // the wait protocol). A receiver finds a value in the buffer, else takes it from a
 // blocked sender; a sender hands its value to a blocked receiver, else buffers it, else
 // waits. Wakes happen after the lock is released.
+#include <new>
 #include <thread>
 
 #include "runtime/runtime_impl.h"
@@ -14,16 +15,15 @@ using vm::Value;
 
 // The first waiter of `q` (not one of self's own cases) that claims; claimed ones and
 // stale ones (their wait already ended) leave the queue.
-Waiter* claimPeer(std::deque<Waiter*>& q, LuaTask* self, bool tentative) {
-  for (auto it = q.begin(); it != q.end();) {
-    Waiter* w = *it;
-    if (w->task == self) {
-      ++it;
-      continue;
+Waiter* claimPeer(WaiterQueue& q, LuaTask* self, bool tentative) {
+  for (Waiter* w = q.front(); w;) {
+    Waiter* next = w->next;
+    if (w->task != self) {
+      q.remove(w);
+      bool won = tentative ? w->task->claimTentatively(w->gen) : w->task->claim(w->gen, WaitPhase::kClaimed, w->caseIndex);
+      if (won) return w;
     }
-    it = q.erase(it);
-    bool won = tentative ? w->task->claimTentatively(w->gen) : w->task->claim(w->gen, WaitPhase::kClaimed, w->caseIndex);
-    if (won) return w;
+    w = next;
   }
   return nullptr;
 }
@@ -33,18 +33,17 @@ bool claimSelf(LuaTask* self, int caseIndex) {
 }
 
 // A peer claimed tentatively becomes ours only if our own wait is still open.
-bool settlePeer(Waiter* peer, std::deque<Waiter*>& q, LuaTask* self, int caseIndex) {
+bool settlePeer(Waiter* peer, WaiterQueue& q, LuaTask* self, int caseIndex) {
   if (claimSelf(self, caseIndex)) {
     peer->task->confirmClaim(peer->gen, peer->caseIndex);
     return true;
   }
   peer->task->undoClaim(peer->gen);
-  q.push_front(peer);
+  q.pushFront(peer);
   return false;
 }
 
-void registerWaiter(Channel& ch, std::deque<Waiter*>& q, LuaTask* self, int caseIndex, bool isSend,
-                    const Value& v) {
+void registerWaiter(Channel& ch, WaiterQueue& q, LuaTask* self, int caseIndex, bool isSend, const Value& v) {
   Waiter& w = self->waiters[size_t(caseIndex)];
   w.task = self;
   w.gen = self->waitGen;
@@ -52,7 +51,7 @@ void registerWaiter(Channel& ch, std::deque<Waiter*>& q, LuaTask* self, int case
   w.isSend = isSend;
   w.source = &ch;
   w.value = v;
-  q.push_back(&w);
+  q.pushBack(&w);
 }
 
 }  // namespace
@@ -62,20 +61,62 @@ Channel::~Channel() = default;
 
 void Channel::release() {
   if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    rt.removeChannel(this);
+    if (!orphaned) rt.removeChannel(this);
     delete this;
   }
 }
 
 void Channel::removeWaiter(Waiter* w) {
   std::lock_guard lock(mutex);
-  auto& q = w->isSend ? sendq : recvq;
-  for (auto it = q.begin(); it != q.end(); ++it) {
-    if (*it == w) {
-      q.erase(it);
-      return;
-    }
+  if (w->queued) (w->isSend ? sendq : recvq).remove(w);
+}
+
+void WaiterQueue::pushBack(Waiter* w) {
+  w->prev = tail_;
+  w->next = nullptr;
+  (tail_ ? tail_->next : head_) = w;
+  tail_ = w;
+  w->queued = true;
+}
+
+void WaiterQueue::pushFront(Waiter* w) {
+  w->prev = nullptr;
+  w->next = head_;
+  (head_ ? head_->prev : tail_) = w;
+  head_ = w;
+  w->queued = true;
+}
+
+void WaiterQueue::remove(Waiter* w) {
+  (w->prev ? w->prev->next : head_) = w->next;
+  (w->next ? w->next->prev : tail_) = w->prev;
+  w->prev = w->next = nullptr;
+  w->queued = false;
+}
+
+bool ValueRing::reserveOne() {
+  auto cap = uint32_t(slots_.size());
+  if (count_ < cap) return true;
+  try {
+    std::vector<Value> grown(cap ? size_t(cap) * 2 : 4, Value::nil());
+    for (uint32_t i = 0; i < count_; i++) grown[i] = slots_[(head_ + i) & (cap - 1)];
+    slots_.swap(grown);
+  } catch (const std::bad_alloc&) {
+    return false;
   }
+  head_ = 0;
+  return true;
+}
+
+void ValueRing::pushBack(const Value& v) {
+  slots_[(head_ + count_) & (uint32_t(slots_.size()) - 1)] = v;
+  ++count_;
+}
+
+void ValueRing::popFront() {
+  slots_[head_] = Value::nil();  // no stale reference for the collector to keep
+  head_ = (head_ + 1) & (uint32_t(slots_.size()) - 1);
+  --count_;
 }
 
 OpResult channelSend(Channel& ch, const Value& v, bool& closed, LuaTask* self, int caseIndex) {
@@ -95,11 +136,13 @@ OpResult channelSend(Channel& ch, const Value& v, bool& closed, LuaTask* self, i
       r->task->deliveredOk = true;
       wake = r->task;
       result = OpResult::kDone;
-    } else if (ch.buffer.size() < ch.capacity) {
+    } else if (ch.buffer.size() < ch.capacity && ch.buffer.reserveOne()) {
       if (!claimSelf(self, caseIndex)) return OpResult::kLost;
-      ch.buffer.push_back(v);
-      ch.length.store(uint32_t(ch.buffer.size()), std::memory_order_relaxed);
+      ch.buffer.pushBack(v);
+      ch.length.store(ch.buffer.size(), std::memory_order_relaxed);
       result = OpResult::kDone;
+    } else if (!self && ch.buffer.size() < ch.capacity) {
+      return OpResult::kNoMemory;  // a waiting send treats the channel as full instead
     } else if (!self) {
       return OpResult::kWouldBlock;
     } else {
@@ -118,15 +161,15 @@ OpResult channelRecv(Channel& ch, Value& out, bool& ok, LuaTask* self, int caseI
     if (!ch.buffer.empty()) {
       if (!claimSelf(self, caseIndex)) return OpResult::kLost;
       out = ch.buffer.front();
-      ch.buffer.pop_front();
+      ch.buffer.popFront();
       ok = true;
       // A blocked sender's value takes the freed place.
       if (Waiter* s = claimPeer(ch.sendq, self, false)) {
-        ch.buffer.push_back(s->value);
+        ch.buffer.pushBack(s->value);
         s->task->sendClosed = false;
         wake = s->task;
       }
-      ch.length.store(uint32_t(ch.buffer.size()), std::memory_order_relaxed);
+      ch.length.store(ch.buffer.size(), std::memory_order_relaxed);
     } else if (Waiter* s = claimPeer(ch.sendq, self, self != nullptr)) {
       if (self && !settlePeer(s, ch.sendq, self, caseIndex)) return OpResult::kLost;
       out = s->value;

@@ -5,6 +5,7 @@
 // takes it, since a task may be released on the timer thread (not a mutator).
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "runtime/runtime_impl.h"
@@ -33,9 +34,10 @@ LuaTask::LuaTask(RuntimeImpl& r, vm::Thread* th) : rt(r), thread(th), data(th->d
 }
 
 LuaTask::~LuaTask() {
-  if (outcome == sched::TaskState::kPanicked && !errorObserved) rt.noteUnobservedError(id(), traceback);
   if (awaited) awaited->release();
-  data->task = nullptr;
+  if (orphaned) return;  // its thread may have gone with the heap already
+  if (data) data->task = nullptr;
+  if (outcome == sched::TaskState::kPanicked && !errorObserved) rt.noteUnobservedError(id(), traceback ? *traceback : std::string());
   rt.removeTask(this);
 }
 
@@ -50,7 +52,7 @@ void RuntimeImpl::addTask(LuaTask* task) {
 
 void RuntimeImpl::removeTask(LuaTask* task) {
   std::lock_guard lock(regMutex_);
-  tasks_.erase(task);
+  if (tasks_.contains(task)) tasks_.erase(task);
 }
 
 void RuntimeImpl::addChannel(Channel* ch) {
@@ -60,7 +62,7 @@ void RuntimeImpl::addChannel(Channel* ch) {
 
 void RuntimeImpl::removeChannel(Channel* ch) {
   std::lock_guard lock(regMutex_);
-  channels_.erase(ch);
+  if (channels_.contains(ch)) channels_.erase(ch);
 }
 
 void RuntimeImpl::traceRoots(gc::Visitor& visitor) {
@@ -71,24 +73,27 @@ void RuntimeImpl::traceRoots(gc::Visitor& visitor) {
     visitObject(visitor, task->thread);
     visitValue(visitor, task->handle);
     visitValue(visitor, task->delivered);
+    visitValue(visitor, task->error);
+    for (Value& v : task->results) visitValue(visitor, v);
     for (Waiter& w : task->waiters) visitValue(visitor, w.value);
   }
   for (Channel* ch : channels_) {
-    for (Value& v : ch->buffer) visitValue(visitor, v);
+    ch->buffer.forEach([&](Value& v) { visitValue(visitor, v); });
   }
 }
 
 std::string RuntimeImpl::describeBlockedTasks() {
   std::string out;
   std::lock_guard lock(regMutex_);
-  std::vector<LuaTask*> sorted(tasks_.begin(), tasks_.end());
+  std::vector<LuaTask*> sorted;
+  for (LuaTask* task : tasks_) sorted.push_back(task);
   std::sort(sorted.begin(), sorted.end(), [](LuaTask* a, LuaTask* b) { return a->id() < b->id(); });
   for (LuaTask* task : sorted) {
     if (task->done) continue;
     out += "  task ";
     out += task->isMain ? "main" : std::to_string(task->id());
     out += ": ";
-    out += task->phase() == WaitPhase::kWaiting ? task->waitWhat : std::string("not waiting");
+    out += task->phase() == WaitPhase::kWaiting ? task->describeWait() : std::string("not waiting");
     out += '\n';
   }
   return out;
@@ -111,18 +116,26 @@ void RuntimeImpl::cancelAllTasks() {
 }
 
 void RuntimeImpl::releaseLeftovers() {
-  std::unordered_set<LuaTask*> tasks;
-  std::unordered_set<Channel*> channels;
+  std::vector<LuaTask*> tasks;
+  std::vector<Channel*> channels;
   {
     std::lock_guard lock(regMutex_);
-    tasks.swap(tasks_);
-    channels.swap(channels_);
+    tasks = tasks_.takeAll();
+    channels = channels_.takeAll();
   }
-  // Every leftover goes here, so the references among them (awaited tasks) are dropped
-  // without releasing: a release could free a task this loop frees again.
-  for (LuaTask* task : tasks) task->awaited = nullptr;
-  for (LuaTask* task : tasks) delete task;
-  for (Channel* ch : channels) delete ch;
+  // Orphaned first, so that no destructor below or later reaches for this runtime. The
+  // handles still holding tasks and channels release them when the heap lets them go (a
+  // collection or the State's end); the rest go here. Every task is held meanwhile, so
+  // dropping the references among them (awaited tasks) frees none under this loop.
+  for (Channel* ch : channels) ch->orphaned = true;
+  for (LuaTask* task : tasks) {
+    task->orphaned = true;
+    task->retain();
+  }
+  for (LuaTask* task : tasks) {
+    if (LuaTask* awaited = std::exchange(task->awaited, nullptr)) awaited->release();
+  }
+  for (LuaTask* task : tasks) task->release();
 }
 
 void RuntimeImpl::noteUnobservedError(uint64_t id, const std::string& traceback) {
@@ -138,7 +151,7 @@ void RuntimeImpl::reportUnobservedErrors() {
       std::lock_guard done(task->doneMutex);
       if (task->outcome != sched::TaskState::kPanicked || task->errorObserved) continue;
       task->errorObserved = true;
-      noteUnobservedError(task->id(), task->traceback);
+      noteUnobservedError(task->id(), task->traceback ? *task->traceback : std::string());
     }
   }
   std::lock_guard lock(reportMutex_);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
+#include <typeinfo>
 
 #include "gc/fault.h"
 #include "runtime/runtime_impl.h"
@@ -106,11 +107,8 @@ void RuntimeImpl::onAllBlocked() {
   if (closed() || !main || !main->blocked.load(std::memory_order_seq_cst) || main->phase() != WaitPhase::kWaiting) {
     return;
   }
-  {
-    std::lock_guard lock(main->blockMutex);
-    deadlocked.store(true, std::memory_order_release);
-  }
-  main->blockCv.notify_all();
+  deadlocked.store(true, std::memory_order_release);
+  main->signalBlocked();
 }
 
 void RuntimeImpl::detachCurrent() {
@@ -158,8 +156,10 @@ void RuntimeImpl::installOsWaitHooks() {
 }
 
 RunOutcome RuntimeImpl::runTask(sched::Worker& worker, sched::Task& base) {
-  auto* task = dynamic_cast<LuaTask*>(&base);
-  if (!task) return RunOutcome::kCompleted;  // a probe: its dispatch is its purpose
+  // A probe's dispatch is its purpose. typeid, not dynamic_cast: equal types compare by
+  // address, where a dynamic_cast walks the hierarchy comparing names.
+  if (typeid(base) != typeid(LuaTask)) return RunOutcome::kCompleted;
+  auto* task = static_cast<LuaTask*>(&base);
   if (closed()) return RunOutcome::kCancelled;
   return dispatchMayGC(*static_cast<WorkerContext*>(worker.executorData), *task);
 }
@@ -289,8 +289,11 @@ RunOutcome RuntimeImpl::cancelTaskMayGC(LuaTask& task) {
 
 void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
   std::vector<LuaTask*> wake;
+  vm::ThreadData* d = task->data;
   {
     std::lock_guard lock(task->doneMutex);
+    if (outcome == TaskState::kCompleted && d->top > 2) task->results.assign(d->stack + 2, d->stack + d->top);
+    if (outcome == TaskState::kPanicked) task->error = d->error;
     task->done = true;
     task->outcome = outcome;
     // Claimed under doneMutex: an awaiter leaving by timeout removes its Waiter under
@@ -300,8 +303,15 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
     }
     task->awaiters.clear();
   }
-  task->data->status = vm::ThreadStatus::Dead;
+  d->status = vm::ThreadStatus::Dead;
   task->handle = Value::nil();
+  // The thread is garbage now unless the script kept it (coroutine.running).
+  if (!task->isMain) {
+    d->task = nullptr;
+    task->data = nullptr;
+    task->thread = nullptr;
+    vm::recycleTaskThread(state, d);
+  }
   for (LuaTask* w : wake) wakeTask(w);
   if (!task->isMain && aliveTasks.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     std::lock_guard lock(finishMutex);
@@ -311,8 +321,7 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
 
 void RuntimeImpl::wakeTask(LuaTask* task) {
   if (task->blockingWait) {
-    { std::lock_guard lock(task->blockMutex); }  // orders the notify after the waiter's check
-    task->blockCv.notify_all();
+    task->signalBlocked();
     return;
   }
   scheduler->wake(task);
@@ -365,8 +374,7 @@ void RuntimeImpl::closeAll(const std::string& reason) {
     }
   }
   for (LuaTask* t : all) {
-    { std::lock_guard lock(t->blockMutex); }
-    t->blockCv.notify_all();
+    t->signalBlocked();
     t->release();
   }
   std::lock_guard lock(finishMutex);

@@ -8,14 +8,15 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "gc/heap.h"
+#include "runtime/intrusive_list.h"
 #include "runtime/runtime.h"
 #include "runtime/task.h"
 #include "vm/api.h"
@@ -63,8 +64,8 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   void reportUnobservedErrors();
   // A panicked task nobody awaited was freed: its report waits for the end.
   void noteUnobservedError(uint64_t id, const std::string& traceback);
-  // After the workers stopped: tasks and channels still referenced only by handles of a
-  // state that will not be closed (a fatal exit) are freed with the runtime.
+  // After the workers stopped: the tasks and channels left are orphaned (their handles
+  // release them later, without the runtime), and those no handle holds are freed.
   void releaseLeftovers();
 
   // Waking a task whose wait was claimed: a blocking waiter's condition variable, or
@@ -113,8 +114,8 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   sched::RunOutcome cancelTaskMayGC(LuaTask& task);
 
   std::mutex regMutex_;
-  std::unordered_set<LuaTask*> tasks_;    // regMutex_
-  std::unordered_set<Channel*> channels_; // regMutex_
+  IntrusiveList<LuaTask> tasks_;          // regMutex_
+  IntrusiveList<Channel> channels_;       // regMutex_
   std::atomic<bool> closed_{false};       // release/acquire: the reason is written first
   std::mutex reportMutex_;
   std::vector<std::pair<uint64_t, std::string>> unobserved_;  // reportMutex_
@@ -144,7 +145,8 @@ vm::Value positionedError(vm::State& S, vm::ThreadData* t, const char* message);
 // only try (kDone or kWouldBlock). With `self`, whose wait has begun, a ready case is
 // performed only by claiming that wait first (kDone, or kLost when another case or a
 // timer claimed it), and a case that is not ready registers a Waiter (kRegistered).
-enum class OpResult : uint8_t { kDone, kWouldBlock, kRegistered, kLost };
+// kNoMemory: a buffered send without `self` could not grow the buffer.
+enum class OpResult : uint8_t { kDone, kWouldBlock, kRegistered, kLost, kNoMemory };
 // On a closed channel: kDone with `closed` set (the caller raises "send on closed channel").
 OpResult channelSend(Channel& ch, const vm::Value& v, bool& closed, LuaTask* self = nullptr, int caseIndex = 0);
 // ok is false when the channel is closed and drained.

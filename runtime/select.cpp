@@ -100,7 +100,9 @@ NativeResult taskSelect(CallContext& cx) {
   Value out;
   bool ok = false, closed = false;
   for (int i : order) {
-    if (attempt(cases[size_t(i)], i, nullptr, out, ok, closed) != OpResult::kDone) continue;
+    OpResult r = attempt(cases[size_t(i)], i, nullptr, out, ok, closed);
+    if (r == OpResult::kNoMemory) return cx.memoryError();
+    if (r != OpResult::kDone) continue;
     if (closed) return cx.error("send on closed channel");
     if (cases[size_t(i)].isSend) return pushValues(cx, {Value::integer(i + 1)});
     return pushValues(cx, {Value::integer(i + 1), out, Value::boolean(ok)});
@@ -108,8 +110,7 @@ NativeResult taskSelect(CallContext& cx) {
   if (timeout == 0) return pushValues(cx, {Value::nil()});
 
   LuaTask* self = currentTask(rt, cx.threadData());
-  self->beginWait(WaitOp::kSelect, cases.size(), !canSuspend(cx.threadData()),
-                  "select over " + std::to_string(cases.size()) + " cases");
+  self->beginWait(WaitOp::kSelect, cases.size(), !canSuspend(cx.threadData()));
   for (int i : order) {
     OpResult r = attempt(cases[size_t(i)], i, self, out, ok, closed);
     if (r == OpResult::kLost) break;

@@ -24,9 +24,8 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -62,8 +61,48 @@ struct Waiter {
   uint64_t gen = 0;
   int caseIndex = 0;
   bool isSend = false;
+  bool queued = false;        // in a channel's WaiterQueue (its lock)
   WaitSource* source = nullptr;
+  Waiter* prev = nullptr;     // the WaiterQueue's links (its lock)
+  Waiter* next = nullptr;
   vm::Value value = vm::Value::nil();  // a send's value (root)
+};
+
+// The waiters of one direction of a channel, oldest first: a doubly linked list threaded
+// through the Waiters themselves, so queueing, dequeueing and removing one from the
+// middle allocate nothing. The channel's lock guards it.
+class WaiterQueue {
+ public:
+  bool empty() const { return head_ == nullptr; }
+  Waiter* front() const { return head_; }
+  void pushBack(Waiter* w);
+  void pushFront(Waiter* w);
+  void remove(Waiter* w);  // w must be queued here
+
+ private:
+  Waiter* head_ = nullptr;
+  Waiter* tail_ = nullptr;
+};
+
+// A channel's buffered values in arrival order: a ring that grows by doubling up to the
+// channel's capacity, so an unbuffered or idle channel holds no buffer at all.
+class ValueRing {
+ public:
+  uint32_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  const vm::Value& front() const { return slots_[head_]; }
+  bool reserveOne();                  // room for one more; false when memory is exhausted
+  void pushBack(const vm::Value& v);  // after reserveOne
+  void popFront();
+  template <typename F>
+  void forEach(F&& f) {
+    for (uint32_t i = 0; i < count_; i++) f(slots_[(head_ + i) & (uint32_t(slots_.size()) - 1)]);
+  }
+
+ private:
+  std::vector<vm::Value> slots_;  // a power of two in size
+  uint32_t head_ = 0;
+  uint32_t count_ = 0;
 };
 
 struct LuaTask final : sched::Task, WaitSource {
@@ -71,8 +110,8 @@ struct LuaTask final : sched::Task, WaitSource {
   ~LuaTask() override;
 
   RuntimeImpl& rt;
-  vm::Thread* thread;       // root; re-read after every safepoint
-  vm::ThreadData* data;     // off-heap, stable
+  vm::Thread* thread;       // root; re-read after every safepoint; nullptr once done
+  vm::ThreadData* data;     // off-heap, stable; nullptr once done (not for the main task)
   vm::Value handle = vm::Value::nil();  // the task's userdata while the task is alive (root)
   bool isMain = false;
   bool started = false;     // first dispatch done
@@ -89,16 +128,18 @@ struct LuaTask final : sched::Task, WaitSource {
   vm::Value delivered = vm::Value::nil();  // root
   bool deliveredOk = false;
   bool sendClosed = false;      // a send case failed because its channel closed
-  std::string waitWhat;         // for the deadlock report ("recv on channel 0x..")
+  const void* waitOn = nullptr; // the channel of a send or receive (deadlock report)
 
   // Blocking waits (main task, nested waits).
-  std::mutex blockMutex;
-  std::condition_variable blockCv;
   bool blockingWait = false;    // set before the wait is published
   std::atomic<bool> blocked{false};  // sleeps in a blocking wait (status, deadlock check)
   std::atomic<bool> mainCancel{false};  // cancel() of the main task (it is not scheduled)
-  // A blocking waiter sleeps until its wait is no longer open; claimers notify under
-  // blockMutex after their claim, so the check under the lock cannot miss a wake.
+  // A blocking waiter sleeps on this futex word until its wait is no longer open (or
+  // the runtime closes): it reads the word, checks, and sleeps only while the word is
+  // unchanged; whoever ends the wait bumps it after doing so (signalBlocked), so a wake
+  // between the check and the sleep is never missed.
+  std::atomic<uint32_t> blockSignal{0};
+  void signalBlocked();
 
   // How the last dispatch ended (worker only).
   enum class Suspend : uint8_t { kNone, kYield, kWait } suspend = Suspend::kNone;
@@ -108,16 +149,27 @@ struct LuaTask final : sched::Task, WaitSource {
   bool done = false;
   std::vector<Waiter*> awaiters;
   sched::TaskState outcome = sched::TaskState::kReady;  // set with `done`
-  std::string traceback;        // of an error, recorded by the message handler
+  // What await reports, kept at the end so that the thread can be collected at once
+  // (roots, written with `done`): the results of kCompleted, the error of kPanicked.
+  std::vector<vm::Value> results;
+  vm::Value error = vm::Value::nil();
+  std::unique_ptr<std::string> traceback;  // of an error, recorded by the message handler
   bool errorObserved = false;   // an await saw the error (doneMutex)
 
   uint64_t waitGen = 0;          // the current wait's generation (owner thread)
+  LuaTask* regPrev = nullptr;    // the registry's list (its lock)
+  LuaTask* regNext = nullptr;
+  // Outlived its runtime (RuntimeImpl::releaseLeftovers): the handles that still hold
+  // it release it without the runtime.
+  bool orphaned = false;
   // Awaiting this task is a wait on it: awaiters leave through removeWaiter.
   void removeWaiter(Waiter* w) override;
 
   // Step 1 of the protocol: a new generation, phase kWaiting, `cases` empty Waiters;
   // `blocking` says how the task will wait (runtime_impl.h: canSuspend).
-  void beginWait(WaitOp op, size_t cases, bool blocking, std::string what);
+  void beginWait(WaitOp op, size_t cases, bool blocking, const void* on = nullptr);
+  // What the current wait waits for, for the deadlock report ("recv on channel 0x..").
+  std::string describeWait() const;
   // Step 3: from (gen, kWaiting) to (gen, to), recording the case on success. A claim
   // in progress elsewhere (kClaiming) is waited out: it resolves within a few
   // instructions of its owner, who waits for nothing meanwhile.
@@ -145,11 +197,14 @@ struct Channel final : WaitSource {
   uint32_t capacity;
   std::atomic<uint32_t> refs{1};
   std::mutex mutex;
-  std::deque<vm::Value> buffer;    // mutex
-  std::deque<Waiter*> recvq;       // mutex
-  std::deque<Waiter*> sendq;       // mutex
+  ValueRing buffer;                // mutex
+  WaiterQueue recvq;               // mutex
+  WaiterQueue sendq;               // mutex
   bool closed = false;             // mutex
   std::atomic<uint32_t> length{0}; // buffer.size(), for #ch without the lock
+  Channel* regPrev = nullptr;      // the registry's list (its lock)
+  Channel* regNext = nullptr;
+  bool orphaned = false;           // as LuaTask::orphaned
 };
 
 // The task a native runs in: the running thread's task, or the main task.

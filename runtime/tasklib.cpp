@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <thread>
+#include <utility>
 
 #include "runtime/runtime_impl.h"
 #include "vm/debug.h"
@@ -31,6 +32,17 @@ struct ChannelBox {
 };
 
 RuntimeImpl& rtOf(CallContext& cx) { return *runtimeOf(cx.state()); }
+
+// A handle or channel that died drops its reference (vm::newHostUserdata), on the
+// collecting thread: the last one deletes the task or channel, which then leaves the
+// registry (its lock is never held across a safepoint, so never during a collection).
+void releaseTaskBox(vm::Userdata* u) {
+  if (LuaTask* task = std::exchange(reinterpret_cast<TaskBox*>(u->data)->task, nullptr)) task->release();
+}
+
+void releaseChannelBox(vm::Userdata* u) {
+  if (Channel* ch = std::exchange(reinterpret_cast<ChannelBox*>(u->data)->ch, nullptr)) ch->release();
+}
 
 template <typename Box>
 Box* boxOf(const Value& v, vm::Table* meta) {
@@ -121,7 +133,7 @@ NativeResult taskSleep(CallContext& cx) {
   if (!cx.checkNumber(1, seconds)) return cx.failure();
   if (!(seconds > 0)) return taskYield(cx);
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kSleep, 0, !canSuspend(cx.threadData()), "sleep");
+  self->beginWait(WaitOp::kSleep, 0, !canSuspend(cx.threadData()));
   return waitMayGC(cx, *self, seconds);
 }
 
@@ -146,8 +158,7 @@ NativeResult handleAwait(CallContext& cx) {
   {
     std::lock_guard lock(target->doneMutex);
     if (!target->done) {
-      self->beginWait(WaitOp::kAwait, 1, !canSuspend(cx.threadData()),
-                      "await task " + (target->isMain ? std::string("main") : std::to_string(target->id())));
+      self->beginWait(WaitOp::kAwait, 1, !canSuspend(cx.threadData()));
       Waiter& w = self->waiters[0];
       w.task = self;
       w.gen = self->waitGen;
@@ -204,15 +215,7 @@ NativeResult handleToString(CallContext& cx) {
   return pushString(cx, "task " + std::to_string(target->isMain ? 0 : target->id()) + " (" + statusOf(target) + ")");
 }
 
-NativeResult handleGc(CallContext& cx) {
-  auto* box = boxOf<TaskBox>(cx.arg(1), rtOf(cx).taskMeta);
-  if (box && box->task) {
-    LuaTask* task = box->task;
-    box->task = nullptr;
-    task->release();
-  }
-  return cx.noResults();
-}
+
 
 // --- channels -------------------------------------------------------------------------
 
@@ -221,13 +224,12 @@ NativeResult taskChannel(CallContext& cx) {
   int64_t capacity;
   if (!cx.optInteger(1, 0, capacity)) return cx.failure();
   if (capacity < 0 || capacity > int64_t(UINT32_MAX)) return cx.argError(1, "capacity out of range");
-  vm::Userdata* u = vm::newUserdata(cx.state(), sizeof(ChannelBox), 0);
+  vm::Userdata* u = vm::newHostUserdata(cx.state(), sizeof(ChannelBox), releaseChannelBox);
   if (!u) return cx.memoryError();
   auto* ch = new Channel(rt, uint32_t(capacity));
   rt.addChannel(ch);
   reinterpret_cast<ChannelBox*>(u->data)->ch = ch;
   vm::storeRef(u, u->metatable, rt.channelMeta);
-  cx.state().heap().registerFinalizable(vm::asGc(u));
   return pushValues(cx, {Value::userdata(u)});
 }
 
@@ -239,12 +241,14 @@ NativeResult channelSendNative(CallContext& cx) {
   CHECK_CHANNEL(ch);
   Value v = cx.arg(2);
   bool closed;
-  if (channelSend(*ch, v, closed) == OpResult::kDone) {
+  OpResult r = channelSend(*ch, v, closed);
+  if (r == OpResult::kNoMemory) return cx.memoryError();
+  if (r == OpResult::kDone) {
     if (closed) return cx.error("send on closed channel");
     return cx.noResults();
   }
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kSend, 1, !canSuspend(cx.threadData()), "send on " + channelName(ch));
+  self->beginWait(WaitOp::kSend, 1, !canSuspend(cx.threadData()), ch);
   if (channelSend(*ch, v, closed, self, 0) == OpResult::kDone) {
     self->sendClosed = closed;
   }
@@ -262,7 +266,7 @@ NativeResult recvMayGC(CallContext& cx, Channel* ch, double timeout) {
     return pushValues(cx, {Value::nil(), Value::boolean(false), Value::string(s)});
   }
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kRecv, 1, !canSuspend(cx.threadData()), "recv on " + channelName(ch));
+  self->beginWait(WaitOp::kRecv, 1, !canSuspend(cx.threadData()), ch);
   if (channelRecv(*ch, v, ok, self, 0) == OpResult::kDone) {
     self->delivered = v;
     self->deliveredOk = ok;
@@ -281,6 +285,7 @@ NativeResult channelTrySend(CallContext& cx) {
   CHECK_CHANNEL(ch);
   bool closed;
   OpResult r = channelSend(*ch, cx.arg(2), closed);
+  if (r == OpResult::kNoMemory) return cx.memoryError();
   if (r == OpResult::kDone && closed) return cx.error("send on closed channel");
   return pushValues(cx, {Value::boolean(r == OpResult::kDone)});
 }
@@ -324,16 +329,6 @@ NativeResult channelIter(CallContext& cx) {
 NativeResult channelToString(CallContext& cx) {
   CHECK_CHANNEL(ch);
   return pushString(cx, channelName(ch));
-}
-
-NativeResult channelGc(CallContext& cx) {
-  auto* box = boxOf<ChannelBox>(cx.arg(1), rtOf(cx).channelMeta);
-  if (box && box->ch) {
-    Channel* ch = box->ch;
-    box->ch = nullptr;
-    ch->release();
-  }
-  return cx.noResults();
 }
 
 }  // namespace
@@ -397,7 +392,7 @@ NativeResult taskMessageHandler(CallContext& cx) {
     if (cx.toStringMayGC(err, s).isOk() && s) message = std::string(s->view());
   }
   if (!s) message = std::string("(error object is a ") + vm::typeName(err) + " value)";
-  self->traceback = vm::traceback(cx.state(), cx.threadData(), message, 1, true);
+  self->traceback = std::make_unique<std::string>(vm::traceback(cx.state(), cx.threadData(), message, 1, true));
   return pushValues(cx, {cx.arg(1)});
 }
 
@@ -408,7 +403,7 @@ LuaTask* RuntimeImpl::newTask(CallContext& cx, uint32_t fnIndex, uint32_t nargs)
   if (!th) return nullptr;
   vm::ThreadData* t = th->data;
   if (!vm::ensureStackSlots(t, uint64_t(nargs) + 3 + vm::kMinNativeStack)) return nullptr;
-  vm::Userdata* u = vm::newUserdata(state, sizeof(TaskBox), 0);
+  vm::Userdata* u = vm::newHostUserdata(state, sizeof(TaskBox), releaseTaskBox);
   if (!u || !cx.ensureStack(1)) return nullptr;
   t->taskRoot = true;
   t->status = vm::ThreadStatus::Running;  // never resumable as a coroutine
@@ -421,7 +416,6 @@ LuaTask* RuntimeImpl::newTask(CallContext& cx, uint32_t fnIndex, uint32_t nargs)
   auto* task = new LuaTask(*this, th);  // its first reference is the handle's
   reinterpret_cast<TaskBox*>(u->data)->task = task;
   vm::storeRef(u, u->metatable, taskMeta);
-  state.heap().registerFinalizable(vm::asGc(u));
   task->handle = Value::userdata(u);
   cx.push(task->handle);
   return task;
@@ -430,22 +424,20 @@ LuaTask* RuntimeImpl::newTask(CallContext& cx, uint32_t fnIndex, uint32_t nargs)
 Status openTaskLib(RuntimeImpl& rt) {
   vm::State& S = rt.state;
   S.runtime = &rt;
-  static constexpr vm::LibEntry kHandleMetas[] = {{"__tostring", handleToString}, {"__gc", handleGc}};
-  static constexpr vm::LibEntry kChannelMetas[] = {
-      {"__tostring", channelToString}, {"__gc", channelGc}, {"__len", channelLen}};
+  static constexpr vm::LibEntry kHandleMetas[] = {{"__tostring", handleToString}};
+  static constexpr vm::LibEntry kChannelMetas[] = {{"__tostring", channelToString}, {"__len", channelLen}};
   rt.taskMeta = makeMetatable(S, kHandleMethods, kHandleMetas, "task");
   rt.channelMeta = makeMetatable(S, kChannelMethods, kChannelMetas, "channel");
   if (!rt.taskMeta || !rt.channelMeta) return Status(StatusCode::kMemoryError);
   if (Status st = vm::openLibrary(S, "task", kTaskLib, nullptr); !st.isOk()) return st;
   // The main chunk's task: the State's main thread, run by the thread that started us.
-  vm::Userdata* u = vm::newUserdata(S, sizeof(TaskBox), 0);
+  vm::Userdata* u = vm::newHostUserdata(S, sizeof(TaskBox), releaseTaskBox);
   if (!u) return Status(StatusCode::kMemoryError);
   auto* main = new LuaTask(rt, S.mainThread);
   main->isMain = true;
   main->retain();  // one for the runtime (mainTask), one for the handle
   reinterpret_cast<TaskBox*>(u->data)->task = main;
   vm::storeRef(u, u->metatable, rt.taskMeta);
-  S.heap().registerFinalizable(vm::asGc(u));
   main->handle = Value::userdata(u);
   rt.mainTask = main;
   return Status::ok();

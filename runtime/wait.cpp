@@ -2,6 +2,7 @@
 // a wait was for (runtime/task.h gives the protocol).
 #include <chrono>
 #include <memory>
+#include <cstdio>
 #include <thread>
 
 #include "gc/fault.h"
@@ -50,20 +51,19 @@ Value stringValue(vm::State& S, const char* s) {
 
 Status awaitResults(vm::State& S, vm::ThreadData* t, LuaTask& target, uint32_t& n, Value& err) {
   std::lock_guard lock(target.doneMutex);
-  vm::ThreadData* d = target.data;
   switch (target.outcome) {
     case sched::TaskState::kCompleted: {
-      uint32_t count = d->top > 2 ? d->top - 2 : 0;
+      auto count = uint32_t(target.results.size());
       if (!vm::ensureStackSlots(t, uint64_t(t->top) + count + vm::kMinNativeStack)) {
         return Status(StatusCode::kMemoryError);
       }
-      for (uint32_t i = 0; i < count; i++) t->stack[t->top++] = d->stack[2 + i];
+      for (const Value& v : target.results) t->stack[t->top++] = v;
       n = count;
       return Status::ok();
     }
     case sched::TaskState::kPanicked:
       target.errorObserved = true;
-      err = d->error;
+      err = target.error;
       return Status(StatusCode::kRuntimeError);
     default:
       err = positionedError(S, t, "task cancelled");
@@ -133,11 +133,11 @@ Status blockMayGC(LuaTask& self) {
   rt.detachCurrent();
   self.blocked.store(true, std::memory_order_seq_cst);
   if (self.isMain) rt.probeForDeadlock();
-  {
-    std::unique_lock lock(self.blockMutex);
-    self.blockCv.wait(lock, [&] {
-      return !self.waitOpen() || rt.closed() || (self.isMain && rt.deadlocked.load(std::memory_order_acquire));
-    });
+  for (;;) {
+    // Acquire: a bump orders what the waker did before it (its claim) before our check.
+    uint32_t signal = self.blockSignal.load(std::memory_order_acquire);
+    if (!self.waitOpen() || rt.closed() || (self.isMain && rt.deadlocked.load(std::memory_order_acquire))) break;
+    self.blockSignal.wait(signal, std::memory_order_acquire);
   }
   self.blocked.store(false, std::memory_order_seq_cst);
   if (self.isMain && !rt.closed() && rt.deadlocked.load(std::memory_order_acquire)) rt.reportDeadlockAndExit();
@@ -148,7 +148,7 @@ Status blockMayGC(LuaTask& self) {
 
 }  // namespace
 
-void LuaTask::beginWait(WaitOp o, size_t cases, bool blocking, std::string what) {
+void LuaTask::beginWait(WaitOp o, size_t cases, bool blocking, const void* on) {
   op = o;
   firedCase = -1;
   delivered = Value::nil();
@@ -156,11 +156,38 @@ void LuaTask::beginWait(WaitOp o, size_t cases, bool blocking, std::string what)
   sendClosed = false;
   hasTimer = false;
   blockingWait = blocking;
-  waitWhat = std::move(what);
+  waitOn = on;
   waiters.assign(cases, Waiter{});
   waitGen = (waitWord.load(std::memory_order_relaxed) >> kPhaseBits) + 1;
   // Release: the fields above are visible to any thread that claims this generation.
   waitWord.store(word(waitGen, WaitPhase::kWaiting), std::memory_order_release);
+}
+
+// Release: the change that ended the wait (made before the call) is visible to the
+// sleeper that sees the bump.
+void LuaTask::signalBlocked() {
+  blockSignal.fetch_add(1, std::memory_order_release);
+  blockSignal.notify_all();
+}
+
+std::string LuaTask::describeWait() const {
+  char buf[64];
+  switch (op) {
+    case WaitOp::kSleep:
+      return "sleep";
+    case WaitOp::kRecv:
+    case WaitOp::kSend:
+      std::snprintf(buf, sizeof buf, "%s on channel %p", op == WaitOp::kRecv ? "recv" : "send", waitOn);
+      return buf;
+    case WaitOp::kSelect:
+      return "select over " + std::to_string(waiters.size()) + " cases";
+    case WaitOp::kAwait:
+      if (!awaited) break;
+      return "await task " + (awaited->isMain ? std::string("main") : std::to_string(awaited->id()));
+    case WaitOp::kNone:
+      break;
+  }
+  return "nothing";
 }
 
 // From (gen, kWaiting) to (gen, to). A tentative claim in progress (kClaiming) is waited

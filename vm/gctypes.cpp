@@ -247,6 +247,14 @@ void traceUpvalue(Object* obj, Visitor& visitor) {
 
 size_t userdataSizeOf(const Object* obj) { return userdataSize(reinterpret_cast<const Userdata*>(obj)->size); }
 
+void releaseUserdata(Object* obj) {
+  auto* u = reinterpret_cast<Userdata*>(obj);
+  if (UserdataRelease release = u->release) {
+    u->release = nullptr;
+    release(u);
+  }
+}
+
 void traceUserdata(Object* obj, Visitor& visitor) {
   auto* u = reinterpret_cast<Userdata*>(obj);
   if (u->metatable) visitor.visit(slotOf(u->metatable));
@@ -296,6 +304,7 @@ void registerObjectKinds(gc::Heap& heap) {
       info.traceEphemeron = traceTableEphemeron;
     }
     if (kind == Kind::Proto) info.release = releaseProto;
+    if (kind == Kind::Userdata) info.release = releaseUserdata;
     heap.registerType(uint8_t(kind), info);
   };
   reg(Kind::String, "string", 0, stringSizeOf, nullptr);

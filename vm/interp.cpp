@@ -243,17 +243,22 @@ inline const Value* fieldFast(State& S, const Table* h, const String* key) {
   return fieldViaMetaTable(S, h, key);
 }
 
-// A method of a string receiver (`s:lower()`, SELF): the string metatable's `__index`
-// when that is a table whose raw field is set, which then decides the lookup alone.
-// Never calls anything; nullptr: the slow path decides (no metatable, a function
-// `__index`, a missing method).
-inline const Value* stringMethodFast(State& S, const String* key) {
-  const Table* mt = S.typeMetatables[int(BasicType::String)];
+// A method of a string or userdata receiver (`s:lower()`, `ch:recv()`, `f:read()`;
+// SELF): the metatable's `__index` when that is a table whose raw field is set, which
+// then decides the lookup alone. Never calls anything; nullptr: the slow path decides
+// (no metatable, a function `__index`, a missing method) and raises what it must.
+inline const Value* methodViaMetatable(State& S, const Table* mt, const String* key) {
   if (!mt) return nullptr;
   const Value* idx = tableShortStrSlot(mt, S.metaNames[int(Meta::Index)]);
   if (!idx || !idx->isTable()) return nullptr;
   const Value* v = tableStrSlot(idx->asTable(), key);
   return v && !v->isNil() ? v : nullptr;
+}
+
+inline const Value* methodFast(State& S, const Value& receiver, const String* key) {
+  if (receiver.isString()) return methodViaMetatable(S, S.typeMetatables[int(BasicType::String)], key);
+  if (receiver.isUserdata()) return methodViaMetatable(S, receiver.asUserdata()->metatable, key);
+  return nullptr;
 }
 
 // Value slot of an existing key with a non-nil value for a string key (SETFIELD,
@@ -665,8 +670,8 @@ op_SELF: {
       *ra = *v;
       DISPATCH();
     }
-  } else if (rb->isString() && key->isString()) {
-    if (const Value* v = stringMethodFast(S, key->asString())) {
+  } else if (key->isString()) {
+    if (const Value* v = methodFast(S, *rb, key->asString())) {
       *ra = *v;
       DISPATCH();
     }

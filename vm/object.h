@@ -139,12 +139,16 @@ struct Proto {
 // creation as lua_newuserdatauv's count (io handles have none). At most
 // kMaxUserValues; `userValue` stays nil while userValues == 0.
 inline constexpr uint32_t kMaxUserValues = 1;
+struct Userdata;
+// Frees what a host userdata owns off the heap (newHostUserdata).
+using UserdataRelease = void (*)(Userdata* u);
 struct Userdata {
   gc::ObjectHeader header;
   Table* metatable;
   Value userValue;
   size_t size;
   uint32_t userValues;
+  UserdataRelease release;  // nullptr but for host userdata; called once, when it dies
   alignas(8) unsigned char data[8];
 };
 

@@ -125,6 +125,15 @@ Userdata* newUserdata(State& state, size_t size, uint32_t userValues) {
   if (!u) return nullptr;
   u->size = size;
   u->userValues = userValues;
+  u->release = nullptr;
+  return u;
+}
+
+Userdata* newHostUserdata(State& state, size_t size, UserdataRelease release) {
+  Userdata* u = newUserdata(state, size, 0);
+  if (!u) return nullptr;
+  u->release = release;
+  state.heap().registerExternal(asGc(u));
   return u;
 }
 

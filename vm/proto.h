@@ -31,5 +31,9 @@ Upvalue* newUpvalueClosed(State& state, const Value& value);
 // A full userdata of `size` zeroed bytes, no metatable, and `userValues` (at most
 // kMaxUserValues) nil user values.
 Userdata* newUserdata(State& state, size_t size, uint32_t userValues = kMaxUserValues);
+// A userdata without user values whose `release` runs on the collecting thread after the
+// collection that found it dead (or when the heap goes), instead of a __gc finalizer: no
+// resurrection, no Lua call. `release` must not touch the heap.
+Userdata* newHostUserdata(State& state, size_t size, UserdataRelease release);
 
 }  // namespace weft::vm

@@ -2,6 +2,8 @@
 // makes the collector see the State's own references.
 #include "vm/state.h"
 
+#include "vm/thread.h"
+
 #include "vm/string.h"
 #include "vm/table.h"
 
@@ -49,6 +51,7 @@ class State::Roots final : public gc::RootSource {
 
 State::State(const StateOptions& options)
     : options_(options),
+      threadPool_(std::make_unique<ThreadPool>()),
       heap_(options.gc),
       mainContext_{this, &heap_.mainMutator(), nullptr},
       strings_(std::make_unique<StringTable>()),

@@ -18,6 +18,7 @@
 namespace weft::vm {
 
 class StringTable;
+class ThreadPool;
 struct Thread;
 struct ThreadData;
 
@@ -70,6 +71,7 @@ class State {
   }
   gc::Mutator& mutator() { return *context().mutator; }
   StringTable& strings() { return *strings_; }
+  ThreadPool& threadPool() { return *threadPool_; }
   const StateOptions& options() const { return options_; }
 
   uint32_t hashSeed() const { return hashSeed_; }
@@ -82,6 +84,8 @@ class State {
   Status initialise();
 
   StateOptions options_;
+  // Before heap_: destroyed after it, since the heap's last releases read pooled data.
+  std::unique_ptr<ThreadPool> threadPool_;
   gc::Heap heap_;
   ExecContext mainContext_;
   std::unique_ptr<StringTable> strings_;

@@ -10,12 +10,66 @@ namespace weft::vm {
 
 namespace {
 
-// As Lua's BASIC_STACK_SIZE: a suspended task or coroutine is mostly its stack, so it starts
-// small and doubles when a call needs more.
-constexpr uint32_t kInitialStack = 40;
-constexpr uint32_t kInitialFrames = 8;
+// A suspended task or coroutine is mostly its stack and frames, so they start small (a
+// function of a few registers waiting in a native fits) and double when a call needs more.
+constexpr uint32_t kInitialStack = 32;
+constexpr uint32_t kInitialFrames = 2;
+
+// Larger buffers are not kept for reuse: a deep recursion's stack goes back to the heap.
+constexpr uint32_t kRecycledStackLimit = 1024;
+constexpr uint32_t kRecycledFrameLimit = 64;
 
 size_t threadSizeOf(const gc::Object*) { return sizeof(Thread); }
+
+void freeThreadData(ThreadData* t) {
+  mi_free(t->stack);
+  mi_free(t->frames);
+  mi_free(t->tbc);
+  delete t;
+}
+
+// Every field back to a new thread's but the buffers (stack, frames, tbc), which stay
+// valid throughout: a racing reader of a just-closed upvalue may still read the stack.
+// ThreadData holds an atomic, so this goes field by field; the size check makes a new
+// field fail the build until it is reset here too.
+void resetThreadData(ThreadData& t, State& state) {
+  static_assert(sizeof(ThreadData) == 256, "a ThreadData field was added: reset it here");
+  t.self = nullptr;
+  t.state = &state;
+  t.top = 0;
+  t.frameCount = 0;
+  t.openUpvalues = nullptr;
+  t.tbcCount = 0;
+  t.error = Value::nil();
+  t.errFunc = 0;
+  t.nny = 0;
+  t.nativeDepth = 0;
+  t.cDepth = 0;
+  t.resumeCount = 0;
+  t.status.store(ThreadStatus::Suspended, std::memory_order_relaxed);
+  t.isMain = false;
+  t.budget = kUnlimitedBudget;
+  t.taskRoot = false;
+  t.preempted = false;
+  t.task = nullptr;
+  t.resumeStatus = StatusCode::kOk;
+  t.resumer = nullptr;
+  t.suspendedChild = nullptr;
+  t.continuation = nullptr;
+  t.taskSuspending = false;
+  std::fill(std::begin(t.random), std::end(t.random), 0);
+  t.randomSeeded = false;
+  t.inErrorHandler = false;
+  t.hookMask = 0;
+  t.hookCount = 0;
+  t.hookCounter = 0;
+  t.hookOldPc = 0;
+  t.hook = Value::nil();
+  t.inHook = false;
+  t.runningFinalizers = false;
+  t.failed = false;
+  t.escaped = false;
+}
 
 // Old stack buffers are kept until a collection: a task on another worker may be reading
 // one through an open upvalue of this thread (scheduler issue; DEVELOPERS.md invariant 6).
@@ -32,7 +86,7 @@ void freeRetiredStacks(ThreadData* t) {
 void traceThread(gc::Object* obj, gc::Visitor& v) {
   auto* th = reinterpret_cast<Thread*>(obj);
   ThreadData* t = th->data;
-  if (!t) return;
+  if (!t || t->incarnation != th->incarnation) return;  // an empty shell (ThreadPool)
   freeRetiredStacks(t);
   v.visit(reinterpret_cast<gc::Object*&>(t->self));
   uint32_t live = std::min(t->liveTop(), t->stackSize);
@@ -50,7 +104,7 @@ void traceThread(gc::Object* obj, gc::Visitor& v) {
 void releaseThread(gc::Object* obj) {
   auto* th = reinterpret_cast<Thread*>(obj);
   ThreadData* t = th->data;
-  if (!t) return;
+  if (!t || t->incarnation != th->incarnation) return;  // the pool owns it now
   freeRetiredStacks(t);
   mi_free(t->stack);
   mi_free(t->frames);
@@ -80,32 +134,73 @@ void registerThreadKind(gc::Heap& heap) {
   heap.registerType(uint8_t(Kind::Thread), info);
 }
 
-Thread* newThread(State& state) {
+namespace {
+
+ThreadData* allocateThreadData(State& state) {
   auto* data = new (std::nothrow) ThreadData();
   if (!data) return nullptr;
   data->state = &state;
   data->stack = static_cast<Value*>(mi_malloc(sizeof(Value) * kInitialStack));
   data->frames = static_cast<CallFrame*>(mi_malloc(sizeof(CallFrame) * kInitialFrames));
   if (!data->stack || !data->frames) {
-    mi_free(data->stack);
-    mi_free(data->frames);
-    delete data;
+    freeThreadData(data);
     return nullptr;
   }
   data->stackSize = kInitialStack;
   data->frameCap = kInitialFrames;
   for (uint32_t i = 0; i < kInitialStack; i++) data->stack[i] = Value::nil();
+  return data;
+}
+
+}  // namespace
+
+Thread* newThread(State& state) {
+  ThreadData* data = state.threadPool().take();
+  if (!data) data = allocateThreadData(state);
+  if (!data) return nullptr;
   auto* th = reinterpret_cast<Thread*>(state.mutator().allocate(uint8_t(Kind::Thread), sizeof(Thread)));
   if (!th) {
-    mi_free(data->stack);
-    mi_free(data->frames);
-    delete data;
+    state.threadPool().give(data);
     return nullptr;
   }
   th->data = data;
+  th->incarnation = data->incarnation;
   data->self = th;
   state.heap().registerExternal(asGc(th));
   return th;
+}
+
+ThreadPool::~ThreadPool() {
+  for (ThreadData* t : free_) freeThreadData(t);
+}
+
+ThreadData* ThreadPool::take() {
+  std::lock_guard lock(mutex_);
+  if (free_.empty()) return nullptr;
+  ThreadData* t = free_.back();
+  free_.pop_back();
+  size_.store(free_.size(), std::memory_order_relaxed);
+  return t;
+}
+
+void ThreadPool::give(ThreadData* t) {
+  std::lock_guard lock(mutex_);
+  free_.push_back(t);
+  size_.store(free_.size(), std::memory_order_relaxed);
+}
+
+bool ThreadPool::full() const { return size_.load(std::memory_order_relaxed) >= kCapacity; }
+
+bool recycleTaskThread(State& state, ThreadData* t) {
+  if (t->escaped || t->frameCount != 0 || t->openUpvalues || t->tbcCount != 0) return false;
+  if (t->stackSize > kRecycledStackLimit || t->frameCap > kRecycledFrameLimit) return false;
+  if (state.threadPool().full()) return false;
+  // The stack all nil again, so no stale reference survives into the next owner's frames.
+  for (uint32_t i = 0; i < t->stackSize; i++) t->stack[i] = Value::nil();
+  resetThreadData(*t, state);
+  ++t->incarnation;
+  state.threadPool().give(t);
+  return true;
 }
 
 ThreadData* threadData(const Value& v) { return v.asThread()->data; }

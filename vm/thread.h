@@ -19,6 +19,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 #include "vm/object.h"
 #include "vm/state.h"
@@ -126,6 +128,11 @@ struct ThreadData {
   bool inHook = false;
   bool runningFinalizers = false;
   bool failed = false;          // dead by an error (coroutine.close reports it)
+  // Recycling (ThreadPool): a Thread object owns this data only while their incarnations
+  // match; `escaped` once a script could hold the thread (coroutine.running), which
+  // rules recycling out.
+  uint32_t incarnation = 0;
+  bool escaped = false;
 
   CallFrame& frame() { return frames[frameCount - 1]; }
   uint32_t liveTop() const;
@@ -134,7 +141,37 @@ struct ThreadData {
 struct Thread {
   gc::ObjectHeader header;
   ThreadData* data;
+  uint32_t incarnation;  // data->incarnation while this object owns `data`
 };
+
+// Finished task threads' ThreadData, kept for new threads so that a spawn reuses a warm
+// stack instead of allocating one. A recycled ThreadData gets a new incarnation: the old
+// Thread object (unreachable, since the thread never escaped) still points to it, and
+// its trace and release then leave it alone; a racing reader of a just-closed upvalue
+// that still goes through that object reads a live stack, never freed memory. Pooled
+// ThreadData are freed with the State, after the heap released every Thread object.
+class ThreadPool {
+ public:
+  ThreadPool() = default;
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  ThreadData* take();               // nullptr when empty
+  void give(ThreadData* t);
+  // A soft bound, checked before giving (relaxed: a few over it are harmless).
+  bool full() const;
+
+ private:
+  static constexpr size_t kCapacity = 4096;
+  std::mutex mutex_;
+  std::vector<ThreadData*> free_;   // mutex_
+  std::atomic<size_t> size_{0};     // free_.size(), written under mutex_
+};
+
+// Hands the ThreadData of a finished task's root thread to the pool, if nothing can
+// still use it: it never escaped, holds no frame, open upvalue or to-be-closed variable,
+// and its buffers are of a reusable size. Its Thread object is then an empty shell.
+bool recycleTaskThread(State& state, ThreadData* t);
 
 // Stack and frame limits (State options give the defaults).
 inline constexpr uint32_t kMaxStackSlots = 1000000;

@@ -171,6 +171,7 @@ NativeResult coStatus(CallContext& cx) {
 
 NativeResult coRunning(CallContext& cx) {
   ThreadData* t = cx.threadData();
+  t->escaped = true;
   cx.push(Value::thread(t->self));
   cx.push(Value::boolean(t->isMain));
   return cx.results(2);
