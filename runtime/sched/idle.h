@@ -54,9 +54,11 @@ class Idle {
   bool transitionFromSearching();
   // Adds `worker` to the sleepers. Returns true if it was the last searcher. When every
   // worker now sleeps, `allParked()` is evaluated under the lock (so no worker can be
-  // woken meanwhile) and its result stored in `allBlocked`.
-  template <typename F>
-  bool transitionToParked(unsigned worker, bool searching, F&& allParked, bool& allBlocked);
+  // woken meanwhile) and, when it holds, `onAllBlocked()` runs under the same lock: a
+  // publication that would end the quiet moment must take the lock to wake a sleeper,
+  // so the callback never acts on a stale decision. It may close the scheduler.
+  template <typename F, typename G>
+  bool transitionToParked(unsigned worker, bool searching, F&& allParked, G&& onAllBlocked);
   // A publication's wake: a sleeper to unpark (counted as searching), or -1 when nobody
   // needs waking (a searcher exists or nobody sleeps).
   int claimOneToWake();
@@ -75,17 +77,18 @@ class Idle {
 
   const unsigned workers_;
   std::atomic<uint32_t> state_;          // any thread; seq_cst (see the protocol)
-  std::mutex mu_;
+  // Recursive: onAllBlocked runs under it and may close the scheduler (claimAll).
+  std::recursive_mutex mu_;
   std::vector<unsigned> sleepers_;       // guarded by mu_
   std::vector<WakeReason> reason_;       // guarded by mu_; indexed by worker
 };
 
-template <typename F>
-bool Idle::transitionToParked(unsigned worker, bool searching, F&& allParked, bool& allBlocked) {
+template <typename F, typename G>
+bool Idle::transitionToParked(unsigned worker, bool searching, F&& allParked, G&& onAllBlocked) {
   std::lock_guard lock(mu_);
   bool wasLastSearcher = false;
   markParked(worker, searching, wasLastSearcher);
-  allBlocked = sleepers_.size() == workers_ && allParked();
+  if (sleepers_.size() == workers_ && allParked()) onAllBlocked();
   return wasLastSearcher;
 }
 

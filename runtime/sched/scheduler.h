@@ -127,7 +127,8 @@ class Executor {
   virtual Status onBusy(Worker& worker) { return Status::ok(); }
   // Every worker is parked, no task is queued anywhere, no timer is pending and no worker
   // is in a blocking region: no task can ever run again. Called once per such moment,
-  // from the last worker to park, before it parks.
+  // from the last worker to park, before it parks, under the scheduler's idle lock (so
+  // no publication can end the moment meanwhile); it may close the scheduler.
   virtual void onAllBlocked() {}
 };
 

@@ -137,12 +137,10 @@ bool SchedulerInternals::ownWorkPending(WorkerCore& c) {
 
 void SchedulerInternals::park(WorkerCore& c) {
   unsigned index = c.worker->index();
-  bool allBlocked = false;
-  bool lastSearcher =
-      idle.transitionToParked(index, c.searching, [this] { return nothingPending(); }, allBlocked);
+  bool lastSearcher = idle.transitionToParked(
+      index, c.searching, [this] { return nothingPending(); }, [this] { executor.onAllBlocked(); });
   c.searching = false;
   bump(c.counters.parks);
-  if (allBlocked) executor.onAllBlocked();
   if (lastSearcher) notifyIfWorkPending();
   while (!isClosed()) {
     WakeReason reason = idle.wakeReason(index);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <thread>
 
@@ -60,10 +61,11 @@ TEST(SchedIdle, AtMostHalfTheWorkersSearchAndAtLeastOne) {
 TEST(SchedIdle, APublicationWakesOneSleeperOnlyWhenNobodySearches) {
   Idle idle(3);
   bool allBlocked = false;
+  auto noteAllBlocked = [&] { allBlocked = true; };
   EXPECT_EQ(idle.claimOneToWake(), -1);  // nobody sleeps
-  idle.transitionToParked(0, false, [] { return true; }, allBlocked);
+  idle.transitionToParked(0, false, [] { return true; }, noteAllBlocked);
   EXPECT_FALSE(allBlocked);
-  idle.transitionToParked(1, false, [] { return true; }, allBlocked);
+  idle.transitionToParked(1, false, [] { return true; }, noteAllBlocked);
   EXPECT_EQ(idle.wakeReason(1), WakeReason::kStillParked);
   int w = idle.claimOneToWake();
   EXPECT_EQ(w, 1);  // the most recent sleeper
@@ -79,12 +81,35 @@ TEST(SchedIdle, TheLastWorkerToParkEvaluatesAllBlocked) {
   Idle idle(2);
   bool allBlocked = false;
   int evaluated = 0;
-  idle.transitionToParked(0, false, [&] { return ++evaluated, true; }, allBlocked);
+  auto noteAllBlocked = [&] { allBlocked = true; };
+  idle.transitionToParked(0, false, [&] { return ++evaluated, true; }, noteAllBlocked);
   EXPECT_EQ(evaluated, 0);
   EXPECT_TRUE(idle.transitionToSearching());
-  EXPECT_TRUE(idle.transitionToParked(1, true, [&] { return ++evaluated, true; }, allBlocked));
+  EXPECT_TRUE(idle.transitionToParked(1, true, [&] { return ++evaluated, true; }, noteAllBlocked));
   EXPECT_EQ(evaluated, 1);
   EXPECT_TRUE(allBlocked);
+}
+
+// The all-blocked callback runs under the idle lock: a publication that would wake a
+// sleeper meanwhile waits for it, so the callback never acts on a stale decision.
+TEST(SchedIdle, APublicationCannotWakeASleeperDuringTheAllBlockedCallback) {
+  Idle idle(1);
+  std::atomic<bool> inCallback{false}, release{false};
+  std::atomic<int> woken{-2};
+  std::thread parker([&] {
+    idle.transitionToParked(0, false, [] { return true; }, [&] {
+      inCallback = true;
+      while (!release) std::this_thread::yield();
+    });
+  });
+  while (!inCallback) std::this_thread::yield();
+  std::thread publisher([&] { woken = idle.claimOneToWake(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(woken.load(), -2) << "the publication woke a sleeper inside the callback";
+  release = true;
+  parker.join();
+  publisher.join();
+  EXPECT_EQ(woken.load(), 0);
 }
 
 TEST(SchedVictimOrder, EverySiblingOnceAndTheOrderChanges) {
