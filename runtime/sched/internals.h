@@ -61,6 +61,8 @@ struct WorkerCore {
   uint32_t lifoRun = 0;         // owner: dispatches in a row from the LIFO slot
   uint32_t tick = 0;            // owner: dispatches so far
   bool lastFromPinned = false;  // owner
+  bool lastFromInjection = false;  // owner: the last task came from the injection poll
+  bool pollAfterBudget = false;    // owner: the next pick polls the injection queue first
   bool searching = false;       // owner
   bool busy = false;            // owner: between onBusy and onIdle
   bool dispatching = false;     // owner

@@ -8,8 +8,9 @@
 //    stolen). A global injection queue takes tasks published from outside the workers
 //    and the overflow of a full local queue (half of it moves at once).
 //  - Finding work, in order: the LIFO slot (at most kLifoLimit dispatches in a row), the
-//    pinned queue, the local queue (every kInjectionInterval-th dispatch polls the
-//    injection queue first), stealing from siblings (seeded random order, each sibling
+//    pinned queue, the local queue (every kInjectionInterval-th dispatch, and the one after
+//    a dispatch that spent its budget on a task not taken from the injection queue, poll
+//    the injection queue first), stealing from siblings (seeded random order, each sibling
 //    at most once per search, at most half the workers searching at once), the
 //    injection queue, then parking.
 //  - Parking: a worker with no work parks on its own futex. A publication that finds an
