@@ -28,6 +28,9 @@ namespace {
 // A no-op task (deadlock probe).
 struct ProbeTask final : sched::Task {};
 
+// The calling scheduler thread's context (set by onThreadStart; the thread's own).
+thread_local constinit WorkerContext* tlsContext = nullptr;
+
 unsigned defaultWorkers(unsigned requested) {
   if (requested > 0) return requested;
   if (const char* env = std::getenv("WEFT_WORKERS")) {
@@ -48,7 +51,7 @@ RuntimeImpl::~RuntimeImpl() { releaseLeftovers(); }
 
 // --- Executor ---------------------------------------------------------------------
 
-Status RuntimeImpl::onWorkerStart(sched::Worker& worker) {
+Status RuntimeImpl::onThreadStart() {
   Expected<gc::Mutator*> m = state.heap().registerMutator();
   if (!m) {
     failClosed(m.error().message);
@@ -57,27 +60,27 @@ Status RuntimeImpl::onWorkerStart(sched::Worker& worker) {
   auto* wc = new WorkerContext();
   wc->exec = vm::ExecContext{&state, *m, nullptr};
   wc->mutator = *m;
-  worker.executorData = wc;
+  tlsContext = wc;
   vm::bindExecContext(&wc->exec);
   return Status::ok();
 }
 
-void RuntimeImpl::onWorkerStop(sched::Worker& worker) {
-  auto* wc = static_cast<WorkerContext*>(worker.executorData);
+void RuntimeImpl::onThreadStop() {
+  WorkerContext* wc = tlsContext;
   if (!wc) return;
   if (wc->attached) state.heap().detach(*wc->mutator);
   state.heap().unregisterMutator(wc->mutator);
   vm::bindExecContext(nullptr);
-  worker.executorData = nullptr;
+  tlsContext = nullptr;
   delete wc;
 }
 
+// The pauses a thread's mutator saw while it ran `worker` go to that worker's counters.
 void RuntimeImpl::onIdle(sched::Worker& worker) {
-  auto* wc = static_cast<WorkerContext*>(worker.executorData);
+  WorkerContext* wc = tlsContext;
   if (!wc || !wc->attached) return;
   state.heap().detach(*wc->mutator);
   wc->attached = false;
-  // The pauses this worker's mutator saw since the last report go to its counters.
   const gc::MutatorStats& ms = wc->mutator->stats();
   uint64_t stops = ms.stops - wc->reportedStops;
   uint64_t nanos = ms.stoppedNanosTotal - wc->reportedNanos;
@@ -87,7 +90,7 @@ void RuntimeImpl::onIdle(sched::Worker& worker) {
 }
 
 Status RuntimeImpl::onBusy(sched::Worker& worker) {
-  auto* wc = static_cast<WorkerContext*>(worker.executorData);
+  WorkerContext* wc = tlsContext;
   if (!wc || wc->attached) return Status::ok();
   if (gc::fault::hit("rt.attach")) {
     failClosed("worker registration: injected failure attaching a worker");
@@ -107,13 +110,25 @@ void RuntimeImpl::onAllBlocked() {
   if (closed() || !main || !main->blocked.load(std::memory_order_seq_cst) || main->phase() != WaitPhase::kWaiting) {
     return;
   }
+  if (!nativeWaitsOpen()) return;
   deadlocked.store(true, std::memory_order_release);
   main->signalBlocked();
 }
 
+// The scheduler saw no work anywhere, but a task blocked under a native (its thread
+// released its worker) whose wait has already ended is about to run again: not a
+// deadlock. Its thread's worker parks again after it, which re-evaluates. Nothing runs
+// at this moment, so no wait can end while this reads them.
+bool RuntimeImpl::nativeWaitsOpen() {
+  std::lock_guard lock(regMutex_);
+  for (LuaTask* t : tasks_) {
+    if (!t->isMain && t->blocked.load(std::memory_order_seq_cst) && !t->waitOpen()) return false;
+  }
+  return true;
+}
+
 void RuntimeImpl::detachCurrent() {
-  if (sched::Worker* w = sched::Scheduler::currentWorker()) {
-    auto* wc = static_cast<WorkerContext*>(w->executorData);
+  if (WorkerContext* wc = tlsContext) {
     state.heap().detach(*wc->mutator);
     wc->attached = false;
     return;
@@ -122,30 +137,43 @@ void RuntimeImpl::detachCurrent() {
 }
 
 Status RuntimeImpl::attachCurrent() {
-  gc::Mutator* m = &state.mutator();
-  sched::Worker* w = sched::Scheduler::currentWorker();
-  Status st = state.heap().attach(*m);
+  WorkerContext* wc = tlsContext;
+  Status st = state.heap().attach(wc ? *wc->mutator : state.mutator());
   if (!st.isOk()) {
     failClosed("worker registration: attach failed: " + state.heap().failureReason());
     return st;
   }
-  if (w) static_cast<WorkerContext*>(w->executorData)->attached = true;
+  if (wc) wc->attached = true;
   return st;
+}
+
+Status RuntimeImpl::enterBlockingCurrent(sched::Blocking kind) {
+  sched::Worker* w = sched::Scheduler::currentWorker();
+  if (!w) return Status::ok();
+  Status st = scheduler->enterBlocking(*w, kind);
+  if (!st.isOk()) failClosed("worker handoff: " + scheduler->closeReason());
+  return st;
+}
+
+void RuntimeImpl::leaveBlockingCurrent() {
+  if (sched::Worker* w = sched::Scheduler::currentWorker()) scheduler->leaveBlocking(*w);
 }
 
 namespace {
 
+// A failed handoff closes the runtime (and its heap); the wait goes on and the attach in
+// leaveOsWait reports kFatal.
 void osWaitEnter(vm::State& S) {
   RuntimeImpl& rt = *runtimeOf(S);
-  if (sched::Worker* w = sched::Scheduler::currentWorker()) rt.scheduler->enterBlocking(*w);
   rt.detachCurrent();
+  (void)rt.enterBlockingCurrent(sched::Blocking::kOs);
 }
 
+// The worker first, then the collector (scheduler.h: leaveBlocking).
 Status osWaitLeave(vm::State& S) {
   RuntimeImpl& rt = *runtimeOf(S);
-  Status st = rt.attachCurrent();
-  if (sched::Worker* w = sched::Scheduler::currentWorker()) rt.scheduler->leaveBlocking(*w);
-  return st;
+  rt.leaveBlockingCurrent();
+  return rt.attachCurrent();
 }
 
 }  // namespace
@@ -161,7 +189,7 @@ RunOutcome RuntimeImpl::runTask(sched::Worker& worker, sched::Task& base) {
   if (typeid(base) != typeid(LuaTask)) return RunOutcome::kCompleted;
   auto* task = static_cast<LuaTask*>(&base);
   if (closed()) return RunOutcome::kCancelled;
-  return dispatchMayGC(*static_cast<WorkerContext*>(worker.executorData), *task);
+  return dispatchMayGC(*tlsContext, *task);
 }
 
 RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task) {

@@ -23,7 +23,8 @@
 
 namespace weft::runtime {
 
-// One per worker thread (Worker::executorData): owner thread only.
+// One per scheduler thread (a worker's first thread or a spare; runtime.cpp's
+// thread-local tlsContext): that thread only.
 struct WorkerContext {
   vm::ExecContext exec;
   gc::Mutator* mutator = nullptr;
@@ -46,8 +47,8 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
 
   // Executor (worker threads).
   sched::RunOutcome runTask(sched::Worker& worker, sched::Task& task) override;
-  Status onWorkerStart(sched::Worker& worker) override;
-  void onWorkerStop(sched::Worker& worker) override;
+  Status onThreadStart() override;
+  void onThreadStop() override;
   void onIdle(sched::Worker& worker) override;
   Status onBusy(sched::Worker& worker) override;
   void onAllBlocked() override;
@@ -92,6 +93,10 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // Detaching the calling thread around a blocking wait and re-attaching after it.
   void detachCurrent();
   Status attachCurrent();
+  // On a scheduler thread, around a blocking wait (detached): releases the worker to a
+  // spare, and takes it back before attachCurrent. A failed handoff closes the runtime.
+  Status enterBlockingCurrent(sched::Blocking kind);
+  void leaveBlockingCurrent();
 
   // Cancels a task: the scheduler's request, and a claim of its current wait.
   bool cancelTask(LuaTask* task);
@@ -108,6 +113,7 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
 
  private:
   sched::RunOutcome dispatchMayGC(WorkerContext& wc, LuaTask& task);
+  bool nativeWaitsOpen();
   sched::RunOutcome finishDispatchMayGC(LuaTask& task, Status st);
   Status startTaskMayGC(LuaTask& task);
   Status resumeTaskMayGC(LuaTask& task);

@@ -126,12 +126,14 @@ void armTimer(LuaTask& self, double timeout) {
 
 // The main task or a nested wait: sleeps on the task's condition variable, detached
 // from the collector (so it never delays a collection), then re-attaches.
+// On a worker, the thread releases its worker to a spare meanwhile, and `blocked` stays
+// set until it holds the worker again: the deadlock check (RuntimeImpl::nativeWaitsOpen)
+// must see a task whose wait ended as about to run for as long as its worker sleeps.
 Status blockMayGC(LuaTask& self) {
   RuntimeImpl& rt = self.rt;
-  sched::Worker* worker = sched::Scheduler::currentWorker();
-  if (worker) rt.scheduler->enterBlocking(*worker);
-  rt.detachCurrent();
   self.blocked.store(true, std::memory_order_seq_cst);
+  rt.detachCurrent();
+  (void)rt.enterBlockingCurrent(sched::Blocking::kTaskWait);  // failing, it closed the runtime
   if (self.isMain) rt.probeForDeadlock();
   for (;;) {
     // Acquire: a bump orders what the waker did before it (its claim) before our check.
@@ -139,11 +141,10 @@ Status blockMayGC(LuaTask& self) {
     if (!self.waitOpen() || rt.closed() || (self.isMain && rt.deadlocked.load(std::memory_order_acquire))) break;
     self.blockSignal.wait(signal, std::memory_order_acquire);
   }
+  rt.leaveBlockingCurrent();  // the worker first, then the collector (scheduler.h)
   self.blocked.store(false, std::memory_order_seq_cst);
   if (self.isMain && !rt.closed() && rt.deadlocked.load(std::memory_order_acquire)) rt.reportDeadlockAndExit();
-  Status st = rt.attachCurrent();
-  if (worker) rt.scheduler->leaveBlocking(*worker);
-  return st;
+  return rt.attachCurrent();
 }
 
 }  // namespace

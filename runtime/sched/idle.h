@@ -18,8 +18,10 @@
 //    (it only bounds contention).
 //  - `sleepers_` and each worker's wake reason are guarded by `mu_`. A worker is removed
 //    from `sleepers_` exactly once per park, by whoever wakes it (a publication, a pinned
-//    push for it, close, or itself on finding work), and learns the reason from
-//    wakeReason(). Parker tokens are separate: an unpark before the futex wait is not
+//    push for it, close, itself on finding work, or the blocked thread that released it
+//    taking it back), and learns the reason from wakeReason(). A worker released by a
+//    blocked thread sleeps here too; the scheduler's resume() wakes it on a spare thread
+//    instead of its futex (handoff.cpp). Parker tokens are separate: an unpark before the futex wait is not
 //    lost, and a stale token only costs one more loop of the park loop.
 #pragma once
 

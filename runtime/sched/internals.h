@@ -1,17 +1,21 @@
-// The scheduler's private state: one WorkerCore per worker and the shared parts.
+// The scheduler's private state: one WorkerCore per worker, one Carrier per thread, and
+// the shared parts.
 //
 // Protocol (who touches what; the orderings are justified where they are used):
-//  - WorkerCore fields marked "owner" are read and written only by that worker's thread
-//    (and by shutdown() after every worker thread has been joined).
+//  - WorkerCore fields marked "owner" are read and written only by the thread that holds
+//    the worker (and by shutdown() after every thread has been joined). A worker changes
+//    hands only under its `handMu` and through Carrier::given (release/acquire), so each
+//    holder sees its predecessor's writes (handoff.cpp gives the protocol).
 //  - `ring` is the owner's LocalQueue (siblings steal from it), `pinned` a mutex queue
 //    that any thread pushes sticky tasks into and only the owner pops.
 //  - WorkerCounters are written only by the owner (relaxed load + store: no RMW needed
 //    with one writer) and read by any thread for a stats() snapshot.
-//  - A worker publishes into its LIFO slot, local queue or (for its own sticky tasks)
-//    pinned queue only during a dispatch (`dispatching`) outside a blocking region; a
-//    publication from it at any other moment (onIdle, onAllBlocked) takes the external
-//    path. Its search fills its local queue only right before a dispatch. So a parked
-//    worker's LIFO slot and local queue are empty, which the all-blocked check relies on.
+//  - A thread publishes into its worker's LIFO slot, local queue or (for its own sticky
+//    tasks) pinned queue only during a dispatch (`dispatching`) outside a blocking region;
+//    a publication at any other moment (onIdle, onAllBlocked) takes the external path.
+//    Its search fills the local queue only right before a dispatch, and a worker is
+//    released only with an empty LIFO slot and local queue. So a sleeping worker's LIFO
+//    slot and local queue are empty, which the all-blocked check relies on.
 #pragma once
 
 #include <latch>
@@ -29,8 +33,26 @@
 
 namespace weft::runtime {
 
+struct WorkerCore;
+
 // The worker the calling thread runs (Scheduler::currentWorker).
 extern thread_local constinit Worker* tlsCurrentWorker;
+
+// A scheduler thread (Go's M): a worker's first thread or a spare (handoff.cpp).
+struct Carrier {
+  Parker parker;  // it waits here for a worker: in the spare pool or taking one back
+  // A worker handed to it: stored (release) by the giver, taken (acquire) by the carrier.
+  std::atomic<WorkerCore*> given{nullptr};
+  std::thread thread;     // started under poolMu, joined by shutdown()
+  bool busy = false;          // own: between onBusy and onIdle
+  bool dispatching = false;   // own
+  bool blocking = false;      // own: inside enterBlocking/leaveBlocking
+  bool released = false;      // own: its worker was released at enterBlocking
+  Blocking kind = Blocking::kOs;  // own: the current region's kind
+};
+
+// The calling thread's carrier (nullptr outside scheduler threads).
+extern thread_local constinit Carrier* tlsCarrier;
 
 struct WorkerCounters {
   explicit WorkerCounters(unsigned workers) : stealsFrom(workers) {}
@@ -61,11 +83,17 @@ struct WorkerCore {
   uint32_t lifoRun = 0;         // owner: dispatches in a row from the LIFO slot
   uint32_t tick = 0;            // owner: dispatches so far
   bool lastFromPinned = false;  // owner
+  bool lastFromInjection = false;  // owner: the last task came from the injection poll
+  bool pollAfterBudget = false;    // owner: the next pick polls the injection queue first
   bool searching = false;       // owner
-  bool busy = false;            // owner: between onBusy and onIdle
-  bool dispatching = false;     // owner
-  bool blocking = false;        // owner: inside enterBlocking/leaveBlocking
-  std::thread thread;           // started by start(), joined by shutdown()
+  // Who holds the worker (handoff.cpp).
+  std::mutex handMu;
+  bool free = false;             // handMu: released by a blocked holder, nobody holds it
+  bool abandoned = false;        // handMu: free and out of the sleepers (left at close)
+  std::vector<Carrier*> reclaimers;  // handMu: blocked holders back, waiting for it
+  // Whether `reclaimers` is non-empty: written under handMu, read by the holder at its
+  // dispatch boundaries without the lock (acquire: then it locks to hand over).
+  std::atomic<bool> reclaimWanted{false};
 };
 
 struct SchedulerInternals {
@@ -80,29 +108,41 @@ struct SchedulerInternals {
   static void endRunTerminal(Task* t, TaskState s);
 
   // Publication (scheduler.cpp).
-  WorkerCore* localCore();  // the calling worker's core, if it may use its local queues
+  WorkerCore* localCore();  // the calling thread's worker, if it may use its local queues
   void publish(Task* t, bool lifo);
   void publishPinned(Task* t);
   void pushLocal(WorkerCore& c, Task* t, bool migrated);
   void pushInjection(TaskList& list);
   void notifyParked();
   void unparkById(unsigned w);
+  void resume(unsigned w);  // wakes a worker just claimed from the sleepers
   bool nothingPending();
   void notifyIfWorkPending();
   void drainAll();
 
+  // Threads and handoffs (handoff.cpp).
+  void runCarrier(Carrier& m, int first);
+  WorkerCore* awaitWorker(Carrier& m);
+  void runHeld(Carrier& m, WorkerCore& c, bool started);
+  void giveTo(Carrier& m, WorkerCore& c);
+  Carrier* startCarrier(int first);  // under poolMu
+  Status enterBlocking(Carrier& m, WorkerCore& c, Blocking kind);
+  void leaveBlocking(Carrier& m, WorkerCore& c);
+  void reclaim(Carrier& m, WorkerCore& c);
+  bool handBack(Carrier& m, WorkerCore& c);
+  void leaveAtClose(WorkerCore& c);
+  void stopSearching(WorkerCore& c);
+
   // The worker loop (worker.cpp).
-  void runWorker(unsigned index);
-  void loop(WorkerCore& c);
+  bool loop(Carrier& m, WorkerCore& c);
   Task* nextLocal(WorkerCore& c);
   Task* search(WorkerCore& c);
   Task* pullInjection(WorkerCore& c, size_t max);
   void park(WorkerCore& c);
   bool ownWorkPending(WorkerCore& c);
-  void dispatch(WorkerCore& c, Task* t);
+  void dispatch(Carrier& m, WorkerCore& c, Task* t);
   void finish(WorkerCore& c, Task* t, RunOutcome out);
   void requeue(WorkerCore& c, Task* t);
-  void moveLocalToInjection(WorkerCore& c);
 
   bool isClosed() const { return closed.load(std::memory_order_acquire); }
 
@@ -114,6 +154,16 @@ struct SchedulerInternals {
   SharedTaskQueue injection;                      // any thread
   Idle idle;
   TimerService timers;
+  // Threads in kOs blocking regions. Changed only while the thread's worker is out of
+  // the sleepers and read under the idle mutex (nothingPending), whose lock orders both:
+  // relaxed suffices.
+  std::atomic<uint32_t> osBlocked{0};
+
+  // The threads (handoff.cpp). Lock order: a core's handMu, then idle's, then poolMu.
+  std::mutex poolMu;
+  std::vector<std::unique_ptr<Carrier>> carriers;  // poolMu: every thread, for the join
+  std::vector<Carrier*> spares;    // poolMu: threads waiting for a worker
+  unsigned freeWorkers = 0;        // poolMu: released workers not taken yet (<= spares)
 
   // Acquire/release: a worker that sees `closed` also sees the reason.
   std::atomic<bool> closed{false};

@@ -41,8 +41,8 @@ SchedulerInternals::SchedulerInternals(Scheduler& s, const SchedulerOptions& opt
 WorkerCore* SchedulerInternals::localCore() {
   Worker* w = tlsCurrentWorker;
   if (!w || &w->scheduler() != &self) return nullptr;
-  WorkerCore& c = *cores[w->index()];
-  return c.dispatching && !c.blocking ? &c : nullptr;
+  Carrier* m = tlsCarrier;
+  return m->dispatching && !m->blocking ? cores[w->index()].get() : nullptr;
 }
 
 void SchedulerInternals::publish(Task* t, bool lifo) {
@@ -88,20 +88,21 @@ void SchedulerInternals::pushInjection(TaskList& list) {
 // Called after the task is stored: claimOneToWake's RMW orders the two (idle.h).
 void SchedulerInternals::notifyParked() {
   int w = idle.claimOneToWake();
-  if (w >= 0) cores[w]->parker.unpark();
+  if (w >= 0) resume(static_cast<unsigned>(w));
 }
 
 void SchedulerInternals::unparkById(unsigned w) {
-  if (idle.claimById(w)) cores[w]->parker.unpark();
+  if (idle.claimById(w)) resume(w);
 }
 
-// Under the idle lock, with every worker among the sleepers: parked workers have empty
-// LIFO slots and local queues (internals.h), and none can be woken while the lock is
-// held, so this reads a moment in which no task can run. Blocking regions need no check:
-// a worker in one is inside a dispatch, hence not a sleeper. Timers are read first: a
-// callback publishes before its count drops (timer_service.h).
+// Under the idle lock, with every worker among the sleepers (parked, or released by a
+// blocked thread): they have empty LIFO slots and local queues (internals.h), and none
+// can be woken while the lock is held, so this reads a moment in which no task can run
+// on a worker. A thread blocked on the OS may still publish: osBlocked counts them.
+// Timers are read first: a callback publishes before its count drops (timer_service.h).
 bool SchedulerInternals::nothingPending() {
   if (isClosed() || timers.pending() != 0 || !injection.empty()) return false;
+  if (osBlocked.load(std::memory_order_relaxed) != 0) return false;
   return std::all_of(cores.begin(), cores.end(),
                      [](const auto& c) { return c->pinned.empty() && c->ring.empty(); });
 }
@@ -125,20 +126,6 @@ void SchedulerInternals::drainAll() {
   while (Task* t = rest.pop()) t->release();
 }
 
-void SchedulerInternals::moveLocalToInjection(WorkerCore& c) {
-  TaskList list;
-  if (c.lifo) list.push(c.lifo);
-  c.lifo = nullptr;
-  while (true) {
-    LocalQueue::Item item = c.ring.pop();
-    if (!item.task) break;
-    // Relaxed: the injection queue's mutex publishes the mark with the task.
-    if (item.migrated) TaskAccess::bits(item.task).fetch_or(kMigrated, std::memory_order_relaxed);
-    list.push(item.task);
-  }
-  if (!list.empty()) pushInjection(list);  // wakes an idle sibling to take them
-}
-
 Scheduler::Scheduler(const SchedulerOptions& options, Executor& executor)
     : in_(std::make_unique<SchedulerInternals>(*this, options, executor)) {}
 
@@ -153,10 +140,13 @@ Status Scheduler::start() {
   in_->startLatch = std::make_unique<std::latch>(n);
   in_->timers.start();
   for (unsigned i = 0; i < n; ++i) {
-    try {
-      in_->cores[i]->thread = std::thread([this, i] { in_->runWorker(i); });
-    } catch (const std::system_error&) {
-      close("could not start a worker thread");
+    bool started;
+    {
+      std::lock_guard pool(in_->poolMu);
+      started = in_->startCarrier(static_cast<int>(i)) != nullptr;
+    }
+    if (!started) {
+      close("could not start a worker thread");  // outside poolMu: close takes it
       in_->startStatus[i] = Status(StatusCode::kFatal);
       in_->startLatch->count_down(n - i);
       break;
@@ -228,19 +218,25 @@ TimerId Scheduler::addTimer(Clock::time_point deadline, std::function<void()> fn
 
 bool Scheduler::cancelTimer(TimerId id) { return in_->timers.cancel(id); }
 
-void Scheduler::enterBlocking(Worker& worker) {
-  WEFT_CHECK(tlsCurrentWorker == &worker, "enterBlocking runs on the worker's own thread");
-  WorkerCore& c = *in_->cores[worker.index()];
-  c.blocking = true;
-  in_->moveLocalToInjection(c);
+Status Scheduler::enterBlocking(Worker& worker, Blocking kind) {
+  WEFT_CHECK(tlsCurrentWorker == &worker && tlsCarrier, "enterBlocking runs on the worker's thread");
+  WEFT_CHECK(tlsCarrier->dispatching && !tlsCarrier->blocking,
+             "a blocking region is inside a dispatch, not nested");
+  return in_->enterBlocking(*tlsCarrier, *in_->cores[worker.index()], kind);
 }
 
 void Scheduler::leaveBlocking(Worker& worker) {
-  WEFT_CHECK(tlsCurrentWorker == &worker, "leaveBlocking runs on the worker's own thread");
-  in_->cores[worker.index()]->blocking = false;
+  WEFT_CHECK(tlsCurrentWorker == &worker && tlsCarrier && tlsCarrier->blocking,
+             "leaveBlocking ends the calling thread's region");
+  in_->leaveBlocking(*tlsCarrier, *in_->cores[worker.index()]);
 }
 
 Worker* Scheduler::currentWorker() { return tlsCurrentWorker; }
+
+unsigned Scheduler::threadCount() const {
+  std::lock_guard lock(in_->poolMu);
+  return static_cast<unsigned>(in_->carriers.size());
+}
 
 void Scheduler::shutdown() {
   Worker* w = tlsCurrentWorker;
@@ -249,8 +245,15 @@ void Scheduler::shutdown() {
   if (in_->joined) return;
   in_->joined = true;
   close("the scheduler was shut down");
-  for (auto& c : in_->cores)
-    if (c->thread.joinable()) c->thread.join();
+  // No thread starts after close (startCarrier's callers check under poolMu), so one
+  // snapshot covers them all; joined outside the lock, which they take to leave.
+  std::vector<Carrier*> all;
+  {
+    std::lock_guard pool(in_->poolMu);
+    for (auto& m : in_->carriers) all.push_back(m.get());
+  }
+  for (Carrier* m : all)
+    if (m->thread.joinable()) m->thread.join();
   in_->timers.stop();
   in_->drainAll();
 }
@@ -263,8 +266,11 @@ void Scheduler::close(const std::string& reason) {
     in_->closed.store(true, std::memory_order_release);
   }
   // After the store: a worker that joins the sleepers later sees `closed` (the idle
-  // mutex orders it) and does not park.
-  for (unsigned w : in_->idle.claimAll()) in_->cores[w]->parker.unpark();
+  // mutex orders it) and does not park; a spare that joins the pool later sees it too
+  // (poolMu orders it).
+  for (unsigned w : in_->idle.claimAll()) in_->resume(w);
+  std::lock_guard pool(in_->poolMu);
+  for (Carrier* m : in_->spares) m->parker.unpark();
 }
 
 bool Scheduler::closed() const { return in_->isClosed(); }

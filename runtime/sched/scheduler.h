@@ -8,8 +8,9 @@
 //    stolen). A global injection queue takes tasks published from outside the workers
 //    and the overflow of a full local queue (half of it moves at once).
 //  - Finding work, in order: the LIFO slot (at most kLifoLimit dispatches in a row), the
-//    pinned queue, the local queue (every kInjectionInterval-th dispatch polls the
-//    injection queue first), stealing from siblings (seeded random order, each sibling
+//    pinned queue, the local queue (every kInjectionInterval-th dispatch, and the one after
+//    a dispatch that spent its budget on a task not taken from the injection queue, poll
+//    the injection queue first), stealing from siblings (seeded random order, each sibling
 //    at most once per search, at most half the workers searching at once), the
 //    injection queue, then parking.
 //  - Parking: a worker with no work parks on its own futex. A publication that finds an
@@ -23,6 +24,14 @@
 //  - A task migrates at most once between two of its ready publications: a stolen task
 //    is marked and is not stolen again until it is published again.
 //  - A dispatch that throws is contained: the task becomes kPanicked, the worker lives.
+//  - Workers and threads (Go's P and M): a worker is the queues and their policy; a
+//    scheduler thread runs one worker's dispatches at a time. Each worker starts with its
+//    own thread. A thread about to block inside a dispatch (enterBlocking) releases its
+//    worker, which a pooled spare thread (created on demand, parked when unused) runs
+//    meanwhile; leaving the region, the thread takes its worker back before it runs Lua
+//    again (the holder gives it up at its next dispatch boundary). So at most one thread
+//    runs a worker's tasks at a time, at most `workers` threads run tasks at once, and a
+//    worker's queue never waits for a blocked thread.
 #pragma once
 
 #include <atomic>
@@ -111,25 +120,39 @@ struct WorkerStats {
   uint64_t gcPauseMaxNanos = 0;
 };
 
-// The VM side. All calls come from worker threads unless said otherwise.
+// The VM side. All calls come from scheduler threads (a worker's first thread or a
+// spare), on the calling thread's own behalf, unless said otherwise.
 class Executor {
  public:
   virtual ~Executor() = default;
   // One dispatch of `task` on `worker`. Must not throw (a throw is contained anyway).
   virtual RunOutcome runTask(Worker& worker, Task& task) = 0;
-  // Worker thread start and end (register and unregister the worker's mutator). A
-  // non-ok status from onWorkerStart closes the scheduler with it.
-  virtual Status onWorkerStart(Worker& worker) { return Status::ok(); }
-  virtual void onWorkerStop(Worker& worker) {}
-  // Around idleness: onIdle before the worker searches/parks (detach from the
-  // collector), onBusy before it dispatches again (attach; non-ok closes the scheduler).
+  // Start and end of every scheduler thread, on that thread (register and unregister its
+  // mutator: the state is per thread, since a worker moves between threads). A non-ok
+  // status closes the scheduler; onThreadStop then is not called. Spare threads start
+  // on demand while the scheduler runs, so this may run at any time before shutdown.
+  virtual Status onThreadStart() { return Status::ok(); }
+  virtual void onThreadStop() {}
+  // Around idleness: onIdle before the calling thread stops running `worker`'s tasks
+  // (it searches, parks, gives the worker back to its blocked thread, or stops; detach
+  // from the collector), onBusy before it dispatches again (attach; non-ok closes the
+  // scheduler). They pair per thread.
   virtual void onIdle(Worker& worker) {}
   virtual Status onBusy(Worker& worker) { return Status::ok(); }
-  // Every worker is parked, no task is queued anywhere, no timer is pending and no worker
-  // is in a blocking region: no task can ever run again. Called once per such moment,
-  // from the last worker to park, before it parks, under the scheduler's idle lock (so
-  // no publication can end the moment meanwhile); it may close the scheduler.
+  // Every worker is parked or released by a thread blocked in a kTaskWait region, no
+  // task is queued anywhere, no timer is pending and no thread blocks in a kOs region:
+  // no task can run again unless a task-wait region's wait has already ended (the
+  // executor knows its waits and checks). Called once per such moment, from the last
+  // worker to park or the thread whose enterBlocking made it so, under the scheduler's
+  // idle lock (so no publication can end the moment meanwhile); it may close the
+  // scheduler but must not publish.
   virtual void onAllBlocked() {}
+};
+
+// Why a dispatch blocks its thread (Scheduler::enterBlocking).
+enum class Blocking : uint8_t {
+  kOs,        // file I/O, a child process: may end by itself, so it is possible future work
+  kTaskWait,  // a task's wait under a native frame: only a task, a timer or close ends it
 };
 
 struct SchedulerOptions {
@@ -145,7 +168,6 @@ class Worker {
   WorkerStats stats() const;
   // The owning worker's own counters for the executor's GC pause fields and budget.
   void notePause(uint64_t nanos);
-  void* executorData = nullptr;  // the executor's per-worker state (owner thread only)
 
  private:
   friend class Scheduler;
@@ -193,21 +215,30 @@ class Scheduler {
   // true if the timer was removed before it ran.
   bool cancelTimer(TimerId id);
 
-  // A worker about to block on the operating system (file I/O, os.execute): it gives its
-  // queued tasks to the injection queue so that siblings run them, and counts as busy
-  // for onAllBlocked. Called on the worker's own thread.
-  void enterBlocking(Worker& worker);
+  // A dispatch about to block its thread (an OS call, or a task's wait under a native
+  // frame), called on that thread with the worker it runs: the thread releases the
+  // worker, which a spare thread runs as soon as it has work (at once if its queues are
+  // not empty). Until leaveBlocking the thread's publications take the external path.
+  // kOs regions count as possible future work for onAllBlocked. Non-ok (and the
+  // scheduler closed) when no spare thread could be started: the thread keeps its worker.
+  // leaveBlocking waits until the thread holds its worker again; call it before
+  // attaching to the collector (the holder may be stopped for a collection).
+  Status enterBlocking(Worker& worker, Blocking kind);
   void leaveBlocking(Worker& worker);
 
-  // The worker the calling thread is, or nullptr.
+  // The worker the calling thread runs (or, inside a blocking region, will run again),
+  // or nullptr.
   static Worker* currentWorker();
+  // Scheduler threads started so far: one per worker plus the spares (never fewer).
+  unsigned threadCount() const;
 
-  // Stops the workers (parked ones are woken), refuses later spawns, joins the threads
-  // and the timer thread. Idempotent. Must not be called from a worker thread.
+  // Stops the workers (parked ones are woken), refuses later spawns, joins every thread
+  // (spares included; a thread blocked in a region is waited for) and the timer thread.
+  // Idempotent. Must not be called from a scheduler thread.
   void shutdown();
   // Fail closed (DEVELOPERS.md invariant 5): from any thread, marks the scheduler closed
-  // with `reason` (kept: the first reason wins), wakes every parked worker, refuses
-  // later spawns; workers stop at their next dispatch boundary. Does not join.
+  // with `reason` (kept: the first reason wins), wakes every parked worker and spare,
+  // refuses later spawns; workers stop at their next dispatch boundary. Does not join.
   void close(const std::string& reason);
   bool closed() const;
   std::string closeReason() const;

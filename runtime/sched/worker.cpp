@@ -2,44 +2,40 @@
 //
 // Protocol (docs/design/scheduler.md):
 //  - Finding work: the LIFO slot (at most kLifoLimit dispatches in a row), the pinned
-//    queue, the local queue (every kInjectionInterval-th dispatch polls the injection
-//    queue first), then searching: siblings in a fresh seeded order, then the injection
-//    queue; then parking. After a dispatch that came from the pinned queue the local
-//    queue goes first once, so that a yielding sticky task cannot starve it.
-//  - onIdle runs when a busy worker runs out of local work, before it searches; onBusy
-//    runs when an idle worker found work, before it dispatches. A worker starts idle and
-//    leaves idle (onIdle before onWorkerStop), so the calls always pair.
-//  - All fields of the WorkerCore used here are the owner's (internals.h).
+//    queue, the local queue (every kInjectionInterval-th dispatch, and the dispatch after
+//    one that spent its budget, poll the injection queue first), then searching: siblings
+//    in a fresh seeded order, then the injection queue; then parking. After a dispatch
+//    that came from the pinned queue the local queue goes first once, so that a yielding
+//    sticky task cannot starve it.
+//  - Why the budget poll: a task woken from outside the workers (a timer, the main
+//    thread) waits in the injection queue while busy workers cycle through their own
+//    queues; polling only every 61st dispatch made it wait up to 61 slices (5 ms at p99
+//    in bench/tasks/timers.lua). A spent budget means a whole slice went by, so the poll
+//    costs one lock per slice at most. It is skipped when the spent task came from the
+//    injection queue itself, so a queue that never empties takes at most every other
+//    dispatch and the local queue keeps the rest.
+//  - onIdle runs when a busy thread runs out of local work, before it searches; onBusy
+//    runs when an idle thread found work, before it dispatches. A thread starts idle and
+//    leaves idle (onIdle before it gives its worker away or stops), so the calls pair.
+//  - At each dispatch boundary the holder checks whether the thread that released the
+//    worker wants it back (handoff.cpp); a parked holder is woken for it.
+//  - All fields of the WorkerCore used here are the holder's (internals.h).
 #include <algorithm>
 
 #include "runtime/sched/internals.h"
 
 namespace weft::runtime {
 
-void SchedulerInternals::runWorker(unsigned index) {
-  WorkerCore& c = *cores[index];
-  Worker& w = *c.worker;
-  tlsCurrentWorker = &w;
-  Status status = executor.onWorkerStart(w);
-  startStatus[index] = status;
-  // Closed before the count-down, so start() returns to a scheduler already closed.
-  if (!status.isOk()) self.close("a worker failed to start");
-  startLatch->count_down();  // the latch orders the status write before start() reads it
-  if (status.isOk()) {
-    loop(c);
-    if (c.busy) executor.onIdle(w);
-    c.busy = false;
-    executor.onWorkerStop(w);
-  }
-  tlsCurrentWorker = nullptr;
-}
-
-void SchedulerInternals::loop(WorkerCore& c) {
+// Runs worker `c` on thread `m` until the scheduler closes (false) or `m` gives the
+// worker back to the thread that released it (true).
+bool SchedulerInternals::loop(Carrier& m, WorkerCore& c) {
   while (!isClosed()) {
+    // Acquire: a returning thread's request, then handMu settles it (handoff.cpp).
+    if (c.reclaimWanted.load(std::memory_order_acquire) && handBack(m, c)) return true;
     Task* t = nextLocal(c);
     if (!t) {
-      if (c.busy) executor.onIdle(*c.worker);
-      c.busy = false;
+      if (m.busy) executor.onIdle(*c.worker);
+      m.busy = false;
       t = search(c);
       if (!t) {
         park(c);
@@ -53,21 +49,23 @@ void SchedulerInternals::loop(WorkerCore& c) {
     }
     if (isClosed()) {
       t->release();  // closed meanwhile: the task is dropped like every queued one
-      return;
+      return false;
     }
-    if (!c.busy) {
+    if (!m.busy) {
       if (!executor.onBusy(*c.worker).isOk()) {
         t->release();
         self.close("the executor could not attach a worker");
-        return;
+        return false;
       }
-      c.busy = true;
+      m.busy = true;
     }
-    dispatch(c, t);
+    dispatch(m, c, t);
   }
+  return false;
 }
 
 Task* SchedulerInternals::nextLocal(WorkerCore& c) {
+  c.lastFromInjection = false;
   if (c.lifo) {
     Task* t = c.lifo;
     c.lifo = nullptr;
@@ -86,8 +84,13 @@ Task* SchedulerInternals::nextLocal(WorkerCore& c) {
       return t;
     }
   }
-  if (c.tick % Scheduler::kInjectionInterval == 0) {
-    if (Task* t = pullInjection(c, 1)) return t;
+  bool poll = c.tick % Scheduler::kInjectionInterval == 0 || c.pollAfterBudget;
+  c.pollAfterBudget = false;
+  if (poll) {
+    if (Task* t = pullInjection(c, 1)) {
+      c.lastFromInjection = true;
+      return t;
+    }
   }
   if (Task* t = c.ring.pop().task) return t;
   if (pinnedFirst) return nullptr;
@@ -131,8 +134,10 @@ Task* SchedulerInternals::pullInjection(WorkerCore& c, size_t max) {
   return first;
 }
 
+// Work for this worker only: its queues, or a returning thread waiting for it.
 bool SchedulerInternals::ownWorkPending(WorkerCore& c) {
-  return c.lifo || !c.ring.empty() || !c.pinned.empty();
+  if (c.lifo || !c.ring.empty() || !c.pinned.empty()) return true;
+  return c.reclaimWanted.load(std::memory_order_acquire);
 }
 
 void SchedulerInternals::park(WorkerCore& c) {
@@ -149,8 +154,8 @@ void SchedulerInternals::park(WorkerCore& c) {
       bump(c.counters.wakeups);
       return;
     }
-    // Work for this worker only (its pinned queue) may have arrived before it joined the
-    // sleepers, when no publisher could find it there.
+    // Work for this worker only (its pinned queue, a returning thread) may have arrived
+    // before it joined the sleepers, when nobody could find it there.
     if (ownWorkPending(c)) {
       if (idle.claimById(index)) return;
       continue;  // somebody woke it meanwhile: read why
@@ -159,7 +164,7 @@ void SchedulerInternals::park(WorkerCore& c) {
   }
 }
 
-void SchedulerInternals::dispatch(WorkerCore& c, Task* t) {
+void SchedulerInternals::dispatch(Carrier& m, WorkerCore& c, Task* t) {
   WEFT_CHECK(beginRun(t), "a queued task is ready");
   int index = static_cast<int>(c.worker->index());
   // Relaxed: lastWorker is a statistic; the task's data is ordered by Task::bits_.
@@ -167,16 +172,16 @@ void SchedulerInternals::dispatch(WorkerCore& c, Task* t) {
   if (previous >= 0 && previous != index) bump(c.counters.migrations);
   bump(c.counters.tasksRun);
   ++c.tick;
-  c.dispatching = true;
+  m.dispatching = true;
   RunOutcome out;
   try {
     out = executor.runTask(*c.worker, *t);
   } catch (...) {
     out = RunOutcome::kPanicked;
-    c.blocking = false;  // a throw may skip leaveBlocking
+    if (m.blocking) leaveBlocking(m, c);  // a throw may skip it: take the worker back
   }
-  c.dispatching = false;
-  WEFT_CHECK(!c.blocking, "a blocking region ends within its dispatch");
+  m.dispatching = false;
+  WEFT_CHECK(!m.blocking, "a blocking region ends within its dispatch");
   finish(c, t, out);
 }
 
@@ -184,6 +189,7 @@ void SchedulerInternals::finish(WorkerCore& c, Task* t, RunOutcome out) {
   switch (out) {
     case RunOutcome::kBudgetSpent:
       bump(c.counters.budgetExhaustions);
+      c.pollAfterBudget = !c.lastFromInjection;
       [[fallthrough]];
     case RunOutcome::kYielded:
       endRunReady(t);

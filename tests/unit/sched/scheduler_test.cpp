@@ -1,7 +1,9 @@
 // The scheduler's policies: sticky tasks, the LIFO limit, budget fairness, blocking
-// regions, close and shutdown, contained panics, statistics and executor callbacks.
+// regions (more in handoff_test.cpp), close and shutdown, contained panics, statistics
+// and executor callbacks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -158,7 +160,8 @@ TEST(SchedScheduler, BudgetRequeueTakesTurns) {
   EXPECT_EQ(s.stats()[0].budgetExhaustions, 297u);
 }
 
-// A worker whose local queue never empties still polls the injection queue.
+// A worker whose local queue never empties still polls the injection queue, even when
+// no dispatch spends its budget (here they yield).
 TEST(SchedScheduler, TheInjectionQueueIsPolledEvery61stDispatch) {
   TestExecutor ex;
   Scheduler s({.workers = 1, .seed = 1}, ex);
@@ -186,30 +189,107 @@ TEST(SchedScheduler, TheInjectionQueueIsPolledEvery61stDispatch) {
   EXPECT_LE(spinsBeforeOutsider.load() - before, static_cast<int>(Scheduler::kInjectionInterval) + 1);
 }
 
-// While a worker blocks, its LIFO slot and local queue run elsewhere.
-TEST(SchedScheduler, EnterBlockingHandsTheQueueToSiblings) {
+// A task published from outside the workers (a timer's wake) runs right after the next
+// dispatch that spends its budget, not up to kInjectionInterval dispatches later.
+TEST(SchedScheduler, TheInjectionQueueIsPolledAfterABudgetSpentDispatch) {
+  TestExecutor ex;
+  Scheduler s({.workers = 1, .seed = 1}, ex);
+  std::atomic<bool> outsiderRan{false};
+  std::atomic<int> spinsBeforeOutsider{-1};
+  std::atomic<bool> spinning{false};
+  Clock::time_point giveUp = Clock::now() + 5s;
+  TaskRef spinner = makeTask([&](Worker&, FnTask&) {
+    spinning = true;
+    if (outsiderRan.load() || Clock::now() > giveUp) return RunOutcome::kCompleted;
+    std::this_thread::sleep_for(20us);  // the outsider is published during some dispatch
+    return RunOutcome::kBudgetSpent;
+  });
+  TaskRef outsider = makeTask([&](Worker&, FnTask&) {
+    spinsBeforeOutsider = spinner->dispatches.load();
+    outsiderRan = true;
+    return RunOutcome::kCompleted;
+  });
+  ASSERT_TRUE(s.spawn(spinner.get()));
+  ASSERT_TRUE(s.start().isOk());
+  ASSERT_TRUE(waitFor([&] { return spinning.load(); }));
+  int before = spinner->dispatches.load();
+  ASSERT_TRUE(s.spawn(outsider.get()));
+  ASSERT_TRUE(waitFor([&] { return spinner->state() == TaskState::kCompleted; }));
+  EXPECT_TRUE(outsiderRan.load());
+  // The dispatch running at the spawn, and at most one more that had begun meanwhile.
+  EXPECT_LE(spinsBeforeOutsider.load() - before, 2);
+}
+
+// The budget poll cannot starve the local queue: when the injection queue never empties,
+// a task taken by the poll that spends its budget does not poll again, so the dispatches
+// of fresh tasks from the injection queue never come in a long run.
+TEST(SchedScheduler, TheBudgetPollLeavesTheLocalQueueItsTurns) {
+  TestExecutor ex;
+  Scheduler s({.workers = 1, .seed = 1}, ex);
+  constexpr int kInjected = 200;
+  std::vector<bool> fresh;  // per dispatch: an injected task's first; worker-only, read after shutdown
+  std::atomic<int> injectedDone{0};
+  std::atomic<bool> localRunning{false};
+  Clock::time_point giveUp = Clock::now() + 10s;
+  TaskRef local = makeTask([&](Worker&, FnTask&) {
+    fresh.push_back(false);
+    localRunning = true;
+    if (injectedDone.load() == kInjected || Clock::now() > giveUp) return RunOutcome::kCompleted;
+    return RunOutcome::kBudgetSpent;
+  });
+  TaskRef parent = makeTask([&](Worker&, FnTask&) {
+    EXPECT_TRUE(s.spawn(local.get()));  // into the local queue
+    return RunOutcome::kCompleted;
+  });
+  std::vector<TaskRef> injected;
+  for (int i = 0; i < kInjected; ++i) {
+    injected.push_back(makeTask([&](Worker&, FnTask& t) {
+      fresh.push_back(t.dispatches.load() == 1);
+      if (t.dispatches.load() == 1) return RunOutcome::kBudgetSpent;
+      injectedDone.fetch_add(1);
+      return RunOutcome::kCompleted;
+    }));
+  }
+  ASSERT_TRUE(s.spawn(parent.get()));
+  ASSERT_TRUE(s.start().isOk());
+  ASSERT_TRUE(waitFor([&] { return localRunning.load(); }));
+  for (auto& t : injected) ASSERT_TRUE(s.spawn(t.get()));
+  ASSERT_TRUE(waitFor([&] { return local->state() == TaskState::kCompleted; }, 15s));
+  s.shutdown();
+  EXPECT_EQ(injectedDone.load(), kInjected);
+  // Two in a row only when the every-61st poll follows a budget poll.
+  size_t run = 0, longest = 0;
+  for (bool f : fresh) {
+    run = f ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  EXPECT_GE(longest, 1u);
+  EXPECT_LE(longest, 2u);
+}
+
+// While a thread blocks, its worker's LIFO slot and local queue run on another thread.
+TEST(SchedScheduler, EnterBlockingHandsTheQueueToAnotherThread) {
   TestExecutor ex;
   Scheduler s({.workers = 2, .seed = 9}, ex);
-  std::atomic<int> blocker{-1};
+  std::atomic<std::thread::id> blocker{};
   std::atomic<int> ranElsewhere{0};
-  auto child = [&](Worker& w, FnTask&) {
-    if (static_cast<int>(w.index()) != blocker.load()) ranElsewhere.fetch_add(1);
+  auto child = [&](Worker&, FnTask&) {
+    if (std::this_thread::get_id() != blocker.load()) ranElsewhere.fetch_add(1);
     return RunOutcome::kCompleted;
   };
-  TaskRef suspended = makeTask([&](Worker& w, FnTask& t) {
+  TaskRef suspended = makeTask([&](Worker&, FnTask& t) {
     if (t.dispatches.load() == 1) return RunOutcome::kSuspended;
-    if (static_cast<int>(w.index()) != blocker.load()) ranElsewhere.fetch_add(1);
+    if (std::this_thread::get_id() != blocker.load()) ranElsewhere.fetch_add(1);
     return RunOutcome::kCompleted;
   });
   std::vector<TaskRef> children;
   for (int i = 0; i < 10; ++i) children.push_back(makeTask(child));
   bool allRan = false;
   TaskRef parent = makeTask([&](Worker& w, FnTask&) {
-    blocker = static_cast<int>(w.index());
+    blocker = std::this_thread::get_id();
     EXPECT_TRUE(s.wake(suspended.get()));  // the LIFO slot: never stolen
     for (auto& c : children) EXPECT_TRUE(s.spawn(c.get()));
-    s.enterBlocking(w);
-    EXPECT_EQ(w.stats().queueDepth, 0u);
+    EXPECT_TRUE(s.enterBlocking(w, Blocking::kOs).isOk());
     allRan = waitFor([&] { return ranElsewhere.load() == 11; }, 5s);
     s.leaveBlocking(w);
     return RunOutcome::kCompleted;

@@ -54,11 +54,12 @@ class TestExecutor : public Executor {
     t.dispatches.fetch_add(1);
     return t.body ? t.body(worker, t) : RunOutcome::kCompleted;
   }
-  Status onWorkerStart(Worker&) override {
-    starts.fetch_add(1);
-    return failStart ? Status(StatusCode::kFatal) : Status::ok();
+  Status onThreadStart() override {
+    int n = starts.fetch_add(1) + 1;
+    bool fail = failStart || (failStartFrom > 0 && n >= failStartFrom);
+    return fail ? Status(StatusCode::kFatal) : Status::ok();
   }
-  void onWorkerStop(Worker&) override { stops.fetch_add(1); }
+  void onThreadStop() override { stops.fetch_add(1); }
   void onIdle(Worker&) override { idles.fetch_add(1); }
   Status onBusy(Worker&) override {
     busies.fetch_add(1);
@@ -70,6 +71,7 @@ class TestExecutor : public Executor {
   }
 
   bool failStart = false;
+  int failStartFrom = 0;  // > 0: the thread starts from this one on fail (spares)
   std::function<void()> onAllBlockedHook;
   std::atomic<int> starts{0}, stops{0}, idles{0}, busies{0}, allBlocked{0};
 };

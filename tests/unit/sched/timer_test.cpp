@@ -184,7 +184,7 @@ TEST(SchedAllBlocked, DoesNotFireDuringABlockingRegion) {
   TestExecutor ex;
   Scheduler s({.workers = 2, .seed = 1}, ex);
   TaskRef t = makeTask([&](Worker& w, FnTask&) {
-    s.enterBlocking(w);
+    EXPECT_TRUE(s.enterBlocking(w, Blocking::kOs).isOk());
     std::this_thread::sleep_for(100ms);
     s.leaveBlocking(w);
     return RunOutcome::kCompleted;

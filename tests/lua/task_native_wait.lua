@@ -1,0 +1,85 @@
+-- weft-only -- weft-tasks
+-- expect-exit: 1
+-- Waits below a native that re-entered Lua (a sort comparator, a gsub replacement) and
+-- waits on the operating system block their OS thread; the worker's other tasks run
+-- meanwhile on another thread, so the tasks that end those waits run even with one
+-- worker. A native wait that nothing can end is still a deadlock, reported as such
+-- (that task is spawned first so that its id does not depend on timing).
+
+-- Nobody will ever send on `never`: this comparator's wait can never end.
+local never = task.channel()
+local stuck = task.spawn(function()
+  table.sort({2, 1}, function(a, b) task.select({{never, "recv"}}); return a < b end)
+end)
+
+-- A comparison server: the comparator asks it over one channel, waits for the answer
+-- on another.
+local req, resp = task.channel(), task.channel()
+local asked = 0
+local server = task.spawn(function()
+  while true do
+    local pair, ok = req:recv()
+    if not ok then return "closed" end
+    asked = asked + 1
+    resp:send(pair[1] < pair[2])
+  end
+end)
+local sorter = task.spawn(function()
+  local t = {5, 3, 9, 1, 7, 2, 8, 6, 4}
+  local calls = 0
+  table.sort(t, function(a, b)
+    calls = calls + 1
+    req:send({a, b})
+    return (resp:recv())
+  end)
+  req:close()
+  return table.concat(t, " "), calls
+end)
+local sorted, calls = sorter:await()
+print("sorted", sorted)
+print("server", server:await(), asked == calls)
+
+-- gsub's replacement function receives each replacement from a feeder task.
+local words = task.channel()
+local feeder = task.spawn(function()
+  for _, w in ipairs({"one", "two", "three"}) do words:send(w) end
+end)
+local replacer = task.spawn(function()
+  return (string.gsub("a-b-c", "%a", function() return (words:recv()) end))
+end)
+print("gsub", replacer:await())
+feeder:await()
+
+-- Nested: a comparator waits inside a gsub function; the peer is queued behind both.
+local inner = task.channel()
+local nested = task.spawn(function()
+  return (string.gsub("x", "x", function()
+    local t = {2, 1}
+    table.sort(t, function(a, b) return a + inner:recv() < b end)
+    return table.concat(t, ",")
+  end))
+end)
+local pump = task.spawn(function()
+  local sent = 0
+  while nested:status() ~= "completed" do
+    if inner:try_send(0) then sent = sent + 1 end
+    task.yield()
+  end
+  return sent > 0
+end)
+print("nested", nested:await(), pump:await())
+
+-- An OS wait (a child process) while the task that sets the flag waits its turn.
+local flag = false
+local setter
+local waiter = task.spawn(function()
+  setter = task.spawn(function() flag = true end)
+  os.execute("sleep 0.5")
+  return flag
+end)
+print("os wait", waiter:await())
+setter:await()
+
+print("waiting")
+stuck:await()
+print("not reached")
