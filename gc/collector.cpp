@@ -352,7 +352,7 @@ void Collector::install(uint64_t collection, Mutator& collector) {
 
   if (current_) {
     size_t tail = static_cast<size_t>(current_->base + current_->size - current_->top);
-    if (config.heapLimit) tail = std::min(tail, config.heapLimit > live ? (config.heapLimit - live) & ~size_t{7} : 0);
+    if (config.heapLimit) tail = std::min(tail, config.heapLimit > live ? (config.heapLimit - live) & ~(kObjectAlignment - 1) : 0);
     if (tail >= kMinObjectSize) {
       if (current_->dirty) std::memset(current_->top, 0, tail);
       collector.chunk_ = current_;

@@ -4,7 +4,9 @@
 //
 // Invariants:
 //  1. Every heap object begins with ObjectHeader and is at least kMinObjectSize bytes,
-//     8-byte aligned, so a forwarding address fits after the header.
+//     16-byte aligned, so a forwarding address fits after the header and a 16-byte
+//     field at a 16-byte offset can be read and written in one access (the VM's
+//     values, docs/design/values.md).
 //  2. ObjectHeader::hash is preserved by every move: objects keep their identity hash.
 //  3. Objects are trivially relocatable: they hold only plain data, references to the
 //     start of other heap objects, and pointers to off-heap memory they own. Nothing in
@@ -16,7 +18,7 @@
 
 namespace weft::gc {
 
-inline constexpr size_t kObjectAlignment = 8;
+inline constexpr size_t kObjectAlignment = 16;
 inline constexpr size_t kMinObjectSize = 16;
 inline constexpr uint8_t kForwardedKind = 0xff;  // header of a moved object's old copy
 inline constexpr int kMaxKinds = 32;

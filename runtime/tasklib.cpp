@@ -98,6 +98,9 @@ NativeResult spawnImpl(CallContext& cx, bool sticky) {
   Value fn = cx.arg(1);
   if (!fn.isFunction() && !cx.checkType(1, vm::Tag::LuaClosure)) return cx.failure();
   if (rt.closed()) return cx.error("cannot spawn: the runtime is closed");
+  // Parallel tasks rely on 16-byte value accesses that cannot tear (vm/value.h); without
+  // them a racing script could break memory safety, so there are no tasks at all.
+  if (!vm::slotAccessIsAtomic()) return cx.error("cannot spawn: tasks need a processor with AVX");
   LuaTask* task = rt.newTask(cx, cx.argIndex(1), cx.argCount() - 1);
   if (!task) return cx.memoryError();
   task->setSticky(sticky);

@@ -30,7 +30,7 @@ Value CallContext::upvalue(uint32_t i) const {
   Value c = callee();
   if (c.tag != Tag::NativeClosure) return Value::nil();
   NativeClosure* nc = c.asNativeClosure();
-  return i < nc->numUpvalues ? nc->upvalues[i] : Value::nil();
+  return i < nc->numUpvalues ? loadSlot(nc->upvalues[i]) : Value::nil();
 }
 
 void CallContext::setUpvalue(uint32_t i, const Value& v) {
@@ -130,6 +130,11 @@ NativeResult CallContext::memoryError() {
   Status st = memoryErrorStatus(state_, t_);
   pending_ = NativeResult{0, st.code()};
   return pending_;
+}
+
+NativeResult CallContext::tableWriteError(Status st) {
+  if (st.code() == StatusCode::kMemoryError) return memoryError();
+  return error("concurrent table write");
 }
 
 NativeResult CallContext::stackOverflow() {

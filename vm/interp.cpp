@@ -33,6 +33,19 @@ inline void setValue(Value* dst, const Value& v) {
   dst->tag = v.tag;
 }
 
+// A shared slot (value.h invariant 4) copied into a register: one 16-byte load and one
+// 16-byte store, with no extraction of the fields in between. Later field reads of the
+// register are contained in that store, so they forward from it.
+[[gnu::always_inline]] inline void loadSlotInto(Value* dst, const Value& slot) {
+#if defined(__x86_64__)
+  __m128i bits;
+  asm("movdqa %1, %0" : "=x"(bits) : "m"(slot));
+  _mm_store_si128(reinterpret_cast<__m128i*>(dst), bits);
+#else
+  *dst = loadSlot(slot);
+#endif
+}
+
 inline int64_t wrapAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
 inline int64_t wrapSub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
 inline int64_t wrapMul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
@@ -203,12 +216,15 @@ Status varArg(State& S, ThreadData* t, CallFrame* f, Proto* p, uint32_t ra, int 
 }
 
 // An upvalue's variable. An open upvalue of the running thread (the common case)
-// indexes its stack directly rather than through the Thread object.
+// indexes its stack directly rather than through the Thread object. Another task may
+// share the upvalue: read the variable with loadSlot and write it with storeSlot (a
+// closed one with storeValue). Acquire pairs with closeUpvalues' release, so a reader
+// that sees the upvalue closed sees the value it was closed with.
 inline Value& upvalueIn(ThreadData* t, Upvalue* uv) {
-  Thread* owner = uv->thread;
+  Thread* owner = __atomic_load_n(&uv->thread, __ATOMIC_ACQUIRE);
   if (!owner) return uv->closed;
   if (owner == t->self) [[likely]] return t->stack[uv->index];
-  return owner->data->stack[uv->index];
+  return __atomic_load_n(&owner->data->stack, __ATOMIC_ACQUIRE)[uv->index];
 }
 
 // A nil to point at: field reads hand out slots, and a missing key reads as this.
@@ -217,7 +233,8 @@ constexpr Value kNilValue{};
 // Whether h's metatable is known to lack `event` (the absence cache in header.aux). A
 // false answer only means "not known": the slow path looks and fills the cache.
 inline bool lacksMeta(const Table* h, Meta event) {
-  const Table* mt = h->metatable;
+  // Acquire pairs with tableSetMetatable's release (a racing setmetatable).
+  const Table* mt = __atomic_load_n(&h->metatable, __ATOMIC_ACQUIRE);
   return !mt || (mt->header.aux & (1u << int(event)));
 }
 
@@ -229,13 +246,14 @@ inline bool lacksMeta(const Table* h, Meta event) {
   if (!idx.isTable()) return nullptr;
   const Table* ih = idx.asTable();
   const Value* v = tableStrSlot(ih, key);
-  if (v && !v->isNil()) return v;
+  if (v && !v->isNil()) return v;  // the caller reads it with loadSlot
   return lacksMeta(ih, Meta::Index) ? &kNilValue : nullptr;
 }
 
 // h[key] for a string key without calling anything (GETFIELD, GETTABUP, SELF): the raw
 // slot, else nil when no __index can apply, else one level of __index tables. nullptr:
-// the slow path decides. The slot is read at once (no allocation in between).
+// the slow path decides. The slot is read at once (no allocation in between), with
+// loadSlot: a racing task may store into it meanwhile, even nil.
 inline const Value* fieldFast(State& S, const Table* h, const String* key) {
   const Value* v = tableStrSlot(h, key);
   if (v && !v->isNil()) [[likely]] return v;
@@ -514,20 +532,21 @@ op_LOADNIL: {
   DISPATCH();
 }
 op_GETUPVAL:
-  *RA() = upvalueIn(t, cl->upvalues[getB(i)]);
+  loadSlotInto(RA(), upvalueIn(t, cl->upvalues[getB(i)]));
   DISPATCH();
 op_SETUPVAL: {
   Upvalue* uv = cl->upvalues[getB(i)];
-  if (uv->thread) upvalueIn(t, uv) = *RA();
+  Value& var = upvalueIn(t, uv);
+  if (&var != &uv->closed) storeSlot(var, *RA());  // a stack slot: a root, no barrier
   else storeValue(uv, uv->closed, *RA());
   DISPATCH();
 }
 op_GETTABUP: {
-  const Value& up = upvalueIn(t, cl->upvalues[getB(i)]);
+  Value up = loadSlot(upvalueIn(t, cl->upvalues[getB(i)]));
   const Value* key = KC();
   if (up.isTable()) [[likely]] {
     if (const Value* v = fieldFast(S, up.asTable(), key->asString())) [[likely]] {
-      *RA() = *v;
+      loadSlotInto(RA(), *v);
       DISPATCH();
     }
   }
@@ -540,14 +559,14 @@ op_GETTABLE: {
     Table* h = rb->asTable();
     if (rc->isInt()) {
       const Value* slot = tableIntSlot(h, rc->u.i);
-      if (!slot) slot = &kNilValue;
-      if (!slot->isNil() || lacksMeta(h, Meta::Index)) {
-        *RA() = *slot;
+      Value v = slot ? loadSlot(*slot) : Value::nil();
+      if (!v.isNil() || lacksMeta(h, Meta::Index)) {
+        *RA() = v;
         DISPATCH();
       }
     } else if (rc->isString()) {
       if (const Value* v = fieldFast(S, h, rc->asString())) {
-        *RA() = *v;
+        loadSlotInto(RA(), *v);
         DISPATCH();
       }
     } else if (Value v = tableGet(h, *rc); !v.isNil() || lacksMeta(h, Meta::Index)) {
@@ -561,9 +580,12 @@ op_GETI: {
   Value* rb = RB();
   if (rb->isTable()) [[likely]] {
     Table* h = rb->asTable();
-    if (const Value* slot = tableArraySlot(h, getC(i)); slot && !slot->isNil()) {
-      *RA() = *slot;
-      DISPATCH();
+    if (const Value* slot = tableArraySlot(h, getC(i))) {
+      Value v = loadSlot(*slot);
+      if (!v.isNil()) {
+        *RA() = v;
+        DISPATCH();
+      }
     }
     Value v = tableGetInt(h, getC(i));
     if (!v.isNil() || lacksMeta(h, Meta::Index)) {
@@ -578,14 +600,14 @@ op_GETFIELD: {
   const Value* key = KC();
   if (rb->isTable()) [[likely]] {
     if (const Value* v = fieldFast(S, rb->asTable(), key->asString())) [[likely]] {
-      *RA() = *v;
+      loadSlotInto(RA(), *v);
       DISPATCH();
     }
   }
   SLOW(indexLoopMayGC(S, t, *rb, *key, VarRef::reg(getB(i)), IDX(RA())));
 }
 op_SETTABUP: {
-  const Value& up = upvalueIn(t, cl->upvalues[getA(i)]);
+  Value up = loadSlot(upvalueIn(t, cl->upvalues[getA(i)]));
   const Value* key = KB();
   const Value* rc = RKC();
   if (up.isTable()) [[likely]] {
@@ -667,7 +689,7 @@ op_SELF: {
   ra[1] = *rb;
   if (rb->isTable() && key->isString()) [[likely]] {
     if (const Value* v = fieldFast(S, rb->asTable(), key->asString())) [[likely]] {
-      *ra = *v;
+      loadSlotInto(ra, *v);
       DISPATCH();
     }
   } else if (key->isString()) {

@@ -15,6 +15,9 @@
 //     (invariant 6).
 //  4. ObjectHeader::hash is the identity hash of tables, functions, userdata and
 //     threads; for strings it is the content hash.
+//  5. Value fields sit at 16-byte offsets (static_asserts below) and are read with
+//     loadSlot and written with storeValue/storeSlot when another task can reach them
+//     (value.h invariant 4).
 #pragma once
 
 #include <cstddef>
@@ -152,6 +155,14 @@ struct Userdata {
   alignas(8) unsigned char data[8];
 };
 
+// Value fields of heap objects are 16-byte aligned (objects are, gc/object.h), so
+// loadSlot and storeSlot are single aligned accesses (value.h invariant 4).
+static_assert(gc::kObjectAlignment % alignof(Value) == 0);
+static_assert(offsetof(ValueArray, data) % 16 == 0 && offsetof(NodeArray, nodes) % 16 == 0);
+static_assert(offsetof(Node, value) % 16 == 0 && sizeof(Node) % 16 == 0);
+static_assert(offsetof(Upvalue, closed) % 16 == 0 && offsetof(NativeClosure, upvalues) % 16 == 0);
+static_assert(offsetof(Userdata, userValue) % 16 == 0);
+
 inline constexpr size_t stringSize(size_t length) { return offsetof(String, data) + length + 1; }
 inline constexpr size_t valueArraySize(uint32_t n) { return offsetof(ValueArray, data) + sizeof(Value) * n; }
 inline constexpr size_t nodeArraySize(uint32_t n) { return offsetof(NodeArray, nodes) + sizeof(Node) * n; }
@@ -169,11 +180,12 @@ inline void storeRef(Holder* holder, T*& field, T* value) {
   gc::writeBarrier(asGc(holder), asGc(value));
   field = value;
 }
-// Always inlined: the interpreter's table stores are this plus one test.
+// Always inlined: the interpreter's table stores are this plus one test. The store is
+// one 16-byte access (storeSlot): another task may be reading the field.
 template <typename Holder>
 [[gnu::always_inline]] inline void storeValue(Holder* holder, Value& field, const Value& value) {
   if (value.isCollectable()) gc::writeBarrier(asGc(holder), value.u.obj);
-  field = value;
+  storeSlot(field, value);
 }
 
 }  // namespace weft::vm

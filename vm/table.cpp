@@ -16,6 +16,13 @@
 //  - Both parts are owned by their table (kPartOwnedByTable): every store into them
 //    uses the table as the write-barrier holder, and the table's trace visits their
 //    contents (gctypes.cpp).
+//  - Racing tasks (table.h invariant 6): a new part is filled completely, then
+//    published with a release store of its pointer (publishPart); a reader acquires the
+//    pointer once and bounds every index by that part's capacity. Old parts stay
+//    alive until the next collection, which runs only with every task stopped, so a
+//    reader or an unclaimed writer holding one touches valid memory (its store may be
+//    lost: the script's race). Slots move between parts with loadSlot/storeValue, so a
+//    value stored concurrently is copied whole or not at all.
 // Nothing here collects: allocation failure leaves the table unchanged and reports
 // kMemoryError.
 #include "vm/table.h"
@@ -120,12 +127,16 @@ Node* findNode(const NodeArray* na, const Value& key) {
   uint32_t i = tableHomeSlot(key, na->capacity);
   for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
     const Node& node = na->nodes[i];
-    if (node.key.tag == Tag::Nil) return nullptr;
-    if (keyEquals(node.key, key)) return const_cast<Node*>(&node);
+    // One load: keyEquals dereferences a string key, so it must not be torn.
+    Value stored = loadSlot(node.key);
+    if (stored.tag == Tag::Nil) return nullptr;
+    if (keyEquals(stored, key)) return const_cast<Node*>(&node);
   }
   return nullptr;
 }
 
+// Compares the key's fields separately, as tableShortStrSlot does: a torn key is never
+// dereferenced, only compared.
 Node* findIntNode(const NodeArray* na, int64_t key) {
   if (!na) return nullptr;
   uint32_t mask = na->capacity - 1;
@@ -157,15 +168,32 @@ NodeArray* newNodeArray(State& state, uint32_t capacity) {
 }
 
 // Places a key known to be absent into the first free slot (used while rebuilding).
-void placeNode(Table* t, NodeArray* na, const Value& key, const Value& value) {
+// False when every slot is taken: small parts may be filled completely (maxLoad), and
+// racing writers can revive dead keys after rehash counted them.
+bool placeNode(Table* t, NodeArray* na, const Value& key, const Value& value) {
+  if (!na) return false;
   uint32_t mask = na->capacity - 1;
   uint32_t i = tableHomeSlot(key, na->capacity);
-  while (na->nodes[i].key.tag != Tag::Nil) i = (i + 1) & mask;
-  storeValue(t, na->nodes[i].key, key);
-  storeValue(t, na->nodes[i].value, value);
+  for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
+    if (na->nodes[i].key.tag != Tag::Nil) continue;
+    storeValue(t, na->nodes[i].key, key);
+    storeValue(t, na->nodes[i].value, value);
+    return true;
+  }
+  return false;
 }
 
 inline bool inArrayRange(int64_t k, uint32_t arraySize) { return uint64_t(k) - 1 < arraySize; }
+
+// Makes a filled part visible to racing readers (table.h invariant 6): the release
+// orders the part's capacity and contents before its pointer.
+template <typename Part>
+void publishPart(Table* t, Part*& field, Part* part) {
+  gc::writeBarrier(asGc(t), asGc(part));
+  __atomic_store_n(&field, part, __ATOMIC_RELEASE);
+}
+inline void setArraySize(Table* t, uint32_t n) { __atomic_store_n(&t->arraySize, n, __ATOMIC_RELAXED); }
+inline void setLengthHint(Table* t, uint32_t n) { __atomic_store_n(&t->lengthHint, n, __ATOMIC_RELAXED); }
 
 // Structural changes (a new key, an append, a rehash) claim the table's writer flag once
 // tasks may run in parallel: a second writer at the same moment fails with kRuntimeError
@@ -186,12 +214,21 @@ class WriterClaim {
   WriterClaim(const WriterClaim&) = delete;
   WriterClaim& operator=(const WriterClaim&) = delete;
   bool held() const { return held_; }
+  // Whether other tasks may be writing too (the claim was really taken).
+  bool shared() const { return owns_; }
 
  private:
   std::atomic_ref<uint32_t> flag_;
   bool held_;
   bool owns_;
 };
+
+// A value that appeared after rehash counted the keys finds no room: only a racing
+// writer can do that, so without tasks it is a bug in the sizing.
+bool lostToRace(State& state) {
+  WEFT_CHECK(state.tablesShared.load(std::memory_order_relaxed), "rehash sizing counts every key");
+  return true;
+}
 
 // Rebuilds the table with an array part of `arraySize` and room for `hashCount` keys in
 // the hash part. Dead keys are dropped. The table is unchanged on failure.
@@ -213,38 +250,43 @@ Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount) {
 
   uint32_t count = 0;
   auto placeOrFail = [&](const Value& key, const Value& value) {
-    if (!nodes || count + 1 > maxLoad(nodes->capacity)) return false;
-    placeNode(t, nodes, key, value);
+    if (!nodes || count + 1 > maxLoad(nodes->capacity) || !placeNode(t, nodes, key, value)) return false;
     count++;
     return true;
   };
   // Array entries beyond the new size move to the hash part.
+  // Values may change under us (writers of existing keys do not claim): each is read
+  // once, whole. A slot that turns nil after rehash counted it leaves a spare place; one
+  // that turns non-nil is dropped, a write lost to the script's own race.
   for (uint32_t i = arraySize; i < oldSize && oldArray && i < oldCap; ++i) {
-    if (oldArray->data[i].isNil()) continue;
-    WEFT_CHECK(placeOrFail(Value::integer(int64_t(i) + 1), oldArray->data[i]), "rehash sizing counts every key");
+    Value v = loadSlot(oldArray->data[i]);
+    if (v.isNil()) continue;
+    placeOrFail(Value::integer(int64_t(i) + 1), v) || lostToRace(state);
   }
   if (array != oldArray) {
     uint32_t keep = oldSize < arraySize ? oldSize : arraySize;
-    for (uint32_t i = 0; i < keep && i < oldCap; ++i) storeValue(t, array->data[i], oldArray->data[i]);
+    for (uint32_t i = 0; i < keep && i < oldCap; ++i) storeValue(t, array->data[i], loadSlot(oldArray->data[i]));
   } else {
-    for (uint32_t i = arraySize; i < oldSize && i < oldCap; ++i) array->data[i] = Value::nil();
+    for (uint32_t i = arraySize; i < oldSize && i < oldCap; ++i) storeSlot(array->data[i], Value::nil());
   }
   if (oldNodes) {
     for (uint32_t i = 0; i < oldNodes->capacity; ++i) {
       const Node& node = oldNodes->nodes[i];
-      if (node.key.isNil() || node.value.isNil()) continue;
-      if (node.key.isInt() && inArrayRange(node.key.asInt(), arraySize)) {
-        storeValue(t, array->data[node.key.asInt() - 1], node.value);
+      Value key = node.key;  // keys change only under the claim this rebuild holds
+      Value v = loadSlot(node.value);
+      if (key.isNil() || v.isNil()) continue;
+      if (key.isInt() && inArrayRange(key.asInt(), arraySize)) {
+        storeValue(t, array->data[key.asInt() - 1], v);
       } else {
-        WEFT_CHECK(placeOrFail(node.key, node.value), "rehash sizing counts every key");
+        placeOrFail(key, v) || lostToRace(state);
       }
     }
   }
-  storeRef(t, t->array, array);
-  t->arraySize = arraySize;
-  storeRef(t, t->nodes, nodes);
+  publishPart(t, t->array, array);
+  setArraySize(t, arraySize);
+  publishPart(t, t->nodes, nodes);
   t->nodeCount = count;
-  if (t->lengthHint > arraySize) t->lengthHint = 0;
+  if (t->lengthHint > arraySize) setLengthHint(t, 0);
   return Status::ok();
 }
 
@@ -270,6 +312,7 @@ Status rehash(State& state, Table* t, const Value& extra) {
   }
   if (const NodeArray* na = t->nodes) {
     for (uint32_t i = 0; i < na->capacity; ++i) {
+      // Keys change only under the claim the caller holds; values may race (tags only).
       if (!na->nodes[i].key.isNil() && !na->nodes[i].value.isNil()) countKey(na->nodes[i].key);
     }
   }
@@ -297,41 +340,74 @@ Status appendArray(State& state, Table* t, const Value& value) {
     if (newCap > kMaxArrayCapacity) return Status(StatusCode::kMemoryError);
     ValueArray* bigger = newValueArray(state, newCap);
     if (!bigger) return Status(StatusCode::kMemoryError);
-    for (uint32_t i = 0; i < n && a && i < a->capacity; ++i) storeValue(t, bigger->data[i], a->data[i]);
-    storeRef(t, t->array, bigger);
+    for (uint32_t i = 0; i < n && a && i < a->capacity; ++i) storeValue(t, bigger->data[i], loadSlot(a->data[i]));
+    publishPart(t, t->array, bigger);
     a = bigger;
   }
   storeValue(t, a->data[n], value);
-  t->arraySize = n + 1;
+  setArraySize(t, n + 1);
   return Status::ok();
 }
 
 // Stores into the hash part; `key` is normalised, not nil/NaN, and not in the array part.
 // One probe finds the key, or else the first dead slot on its chain (reused) and the
 // free slot that ends the chain.
-Status setInHash(State& state, Table* t, const Value& key, const Value& value) {
-  NodeArray* na = t->nodes;
-  Node* dead = nullptr;
-  Node* empty = nullptr;
-  if (na) {
-    uint32_t mask = na->capacity - 1;
-    uint32_t i = tableHomeSlot(key, na->capacity);
-    for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
-      Node& node = na->nodes[i];
-      if (node.key.tag == Tag::Nil) {
-        empty = &node;
-        break;
-      }
-      if (keyEquals(node.key, key)) {
-        storeValue(t, node.value, value);
-        return Status::ok();
-      }
-      if (!dead && node.value.isNil()) dead = &node;
+struct HashProbe {
+  Node* found = nullptr;  // the key's node
+  Node* dead = nullptr;   // first dead node on the key's chain
+  Node* empty = nullptr;  // the free node ending the chain
+};
+
+HashProbe probeHash(NodeArray* na, const Value& key) {
+  HashProbe p;
+  if (!na) return p;
+  uint32_t mask = na->capacity - 1;
+  uint32_t i = tableHomeSlot(key, na->capacity);
+  for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
+    Node& node = na->nodes[i];
+    Value stored = loadSlot(node.key);  // keyEquals dereferences string keys
+    if (stored.tag == Tag::Nil) {
+      p.empty = &node;
+      break;
     }
+    if (keyEquals(stored, key)) {
+      p.found = &node;
+      break;
+    }
+    if (!p.dead && node.value.isNil()) p.dead = &node;
+  }
+  return p;
+}
+
+Status setInHash(State& state, Table* t, const Value& key, const Value& value) {
+  NodeArray* na = tableNodePart(t);
+  HashProbe p = probeHash(na, key);
+  if (p.found) {
+    storeValue(t, p.found->value, value);
+    return Status::ok();
   }
   if (value.isNil()) return Status::ok();
   WriterClaim claim(state, t);
   if (!claim.held()) return Status(StatusCode::kRuntimeError);
+  if (claim.shared()) {
+    // Another writer may have rebuilt the table, or inserted this key, between the
+    // probe and the claim: look again, so the key goes into the live parts, once.
+    if (key.isInt() && inArrayRange(key.asInt(), t->arraySize) && key.asInt() - 1 < t->array->capacity) {
+      storeValue(t, t->array->data[key.asInt() - 1], value);
+      return Status::ok();
+    }
+    na = t->nodes;
+    p = probeHash(na, key);
+    if (p.found) {
+      storeValue(t, p.found->value, value);
+      return Status::ok();
+    }
+  }
+  // With tasks about, a key once stored stays in its node until a rebuild makes a new
+  // part: a reader that matched a dead key must not then read a value stored for
+  // another key that reused the node. Dead keys go at the next rehash instead.
+  Node* dead = claim.shared() ? nullptr : p.dead;
+  Node* empty = p.empty;
   if (key.isInt() && uint64_t(key.asInt()) == uint64_t(t->arraySize) + 1 &&
       t->arraySize < kMaxArrayCapacity) {
     return appendArray(state, t, value);
@@ -351,7 +427,12 @@ Status setInHash(State& state, Table* t, const Value& key, const Value& value) {
     storeValue(t, t->array->data[key.asInt() - 1], value);
     return Status::ok();
   }
-  placeNode(t, t->nodes, key, value);
+  // No room left means racing writers revived keys after rehash counted them: report
+  // the race (kRuntimeError, "concurrent table write") rather than lose the key.
+  if (!placeNode(t, t->nodes, key, value)) {
+    lostToRace(state);
+    return Status(StatusCode::kRuntimeError);
+  }
   t->nodeCount++;
   return Status::ok();
 }
@@ -403,25 +484,25 @@ Table* newTable(State& state, uint32_t arrayHint, uint32_t hashHint) {
 }
 
 const Value* tableHashIntSlot(const Table* t, int64_t key) {
-  const Node* node = findIntNode(t->nodes, key);
+  const Node* node = findIntNode(tableNodePart(t), key);
   return node ? &node->value : nullptr;
 }
 
 Value tableGetInt(const Table* t, int64_t key) {
-  if (const Value* v = tableArraySlot(t, key)) return *v;
-  if (const Node* node = findIntNode(t->nodes, key)) return node->value;
+  if (const Value* v = tableArraySlot(t, key)) return loadSlot(*v);
+  if (const Node* node = findIntNode(tableNodePart(t), key)) return loadSlot(node->value);
   return Value::nil();
 }
 
 const Value* tableLongStrSlot(const Table* t, const String* key) {
   Value k = Value::string(const_cast<String*>(key));
-  const Node* node = findNode(t->nodes, k);
+  const Node* node = findNode(tableNodePart(t), k);
   return node ? &node->value : nullptr;
 }
 
 Value tableGetStr(const Table* t, const String* key) {
   const Value* v = tableStrSlot(t, key);
-  return v ? *v : Value::nil();
+  return v ? loadSlot(*v) : Value::nil();
 }
 
 Value tableGet(const Table* t, const Value& key) {
@@ -441,21 +522,23 @@ Value tableGet(const Table* t, const Value& key) {
     default:
       break;
   }
-  if (const Node* node = findNode(t->nodes, key)) return node->value;
+  if (const Node* node = findNode(tableNodePart(t), key)) return loadSlot(node->value);
   return Value::nil();
 }
 
 Status tableSetInt(State& state, Table* t, int64_t key, const Value& value) {
   tableTouched(t);
-  if (ValueArray* a = t->array; a && inArrayRange(key, t->arraySize) && uint64_t(key) - 1 < a->capacity) {
+  if (ValueArray* a = tableArrayPart(t); a && inArrayRange(key, tableArraySize(t)) && uint64_t(key) - 1 < a->capacity) {
     storeValue(t, a->data[key - 1], value);
     return Status::ok();
   }
-  if (!t->nodes && uint64_t(key) == uint64_t(t->arraySize) + 1 && !value.isNil() &&
+  if (!tableNodePart(t) && uint64_t(key) == uint64_t(tableArraySize(t)) + 1 && !value.isNil() &&
       t->arraySize < kMaxArrayCapacity) {
     WriterClaim claim(state, t);
     if (!claim.held()) return Status(StatusCode::kRuntimeError);
-    return appendArray(state, t, value);  // fast path: no hash part can hold the key
+    // Fast path: no hash part can hold the key. Checked again under the claim, since
+    // another writer may have appended or rebuilt since.
+    if (!t->nodes && uint64_t(key) == uint64_t(t->arraySize) + 1) return appendArray(state, t, value);
   }
   Value k = Value::integer(key);
   return setInHash(state, t, k, value);
@@ -494,11 +577,11 @@ Value* tableFindSlot(Table* t, const Value& rawKey) {
   if (key.isInt()) {
     slot = const_cast<Value*>(tableArraySlot(t, key.asInt()));
     if (!slot) {
-      Node* node = findIntNode(t->nodes, key.asInt());
+      Node* node = findIntNode(tableNodePart(t), key.asInt());
       slot = node ? &node->value : nullptr;
     }
   } else if (!key.isNil()) {
-    Node* node = findNode(t->nodes, key);
+    Node* node = findNode(tableNodePart(t), key);
     slot = node ? &node->value : nullptr;
   }
   return slot && !slot->isNil() ? slot : nullptr;
@@ -533,14 +616,14 @@ uint64_t hashBorder(const Table* t, uint64_t i) {
 }  // namespace
 
 uint64_t tableLength(Table* t) {
-  const ValueArray* a = t->array;
-  uint32_t limit = t->arraySize;
+  const ValueArray* a = tableArrayPart(t);
+  uint32_t limit = tableArraySize(t);
   if (a && limit > a->capacity) limit = a->capacity;
   if (!a) limit = 0;
   if (limit > 0 && a->data[limit - 1].isNil()) {
     // A border lies inside the array part.
     if (limit >= 2 && !a->data[limit - 2].isNil()) return limit - 1;
-    uint32_t hint = t->lengthHint;
+    uint32_t hint = __atomic_load_n(&t->lengthHint, __ATOMIC_RELAXED);
     if (hint < limit && (hint == 0 || !a->data[hint - 1].isNil()) && a->data[hint].isNil()) return hint;
     uint32_t lo = 0, hi = limit;  // a[lo-1] present (or lo == 0), a[hi-1] absent
     while (hi - lo > 1) {
@@ -548,20 +631,20 @@ uint64_t tableLength(Table* t) {
       if (a->data[m - 1].isNil()) hi = m;
       else lo = m;
     }
-    t->lengthHint = lo;
+    setLengthHint(t, lo);
     return lo;
   }
-  if (!t->nodes || !presentInt(t, uint64_t(limit) + 1)) return limit;
+  if (!tableNodePart(t) || !presentInt(t, uint64_t(limit) + 1)) return limit;
   return hashBorder(t, uint64_t(limit) + 1);
 }
 
 Status tableNext(const Table* t, Value& key, Value& value, bool& found) {
   uint64_t index = 0;  // position to resume from: array slots, then nodes
-  const ValueArray* a = t->array;
-  uint32_t arraySize = t->arraySize;
+  const ValueArray* a = tableArrayPart(t);
+  uint32_t arraySize = tableArraySize(t);
   if (a && arraySize > a->capacity) arraySize = a->capacity;
   if (!a) arraySize = 0;
-  const NodeArray* na = t->nodes;
+  const NodeArray* na = tableNodePart(t);
   if (!key.isNil()) {
     Value k = normaliseKey(key);
     if (k.isInt() && inArrayRange(k.asInt(), arraySize)) {
@@ -573,18 +656,21 @@ Status tableNext(const Table* t, Value& key, Value& value, bool& found) {
     }
   }
   for (; index < arraySize; ++index) {
-    if (!a->data[index].isNil()) {
+    Value v = loadSlot(a->data[index]);
+    if (!v.isNil()) {
       key = Value::integer(int64_t(index) + 1);
-      value = a->data[index];
+      value = v;
       found = true;
       return Status::ok();
     }
   }
   for (uint64_t i = index - arraySize; na && i < na->capacity; ++i) {
     const Node& node = na->nodes[i];
-    if (!node.key.isNil() && !node.value.isNil()) {
-      key = node.key;
-      value = node.value;
+    Value k = loadSlot(node.key);
+    Value v = loadSlot(node.value);
+    if (!k.isNil() && !v.isNil()) {
+      key = k;
+      value = v;
       found = true;
       return Status::ok();
     }
@@ -595,16 +681,17 @@ Status tableNext(const Table* t, Value& key, Value& value, bool& found) {
 
 Status tableResize(State& state, Table* t, uint32_t arraySize, uint32_t hashSize) {
   if (arraySize > kMaxArrayCapacity) return Status(StatusCode::kMemoryError);
+  // Every field below is read under the claim, so no other writer changes the parts.
+  WriterClaim claim(state, t);
+  if (!claim.held()) return Status(StatusCode::kRuntimeError);
   if (arraySize < t->arraySize) arraySize = t->arraySize;
   uint32_t nodeCap = t->nodes ? t->nodes->capacity : 0;
   ValueArray* a = t->array;
   if (arraySize == t->arraySize && maxLoad(nodeCap) >= uint64_t(t->nodeCount) + hashSize) return Status::ok();
   if (arraySize > t->arraySize && a && arraySize <= a->capacity && !t->nodes) {
-    t->arraySize = arraySize;  // slots beyond the old size are already nil
+    setArraySize(t, arraySize);  // slots beyond the old size are already nil
     if (hashSize == 0) return Status::ok();
   }
-  WriterClaim claim(state, t);
-  if (!claim.held()) return Status(StatusCode::kRuntimeError);
   uint64_t liveHash = 0;
   if (const NodeArray* na = t->nodes) {
     for (uint32_t i = 0; i < na->capacity; ++i) {
@@ -617,6 +704,10 @@ Status tableResize(State& state, Table* t, uint32_t arraySize, uint32_t hashSize
   return rebuild(state, t, arraySize, liveHash > hashSize ? liveHash : hashSize);
 }
 
-void tableSetMetatable(Table* t, Table* mt) { storeRef(t, t->metatable, mt); }
+// Release: a task that reads the new metatable pointer sees the metatable's contents.
+void tableSetMetatable(Table* t, Table* mt) {
+  gc::writeBarrier(asGc(t), asGc(mt));
+  __atomic_store_n(&t->metatable, mt, __ATOMIC_RELEASE);
+}
 
 }  // namespace weft::vm

@@ -12,6 +12,13 @@
 //  4. Reads bound-check against the buffer's own capacity (object.h invariant 3).
 //  5. The metamethod-absence cache in header.aux is cleared by every store into a table
 //     (a table may be some other table's metatable).
+//  6. Racing readers (DEVELOPERS.md invariant 6): a part pointer is loaded once, with
+//     acquire (tableArrayPart/tableNodePart), and published with release after the
+//     part is filled (table.cpp), so a reader sees a part's capacity and contents as
+//     its writer left them. Every index into a part is checked against that part's own
+//     capacity, never only against arraySize or a capacity read from another part.
+//     Slots are read with loadSlot and written with storeValue (value.h invariant 4);
+//     the slot-returning functions below hand out pointers for the caller to read so.
 #pragma once
 
 #include <cstdint>
@@ -32,12 +39,20 @@ Value tableGet(const Table* t, const Value& key);
 Value tableGetInt(const Table* t, int64_t key);
 Value tableGetStr(const Table* t, const String* key);  // key may be short or long
 
+// The parts as a racing reader must load them (invariant 6). Acquire pairs with the
+// release that published the part; on x86-64 both are plain moves.
+inline ValueArray* tableArrayPart(const Table* t) { return __atomic_load_n(&t->array, __ATOMIC_ACQUIRE); }
+inline NodeArray* tableNodePart(const Table* t) { return __atomic_load_n(&t->nodes, __ATOMIC_ACQUIRE); }
+// The logical array size: a hint for racing readers, who bound every index by the
+// part's own capacity as well. Relaxed: it orders nothing.
+inline uint32_t tableArraySize(const Table* t) { return __atomic_load_n(&t->arraySize, __ATOMIC_RELAXED); }
+
 // Fast-path read of the array part; nullptr if `key` is not in the array part. The
 // buffer is loaded once and checked against its own capacity (invariant 4).
 inline const Value* tableArraySlot(const Table* t, int64_t key) {
   uint64_t i = uint64_t(key) - 1;
-  const ValueArray* a = t->array;
-  if (i < t->arraySize && a && i < a->capacity) return &a->data[i];
+  const ValueArray* a = tableArrayPart(t);
+  if (i < tableArraySize(t) && a && i < a->capacity) return &a->data[i];
   return nullptr;
 }
 
@@ -51,8 +66,10 @@ inline const Value* tableIntSlot(const Table* t, int64_t key) {
 // Fast-path read of a short (interned) string key in the hash part: pointer compares
 // only. Returns the value slot (which may hold nil: a dead key) or nullptr if absent.
 // Short strings hash to their header.hash and start at hash & mask (tableHomeSlot agrees).
+// The key's fields are read separately: a key torn by a racing insertion is compared,
+// never dereferenced, and the pair (String, key) only matches if it was stored as such.
 inline const Value* tableShortStrSlot(const Table* t, const String* key) {
-  const NodeArray* na = t->nodes;
+  const NodeArray* na = tableNodePart(t);
   if (!na) return nullptr;
   uint32_t mask = na->capacity - 1;
   uint32_t i = key->header.hash & mask;

@@ -215,11 +215,14 @@ bool ensureStackSlots(ThreadData* t, uint64_t needed) {
   if (size > limit) size = limit;
   auto* grown = static_cast<Value*>(mi_malloc(sizeof(Value) * size));
   if (!grown) return false;
-  std::copy(t->stack, t->stack + t->stackSize, grown);
+  // Slot by slot, whole: a task sharing an open upvalue of this thread may be storing
+  // into its slot meanwhile (value.h invariant 4). Release publishes the copy to such
+  // a task (upvalueIn's acquire).
+  for (uint32_t i = 0; i < t->stackSize; i++) storeSlot(grown[i], loadSlot(t->stack[i]));
   for (uint64_t i = t->stackSize; i < size; i++) grown[i] = Value::nil();
   *reinterpret_cast<Value**>(t->stack) = t->retiredStacks;
   t->retiredStacks = t->stack;
-  t->stack = grown;
+  __atomic_store_n(&t->stack, grown, __ATOMIC_RELEASE);
   t->stackSize = uint32_t(size);
   return true;
 }
@@ -266,8 +269,11 @@ void closeUpvalues(ThreadData* t, uint32_t level) {
   while (t->openUpvalues && t->openUpvalues->index >= level) {
     Upvalue* uv = t->openUpvalues;
     t->openUpvalues = uv->nextOpen;
-    storeValue(uv, uv->closed, t->stack[uv->index]);
-    uv->thread = nullptr;
+    // A task sharing the upvalue may be storing into the slot (storeSlot): read it
+    // whole. Release pairs with upvalueIn's acquire: the value is in before `thread`
+    // says closed.
+    storeValue(uv, uv->closed, loadSlot(t->stack[uv->index]));
+    __atomic_store_n(&uv->thread, nullptr, __ATOMIC_RELEASE);
     uv->nextOpen = nullptr;
   }
 }

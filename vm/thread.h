@@ -209,8 +209,10 @@ Upvalue* findUpvalue(State& state, ThreadData* t, uint32_t index);
 // Closes every open upvalue at or above `level` (copies the value in, detaches).
 void closeUpvalues(ThreadData* t, uint32_t level);
 
+// The variable's slot; read and write it with loadSlot/storeSlot (value.h invariant 4).
 inline Value& upvalueRef(Upvalue* uv) {
-  return uv->thread ? uv->thread->data->stack[uv->index] : uv->closed;
+  Thread* owner = __atomic_load_n(&uv->thread, __ATOMIC_ACQUIRE);
+  return owner ? __atomic_load_n(&owner->data->stack, __ATOMIC_ACQUIRE)[uv->index] : uv->closed;
 }
 
 }  // namespace weft::vm

@@ -9,10 +9,19 @@
 //  2. Nil and False are the only falsy values, and they are the two smallest tags.
 //  3. Float keys with an integral value are normalised to integers before they reach a
 //     table (table.h); -0.0 and 0.0 are the same key.
+//  4. A Value in a slot another task can reach (table parts, closed upvalues, native
+//     closure upvalues, user values) is read with loadSlot and written with storeSlot
+//     (through storeValue in object.h): one aligned 16-byte access each, so a reader
+//     never combines the tag of one store with the payload of another (DEVELOPERS.md
+//     invariant 6; docs/design/values.md).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #include "gc/object.h"
 
@@ -58,7 +67,8 @@ class CallContext;
 // A native function (see vm/api.h for the calling convention).
 using NativeFn = struct NativeResult (*)(CallContext& cx);
 
-struct Value {
+// 16-byte aligned so that a slot is one naturally aligned vector word (loadSlot).
+struct alignas(16) Value {
   union {
     int64_t i;
     double n;
@@ -129,7 +139,39 @@ struct Value {
   // Same tag and same payload bits: raw identity (not Lua equality; see object.h).
   bool identical(const Value& o) const { return tag == o.tag && u.i == o.u.i; }
 };
-static_assert(sizeof(Value) == 16);
+static_assert(sizeof(Value) == 16 && alignof(Value) == 16);
+
+// Whether loadSlot/storeSlot cannot tear on this machine. Intel's and AMD's manuals
+// guarantee that an aligned 16-byte SSE load or store is a single access on processors
+// that support AVX; on anything else tasks must not run in parallel, so task.spawn
+// refuses to start one (runtime/tasklib.cpp). Cached after the first call.
+bool slotAccessIsAtomic();
+
+#if defined(__x86_64__)
+// One aligned 16-byte load. Written as asm, not an intrinsic: the compiler may turn a
+// vector load whose halves are extracted into two narrower loads, which could tear. A
+// slot written by storeSlot (one 16-byte store) forwards to it without a stall.
+[[gnu::always_inline]] inline Value loadSlot(const Value& slot) {
+  __m128i bits;
+  asm("movdqa %1, %0" : "=x"(bits) : "m"(slot));
+  Value v;
+  v.u.i = _mm_cvtsi128_si64(bits);
+  v.tag = Tag(_mm_extract_epi16(bits, 4));
+  return v;
+}
+// One aligned 16-byte store of `v`, assembled from its two fields in registers: a
+// Value written field by field (a register result) is never reloaded as one 16-byte
+// word, which would miss store forwarding (docs/design/values.md). The padding after
+// the tag is stored as zero. Asm again, so the store is never split in two.
+[[gnu::always_inline]] inline void storeSlot(Value& slot, const Value& v) {
+  __m128i bits = _mm_set_epi64x(int64_t(uint8_t(v.tag)), v.u.i);
+  asm volatile("movdqa %1, %0" : "=m"(slot) : "x"(bits));
+}
+#else
+// No single-access guarantee here: there are no tasks (slotAccessIsAtomic).
+inline Value loadSlot(const Value& slot) { return slot; }
+inline void storeSlot(Value& slot, const Value& v) { slot = v; }
+#endif
 
 // Lua's basic types, numbered as lua.h numbers them; State::typeMetatables is indexed
 // by this (the string library sets typeMetatables[int(BasicType::String)]).

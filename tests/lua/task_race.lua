@@ -179,6 +179,115 @@ eq(run(function(w)
   end
 end), N, "metatable tasks finished")
 
+-- Mixed types in the same slots: writers store tables, strings, integers, floats,
+-- closures, booleans and nil into shared array slots, hash slots and upvalues (one
+-- closed, one open in the main chunk) while churners add and remove other keys, so the
+-- table grows, rebuilds and shrinks underneath. Readers use what they read as its type
+-- says; a torn value (one store's tag with another's payload) would crash or be caught.
+local tbl1, tbl2 = {tag = "t1"}, {tag = "t2"}
+local function fn1() return "f1" end
+local function fn2() return "f2" end
+local LONG = string.rep("long string ", 8)
+local VALUES = {tbl1, tbl2, "short", LONG, 42, -7, 2.5, 1e300, fn1, fn2, true, false}
+local function valid(v)
+  local ty = type(v)
+  if ty == "nil" or ty == "boolean" then return true end
+  if ty == "table" then return (v == tbl1 and v.tag == "t1") or (v == tbl2 and v.tag == "t2") end
+  if ty == "string" then return (#v == 5 and v == "short") or (#v == #LONG and v == LONG) end
+  if ty == "function" then local r = v(); return r == "f1" or r == "f2" end
+  if math.type(v) == "integer" then local x = v * 3 - v * 2; return x == 42 or x == -7 end
+  if math.type(v) == "float" then local x = v * 0.5 * 2; return x == 2.5 or x == 1e300 end
+  return false
+end
+local SLOTS = 8
+local marr, mhash = {}, {}
+for k = 1, SLOTS do marr[k] = VALUES[k]; mhash["s" .. k] = VALUES[k] end
+local getClosed, setClosed = (function()
+  local u = fn1
+  return function() return u end, function(v) u = v end
+end)()
+local openShared = tbl1  -- a main-chunk local: open while the tasks run
+local KEYS = {}
+for k = 1, SLOTS do KEYS[k] = "s" .. k end
+local deadline = task.now() + 1.0
+-- Writers and readers run batches of tight loops until the deadline, to maximise the
+-- accesses that overlap; a failed store (a rebuild moved the key) ends its batch.
+local function mixedWriter(w)
+  local n, i = #VALUES, 0
+  while task.now() < deadline do
+    pcall(function()
+      for _ = 1, 2000 do
+        i = i + 1
+        local v = VALUES[(i * w) % (n + 1) + 1]  -- index n + 1 is nil
+        local k = i % SLOTS + 1
+        marr[k] = v
+        mhash[KEYS[k]] = v
+        setClosed(v)
+        openShared = v
+      end
+    end)
+  end
+end
+local function churner(w)
+  local i = 0
+  while task.now() < deadline do
+    i = i + 1
+    pcall(function()
+      -- Grow the array past its slots, then empty it again: the next rehash shrinks it.
+      for j = SLOTS + 1, SLOTS + 24 do marr[j] = j end
+      for j = SLOTS + 1, SLOTS + 24 do marr[j] = nil end
+      -- New hash keys force rebuilds; deleting them leaves dead keys the next one drops.
+      for j = 1, 12 do mhash["c" .. w .. "_" .. j] = j end
+      for j = 1, 12 do mhash["c" .. w .. "_" .. j] = nil end
+      marr["x" .. (i % 7)] = i
+      marr["x" .. (i % 7)] = nil
+    end)
+  end
+end
+local function mixedReader()
+  local bad, reads = 0, 0
+  while task.now() < deadline do
+    for j = 1, 2000 do
+      local k = j % SLOTS + 1
+      if not valid(marr[k]) then bad = bad + 1 end
+      if not valid(mhash[KEYS[k]]) then bad = bad + 1 end
+      if not valid(getClosed()) then bad = bad + 1 end
+      if not valid(openShared) then bad = bad + 1 end
+    end
+    -- A rebuild under the traversal may end it with "invalid key to 'next'".
+    pcall(function()
+      for k, v in pairs(mhash) do
+        if k:sub(1, 1) == "s" and not valid(v) then bad = bad + 1 end
+      end
+    end)
+    if #marr > SLOTS + 24 then bad = bad + 1 end
+    reads = reads + 1
+  end
+  return bad, reads
+end
+local mixedTasks, mixedReaders = {}, {}
+for r = 1, 3 do mixedReaders[r] = task.spawn(mixedReader) end
+for w = 1, 3 do mixedTasks[#mixedTasks + 1] = task.spawn(mixedWriter, w) end
+for w = 1, 2 do mixedTasks[#mixedTasks + 1] = task.spawn(churner, w) end
+local mixedOk = 0
+for _, t in ipairs(mixedTasks) do
+  local ok, e = pcall(t.await, t)
+  if ok then mixedOk = mixedOk + 1 else note(false, e) end
+end
+eq(mixedOk, 5, "mixed writers and churners finished")
+local mixedBad, mixedReads = 0, 0
+for r = 1, 3 do
+  local ok, bad, reads = pcall(mixedReaders[r].await, mixedReaders[r])
+  if ok then mixedBad, mixedReads = mixedBad + bad, mixedReads + reads
+  else mixedBad = mixedBad + 1; print("reader failed: " .. tostring(bad)) end
+end
+eq(mixedBad, 0, "readers only ever saw values that were written")
+check(mixedReads > 0, "readers ran")
+for k = 1, SLOTS do check(valid(marr[k]) and valid(mhash["s" .. k]), "slot " .. k .. " holds a written value") end
+check(valid(getClosed()) and valid(openShared), "upvalues hold written values")
+marr[1] = "after"
+eq(marr[1], "after", "mixed table usable after the race")
+
 -- Only the expected kind of error, if any.
 local allsane = true
 for _, msg in ipairs(errors) do if not sane(msg) then allsane = false; print("unexpected error: " .. msg) end end

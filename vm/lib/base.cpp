@@ -130,9 +130,9 @@ NativeResult ipairsAux(CallContext& cx) {
   Value v;
   Value t = cx.arg(1);
   if (t.isTable()) {
-    if (const Value* slot = tableArraySlot(t.asTable(), i); slot && !slot->isNil()) {
-      v = *slot;
-    } else {
+    const Value* slot = tableArraySlot(t.asTable(), i);
+    v = slot ? loadSlot(*slot) : Value::nil();
+    if (v.isNil()) {
       Status st = cx.getMayGC(t, Value::integer(i), v);
       if (!st.isOk()) return fail(st);
     }
@@ -191,7 +191,8 @@ NativeResult baseRawSet(CallContext& cx) {
   if (!cx.checkTable(1, t) || !cx.checkAny(2) || !cx.checkAny(3)) return cx.failure();
   Value key = cx.arg(2);
   Status st = tableSet(cx.state(), t, key, cx.arg(3));
-  if (st.code() == StatusCode::kMemoryError) return cx.memoryError();
+  bool badKey = key.isNil() || (key.isFloat() && key.asFloat() != key.asFloat());
+  if (!st.isOk() && !badKey) return cx.tableWriteError(st);
   if (!st.isOk()) {
     String* msg = cx.newString(key.isNil() ? "index is nil" : "index is NaN");
     if (!msg) return cx.memoryError();

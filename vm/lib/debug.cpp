@@ -299,7 +299,7 @@ NativeResult dbGetUpvalue(CallContext& cx) {
   const char* name;
   gc::Object* holder;
   if (!upvalueAt(cx.arg(1), n, slot, name, holder)) return cx.noResults();
-  Value v = *slot;
+  Value v = loadSlot(*slot);  // another task may share the upvalue
   String* s = cx.newString(name);
   if (!s) return cx.memoryError();
   cx.push(Value::string(s));
@@ -316,7 +316,7 @@ NativeResult dbSetUpvalue(CallContext& cx) {
   if (!upvalueAt(cx.arg(1), n, slot, name, holder)) return cx.noResults();
   Value v = cx.arg(3);
   if (holder && v.isCollectable()) gc::writeBarrier(holder, v.u.obj);
-  *slot = v;
+  storeSlot(*slot, v);
   String* s = cx.newString(name);
   if (!s) return cx.memoryError();
   cx.push(Value::string(s));
@@ -444,7 +444,7 @@ NativeResult dbGetUserValue(CallContext& cx) {
     cx.push(Value::nil());
     return cx.results(1);
   }
-  cx.push(v.asUserdata()->userValue);
+  cx.push(loadSlot(v.asUserdata()->userValue));
   cx.push(Value::boolean(true));
   return cx.results(2);
 }

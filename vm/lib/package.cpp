@@ -264,9 +264,10 @@ NativeResult pkgRequire(CallContext& cx) {
   if (!loaded.isTable()) return cx.error("'package.loaded' must be a table");
   String* key = cx.at(nameSlot).asString();
   if (!result.isNil()) {
-    if (!tableSetStr(cx.state(), loaded.asTable(), key, result).isOk()) return cx.memoryError();
+    if (Status st = tableSetStr(cx.state(), loaded.asTable(), key, result); !st.isOk()) return cx.tableWriteError(st);
   } else if (tableGetStr(loaded.asTable(), key).isNil()) {
-    if (!tableSetStr(cx.state(), loaded.asTable(), key, Value::boolean(true)).isOk()) return cx.memoryError();
+    Status st = tableSetStr(cx.state(), loaded.asTable(), key, Value::boolean(true));
+    if (!st.isOk()) return cx.tableWriteError(st);
   }
   cx.setTop(callBase);
   cx.push(tableGetStr(loaded.asTable(), key));

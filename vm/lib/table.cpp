@@ -24,7 +24,7 @@ NativeResult statusResult(Status st) { return NativeResult{0, st.code()}; }
 
 Value rawGetInt(Table* t, int64_t i) {
   const Value* slot = tableArraySlot(t, i);
-  return slot ? *slot : tableGetInt(t, i);
+  return slot ? loadSlot(*slot) : tableGetInt(t, i);
 }
 
 // Element access to the sequence in argument `arg`.
@@ -47,7 +47,7 @@ class Seq {
   Status set(int64_t i, const Value& v) {
     if (Table* t = rawTable()) {
       Status st = tableSetInt(cx_.state(), t, i, v);
-      if (st.code() == StatusCode::kMemoryError) return Status(cx_.memoryError().status);
+      if (!st.isOk()) return Status(cx_.tableWriteError(st).status);
       return st;
     }
     return cx_.setMayGC(object(), Value::integer(i), v);
@@ -388,7 +388,7 @@ bool collectFast(Table* t, int64_t n, FastOps& ops) {
   bool numbers = true, strings = true;
   for (int64_t i = 1; i <= n; i++) {
     const Value* slot = tableArraySlot(t, i);
-    Value v = slot ? *slot : tableGetInt(t, i);
+    Value v = slot ? loadSlot(*slot) : tableGetInt(t, i);
     numbers &= v.isNumber();
     strings &= v.isString();
     if (!numbers && !strings) return false;
@@ -418,7 +418,7 @@ NativeResult tabSort(CallContext& cx) {
       r = quickSort(fast, 1, n, 0x2545f491u);
       if (r == SortResult::kInvalidOrder) return cx.error("invalid order function for sorting");
       for (int64_t i = 1; i <= n; i++)
-        if (!tableSetInt(cx.state(), raw, i, fast.v[size_t(i)]).isOk()) return cx.memoryError();
+        if (Status st = tableSetInt(cx.state(), raw, i, fast.v[size_t(i)]); !st.isOk()) return cx.tableWriteError(st);
       return cx.results(0);
     }
   }

@@ -8,6 +8,10 @@
 namespace weft::gc::toy {
 namespace {
 
+// What a Pair and a Node occupy in the heap (sizes round up to kObjectAlignment).
+constexpr size_t kPairBytes = roundObjectSize(sizeof(Pair));
+constexpr size_t kNodeBytes = roundObjectSize(sizeof(Node));
+
 TEST(GcHeap, AllocationIsZeroFilledAlignedAndHashed) {
   ToyHeap h;
   std::set<uint32_t> hashes;
@@ -38,7 +42,7 @@ TEST(GcHeap, SmallRequestsAreRoundedToMinimumSize) {
   Object* b = h.m().allocate(kBlob, 9);
   EXPECT_EQ(reinterpret_cast<char*>(b) - reinterpret_cast<char*>(a), 16);
   EXPECT_EQ(roundObjectSize(1), kMinObjectSize);
-  EXPECT_EQ(roundObjectSize(17), 24u);
+  EXPECT_EQ(roundObjectSize(17), 32u);  // 16-byte alignment (object.h invariant 1)
 }
 
 TEST(GcHeap, Invariant1_AllocationNeverCollectsButRaisesRequest) {
@@ -64,7 +68,7 @@ TEST(GcHeap, ThresholdFollowsLiveSizeTimesPause) {
   h.root(list);
   h.collect();
   size_t live = h.heap.bytesInUse();
-  EXPECT_GE(live, 200000 * sizeof(Node));
+  EXPECT_GE(live, 200000 * kNodeBytes);
   // Allocating up to about `live` more stays under live * 2; well beyond it requests.
   for (int i = 0; i < 100000; ++i) h.pair();
   EXPECT_FALSE(h.heap.collectionRequested());
@@ -76,12 +80,12 @@ TEST(GcHeap, BytesInUseTracksAllocationAndDropsAfterCollection) {
   ToyHeap h;
   size_t before = h.heap.bytesInUse();
   for (int i = 0; i < 10000; ++i) h.pair();
-  EXPECT_EQ(h.heap.bytesInUse() - before, 10000 * sizeof(Pair));
+  EXPECT_EQ(h.heap.bytesInUse() - before, 10000 * kPairBytes);
   Pair* keep = h.pair();
   h.root(keep);
   h.collect();
-  EXPECT_EQ(h.heap.bytesInUse(), sizeof(Pair));
-  EXPECT_GE(h.heap.stats().bytesAllocatedTotal, 10001 * sizeof(Pair));
+  EXPECT_EQ(h.heap.bytesInUse(), kPairBytes);
+  EXPECT_GE(h.heap.stats().bytesAllocatedTotal, 10001 * kPairBytes);
 }
 
 TEST(GcHeap, Invariant5_HeapLimitReturnsNullptrAndHeapRecovers) {
@@ -90,7 +94,7 @@ TEST(GcHeap, Invariant5_HeapLimitReturnsNullptrAndHeapRecovers) {
   ToyHeap h(config);
   size_t n = 0;
   while (h.pair() != nullptr) ++n;
-  EXPECT_GT(n, (1u << 20) / sizeof(Pair) - 16);
+  EXPECT_GT(n, (1u << 20) / kPairBytes - 16);
   EXPECT_LE(h.heap.bytesInUse(), size_t{1} << 20);
   EXPECT_EQ(h.blob("still full"), nullptr);
   EXPECT_EQ(h.m().allocate(kBlob, 200 << 10), nullptr);  // large path respects it too
@@ -108,7 +112,7 @@ TEST(GcHeap, Invariant5_LoweringTheLimitTakesEffectAtOnce) {
   size_t n = 0;
   while (h.pair() != nullptr) ++n;
   EXPECT_LE(h.heap.bytesInUse(), 4096u);
-  EXPECT_LT(n, 4096 / sizeof(Pair));
+  EXPECT_LT(n, 4096 / kPairBytes);
 }
 
 TEST(GcHeap, Invariant5_AbsurdRequestsFailWithoutAborting) {
@@ -132,8 +136,8 @@ TEST(GcHeap, LargeObjectsGetTheirOwnChunkAndSurvive) {
   EXPECT_EQ(kept, b);  // its chunk joined to-space in place
   EXPECT_EQ(text(kept), big);
   EXPECT_TRUE(h.heap.contains(kept));
-  EXPECT_EQ(h.heap.bytesInUse(), sizeof(Pair) + roundObjectSize(sizeof(Blob) + big.size()));
-  EXPECT_EQ(h.heap.stats().bytesCopiedTotal, 3 * sizeof(Pair));
+  EXPECT_EQ(h.heap.bytesInUse(), kPairBytes + roundObjectSize(sizeof(Blob) + big.size()));
+  EXPECT_EQ(h.heap.stats().bytesCopiedTotal, 3 * kPairBytes);
 }
 
 TEST(GcHeap, LargeObjectsKeptInPlaceHaveTheirReferencesUpdated) {
@@ -156,7 +160,7 @@ TEST(GcHeap, LargeObjectsKeptInPlaceHaveTheirReferencesUpdated) {
   h.collect();
   h.roots.slots[dead] = nullptr;
   h.collect();  // an unreachable kept chunk is returned
-  EXPECT_EQ(h.heap.bytesInUse(), roundObjectSize(sizeof(Weak) + 2 * sizeof(Object*) * n) + 2 * n * sizeof(Node));
+  EXPECT_EQ(h.heap.bytesInUse(), roundObjectSize(sizeof(Weak) + 2 * sizeof(Object*) * n) + 2 * n * kNodeBytes);
 }
 
 TEST(GcHeap, RelocateStressStillMovesLargeObjects) {
@@ -218,14 +222,14 @@ TEST(GcHeap, MillionNodeListSurvivesWithoutRecursion) {
   int64_t expect = kN - 1;
   for (Node* n = h.rooted<Node>(r); n; n = as<Node>(n->next)) ASSERT_EQ(n->value, expect--);
   EXPECT_EQ(expect, -1);
-  EXPECT_EQ(h.heap.bytesInUse(), kN * sizeof(Node));
+  EXPECT_EQ(h.heap.bytesInUse(), kN * kNodeBytes);
 }
 
 TEST(GcHeap, UnreachableObjectsAreCollectedAndMemoryReturned) {
   ToyHeap h;
   for (int round = 0; round < 5; ++round) {
     for (int i = 0; i < 200000; ++i) h.pair(obj(h.blob("garbage")));
-    EXPECT_GT(h.heap.bytesInUse(), 200000 * sizeof(Pair));
+    EXPECT_GT(h.heap.bytesInUse(), 200000 * kPairBytes);
     h.collect();
     EXPECT_EQ(h.heap.bytesInUse(), 0u);
   }
@@ -280,7 +284,7 @@ TEST(GcHeap, SecondMutatorSharesTheHeap) {
   Object* b = h.m().allocate(kPair, sizeof(Pair));
   as<Pair>(a)->a = b;
   size_t r = h.root(a);
-  EXPECT_EQ(h.heap.bytesInUse(), 2 * sizeof(Pair) + Heap::kChunkSize - sizeof(Pair));  // worker's buffer counts whole
+  EXPECT_EQ(h.heap.bytesInUse(), 2 * kPairBytes + Heap::kChunkSize - kPairBytes);  // worker's buffer counts whole
   h.collect();
   Object* c = worker.allocate(kPair, sizeof(Pair));
   ASSERT_NE(c, nullptr);
@@ -296,7 +300,7 @@ TEST(GcHeap, StatsCountCollectionsCopiesAndPauses) {
   h.collect();
   const Stats& s = h.heap.stats();
   EXPECT_EQ(s.collections, 2u);
-  EXPECT_EQ(s.bytesCopiedTotal, 2 * sizeof(Pair));
+  EXPECT_EQ(s.bytesCopiedTotal, 2 * kPairBytes);
   EXPECT_GT(s.totalPauseNanos, 0u);
   EXPECT_GE(s.totalPauseNanos, s.longestPauseNanos);
   EXPECT_GT(s.longestPauseNanos, 0u);

@@ -57,7 +57,7 @@ TEST(GcVerify, Invariant2_ReferenceOutsideCurrentSpaceIsFatal) {
 TEST(GcVerify, Invariant2_InteriorPointerIsFatal) {
   ToyHeap h(verifying());
   Blob* b = h.blob("0123456789abcdef");
-  h.root(h.pair(reinterpret_cast<Object*>(reinterpret_cast<char*>(b) + 8)));
+  h.root(h.pair(reinterpret_cast<Object*>(reinterpret_cast<char*>(b) + kObjectAlignment)));
   std::string err = fatalCollection(h);
   EXPECT_NE(err.find("verify failed: before collection #1: reference into the middle of an object"),
             std::string::npos)
