@@ -47,7 +47,16 @@ RuntimeImpl::RuntimeImpl(vm::State& s, const RuntimeOptions& o) : state(s), opti
   options.workers = defaultWorkers(o.workers);
 }
 
-RuntimeImpl::~RuntimeImpl() { releaseLeftovers(); }
+// The State may outlive us (finalizers at its close may print or read): it must not
+// call into a runtime that is gone.
+RuntimeImpl::~RuntimeImpl() {
+  if (state.runtime == this) {
+    state.osWaitEnter = nullptr;
+    state.osWaitLeave = nullptr;
+    state.runtime = nullptr;
+  }
+  releaseLeftovers();
+}
 
 // --- Executor ---------------------------------------------------------------------
 
@@ -163,16 +172,18 @@ namespace {
 
 // A failed handoff closes the runtime (and its heap); the wait goes on and the attach in
 // leaveOsWait reports kFatal.
-void osWaitEnter(vm::State& S) {
+// A short wait (a write) only detaches: handing the worker on would cost more than the
+// write, and a write that does block still never delays a collection.
+void osWaitEnter(vm::State& S, vm::OsWait kind) {
   RuntimeImpl& rt = *runtimeOf(S);
   rt.detachCurrent();
-  (void)rt.enterBlockingCurrent(sched::Blocking::kOs);
+  if (kind == vm::OsWait::kLong) (void)rt.enterBlockingCurrent(sched::Blocking::kOs);
 }
 
 // The worker first, then the collector (scheduler.h: leaveBlocking).
-Status osWaitLeave(vm::State& S) {
+Status osWaitLeave(vm::State& S, vm::OsWait kind) {
   RuntimeImpl& rt = *runtimeOf(S);
-  rt.leaveBlockingCurrent();
+  if (kind == vm::OsWait::kLong) rt.leaveBlockingCurrent();
   return rt.attachCurrent();
 }
 

@@ -130,12 +130,14 @@ class CallContext {
 };
 
 // A wait on the operating system. Between the two calls the caller touches no heap
-// object (it may move): it reads into C++ buffers only. leaveOsWait returns kFatal when
-// the runtime closed meanwhile.
-inline void enterOsWait(State& state) {
-  if (state.osWaitEnter) state.osWaitEnter(state);
+// object (it may move): it reads into or writes from C++ buffers only. leaveOsWait
+// returns kFatal when the runtime closed meanwhile.
+inline void enterOsWait(State& state, OsWait kind = OsWait::kLong) {
+  if (state.osWaitEnter) state.osWaitEnter(state, kind);
 }
-inline Status leaveOsWait(State& state) { return state.osWaitLeave ? state.osWaitLeave(state) : Status::ok(); }
+inline Status leaveOsWait(State& state, OsWait kind = OsWait::kLong) {
+  return state.osWaitLeave ? state.osWaitLeave(state, kind) : Status::ok();
+}
 
 // Library registration.
 struct LibEntry {

@@ -38,6 +38,12 @@ class State;
 // (a gc::Mutator) and the thread of execution it runs now. A State has a main context
 // for the thread that created it; the runtime binds one per worker thread
 // (bindExecContext). Touched only by the OS thread it is bound to.
+// How long a wait on the operating system may take (enterOsWait).
+enum class OsWait : uint8_t {
+  kLong,   // may block for ever (a read, a child process): the task's worker is handed on
+  kShort,  // normally done at once but may block (a write to a full pipe): detach only
+};
+
 struct ExecContext {
   State* state = nullptr;
   gc::Mutator* mutator = nullptr;
@@ -115,10 +121,11 @@ class State {
   // publication orders it for the workers).
   std::atomic<bool> tablesShared{false};
   // Set by the runtime: around a wait on the operating system (a read from a terminal or
-  // a pipe, os.execute, the prompt) the calling thread is detached from the collector,
-  // so it never delays a collection (vm/api.h: enterOsWait/leaveOsWait).
-  void (*osWaitEnter)(State&) = nullptr;
-  Status (*osWaitLeave)(State&) = nullptr;
+  // a pipe, os.execute, the prompt; a write to a terminal or a pipe) the calling thread
+  // is detached from the collector, so it never delays a collection (vm/api.h:
+  // enterOsWait/leaveOsWait).
+  void (*osWaitEnter)(State&, OsWait) = nullptr;
+  Status (*osWaitLeave)(State&, OsWait) = nullptr;
   bool gcGenerational = true;  // collectgarbage's mode name (lua.c starts in generational mode)
   // collectgarbage's "setpause"/"setstepmul" values, kept in quarters as lua5.4 keeps them
   // (so 150 reads back as 148); the copying collector does not use them.

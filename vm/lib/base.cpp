@@ -38,8 +38,12 @@ NativeResult basePrint(CallContext& cx) {
     line.append(s->view());
   }
   line += '\n';
+  // A terminal or a pipe may block (a slow reader): detached, so no collection waits.
+  bool detach = stdoutMayWait();
+  if (detach) enterOsWait(cx.state(), OsWait::kShort);
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fflush(stdout);
+  if (detach && !leaveOsWait(cx.state(), OsWait::kShort).isOk()) return NativeResult{0, StatusCode::kFatal};
   return cx.noResults();
 }
 

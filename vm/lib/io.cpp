@@ -217,19 +217,13 @@ bool readNumber(FILE* f, Value& out) {
   return true;
 }
 
-// Reads from a terminal, a pipe or a socket may wait indefinitely: they run as waits on
-// the operating system (api.h). Regular files do not.
-bool mayWait(FILE* f) {
-  struct stat st;
-  return fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode);
-}
 
 // Formats come from `formatAt(i)`, i in [0, count); `firstArg` numbers them in
 // argument errors. Pushes one value per format read, failing (nil) at the first miss.
 template <typename FormatAt>
 NativeResult readFormats(CallContext& cx, FILE* f, int count, uint32_t firstArg, FormatAt formatAt) {
   clearerr(f);
-  const bool osWait = mayWait(f);
+  const bool osWait = streamMayWait(f);
   errno = 0;
   uint32_t base = cx.top();
   BufferLease lease;
@@ -300,7 +294,54 @@ NativeResult readArgs(CallContext& cx, FILE* f, uint32_t first) {
 
 // ---- writing ------------------------------------------------------------------------
 
-NativeResult writeArgs(CallContext& cx, FILE* f, uint32_t first, const Value& file) {
+// A write that may block (a full pipe, a terminal) runs detached from the collector
+// (OsWait::kShort), so it never holds up a collection: the arguments are copied into a
+// C++ buffer first, since heap strings may move meanwhile.
+bool writeDetached(CallContext& cx, FILE* f, const std::string& buf) {
+  enterOsWait(cx.state(), OsWait::kShort);
+  bool ok = std::fwrite(buf.data(), 1, buf.size(), f) == buf.size();
+  if (!leaveOsWait(cx.state(), OsWait::kShort).isOk()) return false;
+  return ok;
+}
+
+void appendNumber(std::string& buf, const Value& v) {
+  char num[64];
+  int n = v.isInt() ? std::snprintf(num, sizeof num, "%lld", static_cast<long long>(v.asInt()))
+                    : std::snprintf(num, sizeof num, "%.14g", v.asFloat());
+  buf.append(num, size_t(n));
+}
+
+// The file a write returns: `file:write` its first argument, `io.write` the default
+// output. Read after the write, since a detached write may see the file object move.
+Value writtenFile(CallContext& cx, uint32_t first) {
+  return first == 1 ? registryGet(cx.state(), kOutputKey) : cx.arg(1);
+}
+
+NativeResult writeBuffered(CallContext& cx, FILE* f, uint32_t first) {
+  BufferLease lease;
+  std::string& buf = lease.get();
+  buf.clear();
+  errno = 0;
+  for (uint32_t i = first; i <= cx.argCount(); i++) {
+    Value v = cx.arg(i);
+    if (v.isInt() || v.isFloat()) {
+      appendNumber(buf, v);
+      continue;
+    }
+    String* s;
+    if (!cx.checkString(i, s)) {
+      (void)writeDetached(cx, f, buf);  // what came before the bad argument is written, as in lua
+      return cx.failure();
+    }
+    buf.append(s->data, s->length);
+  }
+  if (!writeDetached(cx, f, buf)) return fileResult(cx, false, nullptr);
+  return pushOne(cx, writtenFile(cx, first));
+}
+
+// `first` is the first value to write: 1 for io.write, 2 for file:write.
+NativeResult writeArgs(CallContext& cx, FILE* f, uint32_t first) {
+  if (streamMayWait(f)) return writeBuffered(cx, f, first);
   bool ok = true;
   errno = 0;
   for (uint32_t i = first; i <= cx.argCount(); i++) {
@@ -316,7 +357,16 @@ NativeResult writeArgs(CallContext& cx, FILE* f, uint32_t first, const Value& fi
     }
   }
   if (!ok) return fileResult(cx, false, nullptr);
-  return pushOne(cx, file);
+  return pushOne(cx, writtenFile(cx, first));
+}
+
+// fflush of a stream that may block, detached like a write.
+bool flushStream(CallContext& cx, FILE* f) {
+  if (!streamMayWait(f)) return std::fflush(f) == 0;
+  enterOsWait(cx.state(), OsWait::kShort);
+  bool ok = std::fflush(f) == 0;
+  if (!leaveOsWait(cx.state(), OsWait::kShort).isOk()) return false;
+  return ok;
 }
 
 // ---- default files ------------------------------------------------------------------
@@ -516,7 +566,7 @@ NativeResult ioWrite(CallContext& cx) {
   FILE* f;
   NativeResult outcome;
   if (!defaultFile(cx, kOutputKey, f, file, outcome)) return outcome;
-  return writeArgs(cx, f, 1, file);
+  return writeArgs(cx, f, 1);
 }
 
 NativeResult ioFlush(CallContext& cx) {
@@ -525,7 +575,7 @@ NativeResult ioFlush(CallContext& cx) {
   NativeResult outcome;
   if (!defaultFile(cx, kOutputKey, f, file, outcome)) return outcome;
   errno = 0;
-  return fileResult(cx, std::fflush(f) == 0, nullptr);
+  return fileResult(cx, flushStream(cx, f), nullptr);
 }
 
 // ---- methods ----------------------------------------------------------------------
@@ -542,7 +592,7 @@ NativeResult fFlush(CallContext& cx) {
   NativeResult outcome;
   if (!checkOpenFile(cx, 1, f, outcome)) return outcome;
   errno = 0;
-  return fileResult(cx, std::fflush(f) == 0, nullptr);
+  return fileResult(cx, flushStream(cx, f), nullptr);
 }
 
 NativeResult fLines(CallContext& cx) {
@@ -563,7 +613,7 @@ NativeResult fWrite(CallContext& cx) {
   FILE* f;
   NativeResult outcome;
   if (!checkOpenFile(cx, 1, f, outcome)) return outcome;
-  return writeArgs(cx, f, 2, cx.arg(1));
+  return writeArgs(cx, f, 2);
 }
 
 // luaL_checkoption: index of `name` in `options`, or an argument error.
@@ -697,6 +747,16 @@ Status openIoLib(State& state) {
   if (Status st = makeStdFile(state, lib, stdin, "stdin", kInputKey); !st.isOk()) return st;
   if (Status st = makeStdFile(state, lib, stdout, "stdout", kOutputKey); !st.isOk()) return st;
   return makeStdFile(state, lib, stderr, "stderr", nullptr);
+}
+
+bool streamMayWait(FILE* f) {
+  struct stat st;
+  return fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode);
+}
+
+bool stdoutMayWait() {
+  static const bool mayWait = streamMayWait(stdout);
+  return mayWait;
 }
 
 }  // namespace weft::vm

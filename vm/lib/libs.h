@@ -2,6 +2,8 @@
 // the global and package.loaded entry, and returns kMemoryError if allocation fails.
 #pragma once
 
+#include <cstdio>
+
 #include "vm/state.h"
 #include "weft/status.h"
 
@@ -17,5 +19,12 @@ Status openUtf8Lib(State& state);       // lib/utf8.cpp
 Status openOsLib(State& state);         // lib/os.cpp
 Status openIoLib(State& state);         // lib/io.cpp
 Status openDebugLib(State& state);      // lib/debug.cpp
+
+// Whether reading or writing `f` may wait on the operating system (a terminal, a pipe, a
+// socket; not a regular file): such calls run between enterOsWait and leaveOsWait
+// (lib/io.cpp).
+bool streamMayWait(FILE* f);
+// The same for the process's standard output, asked of the system once (print).
+bool stdoutMayWait();
 
 }  // namespace weft::vm
