@@ -90,10 +90,18 @@ local sender = task.spawn(function() local c <close> = closer("send"); sendch:se
 local selch = task.channel()
 local selector = task.spawn(function() local c <close> = closer("select"); task.select({{selch, "recv"}, {task.channel(1), "recv"}}) end)
 local awaiter = task.spawn(function() local c <close> = closer("await"); sleeper:await() end)
-local yielder = task.spawn(function() local c <close> = closer("yield"); while true do task.yield() end end)
-local spinner = task.spawn(function() local c <close> = closer("spin"); local n = 0; while true do n = n + 1 end end)
+-- The running ones say when their variable exists: a task cancelled before its first
+-- dispatch never runs, so it would have nothing to close.
+local started = {}
+local yielder = task.spawn(function()
+  local c <close> = closer("yield"); started.yield = true; while true do task.yield() end
+end)
+local spinner = task.spawn(function()
+  local c <close> = closer("spin"); started.spin = true; local n = 0; while true do n = n + 1 end
+end)
 local recurser = task.spawn(function()
   local c <close> = closer("rec")
+  started.rec = true
   local function f(n) if n == 0 then while true do end end return f(n - 1) + 1 end
   return f(50)
 end)
@@ -101,6 +109,8 @@ eq(waitFor(sleeper, "suspended"), "suspended", "sleeper suspended")
 eq(waitFor(sender, "suspended"), "suspended", "sender suspended")
 eq(waitFor(selector, "suspended"), "suspended", "selector suspended")
 eq(waitFor(awaiter, "suspended"), "suspended", "awaiter suspended")
+local deadline = task.now() + 30
+while not (started.yield and started.spin and started.rec) and task.now() < deadline do task.sleep(0.001) end
 task.sleep(0.01)
 for _, x in ipairs({awaiter, sender, selector, yielder, spinner, recurser}) do
   eq(x:cancel(), true, "cancel " .. tostring(x):match("%(.*"))
