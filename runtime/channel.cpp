@@ -2,6 +2,7 @@
 // the wait protocol). A receiver finds a value in the buffer, else takes it from a
 // blocked sender; a sender hands its value to a blocked receiver, else buffers it, else
 // waits. Wakes happen after the lock is released.
+#include <atomic>
 #include <new>
 #include <thread>
 
@@ -13,33 +14,42 @@ namespace {
 
 using vm::Value;
 
-// The first waiter of `q` (not one of self's own cases) that claims; claimed ones and
-// stale ones (their wait already ended) leave the queue.
-Waiter* claimPeer(WaiterQueue& q, LuaTask* self, bool tentative) {
+// The first waiter of `q` (not one of self's own cases) that claims, tentatively: the
+// caller delivers to it and then confirms (deliverTo), so that its task, whose wait
+// stays open while the claim is tentative, never sees the claim before the delivery
+// (even from a stale dispatch). Claimed ones and stale ones (their wait already
+// ended) leave the queue before the claim, so a task that sees its wait ended sees
+// its Waiter out of the queue too.
+Waiter* claimPeer(WaiterQueue& q, LuaTask* self) {
   for (Waiter* w = q.front(); w;) {
     Waiter* next = w->next;
     if (w->task != self) {
       q.remove(w);
-      bool won = tentative ? w->task->claimTentatively(w->gen) : w->task->claim(w->gen, WaitPhase::kClaimed, w->caseIndex);
-      if (won) return w;
+      if (w->task->claimTentatively(w->gen)) return w;
     }
     w = next;
   }
   return nullptr;
 }
 
+// The second half of a peer's claim, after the delivery: the release in confirmClaim
+// publishes what was delivered.
+LuaTask* deliverTo(Waiter* peer) {
+  peer->task->confirmClaim(peer->gen, peer->caseIndex);
+  return peer->task;
+}
+
 bool claimSelf(LuaTask* self, int caseIndex) {
   return !self || self->claim(self->waitGen, WaitPhase::kClaimed, caseIndex);
 }
 
-// A peer claimed tentatively becomes ours only if our own wait is still open.
+// A peer claimed tentatively becomes ours only if our own wait is still open; if not,
+// it goes back to the front of its queue before its claim is undone, so that once its
+// wait has ended for good nobody queues it again.
 bool settlePeer(Waiter* peer, WaiterQueue& q, LuaTask* self, int caseIndex) {
-  if (claimSelf(self, caseIndex)) {
-    peer->task->confirmClaim(peer->gen, peer->caseIndex);
-    return true;
-  }
-  peer->task->undoClaim(peer->gen);
+  if (claimSelf(self, caseIndex)) return true;
   q.pushFront(peer);
+  peer->task->undoClaim(peer->gen);
   return false;
 }
 
@@ -66,7 +76,10 @@ void Channel::release() {
   }
 }
 
+// Called by the waiting task once its wait ended: a Waiter a peer took out (the usual
+// case: that peer ended the wait) needs no lock (claimPeer, settlePeer).
 void Channel::removeWaiter(Waiter* w) {
+  if (!std::atomic_ref(w->queued).load(std::memory_order_acquire)) return;
   std::lock_guard lock(mutex);
   if (w->queued) (w->isSend ? sendq : recvq).remove(w);
 }
@@ -76,7 +89,7 @@ void WaiterQueue::pushBack(Waiter* w) {
   w->next = nullptr;
   (tail_ ? tail_->next : head_) = w;
   tail_ = w;
-  w->queued = true;
+  std::atomic_ref(w->queued).store(true, std::memory_order_release);
 }
 
 void WaiterQueue::pushFront(Waiter* w) {
@@ -84,14 +97,14 @@ void WaiterQueue::pushFront(Waiter* w) {
   w->next = head_;
   (head_ ? head_->prev : tail_) = w;
   head_ = w;
-  w->queued = true;
+  std::atomic_ref(w->queued).store(true, std::memory_order_release);
 }
 
 void WaiterQueue::remove(Waiter* w) {
   (w->prev ? w->prev->next : head_) = w->next;
   (w->next ? w->next->prev : tail_) = w->prev;
   w->prev = w->next = nullptr;
-  w->queued = false;
+  std::atomic_ref(w->queued).store(false, std::memory_order_release);
 }
 
 bool ValueRing::reserveOne() {
@@ -130,11 +143,11 @@ OpResult channelSend(Channel& ch, const Value& v, bool& closed, LuaTask* self, i
       closed = true;
       return OpResult::kDone;
     }
-    if (Waiter* r = claimPeer(ch.recvq, self, self != nullptr)) {
+    if (Waiter* r = claimPeer(ch.recvq, self)) {
       if (self && !settlePeer(r, ch.recvq, self, caseIndex)) return OpResult::kLost;
       r->task->delivered = v;
       r->task->deliveredOk = true;
-      wake = r->task;
+      wake = deliverTo(r);
       result = OpResult::kDone;
     } else if (ch.buffer.size() < ch.capacity && ch.buffer.reserveOne()) {
       if (!claimSelf(self, caseIndex)) return OpResult::kLost;
@@ -164,18 +177,18 @@ OpResult channelRecv(Channel& ch, Value& out, bool& ok, LuaTask* self, int caseI
       ch.buffer.popFront();
       ok = true;
       // A blocked sender's value takes the freed place.
-      if (Waiter* s = claimPeer(ch.sendq, self, false)) {
+      if (Waiter* s = claimPeer(ch.sendq, self)) {
         ch.buffer.pushBack(s->value);
         s->task->sendClosed = false;
-        wake = s->task;
+        wake = deliverTo(s);
       }
       ch.length.store(ch.buffer.size(), std::memory_order_relaxed);
-    } else if (Waiter* s = claimPeer(ch.sendq, self, self != nullptr)) {
+    } else if (Waiter* s = claimPeer(ch.sendq, self)) {
       if (self && !settlePeer(s, ch.sendq, self, caseIndex)) return OpResult::kLost;
       out = s->value;
       ok = true;
       s->task->sendClosed = false;
-      wake = s->task;
+      wake = deliverTo(s);
     } else if (ch.closed) {
       if (!claimSelf(self, caseIndex)) return OpResult::kLost;
       out = Value::nil();
@@ -197,14 +210,14 @@ bool channelClose(Channel& ch) {
     std::lock_guard lock(ch.mutex);
     if (ch.closed) return false;
     ch.closed = true;
-    while (Waiter* r = claimPeer(ch.recvq, nullptr, false)) {
+    while (Waiter* r = claimPeer(ch.recvq, nullptr)) {
       r->task->delivered = Value::nil();
       r->task->deliveredOk = false;
-      wake.push_back(r->task);
+      wake.push_back(deliverTo(r));
     }
-    while (Waiter* s = claimPeer(ch.sendq, nullptr, false)) {
+    while (Waiter* s = claimPeer(ch.sendq, nullptr)) {
       s->task->sendClosed = true;
-      wake.push_back(s->task);
+      wake.push_back(deliverTo(s));
     }
   }
   for (LuaTask* t : wake) ch.rt.wakeTask(t);

@@ -61,7 +61,10 @@ struct Waiter {
   uint64_t gen = 0;
   int caseIndex = 0;
   bool isSend = false;
-  bool queued = false;        // in a channel's WaiterQueue (its lock)
+  // In a channel's WaiterQueue: written under the channel's lock (through atomic_ref,
+  // release); read without it by the waiting task once its wait ended (acquire), to
+  // skip the lock when a peer already took it out (channel.cpp).
+  bool queued = false;
   WaitSource* source = nullptr;
   Waiter* prev = nullptr;     // the WaiterQueue's links (its lock)
   Waiter* next = nullptr;

@@ -283,8 +283,8 @@ vm::NativeResult waitMayGC(vm::CallContext& cx, LuaTask& self, double timeout) {
 }
 
 Status finishWaitMayGC(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t& n, Value& err) {
-  // Removing every Waiter also synchronises with the claimer: it delivered under the
-  // same lock.
+  // A channel peer delivered before confirming its claim (channel.cpp: deliverTo), and
+  // the acquire that saw the wait end orders that delivery before the reads below.
   for (Waiter& w : self.waiters) {
     if (w.source) w.source->removeWaiter(&w);
   }
