@@ -40,7 +40,7 @@ LuaTask* deliverTo(Waiter* peer) {
 }
 
 bool claimSelf(LuaTask* self, int caseIndex) {
-  return !self || self->claim(self->waitGen, WaitPhase::kClaimed, caseIndex);
+  return !self || self->claim(self->waitGen(), WaitPhase::kClaimed, caseIndex);
 }
 
 // A peer claimed tentatively becomes ours only if our own wait is still open; if not,
@@ -56,7 +56,7 @@ bool settlePeer(Waiter* peer, WaiterQueue& q, LuaTask* self, int caseIndex) {
 void registerWaiter(Channel& ch, WaiterQueue& q, LuaTask* self, int caseIndex, bool isSend, const Value& v) {
   Waiter& w = self->waiters[size_t(caseIndex)];
   w.task = self;
-  w.gen = self->waitGen;
+  w.gen = self->waitGen();
   w.caseIndex = caseIndex;
   w.isSend = isSend;
   w.source = &ch;

@@ -227,7 +227,7 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task) {
   // its wait: the scheduler delivers a request made while the task was ready only once.
   if (task.cancelRequested()) {
     if (task.suspend == LuaTask::Suspend::kWait) {
-      task.claim(task.waitGen, WaitPhase::kCancelled, -1);
+      task.claim(task.waitGen(), WaitPhase::kCancelled, -1);
       uint32_t n;
       Value err;
       (void)finishWaitMayGC(state, leaf, task, n, err);

@@ -115,62 +115,62 @@ struct LuaTask final : sched::Task, WaitSource {
   RuntimeImpl& rt;
   vm::Thread* thread;       // root; re-read after every safepoint; nullptr once done
   vm::ThreadData* data;     // off-heap, stable; nullptr once done (not for the main task)
-  vm::Value handle = vm::Value::nil();  // the task's userdata while the task is alive (root)
-  bool isMain = false;
-  bool started = false;     // first dispatch done
+  // The fields are grouped by size (the 16-byte Values first, the flags last) so that a
+  // suspended task's LuaTask fits a 384-byte allocation; comments say what each is for.
+  vm::Value handle = vm::Value::nil();     // the task's userdata while the task is alive (root)
+  vm::Value delivered = vm::Value::nil();  // root; by the claimer between its claim and the wake
+  // What await reports, kept at the end so that the thread can be collected at once
+  // (roots, written with `done`): the error of kPanicked, the results of kCompleted.
+  vm::Value error = vm::Value::nil();
+  std::vector<vm::Value> results;
 
   // The current wait (protocol above).
   std::atomic<uint64_t> waitWord{0};
-  WaitOp op = WaitOp::kNone;
+  // The current wait's generation (owner thread; others change only the phase bits).
+  uint64_t waitGen() const { return waitWord.load(std::memory_order_relaxed) >> kPhaseBits; }
   std::vector<Waiter> waiters;  // the cases; reserved before registration, so never moved
   LuaTask* awaited = nullptr;   // kAwait: the task awaited (a reference is held)
   sched::TimerId timer = 0;
-  bool hasTimer = false;
-  // Written by the claimer between its claim and the wake:
-  int firedCase = -1;
-  vm::Value delivered = vm::Value::nil();  // root
-  bool deliveredOk = false;
-  bool sendClosed = false;      // a send case failed because its channel closed
-  const void* waitOn = nullptr; // the channel of a send or receive (deadlock report)
-
-  // Blocking waits (main task, nested waits).
-  bool blockingWait = false;    // set before the wait is published
-  std::atomic<bool> blocked{false};  // sleeps in a blocking wait (status, deadlock check)
-  std::atomic<bool> mainCancel{false};  // cancel() of the main task (it is not scheduled)
-  // A blocking waiter sleeps on this futex word until its wait is no longer open (or
-  // the runtime closes): it reads the word, checks, and sleeps only while the word is
-  // unchanged; whoever ends the wait bumps it after doing so (signalBlocked), so a wake
-  // between the check and the sleep is never missed.
+  int firedCase = -1;           // by the claimer, like `delivered`
+  // A blocking waiter (main task, nested waits) sleeps on this futex word until its wait
+  // is no longer open (or the runtime closes): it reads the word, checks, and sleeps
+  // only while the word is unchanged; whoever ends the wait bumps it after doing so
+  // (signalBlocked), so a wake between the check and the sleep is never missed.
   std::atomic<uint32_t> blockSignal{0};
   void signalBlocked();
 
-  // How the last dispatch ended (worker only).
-  enum class Suspend : uint8_t { kNone, kYield, kWait } suspend = Suspend::kNone;
-
   // Completion (doneMutex): awaiters wait for `done`.
   std::mutex doneMutex;
-  bool done = false;
   std::vector<Waiter*> awaiters;
-  sched::TaskState outcome = sched::TaskState::kReady;  // set with `done`
-  // What await reports, kept at the end so that the thread can be collected at once
-  // (roots, written with `done`): the results of kCompleted, the error of kPanicked.
-  std::vector<vm::Value> results;
-  vm::Value error = vm::Value::nil();
   std::unique_ptr<std::string> traceback;  // of an error, recorded by the message handler
-  bool errorObserved = false;   // an await saw the error (doneMutex)
 
-  uint64_t waitGen = 0;          // the current wait's generation (owner thread)
-  LuaTask* regPrev = nullptr;    // the registry's list (its lock)
+  LuaTask* regPrev = nullptr;   // the registry's list (its lock)
   LuaTask* regNext = nullptr;
+
+  bool isMain = false;
+  bool started = false;         // first dispatch done
+  WaitOp op = WaitOp::kNone;
+  bool hasTimer = false;
+  bool deliveredOk = false;     // by the claimer, like `delivered`
+  bool sendClosed = false;      // a send case failed because its channel closed
+  bool blockingWait = false;    // set before the wait is published
+  std::atomic<bool> blocked{false};     // sleeps in a blocking wait (status, deadlock check)
+  std::atomic<bool> mainCancel{false};  // cancel() of the main task (it is not scheduled)
+  // How the last dispatch ended (worker only).
+  enum class Suspend : uint8_t { kNone, kYield, kWait } suspend = Suspend::kNone;
+  bool done = false;                                    // doneMutex
+  sched::TaskState outcome = sched::TaskState::kReady;  // doneMutex; set with `done`
+  bool errorObserved = false;   // an await saw the error (doneMutex)
   // Outlived its runtime (RuntimeImpl::releaseLeftovers): the handles that still hold
   // it release it without the runtime.
   bool orphaned = false;
+
   // Awaiting this task is a wait on it: awaiters leave through removeWaiter.
   void removeWaiter(Waiter* w) override;
 
   // Step 1 of the protocol: a new generation, phase kWaiting, `cases` empty Waiters;
   // `blocking` says how the task will wait (runtime_impl.h: canSuspend).
-  void beginWait(WaitOp op, size_t cases, bool blocking, const void* on = nullptr);
+  void beginWait(WaitOp op, size_t cases, bool blocking);
   // What the current wait waits for, for the deadlock report ("recv on channel 0x..").
   std::string describeWait() const;
   // Step 3: from (gen, kWaiting) to (gen, to), recording the case on success. A claim

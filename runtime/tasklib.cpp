@@ -164,7 +164,7 @@ NativeResult handleAwait(CallContext& cx) {
       self->beginWait(WaitOp::kAwait, 1, !canSuspend(cx.threadData()));
       Waiter& w = self->waiters[0];
       w.task = self;
-      w.gen = self->waitGen;
+      w.gen = self->waitGen();
       w.source = target;
       target->awaiters.push_back(&w);
       target->retain();
@@ -251,7 +251,7 @@ NativeResult channelSendNative(CallContext& cx) {
     return cx.noResults();
   }
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kSend, 1, !canSuspend(cx.threadData()), ch);
+  self->beginWait(WaitOp::kSend, 1, !canSuspend(cx.threadData()));
   if (channelSend(*ch, v, closed, self, 0) == OpResult::kDone) {
     self->sendClosed = closed;
   }
@@ -269,7 +269,7 @@ NativeResult recvMayGC(CallContext& cx, Channel* ch, double timeout) {
     return pushValues(cx, {Value::nil(), Value::boolean(false), Value::string(s)});
   }
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kRecv, 1, !canSuspend(cx.threadData()), ch);
+  self->beginWait(WaitOp::kRecv, 1, !canSuspend(cx.threadData()));
   if (channelRecv(*ch, v, ok, self, 0) == OpResult::kDone) {
     self->delivered = v;
     self->deliveredOk = ok;

@@ -116,7 +116,7 @@ Status timedOutResults(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t&
 
 void armTimer(LuaTask& self, double timeout) {
   auto ref = std::make_shared<TaskRef>(&self);
-  uint64_t gen = self.waitGen;
+  uint64_t gen = self.waitGen();
   auto delay = std::chrono::duration_cast<sched::Clock::duration>(std::chrono::duration<double>(timeout));
   self.timer = self.rt.scheduler->addTimer(sched::Clock::now() + delay, [ref, gen] {
     if (ref->task->claim(gen, WaitPhase::kTimedOut, -1)) ref->task->rt.wakeTask(ref->task);
@@ -149,7 +149,7 @@ Status blockMayGC(LuaTask& self) {
 
 }  // namespace
 
-void LuaTask::beginWait(WaitOp o, size_t cases, bool blocking, const void* on) {
+void LuaTask::beginWait(WaitOp o, size_t cases, bool blocking) {
   op = o;
   firedCase = -1;
   delivered = Value::nil();
@@ -157,11 +157,9 @@ void LuaTask::beginWait(WaitOp o, size_t cases, bool blocking, const void* on) {
   sendClosed = false;
   hasTimer = false;
   blockingWait = blocking;
-  waitOn = on;
   waiters.assign(cases, Waiter{});
-  waitGen = (waitWord.load(std::memory_order_relaxed) >> kPhaseBits) + 1;
   // Release: the fields above are visible to any thread that claims this generation.
-  waitWord.store(word(waitGen, WaitPhase::kWaiting), std::memory_order_release);
+  waitWord.store(word(waitGen() + 1, WaitPhase::kWaiting), std::memory_order_release);
 }
 
 // Release: the change that ended the wait (made before the call) is visible to the
@@ -178,7 +176,9 @@ std::string LuaTask::describeWait() const {
       return "sleep";
     case WaitOp::kRecv:
     case WaitOp::kSend:
-      std::snprintf(buf, sizeof buf, "%s on channel %p", op == WaitOp::kRecv ? "recv" : "send", waitOn);
+      // The channel its Waiter is queued on (channel.cpp: registerWaiter).
+      std::snprintf(buf, sizeof buf, "%s on channel %p", op == WaitOp::kRecv ? "recv" : "send",
+                    waiters.empty() ? nullptr : static_cast<void*>(static_cast<Channel*>(waiters[0].source)));
       return buf;
     case WaitOp::kSelect:
       return "select over " + std::to_string(waiters.size()) + " cases";
@@ -256,7 +256,7 @@ Value positionedError(vm::State& S, vm::ThreadData* t, const char* message) {
 
 vm::NativeResult waitMayGC(vm::CallContext& cx, LuaTask& self, double timeout) {
   bool cancel = self.isMain ? self.mainCancel.load(std::memory_order_acquire) : self.cancelRequested();
-  if (cancel) self.claim(self.waitGen, WaitPhase::kCancelled, -1);
+  if (cancel) self.claim(self.waitGen(), WaitPhase::kCancelled, -1);
   // A suspending task leaves even when cancelled here: the scheduler requeues it (its
   // cancel bit is set) and the executor ends it, closing its variables, as it would have
   // at the dispatch after a wait.
@@ -272,7 +272,7 @@ vm::NativeResult waitMayGC(vm::CallContext& cx, LuaTask& self, double timeout) {
     if (!st.isOk()) return vm::NativeResult{0, st.code()};
     if (self.rt.closed()) return vm::NativeResult{0, StatusCode::kFatal};
     cancel = self.isMain ? self.mainCancel.load(std::memory_order_acquire) : self.cancelRequested();
-    if (cancel) self.claim(self.waitGen, WaitPhase::kCancelled, -1);
+    if (cancel) self.claim(self.waitGen(), WaitPhase::kCancelled, -1);
   }
   uint32_t n = 0;
   Value err;
