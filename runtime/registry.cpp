@@ -35,7 +35,7 @@ LuaTask::LuaTask(RuntimeImpl& r, vm::Thread* th) : rt(r), thread(th), data(th->d
 
 LuaTask::~LuaTask() {
   if (awaited) awaited->release();
-  if (orphaned) return;  // its thread may have gone with the heap already
+  if (orphaned || !registered) return;  // its runtime or its thread may be gone already
   if (data) data->task = nullptr;
   if (outcome == sched::TaskState::kPanicked && !errorObserved) rt.noteUnobservedError(id(), traceback ? *traceback : std::string());
   rt.removeTask(this);
@@ -53,6 +53,7 @@ void RuntimeImpl::addTask(LuaTask* task) {
 void RuntimeImpl::removeTask(LuaTask* task) {
   std::lock_guard lock(regMutex_);
   if (tasks_.contains(task)) tasks_.erase(task);
+  task->registered = false;
 }
 
 void RuntimeImpl::addChannel(Channel* ch) {

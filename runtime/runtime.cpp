@@ -6,6 +6,7 @@
 // waits (a native yielded after starting a wait), yields or spends its budget (the
 // interpreter's safepoint yielded). A task that stops running stays published in the
 // registry, where the collector updates its frames in place.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -350,6 +351,11 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
     task->data = nullptr;
     task->thread = nullptr;
     vm::recycleTaskThread(state, d);
+    // Nothing left to trace or report: it leaves the registry now, so collections do
+    // not walk finished tasks that only wait for their handles to die.
+    bool traced = outcome == TaskState::kPanicked ||
+                  std::any_of(task->results.begin(), task->results.end(), [](const Value& v) { return v.isCollectable(); });
+    if (!traced) removeTask(task);
   }
   for (LuaTask* w : wake) wakeTask(w);
   if (!task->isMain && aliveTasks.fetch_sub(1, std::memory_order_acq_rel) == 1) {

@@ -164,6 +164,9 @@ struct LuaTask final : sched::Task, WaitSource {
   // Outlived its runtime (RuntimeImpl::releaseLeftovers): the handles that still hold
   // it release it without the runtime.
   bool orphaned = false;
+  // In the registry: from construction until its end when nothing of it needs tracing
+  // (RuntimeImpl::completeTask), else until destruction (regMutex).
+  bool registered = true;
 
   // Awaiting this task is a wait on it: awaiters leave through removeWaiter.
   void removeWaiter(Waiter* w) override;
