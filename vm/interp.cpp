@@ -33,19 +33,6 @@ inline void setValue(Value* dst, const Value& v) {
   dst->tag = v.tag;
 }
 
-// A shared slot (value.h invariant 4) copied into a register: one 16-byte load and one
-// 16-byte store, with no extraction of the fields in between. Later field reads of the
-// register are contained in that store, so they forward from it.
-[[gnu::always_inline]] inline void loadSlotInto(Value* dst, const Value& slot) {
-#if defined(__x86_64__)
-  __m128i bits;
-  asm("movdqa %1, %0" : "=x"(bits) : "m"(slot));
-  _mm_store_si128(reinterpret_cast<__m128i*>(dst), bits);
-#else
-  *dst = loadSlot(slot);
-#endif
-}
-
 inline int64_t wrapAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
 inline int64_t wrapSub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
 inline int64_t wrapMul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
@@ -217,9 +204,9 @@ Status varArg(State& S, ThreadData* t, CallFrame* f, Proto* p, uint32_t ra, int 
 
 // An upvalue's variable. An open upvalue of the running thread (the common case)
 // indexes its stack directly rather than through the Thread object. Another task may
-// share the upvalue: read the variable with loadSlot and write it with storeSlot (a
-// closed one with storeValue). Acquire pairs with closeUpvalues' release, so a reader
-// that sees the upvalue closed sees the value it was closed with.
+// share the upvalue: read the variable with loadSlot or loadSlotChecked and write it
+// with storeSlot (a closed one with storeValue). Acquire pairs with closeUpvalues'
+// release, so a reader that sees the upvalue closed sees the value it was closed with.
 inline Value& upvalueIn(ThreadData* t, Upvalue* uv) {
   Thread* owner = __atomic_load_n(&uv->thread, __ATOMIC_ACQUIRE);
   if (!owner) return uv->closed;
@@ -246,14 +233,14 @@ inline bool lacksMeta(const Table* h, Meta event) {
   if (!idx.isTable()) return nullptr;
   const Table* ih = idx.asTable();
   const Value* v = tableStrSlot(ih, key);
-  if (v && !v->isNil()) return v;  // the caller reads it with loadSlot
+  if (v && !v->isNil()) return v;  // the caller reads it with loadSlotChecked
   return lacksMeta(ih, Meta::Index) ? &kNilValue : nullptr;
 }
 
 // h[key] for a string key without calling anything (GETFIELD, GETTABUP, SELF): the raw
 // slot, else nil when no __index can apply, else one level of __index tables. nullptr:
 // the slow path decides. The slot is read at once (no allocation in between), with
-// loadSlot: a racing task may store into it meanwhile, even nil.
+// loadSlotChecked: a racing task may store into it meanwhile, even nil.
 inline const Value* fieldFast(State& S, const Table* h, const String* key) {
   const Value* v = tableStrSlot(h, key);
   if (v && !v->isNil()) [[likely]] return v;
@@ -267,9 +254,11 @@ inline const Value* fieldFast(State& S, const Table* h, const String* key) {
 // (no metatable, a function `__index`, a missing method) and raises what it must.
 inline const Value* methodViaMetatable(State& S, const Table* mt, const String* key) {
   if (!mt) return nullptr;
-  const Value* idx = tableShortStrSlot(mt, S.metaNames[int(Meta::Index)]);
-  if (!idx || !idx->isTable()) return nullptr;
-  const Value* v = tableStrSlot(idx->asTable(), key);
+  const Value* slot = tableShortStrSlot(mt, S.metaNames[int(Meta::Index)]);
+  if (!slot) return nullptr;
+  Value idx = loadSlotChecked(*slot);  // a racing setter must not tear the table reference
+  if (!idx.isTable()) return nullptr;
+  const Value* v = tableStrSlot(idx.asTable(), key);
   return v && !v->isNil() ? v : nullptr;
 }
 
@@ -532,7 +521,7 @@ op_LOADNIL: {
   DISPATCH();
 }
 op_GETUPVAL:
-  loadSlotInto(RA(), upvalueIn(t, cl->upvalues[getB(i)]));
+  setValue(RA(), loadSlotChecked(upvalueIn(t, cl->upvalues[getB(i)])));
   DISPATCH();
 op_SETUPVAL: {
   Upvalue* uv = cl->upvalues[getB(i)];
@@ -542,11 +531,11 @@ op_SETUPVAL: {
   DISPATCH();
 }
 op_GETTABUP: {
-  Value up = loadSlot(upvalueIn(t, cl->upvalues[getB(i)]));
+  Value up = loadSlotChecked(upvalueIn(t, cl->upvalues[getB(i)]));
   const Value* key = KC();
   if (up.isTable()) [[likely]] {
     if (const Value* v = fieldFast(S, up.asTable(), key->asString())) [[likely]] {
-      loadSlotInto(RA(), *v);
+      setValue(RA(), loadSlotChecked(*v));
       DISPATCH();
     }
   }
@@ -566,7 +555,7 @@ op_GETTABLE: {
       }
     } else if (rc->isString()) {
       if (const Value* v = fieldFast(S, h, rc->asString())) {
-        loadSlotInto(RA(), *v);
+        setValue(RA(), loadSlotChecked(*v));
         DISPATCH();
       }
     } else if (Value v = tableGet(h, *rc); !v.isNil() || lacksMeta(h, Meta::Index)) {
@@ -600,14 +589,14 @@ op_GETFIELD: {
   const Value* key = KC();
   if (rb->isTable()) [[likely]] {
     if (const Value* v = fieldFast(S, rb->asTable(), key->asString())) [[likely]] {
-      loadSlotInto(RA(), *v);
+      setValue(RA(), loadSlotChecked(*v));
       DISPATCH();
     }
   }
   SLOW(indexLoopMayGC(S, t, *rb, *key, VarRef::reg(getB(i)), IDX(RA())));
 }
 op_SETTABUP: {
-  Value up = loadSlot(upvalueIn(t, cl->upvalues[getA(i)]));
+  Value up = loadSlotChecked(upvalueIn(t, cl->upvalues[getA(i)]));
   const Value* key = KB();
   const Value* rc = RKC();
   if (up.isTable()) [[likely]] {
@@ -689,12 +678,12 @@ op_SELF: {
   ra[1] = *rb;
   if (rb->isTable() && key->isString()) [[likely]] {
     if (const Value* v = fieldFast(S, rb->asTable(), key->asString())) [[likely]] {
-      loadSlotInto(ra, *v);
+      setValue(ra, loadSlotChecked(*v));
       DISPATCH();
     }
   } else if (key->isString()) {
     if (const Value* v = methodFast(S, *rb, key->asString())) {
-      *ra = *v;
+      setValue(ra, loadSlotChecked(*v));
       DISPATCH();
     }
   }

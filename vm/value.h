@@ -10,7 +10,8 @@
 //  3. Float keys with an integral value are normalised to integers before they reach a
 //     table (table.h); -0.0 and 0.0 are the same key.
 //  4. A Value in a slot another task can reach (table parts, closed upvalues, native
-//     closure upvalues, user values) is read with loadSlot and written with storeSlot
+//     closure upvalues, user values) is read with loadSlot (or loadSlotChecked, which
+//     returns what one 16-byte load saw) and written with storeSlot
 //     (through storeValue in object.h): one aligned 16-byte access each, so a reader
 //     never combines the tag of one store with the payload of another (DEVELOPERS.md
 //     invariant 6; docs/design/values.md).
@@ -159,6 +160,27 @@ bool slotAccessIsAtomic();
   v.tag = Tag(_mm_extract_epi16(bits, 4));
   return v;
 }
+// loadSlot for a fast path whose next steps depend on the value (a call through it, a
+// field of it): the fields are read with plain loads, whose results reach those steps
+// sooner than fields moved out of a vector register, and the 16-byte load only
+// confirms them, off the dependent path (fib 8% faster than a 16-byte copy). When both
+// fields equal those of the single 16-byte load, the pair is a value some store wrote,
+// whatever the plain loads saw in between; otherwise that load's value is taken.
+// Relaxed atomics keep the compiler from merging the plain loads into one access.
+[[gnu::always_inline]] inline Value loadSlotChecked(const Value& slot) {
+  Value v;
+  v.u.i = __atomic_load_n(&slot.u.i, __ATOMIC_RELAXED);
+  v.tag = __atomic_load_n(&slot.tag, __ATOMIC_RELAXED);
+  __m128i bits;
+  asm("movdqa %1, %0" : "=x"(bits) : "m"(slot));
+  int64_t payload = _mm_cvtsi128_si64(bits);
+  Tag tag = Tag(uint8_t(_mm_extract_epi16(bits, 4)));
+  if (payload != v.u.i || tag != v.tag) [[unlikely]] {
+    v.u.i = payload;
+    v.tag = tag;
+  }
+  return v;
+}
 // One aligned 16-byte store of `v`, assembled from its two fields in registers: a
 // Value written field by field (a register result) is never reloaded as one 16-byte
 // word, which would miss store forwarding (docs/design/values.md). The padding after
@@ -171,6 +193,7 @@ bool slotAccessIsAtomic();
 // No single-access guarantee here: there are no tasks (slotAccessIsAtomic).
 inline Value loadSlot(const Value& slot) { return slot; }
 inline void storeSlot(Value& slot, const Value& v) { slot = v; }
+inline Value loadSlotChecked(const Value& slot) { return slot; }
 #endif
 
 // Lua's basic types, numbered as lua.h numbers them; State::typeMetatables is indexed
