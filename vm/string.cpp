@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <random>
@@ -85,6 +86,10 @@ String* allocateString(State& state, size_t length) {
 
 uint32_t processHashSeed() {
   static const uint32_t seed = [] {
+    // A fixed seed reproduces a run whose outcome depends on hash order (docs/cli.md).
+    if (const char* fixed = std::getenv("WEFT_HASH_SEED"); fixed && *fixed) {
+      return uint32_t(std::strtoul(fixed, nullptr, 0)) | 1u;
+    }
     std::random_device rd;
     uint64_t t = uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
     return uint32_t(mix64(rd() ^ (uint64_t(rd()) << 32) ^ t)) | 1u;
@@ -267,13 +272,15 @@ size_t StringTable::size() const {
 }
 
 // Re-packs a shard after entries were cleared: each surviving string is taken out and
-// re-inserted from its home slot. Starting right after a free slot means every cluster
-// is processed front to back, so a re-inserted string lands at or before its old
-// position and no earlier string's probe chain gains a hole.
-void StringTable::rebuildInPlace(Shard& shard) {
+// re-inserted from its home slot, once round the shard from `start`. `start` must have
+// been free before the sweep: then no probe chain crosses it, every cluster is processed
+// front to back, and a string lands between its home and its old slot, so no earlier
+// string's chain gains a hole. A slot the sweep freed would not do: a chain that wrapped
+// across it sends its string back across it, and a later move can then cut that chain;
+// the string, still alive, is no longer found, and interning its bytes again makes a
+// second copy (a table then holds the same key twice).
+void StringTable::rebuildInPlace(Shard& shard, uint32_t start) {
   uint32_t mask = shard.capacity - 1;
-  uint32_t start = 0;
-  while (shard.slots[start].string) start++;  // load < 1: a free slot exists
   for (uint32_t n = 1; n <= mask; ++n) {
     uint32_t i = (start + n) & mask;
     Slot slot = shard.slots[i];
@@ -290,6 +297,9 @@ void StringTable::sweepWeakRoots(gc::Visitor& visitor) {
     if (!shard.capacity) continue;
     lock(shard);  // uncontended: the world is stopped
     bool removed = false;
+    // A slot already free when the loop reaches it was free before the sweep (the loop
+    // clears only the slot it is at); every shard keeps one (intern never fills the last).
+    uint32_t freeBefore = shard.capacity;
     for (uint32_t i = 0; i < shard.capacity; ++i) {
       // Every string's header is a cache miss (a large table holds megabytes of them):
       // asking for one a few slots ahead overlaps the misses instead of taking them in
@@ -298,7 +308,10 @@ void StringTable::sweepWeakRoots(gc::Visitor& visitor) {
         if (const String* ahead = shard.slots[i + kSweepPrefetch].string) __builtin_prefetch(ahead);
       }
       String*& s = shard.slots[i].string;
-      if (!s) continue;
+      if (!s) {
+        if (freeBefore == shard.capacity) freeBefore = i;
+        continue;
+      }
       auto*& slot = reinterpret_cast<gc::Object*&>(s);
       if (visitor.isLive(slot)) {
         visitor.visit(slot);
@@ -308,7 +321,7 @@ void StringTable::sweepWeakRoots(gc::Visitor& visitor) {
         removed = true;
       }
     }
-    if (removed) rebuildInPlace(shard);
+    if (removed) rebuildInPlace(shard, freeBefore);
     unlock(shard);
   }
 }

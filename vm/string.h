@@ -84,7 +84,7 @@ class StringTable final : public gc::WeakRootSource {
   static void lock(Shard& shard);
   static void unlock(Shard& shard);
   static bool grow(Shard& shard);
-  static void rebuildInPlace(Shard& shard);
+  static void rebuildInPlace(Shard& shard, uint32_t start);
   Shard& shardFor(uint32_t hash) { return shards_[hash >> 26]; }
 
   Shard shards_[kShardCount];
