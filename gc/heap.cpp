@@ -99,7 +99,6 @@ Heap::Heap(const Config& config) : impl_(std::make_unique<Impl>()), config_(conf
 // Every mutator thread has finished with the heap by now.
 Heap::~Heap() {
   setVerify(false);
-  flushMutators();  // the externals still in the mutators' own lists
   for (Object* obj : impl_->externals) {
     auto release = impl_->types[obj->header.kind].release;
     if (release) release(obj);
@@ -128,10 +127,6 @@ void Heap::setVerify(bool on) {
 }
 
 void Heap::retireLocked(Mutator& m) {
-  if (!m.externals_.empty()) {
-    impl_->externals.insert(impl_->externals.end(), m.externals_.begin(), m.externals_.end());
-    m.externals_.clear();
-  }
   if (m.chunk_) {
     stats_.bytesAllocatedTotal += static_cast<size_t>(m.cursor_ - m.chunk_->top);
     m.chunk_->top = m.cursor_;
@@ -254,12 +249,6 @@ void Heap::removeWeakRootSource(WeakRootSource* source) {
   std::lock_guard lock(impl_->mutex);
   auto& v = impl_->weakRoots;
   v.erase(std::remove(v.begin(), v.end(), source), v.end());
-}
-
-void Mutator::registerExternal(Object* obj) {
-  if (obj->header.gcBits & kBitExternal) return;  // release must run once
-  obj->header.gcBits |= kBitExternal;
-  externals_.push_back(obj);
 }
 
 // The header bits belong to the caller's own object; the list is shared.

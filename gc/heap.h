@@ -161,10 +161,6 @@ class Mutator {
   inline Object* allocate(uint8_t kind, size_t bytes);
 
   Heap& heap() { return heap_; }
-  // As Heap::registerExternal, without a lock: the object joins this mutator's own list,
-  // which the heap takes over (under its lock) when the mutator's buffer is retired, at
-  // the latest when a collection starts, before anything moves. Owning thread, attached.
-  void registerExternal(Object* obj);
   // Owning thread only.
   bool attached() const { return attached_; }
   const MutatorStats& stats() const { return stats_; }
@@ -193,7 +189,6 @@ class Mutator {
   Object** handleEnd_ = nullptr;
   bool attached_ = false;
   uint64_t lastAckedEpoch_ = 0;
-  std::vector<Object*> externals_;  // owning thread; taken over by Heap::retireLocked
   MutatorStats stats_;
 };
 

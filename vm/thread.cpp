@@ -166,7 +166,7 @@ Thread* newThread(State& state) {
   th->data = data;
   th->incarnation = data->incarnation;
   data->self = th;
-  state.mutator().registerExternal(asGc(th));
+  state.heap().registerExternal(asGc(th));
   return th;
 }
 
