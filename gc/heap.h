@@ -224,7 +224,10 @@ class Heap {
   void addWeakRootSource(WeakRootSource* source);
   void removeWeakRootSource(WeakRootSource* source);
 
-  // The object owns off-heap memory: call TypeInfo::release when it dies.
+  // The object owns off-heap memory: call TypeInfo::release when it dies. Objects found
+  // dead by the same collection (or still registered when the heap goes) are released
+  // in registration order: vm's ThreadPool relies on it (an empty Thread shell, made
+  // before the Thread that took its data over, is released first).
   void registerExternal(Object* obj);
   // The object has a finalizer (__gc): when unreachable it is resurrected once and
   // queued; the VM takes it with takePendingFinalizer and runs the finalizer.

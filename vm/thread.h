@@ -150,6 +150,9 @@ struct Thread {
 // its trace and release then leave it alone; a racing reader of a just-closed upvalue
 // that still goes through that object reads a live stack, never freed memory. Pooled
 // ThreadData are freed with the State, after the heap released every Thread object.
+// The shell's release reads its old data's incarnation, so it must come before the
+// release of the Thread that took the data over: the heap releases in registration
+// order (gc::Heap::registerExternal), and the shell was registered first.
 class ThreadPool {
  public:
   ThreadPool() = default;
