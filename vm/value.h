@@ -170,7 +170,8 @@ bool slotAccessIsAtomic();
 [[gnu::always_inline]] inline Value loadSlotChecked(const Value& slot) {
   Value v;
   v.u.i = __atomic_load_n(&slot.u.i, __ATOMIC_RELAXED);
-  v.tag = __atomic_load_n(&slot.tag, __ATOMIC_RELAXED);
+  // Through the tag's byte: clang's __atomic builtins take integers, not enums.
+  v.tag = Tag(__atomic_load_n(reinterpret_cast<const uint8_t*>(&slot.tag), __ATOMIC_RELAXED));
   __m128i bits;
   asm("movdqa %1, %0" : "=x"(bits) : "m"(slot));
   int64_t payload = _mm_cvtsi128_si64(bits);

@@ -133,6 +133,12 @@ Status SchedulerInternals::enterBlocking(Carrier& m, WorkerCore& c, Blocking kin
     if (next || c.lifo || !c.ring.empty() || !c.pinned.empty()) {
       std::lock_guard pool(poolMu);
       --freeWorkers;
+      if (!next && spares.empty()) {
+        // The reserved spare left: it failed to start and closed the scheduler, so
+        // nothing will run any more and this thread keeps its worker, as when closed.
+        m.released = false;
+        return Status::ok();
+      }
       if (!next) {
         next = spares.back();
         spares.pop_back();
