@@ -7,7 +7,8 @@
 //    LIFO slot for the task it just woke; and a pinned queue for sticky tasks (never
 //    stolen). A global injection queue takes tasks published from outside the workers
 //    and the overflow of a full local queue (half of it moves at once).
-//  - Finding work, in order: the LIFO slot (at most kLifoLimit dispatches in a row), the
+//  - Finding work, in order: the LIFO slot (at most kLifoLimit dispatches in a row while
+//    other work is queued locally), the
 //    pinned queue, the local queue (every kInjectionInterval-th dispatch, and the one after
 //    a dispatch that spent its budget on a task not taken from the injection queue, poll
 //    the injection queue first), stealing from siblings (seeded random order, each sibling

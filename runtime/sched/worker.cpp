@@ -69,7 +69,9 @@ Task* SchedulerInternals::nextLocal(WorkerCore& c) {
   if (c.lifo) {
     Task* t = c.lifo;
     c.lifo = nullptr;
-    if (c.lifoRun < Scheduler::kLifoLimit) {
+    // The limit guards the queued tasks: with none queued there is nobody to starve, and
+    // requeueing would only wake a sibling to steal one of two ping-ponging tasks.
+    if (c.lifoRun < Scheduler::kLifoLimit || (c.ring.empty() && c.pinned.empty())) {
       ++c.lifoRun;
       return t;
     }
