@@ -33,6 +33,18 @@
 
 namespace weft::gc {
 
+namespace {
+
+// The allocation allowed before the next collection: its work grows with the live heap
+// and with the off-heap memory live objects own (stacks it walks), so both set the pace.
+size_t nextGrowth(size_t live, int64_t external, const Config& config) {
+  if (config.pauseMultiplier <= 100) return 0;
+  size_t base = live + static_cast<size_t>(std::max<int64_t>(external, 0));
+  return base / 100 * (config.pauseMultiplier - 100);
+}
+
+}  // namespace
+
 class Collector final : public Visitor {
  public:
   explicit Collector(Heap& heap) : heap_(heap), impl_(*heap.impl_), toEpoch_(impl_.epoch ^ kBitEpoch) {}
@@ -76,6 +88,7 @@ class Collector final : public Visitor {
   std::vector<Object*> ephemerons_;  // those with weak keys and strong values
   uint64_t copiedObjects_ = 0;
   size_t copiedBytes_ = 0;
+  size_t externalReleased_ = 0;  // off-heap bytes the releases of dead externals returned
   std::string error_;
 };
 
@@ -283,7 +296,7 @@ void Collector::sweepExternals() {
       continue;
     }
     auto release = impl_.types[obj->header.kind].release;
-    if (release) release(obj);
+    if (release) externalReleased_ += release(obj);
   }
   externals.resize(kept);
 }
@@ -325,7 +338,9 @@ void Collector::install(uint64_t collection, Mutator& collector) {
   bool relocate = config.stress == StressMode::kRelocate;
   // Keeping free chunks up to the next threshold costs no extra peak (old space was at
   // least that big) and spares the next cycle's buffers and to-space the page faults.
-  impl_.threshold = std::max(config.initialThreshold, live * config.pauseMultiplier / 100);
+  impl_.externalBytes -= static_cast<int64_t>(externalReleased_);
+  impl_.externalAfterLastGC = impl_.externalBytes;
+  impl_.threshold = std::max(config.initialThreshold, live + nextGrowth(live, impl_.externalBytes, config));
   impl_.poolLimit = std::max(16 * Heap::kChunkSize, impl_.threshold);
   std::vector<Chunk*> quarantined;
   if (relocate) quarantined.swap(old);

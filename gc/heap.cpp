@@ -101,7 +101,7 @@ Heap::~Heap() {
   setVerify(false);
   for (Object* obj : impl_->externals) {
     auto release = impl_->types[obj->header.kind].release;
-    if (release) release(obj);
+    if (release) impl_->externalBytes -= static_cast<int64_t>(release(obj));
   }
   impl_->owned.clear();
   mainMutator_.reset();
@@ -126,7 +126,20 @@ void Heap::setVerify(bool on) {
   }
 }
 
+void Mutator::noteExternalBytes(int64_t delta) {
+  externalPending_ += delta;
+  if (externalPending_ < kExternalBatch && externalPending_ > -kExternalBatch) return;
+  std::lock_guard lock(heap_.impl_->mutex);
+  heap_.flushExternalLocked(*this);
+  heap_.noteGrowthLocked();
+}
+
+void Heap::flushExternalLocked(Mutator& m) {
+  impl_->externalBytes += std::exchange(m.externalPending_, 0);
+}
+
 void Heap::retireLocked(Mutator& m) {
+  flushExternalLocked(m);
   if (m.chunk_) {
     stats_.bytesAllocatedTotal += static_cast<size_t>(m.cursor_ - m.chunk_->top);
     m.chunk_->top = m.cursor_;
@@ -146,7 +159,10 @@ void Heap::noteGrowthLocked() {
   // an allocation that finds the heap full of garbage fails.
   size_t threshold = impl_->threshold;
   if (config_.heapLimit) threshold = std::min(threshold, config_.heapLimit - config_.heapLimit / 4);
-  if (impl_->usedBytes.load(std::memory_order_relaxed) > threshold) {
+  size_t used = impl_->usedBytes.load(std::memory_order_relaxed);
+  int64_t externalGrowth = impl_->externalBytes - impl_->externalAfterLastGC;
+  if (externalGrowth > 0) used += static_cast<size_t>(externalGrowth);
+  if (used > threshold) {
     impl_->thresholdCrossed.store(true, std::memory_order_relaxed);
     requested_.store(true, std::memory_order_relaxed);
   }

@@ -19,6 +19,11 @@
 //    registered objects, and discards the old space.
 //  - Between safepoints no object moves, so code that cannot reach a safepoint may hold
 //    raw Object pointers freely.
+//  - Pacing (docs/design/gc-v1.md): the next collection comes when the bytes allocated
+//    since the last one, on the heap plus the off-heap bytes that objects own and only
+//    a collection frees (Mutator::noteExternalBytes: stacks, task records), exceed
+//    (live heap + live off-heap) * (pause - 100) / 100. A collection's work grows with
+//    both, so a heap of small objects owning big stacks is not collected over and over.
 //
 // Invariants (each has a checker: --gc-verify, or a named unit test):
 //  1. Collections happen only inside safepointMayGC/collectMayGC (a function that may
@@ -74,7 +79,7 @@ struct Config {
   uint64_t seed = 0;            // --gc-seed=S (non-zero): at random safepoints, 1 in N on average
   size_t heapLimit = 0;         // --heap-limit in bytes; 0 means none
   size_t initialThreshold = 4u << 20;  // bytes allocated before the first collection
-  unsigned pauseMultiplier = 200;      // next threshold = live * pause / 100
+  unsigned pauseMultiplier = 200;      // next growth = (live + off-heap) * (pause - 100) / 100
   // A requester that waits longer than this for acknowledgements fails the collection
   // (invariant 9) instead of hanging on a mutator that stopped polling.
   uint32_t safepointDeadlineMs = 10000;
@@ -161,6 +166,12 @@ class Mutator {
   inline Object* allocate(uint8_t kind, size_t bytes);
 
   Heap& heap() { return heap_; }
+  // Off-heap memory that a registered external object owns and that only the object's
+  // release frees (a thread's stack, a task's record): positive when allocated,
+  // negative when freed before the object dies. It paces collections as heap
+  // allocation does; TypeInfo::release returns what it frees of it. Batched per
+  // mutator, so the heap lock is taken once per kExternalBatch bytes. Owning thread.
+  void noteExternalBytes(int64_t delta);
   // Owning thread only.
   bool attached() const { return attached_; }
   const MutatorStats& stats() const { return stats_; }
@@ -175,7 +186,9 @@ class Mutator {
   Object* allocateSlow(uint8_t kind, size_t bytes);
   inline Object* initObject(char* p, uint8_t kind);
   void noteStop(uint64_t nanos);
+  static constexpr int64_t kExternalBatch = 64 << 10;
   Heap& heap_;
+  int64_t externalPending_ = 0;  // noted, not yet added to the heap's count
   char* cursor_ = nullptr;  // bump region [cursor_, limit_) owned by this mutator
   char* limit_ = nullptr;
   Chunk* chunk_ = nullptr;  // the chunk the bump region lies in
@@ -333,6 +346,7 @@ class Heap {
   friend void writeBarrierSlow(Object* holder, Object* value);
   char* refill(Mutator& mutator, size_t size);
   void retireLocked(Mutator& mutator);
+  void flushExternalLocked(Mutator& mutator);
   void addChunkLocked(Chunk* chunk);
   void noteGrowthLocked();
   size_t currentLimitLocked() const;

@@ -69,6 +69,11 @@ struct Heap::Impl {
   // relaxed: it is a statistic and publishes no memory.
   std::atomic<size_t> usedBytes{0};
   size_t threshold = 0;        // lock: requested_ is raised when usedBytes exceeds it
+  // lock (or world stopped): off-heap bytes noted by mutators (flushed batches) less
+  // what releases returned, and its value after the last collection. Growth beyond
+  // that counts against the threshold like usedBytes.
+  int64_t externalBytes = 0;
+  int64_t externalAfterLastGC = 0;
   // Set with requested_ when the threshold is crossed; requested_ alone cannot tell,
   // since stress mode keeps it up. Relaxed for the same reason as requested_.
   std::atomic<bool> thresholdCrossed{false};

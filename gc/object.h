@@ -67,7 +67,9 @@ struct TypeInfo {
   bool (*traceEphemeron)(Object* obj, Visitor& visitor) = nullptr;
   // Frees off-heap memory of an object that died. Called only for objects registered
   // with Heap::registerExternal, once, after the collection that found them dead.
-  void (*release)(Object* obj) = nullptr;
+  // Returns the bytes it accounted for with Mutator::noteExternalBytes (they stop
+  // pacing collections).
+  size_t (*release)(Object* obj) = nullptr;
 };
 
 // Weak clearing phases, in the order of the Lua 5.4 manual §2.5.4: weak values are

@@ -36,12 +36,20 @@ RuntimeImpl& rtOf(CallContext& cx) { return *runtimeOf(cx.state()); }
 // A handle or channel that died drops its reference (vm::newHostUserdata), on the
 // collecting thread: the last one deletes the task or channel, which then leaves the
 // registry (its lock is never held across a safepoint, so never during a collection).
-void releaseTaskBox(vm::Userdata* u) {
-  if (LuaTask* task = std::exchange(reinterpret_cast<TaskBox*>(u->data)->task, nullptr)) task->release();
+// The record's memory is accounted to its handle (noted when the handle is made), as
+// the handle's death is what lets it go.
+size_t releaseTaskBox(vm::Userdata* u) {
+  LuaTask* task = std::exchange(reinterpret_cast<TaskBox*>(u->data)->task, nullptr);
+  if (!task) return 0;
+  task->release();
+  return sizeof(LuaTask);
 }
 
-void releaseChannelBox(vm::Userdata* u) {
-  if (Channel* ch = std::exchange(reinterpret_cast<ChannelBox*>(u->data)->ch, nullptr)) ch->release();
+size_t releaseChannelBox(vm::Userdata* u) {
+  Channel* ch = std::exchange(reinterpret_cast<ChannelBox*>(u->data)->ch, nullptr);
+  if (!ch) return 0;
+  ch->release();
+  return sizeof(Channel);
 }
 
 template <typename Box>
@@ -230,6 +238,7 @@ NativeResult taskChannel(CallContext& cx) {
   vm::Userdata* u = vm::newHostUserdata(cx.state(), sizeof(ChannelBox), releaseChannelBox);
   if (!u) return cx.memoryError();
   auto* ch = new Channel(rt, uint32_t(capacity));
+  cx.state().mutator().noteExternalBytes(sizeof(Channel));
   rt.addChannel(ch);
   reinterpret_cast<ChannelBox*>(u->data)->ch = ch;
   vm::storeRef(u, u->metatable, rt.channelMeta);
@@ -417,6 +426,7 @@ LuaTask* RuntimeImpl::newTask(CallContext& cx, uint32_t fnIndex, uint32_t nargs)
   t->top = 3 + nargs;
   t->errFunc = 1;
   auto* task = new LuaTask(*this, th);  // its first reference is the handle's
+  state.mutator().noteExternalBytes(sizeof(LuaTask));
   reinterpret_cast<TaskBox*>(u->data)->task = task;
   vm::storeRef(u, u->metatable, taskMeta);
   task->handle = Value::userdata(u);
@@ -437,6 +447,7 @@ Status openTaskLib(RuntimeImpl& rt) {
   vm::Userdata* u = vm::newHostUserdata(S, sizeof(TaskBox), releaseTaskBox);
   if (!u) return Status(StatusCode::kMemoryError);
   auto* main = new LuaTask(rt, S.mainThread);
+  S.mutator().noteExternalBytes(sizeof(LuaTask));
   main->isMain = true;
   main->retain();  // one for the runtime (mainTask), one for the handle
   reinterpret_cast<TaskBox*>(u->data)->task = main;

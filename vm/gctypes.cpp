@@ -20,6 +20,7 @@
 // Writes made here (clearing entries, updating slots) happen inside a collection with
 // the world stopped; they bypass the write barrier, which exists for mutator stores.
 #include <cstring>
+#include <utility>
 
 #include "vm/object.h"
 #include "vm/state.h"
@@ -247,12 +248,10 @@ void traceUpvalue(Object* obj, Visitor& visitor) {
 
 size_t userdataSizeOf(const Object* obj) { return userdataSize(reinterpret_cast<const Userdata*>(obj)->size); }
 
-void releaseUserdata(Object* obj) {
+size_t releaseUserdata(Object* obj) {
   auto* u = reinterpret_cast<Userdata*>(obj);
-  if (UserdataRelease release = u->release) {
-    u->release = nullptr;
-    release(u);
-  }
+  UserdataRelease release = std::exchange(u->release, nullptr);
+  return release ? release(u) : 0;
 }
 
 void traceUserdata(Object* obj, Visitor& visitor) {
@@ -275,7 +274,7 @@ void traceProto(Object* obj, Visitor& visitor) {
   }
 }
 
-void releaseProto(Object* obj) {
+size_t releaseProto(Object* obj) {
   auto* p = reinterpret_cast<Proto*>(obj);
   if (!p->root) delete p->data;
   delete[] p->constants;
@@ -287,6 +286,7 @@ void releaseProto(Object* obj) {
   p->numConstants = 0;
   p->numProtos = 0;
   p->codeSize = 0;
+  return 0;  // compiled code is not counted in the pacing (it is made at load time)
 }
 
 }  // namespace

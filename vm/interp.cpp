@@ -126,6 +126,7 @@ Status markTbc(State& S, ThreadData* t, uint32_t index) {
     auto* grown = static_cast<uint32_t*>(mi_realloc(t->tbc, sizeof(uint32_t) * cap));
     if (!grown) return memoryErrorStatus(S, t);
     t->tbc = grown;
+    S.mutator().noteExternalBytes(static_cast<int64_t>(sizeof(uint32_t) * (cap - t->tbcCap)));
     t->tbcCap = cap;
   }
   t->tbc[t->tbcCount++] = index;

@@ -143,8 +143,9 @@ struct Proto {
 // kMaxUserValues; `userValue` stays nil while userValues == 0.
 inline constexpr uint32_t kMaxUserValues = 1;
 struct Userdata;
-// Frees what a host userdata owns off the heap (newHostUserdata).
-using UserdataRelease = void (*)(Userdata* u);
+// Frees what a host userdata owns off the heap (newHostUserdata); returns the bytes it
+// had noted with gc::Mutator::noteExternalBytes.
+using UserdataRelease = size_t (*)(Userdata* u);
 struct Userdata {
   gc::ObjectHeader header;
   Table* metatable;

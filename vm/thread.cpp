@@ -83,6 +83,13 @@ void freeRetiredStacks(ThreadData* t) {
   }
 }
 
+// What a thread owns off the heap, as noted to its mutator (gc::Mutator::noteExternalBytes).
+// Retired stacks are short-lived (freed at the next collection) and not counted.
+size_t ownedBytes(const ThreadData* t) {
+  return sizeof(ThreadData) + sizeof(Value) * t->stackSize + sizeof(CallFrame) * t->frameCap +
+         sizeof(uint32_t) * t->tbcCap;
+}
+
 void traceThread(gc::Object* obj, gc::Visitor& v) {
   auto* th = reinterpret_cast<Thread*>(obj);
   ThreadData* t = th->data;
@@ -101,16 +108,18 @@ void traceThread(gc::Object* obj, gc::Visitor& v) {
   if (t->hook.isCollectable()) v.visit(referenceSlot(t->hook));
 }
 
-void releaseThread(gc::Object* obj) {
+size_t releaseThread(gc::Object* obj) {
   auto* th = reinterpret_cast<Thread*>(obj);
   ThreadData* t = th->data;
-  if (!t || t->incarnation != th->incarnation) return;  // the pool owns it now
+  if (!t || t->incarnation != th->incarnation) return 0;  // the pool owns it now
+  size_t owned = ownedBytes(t);
   freeRetiredStacks(t);
   mi_free(t->stack);
   mi_free(t->frames);
   mi_free(t->tbc);
   delete t;
   th->data = nullptr;
+  return owned;
 }
 
 }  // namespace
@@ -149,6 +158,7 @@ ThreadData* allocateThreadData(State& state) {
   data->stackSize = kInitialStack;
   data->frameCap = kInitialFrames;
   for (uint32_t i = 0; i < kInitialStack; i++) data->stack[i] = Value::nil();
+  state.mutator().noteExternalBytes(static_cast<int64_t>(ownedBytes(data)));
   return data;
 }
 
@@ -223,6 +233,7 @@ bool ensureStackSlots(ThreadData* t, uint64_t needed) {
   *reinterpret_cast<Value**>(t->stack) = t->retiredStacks;
   t->retiredStacks = t->stack;
   __atomic_store_n(&t->stack, grown, __ATOMIC_RELEASE);
+  t->state->mutator().noteExternalBytes(static_cast<int64_t>(sizeof(Value) * (size - t->stackSize)));
   t->stackSize = uint32_t(size);
   return true;
 }
@@ -233,6 +244,7 @@ CallFrame* pushFrameSlow(ThreadData* t) {
     auto* grown = static_cast<CallFrame*>(mi_realloc(t->frames, sizeof(CallFrame) * cap));
     if (!grown) return nullptr;
     t->frames = grown;
+    t->state->mutator().noteExternalBytes(static_cast<int64_t>(sizeof(CallFrame) * (cap - t->frameCap)));
     t->frameCap = cap;
   }
   CallFrame* f = &t->frames[t->frameCount++];

@@ -76,6 +76,26 @@ TEST(GcHeap, ThresholdFollowsLiveSizeTimesPause) {
   EXPECT_TRUE(h.heap.collectionRequested());
 }
 
+// Off-heap memory that objects own paces collections too: noting it raises the request,
+// keeping it alive widens the next growth, and its release narrows it again.
+TEST(GcHeap, ExternalBytesPaceCollections) {
+  Config config;
+  config.initialThreshold = 1 << 20;
+  ToyHeap h(config);
+  releasedIds().clear();
+  size_t held = h.root(h.ext(1, 8 << 20));
+  EXPECT_TRUE(h.heap.collectionRequested()) << "8 MB noted, far past the 1 MB threshold";
+  h.collect();
+  EXPECT_FALSE(h.heap.collectionRequested());
+  for (int i = 0; i < 100000; ++i) h.pair();  // 2.4 MB: within (live + 8 MB) * 1
+  EXPECT_FALSE(h.heap.collectionRequested());
+  h.roots.slots[held] = nullptr;
+  h.collect();
+  EXPECT_EQ(releasedIds()[1], 1);
+  for (int i = 0; i < 100000; ++i) h.pair();  // the 8 MB were released: back to 1 MB
+  EXPECT_TRUE(h.heap.collectionRequested());
+}
+
 TEST(GcHeap, BytesInUseTracksAllocationAndDropsAfterCollection) {
   ToyHeap h;
   size_t before = h.heap.bytesInUse();

@@ -51,6 +51,7 @@ struct Weak {
 struct Ext {
   ObjectHeader header;
   uint64_t id;
+  uint64_t external;  // off-heap bytes it stands for (Mutator::noteExternalBytes)
 };
 
 inline std::map<uint64_t, int>& releasedIds() {
@@ -122,7 +123,10 @@ inline void clearWeakWeak(Object* o, Visitor& v, int phase) {
   }
 }
 
-inline void releaseExt(Object* o) { ++releasedIds()[as<Ext>(o)->id]; }
+inline size_t releaseExt(Object* o) {
+  ++releasedIds()[as<Ext>(o)->id];
+  return as<Ext>(o)->external;
+}
 
 inline void registerToyKinds(Heap& heap) {
   heap.registerType(kPair, TypeInfo{.name = "Pair", .fixedSize = sizeof(Pair), .trace = tracePair});
@@ -189,10 +193,13 @@ struct ToyHeap {
     w->capacity = capacity;
     return w;
   }
-  Ext* ext(uint64_t id) {
+  // `external`: off-heap bytes it stands for, noted now and returned by its release.
+  Ext* ext(uint64_t id, uint64_t external = 0) {
     Ext* e = as<Ext>(m().allocate(kExt, sizeof(Ext)));
     e->id = id;
+    e->external = external;
     heap.registerExternal(obj(e));
+    m().noteExternalBytes(static_cast<int64_t>(external));
     return e;
   }
   // Roots an object; returns its root index.
