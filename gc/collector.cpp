@@ -64,6 +64,7 @@ class Collector final : public Visitor {
   Object* keepLarge(Object* obj);
   char* allocateTo(size_t size);
   void scan();
+  void prefetchAlong();
   void ephemeronFixpoint();
   void traceRoots();
   void clearWeak(int phase);
@@ -83,6 +84,10 @@ class Collector final : public Visitor {
   Chunk* current_ = nullptr;      // the chunk copies are bumped into
   size_t scanChunk_ = 0;          // Cheney scan position: toChunks_[scanChunk_] at scanPtr_
   char* scanPtr_ = nullptr;
+  // Copies of kinds with TypeInfo::prefetch, in to-space order (standard chunks only),
+  // and the index of the next one the scan will trace.
+  std::vector<Object*> prefetchQueue_;
+  size_t prefetchAt_ = 0;
   size_t scanLarge_ = 0;
   std::vector<Object*> weak_;        // every deferred weak container (to-space address)
   std::vector<Object*> ephemerons_;  // those with weak keys and strong values
@@ -160,6 +165,7 @@ Object* Collector::copy(Object* obj) {
   Object* moved = reinterpret_cast<Object*>(to);
   moved->header.gcBits = static_cast<uint8_t>((moved->header.gcBits & ~kBitEpoch) | toEpoch_);
   setForwardee(obj, moved);
+  if (impl_.types[kind].prefetch && size < Heap::kLargeObjectSize) prefetchQueue_.push_back(moved);
   copiedBytes_ += size;
   ++copiedObjects_;
   return moved;
@@ -223,6 +229,7 @@ void Collector::scan() {
         Object* obj = reinterpret_cast<Object*>(scanPtr_);
         const TypeInfo& info = impl_.types[obj->header.kind];
         scanPtr_ += objectBytes(info, obj);
+        if (info.prefetch) prefetchAlong();
         if (info.trace) info.trace(obj, *this);
         progress = true;
       }
@@ -237,6 +244,23 @@ void Collector::scan() {
       progress = true;
     }
     if (!progress) return;
+  }
+}
+
+// Tracing many small objects that point off the heap (threads: their data and stacks)
+// costs a cache miss per pointer. Such objects are queued as they are copied, which is
+// the order the scan reaches them, so tracing the i-th can prefetch for those kAhead and
+// 2 * kAhead places further on.
+void Collector::prefetchAlong() {
+  constexpr size_t kAhead = 8;
+  size_t i = prefetchAt_++;
+  if (i + kAhead < prefetchQueue_.size()) {
+    Object* obj = prefetchQueue_[i + kAhead];
+    impl_.types[obj->header.kind].prefetch(obj, 1);
+  }
+  if (i + 2 * kAhead < prefetchQueue_.size()) {
+    Object* obj = prefetchQueue_[i + 2 * kAhead];
+    impl_.types[obj->header.kind].prefetch(obj, 0);
   }
 }
 
@@ -290,7 +314,10 @@ void Collector::resurrectFinalizable() {
 void Collector::sweepExternals() {
   std::vector<Object*>& externals = impl_.externals;
   size_t kept = 0;
-  for (Object* obj : externals) {
+  constexpr size_t kAhead = 8;  // each header is a cache miss: overlap them
+  for (size_t i = 0; i < externals.size(); i++) {
+    if (i + kAhead < externals.size()) __builtin_prefetch(externals[i + kAhead]);
+    Object* obj = externals[i];
     if (isLive(obj)) {
       externals[kept++] = current(obj);
       continue;

@@ -65,6 +65,12 @@ struct TypeInfo {
   // live; return true if anything was newly reached. (The collector detects the fixpoint
   // by its own copy count, so returning true too often costs time, never correctness.)
   bool (*traceEphemeron)(Object* obj, Visitor& visitor) = nullptr;
+  // Optional, for small objects whose trace reads memory outside the heap: issue
+  // prefetches for it. The scan calls it with stage 0 some objects of such kinds ahead
+  // of the one it traces, then with stage 1 half as far ahead (so stage 1 may read what
+  // stage 0 prefetched, to prefetch one pointer further). It must only read, and only
+  // what trace would.
+  void (*prefetch)(const Object* obj, int stage) = nullptr;
   // Frees off-heap memory of an object that died. Called only for objects registered
   // with Heap::registerExternal, once, after the collection that found them dead.
   // Returns the bytes it accounted for with Mutator::noteExternalBytes (they stop

@@ -26,6 +26,28 @@ void visitObject(gc::Visitor& visitor, T*& field) {
   if (field) visitor.visit(reinterpret_cast<gc::Object*&>(field));
 }
 
+void traceTask(gc::Visitor& visitor, LuaTask& task) {
+  visitObject(visitor, task.thread);
+  visitValue(visitor, task.handle);
+  visitValue(visitor, task.delivered);
+  visitValue(visitor, task.error);
+  for (Value& v : task.results) visitValue(visitor, v);
+  for (Waiter& w : task.waiters) visitValue(visitor, w.value);
+}
+
+// The traced fields span the record's first lines after its bases (task.h).
+void prefetchRecord(const LuaTask* task) {
+  if (!task) return;
+  __builtin_prefetch(&task->thread);
+  __builtin_prefetch(&task->waiters);
+}
+
+void prefetchReferents(const LuaTask* task) {
+  if (!task) return;
+  if (task->thread) __builtin_prefetch(task->thread);
+  if (task->handle.isUserdata()) __builtin_prefetch(task->handle.asUserdata());
+}
+
 }  // namespace
 
 LuaTask::LuaTask(RuntimeImpl& r, vm::Thread* th) : rt(r), thread(th), data(th->data) {
@@ -70,13 +92,16 @@ void RuntimeImpl::traceRoots(gc::Visitor& visitor) {
   visitObject(visitor, taskMeta);
   visitObject(visitor, channelMeta);
   std::lock_guard lock(regMutex_);
-  for (LuaTask* task : tasks_) {
-    visitObject(visitor, task->thread);
-    visitValue(visitor, task->handle);
-    visitValue(visitor, task->delivered);
-    visitValue(visitor, task->error);
-    for (Value& v : task->results) visitValue(visitor, v);
-    for (Waiter& w : task->waiters) visitValue(visitor, w.value);
+  // A hundred thousand suspended tasks are common: each costs cache misses on its
+  // record, then on its Thread object and handle (copied here). Records are prefetched
+  // 2 * kAhead tasks ahead, and the objects they point to kAhead ahead, once their
+  // record has arrived.
+  constexpr size_t kAhead = 8;
+  size_t n = tasks_.slotCount();
+  for (size_t i = 0; i < n; i++) {
+    if (i + 2 * kAhead < n) prefetchRecord(tasks_.at(i + 2 * kAhead));
+    if (i + kAhead < n) prefetchReferents(tasks_.at(i + kAhead));
+    if (LuaTask* task = tasks_.at(i)) traceTask(visitor, *task);
   }
   for (Channel* ch : channels_) {
     ch->buffer.forEach([&](Value& v) { visitValue(visitor, v); });

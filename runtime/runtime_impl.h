@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "gc/heap.h"
-#include "runtime/intrusive_list.h"
+#include "runtime/slot_list.h"
 #include "runtime/runtime.h"
 #include "runtime/task.h"
 #include "vm/api.h"
@@ -120,8 +120,8 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   sched::RunOutcome cancelTaskMayGC(LuaTask& task);
 
   std::mutex regMutex_;
-  IntrusiveList<LuaTask> tasks_;          // regMutex_
-  IntrusiveList<Channel> channels_;       // regMutex_
+  SlotList<LuaTask> tasks_;              // regMutex_
+  SlotList<Channel> channels_;           // regMutex_
   std::atomic<bool> closed_{false};       // release/acquire: the reason is written first
   std::mutex reportMutex_;
   std::vector<std::pair<uint64_t, std::string>> unobserved_;  // reportMutex_

@@ -144,8 +144,7 @@ struct LuaTask final : sched::Task, WaitSource {
   std::vector<Waiter*> awaiters;
   std::unique_ptr<std::string> traceback;  // of an error, recorded by the message handler
 
-  LuaTask* regPrev = nullptr;   // the registry's list (its lock)
-  LuaTask* regNext = nullptr;
+  uint32_t regSlot = 0;         // the registry's index (its lock; runtime/slot_list.h)
 
   bool isMain = false;
   bool started = false;         // first dispatch done
@@ -208,8 +207,7 @@ struct Channel final : WaitSource {
   WaiterQueue sendq;               // mutex
   bool closed = false;             // mutex
   std::atomic<uint32_t> length{0}; // buffer.size(), for #ch without the lock
-  Channel* regPrev = nullptr;      // the registry's list (its lock)
-  Channel* regNext = nullptr;
+  uint32_t regSlot = 0;            // the registry's index (its lock; runtime/slot_list.h)
   bool orphaned = false;           // as LuaTask::orphaned
 };
 

@@ -90,6 +90,24 @@ size_t ownedBytes(const ThreadData* t) {
          sizeof(uint32_t) * t->tbcCap;
 }
 
+static_assert(offsetof(ThreadData, escaped) < 64, "traceThread's fields share the first cache line");
+
+// Stage 0: the data's first line (and the line holding error and hook); stage 1, once
+// that has arrived: the stack's first line and the top frame.
+void prefetchThread(const gc::Object* obj, int stage) {
+  auto* th = reinterpret_cast<const Thread*>(obj);
+  const ThreadData* t = th->data;
+  if (!t) return;
+  if (stage == 0) {
+    __builtin_prefetch(t);
+    __builtin_prefetch(&t->error);
+    return;
+  }
+  if (t->incarnation != th->incarnation) return;
+  __builtin_prefetch(t->stack);
+  if (t->frameCount) __builtin_prefetch(&t->frames[t->frameCount - 1]);
+}
+
 void traceThread(gc::Object* obj, gc::Visitor& v) {
   auto* th = reinterpret_cast<Thread*>(obj);
   ThreadData* t = th->data;
@@ -139,6 +157,7 @@ void registerThreadKind(gc::Heap& heap) {
   info.name = "thread";
   info.sizeOf = threadSizeOf;
   info.trace = traceThread;
+  info.prefetch = prefetchThread;
   info.release = releaseThread;
   heap.registerType(uint8_t(Kind::Thread), info);
 }

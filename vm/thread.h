@@ -64,9 +64,9 @@ struct CallFrame {
 };
 
 struct ThreadData {
+  // The first cache line holds what the collector reads to trace a thread (thread.cpp:
+  // traceThread, prefetchThread), so tracing a suspended task costs it one line here.
   Thread* self = nullptr;  // the heap object (traced: updated when it moves)
-  State* state = nullptr;
-
   Value* stack = nullptr;  // mi_malloc'd, stackSize slots, replaced to grow
   Value* retiredStacks = nullptr;  // replaced buffers, freed at the next collection (thread.cpp)
   uint32_t stackSize = 0;
@@ -77,11 +77,19 @@ struct ThreadData {
   uint32_t frameCount = 0;
 
   Upvalue* openUpvalues = nullptr;  // descending index (traced)
+  // Recycling (ThreadPool): a Thread object owns this data only while their incarnations
+  // match; `escaped` once a script could hold the thread (coroutine.running), which
+  // rules recycling out.
+  uint32_t incarnation = 0;
+  bool escaped = false;
+
+  State* state = nullptr;
   uint32_t* tbc = nullptr;          // stack indices of to-be-closed variables, ascending
   uint32_t tbcCount = 0;
   uint32_t tbcCap = 0;
 
   Value error = Value::nil();  // the current error object (traced)
+  Value hook = Value::nil();   // (traced)
   uint32_t errFunc = 0;        // stack index of the active message handler, 0 for none
   uint32_t nny = 0;            // native->Lua re-entries below the running code (not yieldable if > 0)
   uint32_t nativeDepth = 0;    // nested loop invocations (C++ stack use)
@@ -99,11 +107,11 @@ struct ThreadData {
   int32_t budget = kUnlimitedBudget;
   bool taskRoot = false;        // the bottom thread of a task (not the main thread)
   bool preempted = false;
-  void* task = nullptr;         // the runtime's task running on this thread (opaque to vm)
   // Resuming a thread suspended in a native: kOk delivers resumeCount values as the
   // native's results; an error status raises t->error (already through the message
   // handler) at the native's call instead.
   StatusCode resumeStatus = StatusCode::kOk;
+  void* task = nullptr;         // the runtime's task running on this thread (opaque to vm)
   // A task waiting inside coroutines suspends the whole chain (docs/design/tasks.md): the
   // thread whose native started the wait returns kYield with taskSuspending set; each
   // resumer's coroutine.resume (or wrap) records the child in suspendedChild, sets a
@@ -113,6 +121,9 @@ struct ThreadData {
   ThreadData* suspendedChild = nullptr;  // the coroutine this thread's resume is suspended in
   NativeFn continuation = nullptr;       // finishes the top native frame on resume
   bool taskSuspending = false;
+  bool inHook = false;          // running a debug hook (debug.sethook)
+  bool runningFinalizers = false;
+  bool failed = false;          // dead by an error (coroutine.close reports it)
   // math.random's generator when this thread is the root of a chain (the main thread or
   // a task's own): lib/math.cpp.
   uint64_t random[4] = {};
@@ -124,15 +135,6 @@ struct ThreadData {
   int32_t hookCount = 0;
   int32_t hookCounter = 0;
   uint32_t hookOldPc = 0;       // instruction index of the last line-hook check (Lua's oldpc)
-  Value hook = Value::nil();   // (traced)
-  bool inHook = false;
-  bool runningFinalizers = false;
-  bool failed = false;          // dead by an error (coroutine.close reports it)
-  // Recycling (ThreadPool): a Thread object owns this data only while their incarnations
-  // match; `escaped` once a script could hold the thread (coroutine.running), which
-  // rules recycling out.
-  uint32_t incarnation = 0;
-  bool escaped = false;
 
   CallFrame& frame() { return frames[frameCount - 1]; }
   uint32_t liveTop() const;
