@@ -89,6 +89,7 @@ void WaiterQueue::pushBack(Waiter* w) {
   w->next = nullptr;
   (tail_ ? tail_->next : head_) = w;
   tail_ = w;
+  size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   std::atomic_ref(w->queued).store(true, std::memory_order_release);
 }
 
@@ -97,6 +98,7 @@ void WaiterQueue::pushFront(Waiter* w) {
   w->next = head_;
   (head_ ? head_->prev : tail_) = w;
   head_ = w;
+  size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   std::atomic_ref(w->queued).store(true, std::memory_order_release);
 }
 
@@ -104,6 +106,7 @@ void WaiterQueue::remove(Waiter* w) {
   (w->prev ? w->prev->next : head_) = w->next;
   (w->next ? w->next->prev : tail_) = w->prev;
   w->prev = w->next = nullptr;
+  size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   std::atomic_ref(w->queued).store(false, std::memory_order_release);
 }
 
@@ -202,6 +205,16 @@ OpResult channelRecv(Channel& ch, Value& out, bool& ok, LuaTask* self, int caseI
   }
   if (wake) ch.rt.wakeTask(wake);
   return OpResult::kDone;
+}
+
+// A receive finds nothing buffered and no blocked sender, or a send no blocked receiver
+// and no room: it will wait, so it may skip the locked attempt without a wait and go
+// straight to the one that registers (a ping-pong's receives always wait: this halves
+// their lock round trips). A stale hint costs only that skipped attempt's shortcut:
+// the registering attempt completes at once when a peer or room turned up.
+bool opLikelyWaits(const Channel& ch, bool isSend) {
+  if (isSend) return !ch.recvq.mayHaveWaiters() && ch.length.load(std::memory_order_relaxed) >= ch.capacity;
+  return !ch.sendq.mayHaveWaiters() && ch.length.load(std::memory_order_relaxed) == 0;
 }
 
 bool channelClose(Channel& ch) {

@@ -156,6 +156,7 @@ enum class OpResult : uint8_t { kDone, kWouldBlock, kRegistered, kLost, kNoMemor
 // On a closed channel: kDone with `closed` set (the caller raises "send on closed channel").
 OpResult channelSend(Channel& ch, const vm::Value& v, bool& closed, LuaTask* self = nullptr, int caseIndex = 0);
 // ok is false when the channel is closed and drained.
+bool opLikelyWaits(const Channel& ch, bool isSend);
 OpResult channelRecv(Channel& ch, vm::Value& out, bool& ok, LuaTask* self = nullptr, int caseIndex = 0);
 // Closes; false if it was already closed. Wakes every waiter.
 bool channelClose(Channel& ch);

@@ -81,10 +81,14 @@ class WaiterQueue {
   void pushBack(Waiter* w);
   void pushFront(Waiter* w);
   void remove(Waiter* w);  // w must be queued here
+  // Without the lock: whether the queue held waiters a moment ago. Only a hint for
+  // choosing a path (channel.cpp: opLikelyWaits); relaxed, as no decision rests on it.
+  bool mayHaveWaiters() const { return size_.load(std::memory_order_relaxed) != 0; }
 
  private:
   Waiter* head_ = nullptr;
   Waiter* tail_ = nullptr;
+  std::atomic<uint32_t> size_{0};  // written under the channel's lock
 };
 
 // A channel's buffered values in arrival order: a ring that grows by doubling up to the

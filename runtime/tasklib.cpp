@@ -253,11 +253,13 @@ NativeResult channelSendNative(CallContext& cx) {
   CHECK_CHANNEL(ch);
   Value v = cx.arg(2);
   bool closed;
-  OpResult r = channelSend(*ch, v, closed);
-  if (r == OpResult::kNoMemory) return cx.memoryError();
-  if (r == OpResult::kDone) {
-    if (closed) return cx.error("send on closed channel");
-    return cx.noResults();
+  if (!opLikelyWaits(*ch, true)) {
+    OpResult r = channelSend(*ch, v, closed);
+    if (r == OpResult::kNoMemory) return cx.memoryError();
+    if (r == OpResult::kDone) {
+      if (closed) return cx.error("send on closed channel");
+      return cx.noResults();
+    }
   }
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
   self->beginWait(WaitOp::kSend, 1, !canSuspend(cx.threadData()));
@@ -271,7 +273,9 @@ NativeResult channelSendNative(CallContext& cx) {
 NativeResult recvMayGC(CallContext& cx, Channel* ch, double timeout) {
   Value v;
   bool ok;
-  if (channelRecv(*ch, v, ok) == OpResult::kDone) return pushValues(cx, {v, Value::boolean(ok)});
+  if ((timeout == 0 || !opLikelyWaits(*ch, false)) && channelRecv(*ch, v, ok) == OpResult::kDone) {
+    return pushValues(cx, {v, Value::boolean(ok)});
+  }
   if (timeout == 0) {
     vm::String* s = cx.newString("timeout");
     if (!s) return cx.memoryError();
