@@ -99,6 +99,7 @@ Heap::Heap(const Config& config) : impl_(std::make_unique<Impl>()), config_(conf
 // Every mutator thread has finished with the heap by now.
 Heap::~Heap() {
   setVerify(false);
+  flushMutators();  // the externals still in the mutators' own lists
   for (Object* obj : impl_->externals) {
     auto release = impl_->types[obj->header.kind].release;
     if (release) impl_->externalBytes -= static_cast<int64_t>(release(obj));
@@ -136,6 +137,16 @@ void Mutator::noteExternalBytes(int64_t delta) {
 
 void Heap::flushExternalLocked(Mutator& m) {
   impl_->externalBytes += std::exchange(m.externalPending_, 0);
+  if (!m.externals_.empty()) {
+    impl_->externals.insert(impl_->externals.end(), m.externals_.begin(), m.externals_.end());
+    m.externals_.clear();
+  }
+}
+
+void Mutator::registerExternal(Object* obj) {
+  if (obj->header.gcBits & kBitExternal) return;  // release must run once
+  obj->header.gcBits |= kBitExternal;
+  externals_.push_back(obj);
 }
 
 void Heap::retireLocked(Mutator& m) {

@@ -166,6 +166,10 @@ class Mutator {
   inline Object* allocate(uint8_t kind, size_t bytes);
 
   Heap& heap() { return heap_; }
+  // As Heap::registerExternal, without a lock: the object joins this mutator's own list,
+  // which the heap takes over (under its lock) when the mutator's buffer is retired, at
+  // the latest when a collection starts, before anything moves. Owning thread, attached.
+  void registerExternal(Object* obj);
   // Off-heap memory that a registered external object owns and that only the object's
   // release frees (a thread's stack, a task's record): positive when allocated,
   // negative when freed before the object dies. It paces collections as heap
@@ -189,6 +193,7 @@ class Mutator {
   static constexpr int64_t kExternalBatch = 64 << 10;
   Heap& heap_;
   int64_t externalPending_ = 0;  // noted, not yet added to the heap's count
+  std::vector<Object*> externals_;  // owning thread; taken over by Heap::retireLocked
   char* cursor_ = nullptr;  // bump region [cursor_, limit_) owned by this mutator
   char* limit_ = nullptr;
   Chunk* chunk_ = nullptr;  // the chunk the bump region lies in
@@ -239,8 +244,7 @@ class Heap {
 
   // The object owns off-heap memory: call TypeInfo::release when it dies. Objects found
   // dead by the same collection (or still registered when the heap goes) are released
-  // in registration order: vm's ThreadPool relies on it (an empty Thread shell, made
-  // before the Thread that took its data over, is released first).
+  // in no particular order. Mutator::registerExternal does the same without the lock.
   void registerExternal(Object* obj);
   // The object has a finalizer (__gc): when unreachable it is resurrected once and
   // queued; the VM takes it with takePendingFinalizer and runs the finalizer.

@@ -79,6 +79,7 @@ void RuntimeImpl::onThreadStop() {
   WorkerContext* wc = tlsContext;
   if (!wc) return;
   if (wc->attached) state.heap().detach(*wc->mutator);
+  state.threadPool().flush(wc->exec);
   state.heap().unregisterMutator(wc->mutator);
   vm::bindExecContext(nullptr);
   tlsContext = nullptr;

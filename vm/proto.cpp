@@ -46,7 +46,7 @@ Proto* buildProto(State& state, frontend::ProtoData* data, Proto* root, String* 
   p->data = data;
   if (owner) owner->release();
   storeRef(p, p->root, root);
-  state.heap().registerExternal(asGc(p));
+  state.mutator().registerExternal(asGc(p));
   p->code = data->code.data();
   p->codeSize = uint32_t(data->code.size());
   p->numUpvalues = uint32_t(data->upvalues.size());
@@ -133,7 +133,7 @@ Userdata* newHostUserdata(State& state, size_t size, UserdataRelease release) {
   Userdata* u = newUserdata(state, size, 0);
   if (!u) return nullptr;
   u->release = release;
-  state.heap().registerExternal(asGc(u));
+  state.mutator().registerExternal(asGc(u));
   return u;
 }
 

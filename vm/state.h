@@ -44,10 +44,19 @@ enum class OsWait : uint8_t {
   kShort,  // normally done at once but may block (a write to a full pipe): detach only
 };
 
+// Finished task threads an OS thread gave back, for its next spawns without the pool's
+// lock (vm/thread.cpp: ThreadPool). Part of its ExecContext, so touched by that thread only.
+struct ThreadCache {
+  static constexpr uint32_t kSize = 16;
+  ThreadData* slots[kSize] = {};
+  uint32_t count = 0;
+};
+
 struct ExecContext {
   State* state = nullptr;
   gc::Mutator* mutator = nullptr;
   ThreadData* running = nullptr;  // set on first use to the main thread's data
+  ThreadCache threads;            // handed back to the pool when the thread unbinds
 };
 
 // The context bound to the calling OS thread, or nullptr. Thread-local: the lookup is a

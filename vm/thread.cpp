@@ -30,6 +30,8 @@ void freeThreadData(ThreadData* t) {
 
 // Every field back to a new thread's but the buffers (stack, frames, tbc), which stay
 // valid throughout: a racing reader of a just-closed upvalue may still read the stack.
+// `incarnation`, `shells` and `ownerReleased` describe the Thread objects pointing here
+// and carry over.
 // ThreadData holds an atomic, so this goes field by field; the size check makes a new
 // field fail the build until it is reset here too.
 void resetThreadData(ThreadData& t, State& state) {
@@ -126,17 +128,20 @@ void traceThread(gc::Object* obj, gc::Visitor& v) {
   if (t->hook.isCollectable()) v.visit(referenceSlot(t->hook));
 }
 
+// The owner's release returns the data's bytes; the data itself goes with the last
+// Thread object pointing to it (a shell of an earlier incarnation may outlive the owner,
+// and reads the data until its own release).
 size_t releaseThread(gc::Object* obj) {
   auto* th = reinterpret_cast<Thread*>(obj);
-  ThreadData* t = th->data;
-  if (!t || t->incarnation != th->incarnation) return 0;  // the pool owns it now
-  size_t owned = ownedBytes(t);
-  freeRetiredStacks(t);
-  mi_free(t->stack);
-  mi_free(t->frames);
-  mi_free(t->tbc);
-  delete t;
-  th->data = nullptr;
+  ThreadData* t = std::exchange(th->data, nullptr);
+  if (!t) return 0;
+  bool owner = t->incarnation == th->incarnation;
+  size_t owned = owner ? ownedBytes(t) : 0;
+  if (owner) t->ownerReleased = true;
+  if (--t->shells == 0 && t->ownerReleased) {
+    freeRetiredStacks(t);
+    freeThreadData(t);
+  }
   return owned;
 }
 
@@ -184,18 +189,19 @@ ThreadData* allocateThreadData(State& state) {
 }  // namespace
 
 Thread* newThread(State& state) {
-  ThreadData* data = state.threadPool().take();
+  ThreadData* data = state.threadPool().take(state.context());
   if (!data) data = allocateThreadData(state);
   if (!data) return nullptr;
   auto* th = reinterpret_cast<Thread*>(state.mutator().allocate(uint8_t(Kind::Thread), sizeof(Thread)));
   if (!th) {
-    state.threadPool().give(data);
+    state.threadPool().give(state.context(), data);
     return nullptr;
   }
   th->data = data;
   th->incarnation = data->incarnation;
+  ++data->shells;
   data->self = th;
-  state.heap().registerExternal(asGc(th));
+  state.mutator().registerExternal(asGc(th));
   return th;
 }
 
@@ -203,18 +209,34 @@ ThreadPool::~ThreadPool() {
   for (ThreadData* t : free_) freeThreadData(t);
 }
 
-ThreadData* ThreadPool::take() {
-  std::lock_guard lock(mutex_);
-  if (free_.empty()) return nullptr;
-  ThreadData* t = free_.back();
-  free_.pop_back();
-  size_.store(free_.size(), std::memory_order_relaxed);
-  return t;
+ThreadData* ThreadPool::take(ExecContext& ctx) {
+  ThreadCache& c = ctx.threads;
+  if (c.count == 0) {
+    std::lock_guard lock(mutex_);
+    while (c.count < kBatch && !free_.empty()) {
+      c.slots[c.count++] = free_.back();
+      free_.pop_back();
+    }
+    size_.store(free_.size(), std::memory_order_relaxed);
+  }
+  return c.count ? c.slots[--c.count] : nullptr;
 }
 
-void ThreadPool::give(ThreadData* t) {
+void ThreadPool::give(ExecContext& ctx, ThreadData* t) {
+  ThreadCache& c = ctx.threads;
+  if (c.count == ThreadCache::kSize) {
+    std::lock_guard lock(mutex_);
+    while (c.count > ThreadCache::kSize - kBatch) free_.push_back(c.slots[--c.count]);
+    size_.store(free_.size(), std::memory_order_relaxed);
+  }
+  c.slots[c.count++] = t;
+}
+
+void ThreadPool::flush(ExecContext& ctx) {
+  ThreadCache& c = ctx.threads;
+  if (c.count == 0) return;
   std::lock_guard lock(mutex_);
-  free_.push_back(t);
+  while (c.count) free_.push_back(c.slots[--c.count]);
   size_.store(free_.size(), std::memory_order_relaxed);
 }
 
@@ -228,7 +250,7 @@ bool recycleTaskThread(State& state, ThreadData* t) {
   for (uint32_t i = 0; i < t->stackSize; i++) t->stack[i] = Value::nil();
   resetThreadData(*t, state);
   ++t->incarnation;
-  state.threadPool().give(t);
+  state.threadPool().give(state.context(), t);
   return true;
 }
 

@@ -82,11 +82,16 @@ struct ThreadData {
   // rules recycling out.
   uint32_t incarnation = 0;
   bool escaped = false;
+  // Thread objects pointing here that were not released yet (the owner and the shells
+  // of earlier incarnations), and whether the owner was: the last release frees this
+  // data once the owner is gone, whatever order the heap releases them in.
+  bool ownerReleased = false;
 
   State* state = nullptr;
   uint32_t* tbc = nullptr;          // stack indices of to-be-closed variables, ascending
   uint32_t tbcCount = 0;
   uint32_t tbcCap = 0;
+  uint32_t shells = 0;  // see ownerReleased
 
   Value error = Value::nil();  // the current error object (traced)
   Value hook = Value::nil();   // (traced)
@@ -152,22 +157,28 @@ struct Thread {
 // its trace and release then leave it alone; a racing reader of a just-closed upvalue
 // that still goes through that object reads a live stack, never freed memory. Pooled
 // ThreadData are freed with the State, after the heap released every Thread object.
-// The shell's release reads its old data's incarnation, so it must come before the
-// release of the Thread that took the data over: the heap releases in registration
-// order (gc::Heap::registerExternal), and the shell was registered first.
+// A shell's trace and release read its old data's incarnation, so the data lives until
+// every Thread object pointing to it was released (ThreadData::shells), in whatever
+// order the heap releases them.
 class ThreadPool {
  public:
   ThreadPool() = default;
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
-  ThreadData* take();               // nullptr when empty
-  void give(ThreadData* t);
+  // Through the calling thread's cache: the lock is taken once per kBatch takes or
+  // gives at most, so two workers spawning and finishing tasks do not pass the pool's
+  // lock and vector between them for every task.
+  ThreadData* take(ExecContext& ctx);  // nullptr when empty
+  void give(ExecContext& ctx, ThreadData* t);
+  // The cache back into the pool (its thread unbinds, or the State ends).
+  void flush(ExecContext& ctx);
   // A soft bound, checked before giving (relaxed: a few over it are harmless).
   bool full() const;
 
  private:
   static constexpr size_t kCapacity = 4096;
+  static constexpr uint32_t kBatch = ThreadCache::kSize / 2;
   std::mutex mutex_;
   std::vector<ThreadData*> free_;   // mutex_
   std::atomic<size_t> size_{0};     // free_.size(), written under mutex_

@@ -245,8 +245,11 @@ TEST(SchedHandoff, AllBlockedFiresWhenEveryWorkerIsReleasedByATaskWait) {
   ASSERT_TRUE(waitFor([&] { return allParked(s); }));
   s.shutdown();
   EXPECT_EQ(opened.load(), 2);
-  // Once for the two waits, once more when the workers park after them.
-  EXPECT_EQ(ex.allBlocked.load(), 2);
+  // Once for the two waits, once more when the workers park after them; a third time
+  // if one worker parks after its task while the other's thread has not yet left the
+  // wait the gate ended (the runtime's hook re-checks the waits, so that is harmless).
+  EXPECT_GE(ex.allBlocked.load(), 2);
+  EXPECT_LE(ex.allBlocked.load(), 3);
 }
 
 }  // namespace
