@@ -334,13 +334,24 @@ void Collector::install(uint64_t collection, Mutator& collector) {
       chunk->kept = false;  // now part of to-space
       continue;
     }
-    if (!chunk->large && chunk->size == Heap::kChunkSize &&
-               impl_.pool.size() * Heap::kChunkSize < impl_.poolLimit) {
+    size_t pooled = impl_.pool.size() * Heap::kChunkSize + impl_.largePoolBytes;
+    if (!chunk->large && chunk->size == Heap::kChunkSize && pooled < impl_.poolLimit) {
       chunk->dirty = true;
       impl_.pool.push_back(chunk);
+    } else if (chunk->large && pooled + chunk->size <= impl_.poolLimit) {
+      chunk->dirty = true;
+      impl_.largePool.push_back(chunk);
+      impl_.largePoolBytes += chunk->size;
     } else {
       unmapChunk(chunk);
     }
+  }
+  // Large chunks go first: only an object of about the same size can reuse one.
+  while (!impl_.largePool.empty() &&
+         impl_.pool.size() * Heap::kChunkSize + impl_.largePoolBytes > impl_.poolLimit) {
+    impl_.largePoolBytes -= impl_.largePool.back()->size;
+    unmapChunk(impl_.largePool.back());
+    impl_.largePool.pop_back();
   }
   while (impl_.pool.size() * Heap::kChunkSize > impl_.poolLimit) {
     unmapChunk(impl_.pool.back());

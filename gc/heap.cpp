@@ -107,6 +107,7 @@ Heap::~Heap() {
   mainMutator_.reset();
   for (Chunk* chunk : impl_->space) unmapChunk(chunk);
   for (Chunk* chunk : impl_->pool) unmapChunk(chunk);
+  for (Chunk* chunk : impl_->largePool) unmapChunk(chunk);
 }
 
 void Heap::setHeapLimit(size_t bytes) {
@@ -171,7 +172,8 @@ char* Heap::refill(Mutator& m, size_t size) {
   size_t heapLimit = currentLimitLocked();
   if (size >= kLargeObjectSize) {
     if (heapLimit && (used > heapLimit || size > heapLimit - used)) return nullptr;
-    Chunk* chunk = mapChunk(size);
+    Chunk* chunk = takeLargeChunkLocked(size);
+    if (!chunk) chunk = mapChunk(size);
     if (!chunk) return nullptr;
     chunk->large = true;
     chunk->top = chunk->base + size;
@@ -201,6 +203,25 @@ char* Heap::refill(Mutator& m, size_t size) {
   impl.usedBytes.fetch_add(capacity, std::memory_order_relaxed);
   noteGrowthLocked();
   return chunk->base;
+}
+
+// A freed large chunk of about `size` bytes, zeroed, or nullptr. Zeroing memory already
+// mapped costs a fraction of faulting in a fresh mapping page by page (a table's
+// rebuilt node array, an array part that doubled: bench/sparse_keys.lua). At most 1/8
+// of the chunk is left over, so a big chunk never serves a much smaller object.
+Chunk* Heap::takeLargeChunkLocked(size_t size) {
+  auto& pool = impl_->largePool;
+  for (size_t i = 0; i < pool.size(); ++i) {
+    Chunk* chunk = pool[i];
+    if (chunk->size < size || chunk->size - size > chunk->size / 8) continue;
+    pool[i] = pool.back();
+    pool.pop_back();
+    impl_->largePoolBytes -= chunk->size;
+    std::memset(chunk->base, 0, size);
+    chunk->dirty = false;
+    return chunk;
+  }
+  return nullptr;
 }
 
 Chunk* Heap::takeChunkLocked() {

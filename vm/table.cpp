@@ -326,13 +326,23 @@ bool insertAt(Table* t, NodeArray* na, Node* stop, const Value& key, const Value
   return true;
 }
 
-// Places a key known to be absent (used while rebuilding, and after a rehash). False
-// when every slot is taken: small parts may be filled completely (maxLoad), and racing
-// writers can revive dead keys after rehash counted them.
-bool placeNode(Table* t, NodeArray* na, const Value& key, const Value& value, bool shared) {
+// Places a key known to be absent (used while rebuilding, and after a rehash), whose
+// probe starts at `home`. Knowing the key absent, the probe compares no keys: it passes
+// full nodes, in an ordered part up to the first key nearer its home. False when every
+// node is taken: small parts may be filled completely (maxLoad), and racing writers can
+// revive dead keys after rehash counted them.
+bool placeNode(Table* t, NodeArray* na, uint32_t home, const Value& key, const Value& value, bool shared) {
   if (!na) return false;
-  HashProbe p = probeHash(na, key);
-  return p.stop && insertAt(t, na, p.stop, key, value, shared);
+  uint32_t capacity = na->capacity, mask = capacity - 1;
+  bool ordered = partOrdered(na) && !key.isCollectable();  // insertAt unorders the part
+  uint32_t i = home & mask;
+  for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
+    Node& node = na->nodes[i];
+    Value stored = loadSlot(node.key);
+    bool nearer = ordered && !stored.isNil() && !isDeadKeyMarker(stored) && homeDistance(stored, i, capacity) < n;
+    if (stored.isNil() || nearer) return insertAt(t, na, &node, key, value, shared);
+  }
+  return false;
 }
 
 inline bool inArrayRange(int64_t k, uint32_t arraySize) { return uint64_t(k) - 1 < arraySize; }
@@ -427,9 +437,11 @@ Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount) {
 
   uint32_t count = 0;
   auto placeOrFail = [&](const Value& key, const Value& value) {
-    if (nodes) touchForWrite(nodes->nodes[tableHomeSlot(key, nodes->capacity)]);
+    if (!nodes || count + 1 > maxLoad(nodes->capacity)) return false;
+    uint32_t home = tableHomeSlot(key, nodes->capacity);
+    touchForWrite(nodes->nodes[home]);
     // The new part is not published yet: no reader sees keys move.
-    if (!nodes || count + 1 > maxLoad(nodes->capacity) || !placeNode(t, nodes, key, value, false)) return false;
+    if (!placeNode(t, nodes, home, key, value, false)) return false;
     count++;
     return true;
   };
@@ -582,7 +594,8 @@ Status setInHash(State& state, Table* t, const Value& key, const Value& value) {
   }
   // No room left means racing writers revived keys after rehash counted them: report
   // the race (kRuntimeError, "concurrent table write") rather than lose the key.
-  if (!placeNode(t, t->nodes, key, value, claim.shared())) {
+  NodeArray* rebuilt = t->nodes;
+  if (!rebuilt || !placeNode(t, rebuilt, tableHomeSlot(key, rebuilt->capacity), key, value, claim.shared())) {
     lostToRace(state);
     return Status(StatusCode::kRuntimeError);
   }
