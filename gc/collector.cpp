@@ -327,6 +327,12 @@ void Collector::install(uint64_t collection, Mutator& collector) {
   // least that big) and spares the next cycle's buffers and to-space the page faults.
   impl_.threshold = std::max(config.initialThreshold, live * config.pauseMultiplier / 100);
   impl_.poolLimit = std::max(16 * Heap::kChunkSize, impl_.threshold);
+  // A large chunk no allocation reused since the last collection is unlikely to fit
+  // one soon (large objects of another size): unmapped, so the pool adds to the peak
+  // RSS only what the next cycle actually reuses.
+  for (Chunk* chunk : impl_.largePool) unmapChunk(chunk);
+  impl_.largePool.clear();
+  impl_.largePoolBytes = 0;
   std::vector<Chunk*> quarantined;
   if (relocate) quarantined.swap(old);
   for (Chunk* chunk : old) {
