@@ -369,6 +369,12 @@ void Collector::install(uint64_t collection, Mutator& collector) {
   impl_.externalAfterLastGC = impl_.externalBytes;
   impl_.threshold = std::max(config.initialThreshold, live + nextGrowth(live, impl_.externalBytes, config));
   impl_.poolLimit = std::max(16 * Heap::kChunkSize, impl_.threshold);
+  // A large chunk no allocation reused since the last collection is unlikely to fit
+  // one soon (large objects of another size): unmapped, so the pool adds to the peak
+  // RSS only what the next cycle actually reuses.
+  for (Chunk* chunk : impl_.largePool) unmapChunk(chunk);
+  impl_.largePool.clear();
+  impl_.largePoolBytes = 0;
   std::vector<Chunk*> quarantined;
   if (relocate) quarantined.swap(old);
   for (Chunk* chunk : old) {
@@ -376,13 +382,24 @@ void Collector::install(uint64_t collection, Mutator& collector) {
       chunk->kept = false;  // now part of to-space
       continue;
     }
-    if (!chunk->large && chunk->size == Heap::kChunkSize &&
-               impl_.pool.size() * Heap::kChunkSize < impl_.poolLimit) {
+    size_t pooled = impl_.pool.size() * Heap::kChunkSize + impl_.largePoolBytes;
+    if (!chunk->large && chunk->size == Heap::kChunkSize && pooled < impl_.poolLimit) {
       chunk->dirty = true;
       impl_.pool.push_back(chunk);
+    } else if (chunk->large && pooled + chunk->size <= impl_.poolLimit) {
+      chunk->dirty = true;
+      impl_.largePool.push_back(chunk);
+      impl_.largePoolBytes += chunk->size;
     } else {
       unmapChunk(chunk);
     }
+  }
+  // Large chunks go first: only an object of about the same size can reuse one.
+  while (!impl_.largePool.empty() &&
+         impl_.pool.size() * Heap::kChunkSize + impl_.largePoolBytes > impl_.poolLimit) {
+    impl_.largePoolBytes -= impl_.largePool.back()->size;
+    unmapChunk(impl_.largePool.back());
+    impl_.largePool.pop_back();
   }
   while (impl_.pool.size() * Heap::kChunkSize > impl_.poolLimit) {
     unmapChunk(impl_.pool.back());

@@ -108,6 +108,7 @@ Heap::~Heap() {
   mainMutator_.reset();
   for (Chunk* chunk : impl_->space) unmapChunk(chunk);
   for (Chunk* chunk : impl_->pool) unmapChunk(chunk);
+  for (Chunk* chunk : impl_->largePool) unmapChunk(chunk);
 }
 
 void Heap::setHeapLimit(size_t bytes) {
@@ -193,17 +194,29 @@ size_t Heap::currentLimitLocked() const {
 
 char* Heap::refill(Mutator& m, size_t size) {
   Impl& impl = *impl_;
-  std::lock_guard lock(impl.mutex);
+  std::unique_lock lock(impl.mutex);
   size_t used = impl.usedBytes.load(std::memory_order_relaxed);
   size_t heapLimit = currentLimitLocked();
   if (size >= kLargeObjectSize) {
     if (heapLimit && (used > heapLimit || size > heapLimit - used)) return nullptr;
-    Chunk* chunk = mapChunk(size);
-    if (!chunk) return nullptr;
+    Chunk* chunk = takeLargeChunkLocked(size);
+    if (chunk) {
+      // The chunk is this mutator's alone now, and no collection starts before the
+      // allocation returns: zero it without holding up other mutators' refills. Its
+      // bytes count as used first, so their limit checks see them.
+      impl.usedBytes.fetch_add(size, std::memory_order_relaxed);
+      lock.unlock();
+      std::memset(chunk->base, 0, size);
+      lock.lock();
+      chunk->dirty = false;
+    } else {
+      chunk = mapChunk(size);
+      if (!chunk) return nullptr;
+      impl.usedBytes.fetch_add(size, std::memory_order_relaxed);
+    }
     chunk->large = true;
     chunk->top = chunk->base + size;
     addChunkLocked(chunk);
-    impl.usedBytes.fetch_add(size, std::memory_order_relaxed);
     stats_.bytesAllocatedTotal += size;
     noteGrowthLocked();
     return chunk->base;
@@ -228,6 +241,24 @@ char* Heap::refill(Mutator& m, size_t size) {
   impl.usedBytes.fetch_add(capacity, std::memory_order_relaxed);
   noteGrowthLocked();
   return chunk->base;
+}
+
+// A freed large chunk of about `size` bytes (dirty: the caller zeroes it), or nullptr.
+// Zeroing memory already mapped costs a fraction of faulting in a fresh mapping page by
+// page (a table's rebuilt node array, an array part that doubled: bench/sparse_keys.lua).
+// At most 1/8 of the chunk is left over, so a big chunk never serves a much smaller
+// object.
+Chunk* Heap::takeLargeChunkLocked(size_t size) {
+  auto& pool = impl_->largePool;
+  for (size_t i = 0; i < pool.size(); ++i) {
+    Chunk* chunk = pool[i];
+    if (chunk->size < size || chunk->size - size > chunk->size / 8) continue;
+    pool[i] = pool.back();
+    pool.pop_back();
+    impl_->largePoolBytes -= chunk->size;
+    return chunk;
+  }
+  return nullptr;
 }
 
 Chunk* Heap::takeChunkLocked() {

@@ -355,6 +355,7 @@ class Heap {
   void noteGrowthLocked();
   size_t currentLimitLocked() const;
   Chunk* takeChunkLocked();
+  Chunk* takeLargeChunkLocked(size_t size);
   void flushMutators();
   bool stressSaysCollect();
   bool wantsCollectionLocked();

@@ -107,7 +107,10 @@ void traceTable(Object* obj, Visitor& visitor) {
     visitor.visit(slotOf(t->array));
     ValueArray* a = t->array;
     a->header.aux = uint16_t(kPartOwnedByTable | mode);
-    for (uint32_t i = 0; i < a->capacity; ++i) {
+    // Slots from arraySize on are nil (table.cpp); reading them would also map the
+    // untouched pages of a doubled buffer, which the appends then fault in again.
+    uint32_t used = t->arraySize < a->capacity ? t->arraySize : a->capacity;
+    for (uint32_t i = 0; i < used; ++i) {
       if (!weakValues || !isWeakRef(a->data[i])) visitValue(a->data[i], visitor);
     }
   }

@@ -617,7 +617,17 @@ op_SETTABLE: {
   if (ra->isTable()) [[likely]] {
     Table* h = ra->asTable();
     if (rb->isInt()) {
-      if (const Value* slot = tableIntSlot(h, rb->u.i); slot && !slot->isNil()) {
+      if (const Value* slot = tableArraySlot(h, rb->u.i); slot && !slot->isNil()) {
+        storeValue(h, *const_cast<Value*>(slot), *rc);
+        tableTouched(h);
+        DISPATCH();
+      }
+      // Without __newindex, one probe of the hash part finds the key or inserts it.
+      if (lacksMeta(h, Meta::NewIndex)) {
+        if (tableSetInt(S, h, rb->u.i, *rc).isOk()) DISPATCH();
+        SLOW(newIndexLoopMayGC(S, t, *ra, *rb, *rc, VarRef::reg(getA(i))));
+      }
+      if (const Value* slot = tableHashIntSlot(h, rb->u.i); slot && !slot->isNil()) {
         storeValue(h, *const_cast<Value*>(slot), *rc);
         tableTouched(h);
         DISPATCH();

@@ -67,7 +67,7 @@ struct Node {
 struct NodeArray {
   gc::ObjectHeader header;
   uint32_t capacity;
-  uint32_t pad;
+  uint32_t unordered;  // nonzero once a key was placed out of Robin Hood order (table.cpp)
   Node nodes[1];
 };
 

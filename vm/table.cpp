@@ -9,7 +9,16 @@
 //    most 3/4 full counting dead keys (nodeCount). A probe starts at tableHomeSlot:
 //    hash & mask, except for integer keys (intHome). A nil key is a free slot and ends a
 //    probe; a key with a nil value is dead and stays until the next rehash (invariant 3)
-//    unless a later insertion along the same probe reuses its slot.
+//    unless a later insertion with the same home reuses its slot.
+//  - Robin Hood order: along a run of full slots, keys sit in order of their home slot,
+//    so a probe may stop at the first key nearer its home than the probe is to its own
+//    (probeHash, findIntNode). An insertion moves the keys after its place one slot on,
+//    which is allowed only where no other task reads: a part not yet published, or no
+//    tasks at all. A shared writer instead puts the key at the end of its run and marks
+//    the part unordered (NodeArray::unordered), whose probes then scan to a free slot;
+//    the next rebuild orders the part again (docs/design/values.md). A collectable key
+//    (string, table...) also makes its part unordered: its home needs a read of the
+//    object, which ordering would do for every key an insertion passes.
 //  - When an insertion finds no room, rehash counts the integer keys like Lua 5.4 does
 //    (the largest power of 2, n, such that more than n/2 of the keys 1..n are present
 //    becomes the array size) and rebuilds both parts, dropping dead keys.
@@ -67,6 +76,14 @@ constexpr auto kIntModulus = [] {
   return moduli;
 }();
 
+// kIntReciprocal[b] = floor(2^64 / kIntModulus[b]), for the modulo in intHome. No
+// modulus divides 2^64 (1 and odd primes only), so dividing 2^64 - 1 gives the same.
+constexpr auto kIntReciprocal = [] {
+  std::array<uint64_t, 32> reciprocals{};
+  for (int b = 0; b < 32; ++b) reciprocals[b] = ~uint64_t(0) / kIntModulus[b];
+  return reciprocals;
+}();
+
 // Integer keys step this many slots per unit of residue. At most 3/4 of the slots are
 // full, so an arithmetic run of keys fills at most 4 of every 5 slots and never forms
 // one long cluster (docs/design/values.md).
@@ -75,11 +92,18 @@ constexpr uint32_t kIntSpread = 5;
 // Home slot of an integer key: (key mod p) * kIntSpread mod capacity, p prime. Keys in
 // an arithmetic progression get distinct residues (unless the stride is a multiple of
 // p) and land a constant stride apart, so they neither collide nor scatter.
+// The remainder comes from a multiply by the reciprocal (a division costs up to 45 cycles
+// on a 64-bit key, at every probe start and every distance test): the quotient estimate
+// k * floor(2^64/p) / 2^64 falls short of floor(k/p) by at most one, so one subtraction
+// corrects it.
 inline uint32_t intHome(int64_t key, uint32_t capacity) {
-  uint32_t p = kIntModulus[__builtin_ctz(capacity)];
+  int bits = __builtin_ctz(capacity);
+  uint64_t p = kIntModulus[bits];
   uint64_t k = uint64_t(key);
-  uint32_t r = k <= UINT32_MAX ? uint32_t(k) % p : uint32_t(k % p);
-  return (r * kIntSpread) & (capacity - 1);
+  uint64_t q = uint64_t((unsigned __int128)k * kIntReciprocal[bits] >> 64);
+  uint64_t r = k - q * p;
+  if (r >= p) r -= p;
+  return (uint32_t(r) * kIntSpread) & (capacity - 1);
 }
 
 inline uint32_t mixBits(uint64_t x) {
@@ -135,16 +159,64 @@ Node* findNode(const NodeArray* na, const Value& key) {
   return nullptr;
 }
 
+inline bool isDeadKeyMarker(const Value& k) {
+  return k.tag == Tag::LightUserdata && k.u.p == static_cast<const void*>(&kDeadKeyAnchor);
+}
+
+// Whether the part's keys are in Robin Hood order (file comment). Relaxed: a part only
+// turns unordered before a key is placed out of order, and a reader that loads the old
+// flag can only miss a key inserted concurrently, which its race allows anyway.
+inline bool partOrdered(const NodeArray* na) { return __atomic_load_n(&na->unordered, __ATOMIC_RELAXED) == 0; }
+
+// Relaxed, as partOrdered explains. Only a writer holding the claim (or the only task)
+// calls this, before it places the key that breaks the order.
+inline void markUnordered(NodeArray* na) { __atomic_store_n(&na->unordered, 1, __ATOMIC_RELAXED); }
+
+// How many slots `i` lies past the home slot of `key`.
+inline uint32_t homeDistance(const Value& key, uint32_t i, uint32_t capacity) {
+  uint32_t home = key.isInt() ? intHome(key.u.i, capacity) : tableHomeSlot(key, capacity);
+  return (i - home) & (capacity - 1);
+}
+
 // Compares the key's fields separately, as tableShortStrSlot does: a torn key is never
-// dereferenced, only compared.
+// dereferenced, only compared. In an ordered part a miss ends at the first integer key
+// nearer its home than the probe is to ours: the key cannot lie beyond it. Only integer
+// keys are tested (a multiply each; none at the home slot itself).
+//
+// The home slot and the next are examined together without branching on what they
+// hold: most lookups end there, and a branch on a key that is still being fetched from
+// memory mispredicts whenever hits and misses (or misses ending at either slot) mix,
+// which discards the caller's next lookup already under way and serialises the cache
+// misses (a miss on a large table then costs a whole memory latency).
 Node* findIntNode(const NodeArray* na, int64_t key) {
   if (!na) return nullptr;
-  uint32_t mask = na->capacity - 1;
-  uint32_t i = intHome(key, na->capacity);
-  for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
+  uint32_t capacity = na->capacity, mask = capacity - 1;
+  uint32_t i = intHome(key, capacity);
+  bool ordered = partOrdered(na);
+  const Node* first = &na->nodes[i];
+  const Node* second = &na->nodes[(i + 1) & mask];
+  Tag tag0 = first->key.tag, tag1 = second->key.tag;
+  int64_t key0 = first->key.u.i, key1 = second->key.u.i;
+  bool hit0 = tag0 == Tag::Int && key0 == key;
+  bool hit1 = tag1 == Tag::Int && key1 == key;
+  // The second key sits at its own home: in order, ours would have come before it.
+  bool nearer1 = ordered & (tag1 == Tag::Int) & (intHome(key1, capacity) == ((i + 1) & mask));
+  bool ends = hit0 | hit1 | (tag0 == Tag::Nil) | (tag1 == Tag::Nil) | nearer1;
+  if (ends) [[likely]] {
+    const Node* found = hit1 ? second : nullptr;
+    found = hit0 ? first : found;
+    return const_cast<Node*>(found);
+  }
+  i = (i + 2) & mask;
+  for (uint32_t n = 2; n <= mask; ++n, i = (i + 1) & mask) {
     const Node& node = na->nodes[i];
-    if (node.key.tag == Tag::Int && node.key.u.i == key) return const_cast<Node*>(&node);
-    if (node.key.tag == Tag::Nil) return nullptr;
+    if (node.key.tag == Tag::Int) {
+      int64_t other = node.key.u.i;
+      if (other == key) return const_cast<Node*>(&node);
+      if (ordered && ((i - intHome(other, capacity)) & mask) < n) return nullptr;
+    } else if (node.key.tag == Tag::Nil) {
+      return nullptr;
+    }
   }
   return nullptr;
 }
@@ -167,18 +239,108 @@ NodeArray* newNodeArray(State& state, uint32_t capacity) {
   return na;
 }
 
-// Places a key known to be absent into the first free slot (used while rebuilding).
-// False when every slot is taken: small parts may be filled completely (maxLoad), and
-// racing writers can revive dead keys after rehash counted them.
-bool placeNode(Table* t, NodeArray* na, const Value& key, const Value& value) {
-  if (!na) return false;
-  uint32_t mask = na->capacity - 1;
-  uint32_t i = tableHomeSlot(key, na->capacity);
+// Where a key goes in the hash part, or where it is (probeHash).
+struct HashProbe {
+  Node* found = nullptr;  // the key's node
+  Node* dead = nullptr;   // a dead node the key may take over
+  Node* stop = nullptr;   // where the key would go: a free node, or in an ordered part the
+                          // first node whose key lies nearer its home (nullptr: part full)
+};
+
+// One probe finds the key, or else where to insert it. In an ordered part it ends early
+// (the key cannot lie beyond a key nearer its home), and only a dead key with the same
+// home may give its node away, which keeps the order; in an unordered part the first
+// dead node on the chain may. The collector's dead-key marker has no meaningful home:
+// probes pass over it and insertions never move in front of it by its distance.
+// kIntKey: `key` is an integer, compared without keyEquals' switch on the tag.
+template <bool kIntKey>
+[[gnu::always_inline]] inline HashProbe probeHashAs(NodeArray* na, const Value& key) {
+  HashProbe p;
+  if (!na) return p;
+  uint32_t capacity = na->capacity, mask = capacity - 1;
+  bool ordered = partOrdered(na);
+  uint32_t i = kIntKey ? intHome(key.u.i, capacity) : tableHomeSlot(key, capacity);
   for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
-    if (na->nodes[i].key.tag != Tag::Nil) continue;
-    storeValue(t, na->nodes[i].key, key);
-    storeValue(t, na->nodes[i].value, value);
-    return true;
+    Node& node = na->nodes[i];
+    Value stored = loadSlot(node.key);  // keyEquals dereferences string keys
+    if (stored.tag == Tag::Nil) {
+      p.stop = &node;
+      break;
+    }
+    if (kIntKey ? stored.tag == Tag::Int && stored.u.i == key.u.i : keyEquals(stored, key)) {
+      p.found = &node;
+      break;
+    }
+    if (!ordered) {
+      if (!p.dead && node.value.isNil()) p.dead = &node;
+      continue;
+    }
+    if (isDeadKeyMarker(stored)) continue;
+    uint32_t d = homeDistance(stored, i, capacity);  // an ordered part has immediate keys only
+    if (d < n) {
+      p.stop = &node;
+      break;
+    }
+    if (d == n && !p.dead && node.value.isNil()) p.dead = &node;
+  }
+  return p;
+}
+
+HashProbe probeHash(NodeArray* na, const Value& key) {
+  return key.isInt() ? probeHashAs<true>(na, key) : probeHashAs<false>(na, key);
+}
+
+// Puts `key` (absent) at `stop`, the end of its probe. In an ordered part the keys from
+// `stop` up to the next free node move one node on, which keeps the order but may only
+// happen where no other task reads: a part not yet published, or no tasks at all. A
+// shared writer (under its claim) takes the next free node instead, after marking the
+// part unordered; a key placed at the end of a run never hides another key, and the
+// next rebuild orders the part again. False when no node is free.
+// Only parts whose keys are all immediates (integers, floats, booleans, light userdata)
+// stay ordered; a collectable key makes the part unordered.
+bool insertAt(Table* t, NodeArray* na, Node* stop, const Value& key, const Value& value, bool shared) {
+  uint32_t mask = na->capacity - 1;
+  uint32_t at = uint32_t(stop - na->nodes) & mask;
+  uint32_t free = at;
+  for (uint32_t n = 0; !na->nodes[free].key.isNil(); free = (free + 1) & mask) {
+    if (++n > mask) return false;
+  }
+  // A key whose home needs its object read (a string, a table...) gives the order up:
+  // ordering would read the header of every key an insertion passes, a cache miss each.
+  if (partOrdered(na) && key.isCollectable()) {
+    markUnordered(na);
+  } else if (free != at && partOrdered(na)) {
+    if (shared) {
+      markUnordered(na);
+    } else {
+      for (uint32_t i = free; i != at; i = (i - 1) & mask) {
+        const Node& from = na->nodes[(i - 1) & mask];
+        storeValue(t, na->nodes[i].key, loadSlot(from.key));
+        storeValue(t, na->nodes[i].value, loadSlot(from.value));
+      }
+      free = at;
+    }
+  }
+  storeValue(t, na->nodes[free].key, key);
+  storeValue(t, na->nodes[free].value, value);
+  return true;
+}
+
+// Places a key known to be absent (used while rebuilding, and after a rehash), whose
+// probe starts at `home`. Knowing the key absent, the probe compares no keys: it passes
+// full nodes, in an ordered part up to the first key nearer its home. False when every
+// node is taken: small parts may be filled completely (maxLoad), and racing writers can
+// revive dead keys after rehash counted them.
+bool placeNode(Table* t, NodeArray* na, uint32_t home, const Value& key, const Value& value, bool shared) {
+  if (!na) return false;
+  uint32_t capacity = na->capacity, mask = capacity - 1;
+  bool ordered = partOrdered(na) && !key.isCollectable();  // insertAt unorders the part
+  uint32_t i = home & mask;
+  for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
+    Node& node = na->nodes[i];
+    Value stored = loadSlot(node.key);
+    bool nearer = ordered && !stored.isNil() && !isDeadKeyMarker(stored) && homeDistance(stored, i, capacity) < n;
+    if (stored.isNil() || nearer) return insertAt(t, na, &node, key, value, shared);
   }
   return false;
 }
@@ -230,6 +392,31 @@ bool lostToRace(State& state) {
   return true;
 }
 
+// The old part is read in order, but its keys' homes in the new part are scattered: on
+// a large table every placement would wait for a cache miss. Fetching the home of the
+// key this many nodes ahead overlaps those misses.
+constexpr uint32_t kRebuildPrefetchAhead = 16;
+
+// Starts fetching the new home of the integer key in old node `i`, if any (only
+// integer homes are computed without reading memory).
+inline void prefetchHome(const NodeArray* nodes, const NodeArray* oldNodes, uint32_t i) {
+  if (!nodes || i >= oldNodes->capacity) return;
+  const Value& key = oldNodes->nodes[i].key;
+  if (key.isInt()) __builtin_prefetch(&nodes->nodes[intHome(key.u.i, nodes->capacity)], 1);
+}
+
+// Makes a rebuild's first access to a node of its new part a write. The part's pages
+// are fresh: a read would map the shared zero page, and the write after it would fault a
+// second time (two faults per page of a large part). The byte is rewritten with its own
+// value in one instruction, so this is only for a part no other task can see yet.
+inline void touchForWrite(Node& node) {
+#if defined(__x86_64__)
+  asm volatile("orb $0, %0" : "+m"(*reinterpret_cast<uint8_t*>(&node.key.tag)));
+#else
+  (void)node;
+#endif
+}
+
 // Rebuilds the table with an array part of `arraySize` and room for `hashCount` keys in
 // the hash part. Dead keys are dropped. The table is unchanged on failure.
 Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount) {
@@ -250,7 +437,11 @@ Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount) {
 
   uint32_t count = 0;
   auto placeOrFail = [&](const Value& key, const Value& value) {
-    if (!nodes || count + 1 > maxLoad(nodes->capacity) || !placeNode(t, nodes, key, value)) return false;
+    if (!nodes || count + 1 > maxLoad(nodes->capacity)) return false;
+    uint32_t home = tableHomeSlot(key, nodes->capacity);
+    touchForWrite(nodes->nodes[home]);
+    // The new part is not published yet: no reader sees keys move.
+    if (!placeNode(t, nodes, home, key, value, false)) return false;
     count++;
     return true;
   };
@@ -271,6 +462,7 @@ Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount) {
   }
   if (oldNodes) {
     for (uint32_t i = 0; i < oldNodes->capacity; ++i) {
+      prefetchHome(nodes, oldNodes, i + kRebuildPrefetchAhead);
       const Node& node = oldNodes->nodes[i];
       Value key = node.key;  // keys change only under the claim this rebuild holds
       Value v = loadSlot(node.value);
@@ -350,35 +542,7 @@ Status appendArray(State& state, Table* t, const Value& value) {
 }
 
 // Stores into the hash part; `key` is normalised, not nil/NaN, and not in the array part.
-// One probe finds the key, or else the first dead slot on its chain (reused) and the
-// free slot that ends the chain.
-struct HashProbe {
-  Node* found = nullptr;  // the key's node
-  Node* dead = nullptr;   // first dead node on the key's chain
-  Node* empty = nullptr;  // the free node ending the chain
-};
-
-HashProbe probeHash(NodeArray* na, const Value& key) {
-  HashProbe p;
-  if (!na) return p;
-  uint32_t mask = na->capacity - 1;
-  uint32_t i = tableHomeSlot(key, na->capacity);
-  for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
-    Node& node = na->nodes[i];
-    Value stored = loadSlot(node.key);  // keyEquals dereferences string keys
-    if (stored.tag == Tag::Nil) {
-      p.empty = &node;
-      break;
-    }
-    if (keyEquals(stored, key)) {
-      p.found = &node;
-      break;
-    }
-    if (!p.dead && node.value.isNil()) p.dead = &node;
-  }
-  return p;
-}
-
+// The probe that looks for the key also finds where to insert it.
 Status setInHash(State& state, Table* t, const Value& key, const Value& value) {
   NodeArray* na = tableNodePart(t);
   HashProbe p = probeHash(na, key);
@@ -407,18 +571,19 @@ Status setInHash(State& state, Table* t, const Value& key, const Value& value) {
   // part: a reader that matched a dead key must not then read a value stored for
   // another key that reused the node. Dead keys go at the next rehash instead.
   Node* dead = claim.shared() ? nullptr : p.dead;
-  Node* empty = p.empty;
   if (key.isInt() && uint64_t(key.asInt()) == uint64_t(t->arraySize) + 1 &&
       t->arraySize < kMaxArrayCapacity) {
     return appendArray(state, t, value);
   }
-  if (!dead && empty && t->nodeCount + 1 <= maxLoad(na->capacity)) {
-    dead = empty;
-    t->nodeCount++;
-  }
   if (dead) {
+    if (key.isCollectable()) markUnordered(na);  // keeps ordered parts free of such keys
     storeValue(t, dead->key, key);
     storeValue(t, dead->value, value);
+    return Status::ok();
+  }
+  if (p.stop && t->nodeCount + 1 <= maxLoad(na->capacity) &&
+      insertAt(t, na, p.stop, key, value, claim.shared())) {
+    t->nodeCount++;
     return Status::ok();
   }
   Status s = rehash(state, t, key);
@@ -429,7 +594,8 @@ Status setInHash(State& state, Table* t, const Value& key, const Value& value) {
   }
   // No room left means racing writers revived keys after rehash counted them: report
   // the race (kRuntimeError, "concurrent table write") rather than lose the key.
-  if (!placeNode(t, t->nodes, key, value)) {
+  NodeArray* rebuilt = t->nodes;
+  if (!rebuilt || !placeNode(t, rebuilt, tableHomeSlot(key, rebuilt->capacity), key, value, claim.shared())) {
     lostToRace(state);
     return Status(StatusCode::kRuntimeError);
   }

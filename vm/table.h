@@ -1,7 +1,8 @@
 // Lua tables: an array part for keys 1..arraySize and a hash part (open addressing,
-// linear probing). All functions here are raw (no metamethods) and never collect; the
-// ones that allocate may fail and say so in their result. Integer keys start their probe
-// at a home slot of their own (tableHomeSlot); every other key at hashValue & mask.
+// linear probing, Robin Hood order while no tasks run; table.cpp). All functions here
+// are raw (no metamethods) and never collect; the ones that allocate may fail and say so
+// in their result. Integer keys start their probe at a home slot of their own
+// (tableHomeSlot); every other key at hashValue & mask.
 //
 // Invariants:
 //  1. A key lives in at most one part: integer keys 1..arraySize only in the array part.
