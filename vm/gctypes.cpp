@@ -241,11 +241,13 @@ void traceNativeClosure(Object* obj, Visitor& visitor) {
 
 size_t upvalueSizeOf(const Object*) { return sizeof(Upvalue); }
 
-// An open upvalue keeps its thread alive: the variable lives in that thread's stack.
+// An open upvalue keeps its thread alive: the variable's register lives in its stack.
+// The shadow is traced too, so it stays equal to a register or cell that moved.
 void traceUpvalue(Object* obj, Visitor& visitor) {
   auto* u = reinterpret_cast<Upvalue*>(obj);
   if (u->thread) visitor.visit(slotOf(u->thread));
-  else visitValue(u->closed, visitor);
+  visitValue(u->cell, visitor);
+  visitValue(u->shadow, visitor);
   if (u->nextOpen) visitor.visit(slotOf(u->nextOpen));
 }
 

@@ -203,18 +203,6 @@ Status varArg(State& S, ThreadData* t, CallFrame* f, Proto* p, uint32_t ra, int 
   return Status::ok();
 }
 
-// An upvalue's variable. An open upvalue of the running thread (the common case)
-// indexes its stack directly rather than through the Thread object. Another task may
-// share the upvalue: read the variable with loadSlot or loadSlotChecked and write it
-// with storeSlot (a closed one with storeValue). Acquire pairs with closeUpvalues'
-// release, so a reader that sees the upvalue closed sees the value it was closed with.
-inline Value& upvalueIn(ThreadData* t, Upvalue* uv) {
-  Thread* owner = __atomic_load_n(&uv->thread, __ATOMIC_ACQUIRE);
-  if (!owner) return uv->closed;
-  if (owner == t->self) [[likely]] return t->stack[uv->index];
-  return __atomic_load_n(&owner->data->stack, __ATOMIC_ACQUIRE)[uv->index];
-}
-
 // A nil to point at: field reads hand out slots, and a missing key reads as this.
 constexpr Value kNilValue{};
 
@@ -366,6 +354,31 @@ Status pushLuaFrame(State& S, ThreadData* t, uint32_t func, int32_t nresults, ui
   return setupLuaFrame(S, t, func, nresults, flags);
 }
 
+// A frame that open upvalues refer to is entered or re-entered (a call returned, a
+// closure captured a register): registers and cells are reconciled, and sharedStep
+// gets its view of the frame. The count is read before the cells (acquire pairs with
+// storeUpvalue's release), so a store it misses changes it again.
+static void enterSharedFrame(ThreadData* t, uint32_t base) {
+  t->seenCellWrites = __atomic_load_n(&t->cellWrites, __ATOMIC_ACQUIRE);
+  syncOpenUpvalues(t, base);
+  t->capturedRegs = capturedRegisters(t, base);
+  t->pushPending = false;
+}
+
+// Before each instruction of a shared frame, whose register A is `a`: the previous
+// instruction's write to a captured register goes to its cell, and cells stored into
+// since the last look come into their registers. Every instruction writes register A,
+// registers from A up, or none (then A is just bits of another operand), so it may have
+// written a captured register when one is at or above A.
+[[gnu::always_inline]] static inline void sharedStep(ThreadData* t, uint32_t base, uint32_t a) {
+  uint64_t writes = __atomic_load_n(&t->cellWrites, __ATOMIC_ACQUIRE);
+  if (t->pushPending | (writes != t->seenCellWrites)) {
+    t->seenCellWrites = writes;
+    syncOpenUpvalues(t, base);
+  }
+  t->pushPending = (t->capturedRegs >> (a < 63 ? a : 63)) != 0;
+}
+
 Status executeMayGC(State& S, ThreadData* t) {
   static void* const kLabels[] = {
 #define WEFT_LABEL(name, fmt, desc) &&op_##name,
@@ -373,6 +386,14 @@ Status executeMayGC(State& S, ThreadData* t) {
 #undef WEFT_LABEL
   };
   static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == kNumOpcodes);
+  // In a frame whose registers open upvalues refer to, dispatch goes through this table:
+  // each opcode's stub runs sharedStep, then jumps straight to the handler (one shared
+  // indirect jump would be predicted badly).
+  static void* const kSharedLabels[] = {
+#define WEFT_SHARED_LABEL(name, fmt, desc) &&shared_##name,
+      WEFT_OPCODES(WEFT_SHARED_LABEL)
+#undef WEFT_SHARED_LABEL
+  };
   // With line or count hooks on, dispatch goes through this table: every instruction
   // visits traceStep first, and the fast path pays nothing for hooks.
   static void* const kTraceLabels[] = {
@@ -414,6 +435,8 @@ Status executeMayGC(State& S, ThreadData* t) {
 #define KC() (k + getC(i))
 #define RKC() (getK(i) ? k + getC(i) : base + getC(i))
 #define IDX(p) uint32_t((p) - t->stack)
+// Whether open upvalues refer to registers of the running frame (sharedFrame).
+#define SHARED() (t->openTop > f->base)
 // A slow path that may call a metamethod, raise, or reallocate the stack.
 #define SLOW(expr)                                  \
   do {                                              \
@@ -461,11 +484,15 @@ startFrame:
   LOADFRAME();
   SAFEPOINT();
   if (t->hookMask) [[unlikely]] goto hookedFrame;
+  if (SHARED()) [[unlikely]] goto sharedFrame;
+  dispatch = kLabels;
   DISPATCH();
 
 reload:
   LOADFRAME();
   if (t->hookMask) [[unlikely]] goto hookedFrame;
+  if (SHARED()) [[unlikely]] goto sharedFrame;
+  dispatch = kLabels;
   DISPATCH();
 
 // Slow path: hooks are on (every frame change comes here to pick the dispatch table).
@@ -475,20 +502,40 @@ hookedFrame:
   if (!status.isOk()) goto onError;
   LOADFRAME();
   dispatch = tracing(t) ? kTraceLabels : kLabels;
+  if (SHARED()) goto sharedFrame;
   DISPATCH();
+
+// Slow path: open upvalues refer to registers of this frame (entered, re-entered after
+// a call, or a closure just captured one). Registers and cells are reconciled now and
+// then between every two instructions (sharedStep), so closures of any task, which use
+// only the cells, and this frame, which uses only the registers, see each other's writes.
+sharedFrame:
+  enterSharedFrame(t, f->base);
+  if (dispatch != kTraceLabels) dispatch = kSharedLabels;
+  DISPATCH();
+
+// Slow path: an instruction of a shared frame.
+#define WEFT_SHARED_STUB(name, fmt, desc) \
+  shared_##name:                          \
+  sharedStep(t, f->base, getA(i));        \
+  goto op_##name;
+  WEFT_OPCODES(WEFT_SHARED_STUB)
+#undef WEFT_SHARED_STUB
 
 // Slow path: line or count hooks, before the instruction `i` (pc is past it). Lua runs
 // no hook for a vararg function's VARARGPREP; that instruction calls the call hook.
 traceStep:
   if (!tracing(t)) {
-    dispatch = kLabels;
+    dispatch = SHARED() ? kSharedLabels : kLabels;
   } else if (getOp(i) != Op::VARARGPREP) {
+    // A hook's closures must see the last instruction's write to a captured register.
+    if (SHARED()) syncOpenUpvalues(t, f->base);
     SAVEPC();
     status = traceMayGC(S, t);
     if (!status.isOk()) goto onError;
     LOADFRAME();
   }
-  goto* kLabels[i & 0x7f];
+  goto* (SHARED() ? kSharedLabels : kLabels)[i & 0x7f];
 
 op_MOVE:
   *RA() = *RB();
@@ -522,17 +569,13 @@ op_LOADNIL: {
   DISPATCH();
 }
 op_GETUPVAL:
-  setValue(RA(), loadSlotChecked(upvalueIn(t, cl->upvalues[getB(i)])));
+  setValue(RA(), loadSlotChecked(cl->upvalues[getB(i)]->cell));
   DISPATCH();
-op_SETUPVAL: {
-  Upvalue* uv = cl->upvalues[getB(i)];
-  Value& var = upvalueIn(t, uv);
-  if (&var != &uv->closed) storeSlot(var, *RA());  // a stack slot: a root, no barrier
-  else storeValue(uv, uv->closed, *RA());
+op_SETUPVAL:
+  storeUpvalue(t, cl->upvalues[getB(i)], *RA());
   DISPATCH();
-}
 op_GETTABUP: {
-  Value up = loadSlotChecked(upvalueIn(t, cl->upvalues[getB(i)]));
+  Value up = loadSlotChecked(cl->upvalues[getB(i)]->cell);
   const Value* key = KC();
   if (up.isTable()) [[likely]] {
     if (const Value* v = fieldFast(S, up.asTable(), key->asString())) [[likely]] {
@@ -597,7 +640,7 @@ op_GETFIELD: {
   SLOW(indexLoopMayGC(S, t, *rb, *key, VarRef::reg(getB(i)), IDX(RA())));
 }
 op_SETTABUP: {
-  Value up = loadSlotChecked(upvalueIn(t, cl->upvalues[getA(i)]));
+  Value up = loadSlotChecked(cl->upvalues[getA(i)]->cell);
   const Value* key = KB();
   const Value* rc = RKC();
   if (up.isTable()) [[likely]] {
@@ -1191,6 +1234,7 @@ op_CLOSURE: {
   status = newClosure(S, t, f, cl->proto->protos[getBx(i)], IDX(RA()));
   if (!status.isOk()) goto onError;
   SAFEPOINT();
+  if (SHARED()) goto sharedFrame;  // it may have captured a register
   DISPATCH();
 }
 op_VARARG: {
@@ -1246,6 +1290,7 @@ onError: {
 #undef DISPATCH
 #undef SLOW
 #undef SAFEPOINT
+#undef SHARED
 }
 
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {

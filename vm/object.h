@@ -6,7 +6,8 @@
 //
 // Invariants:
 //  1. No object points into a stack (DEVELOPERS.md invariant 2): an open upvalue names
-//     its thread and a stack index, never a stack address.
+//     its thread and a stack index, never a stack address, and only that thread reads
+//     or writes the register (Upvalue).
 //  2. Every reference store into an object goes through gc::writeBarrier (use the
 //     setters in this file or table.h; never assign a reference field directly
 //     after the object was allocated).
@@ -86,13 +87,19 @@ struct Table {
 
 struct Proto;
 
+// A variable captured by closures. Closures, of any task, read and write it only in
+// `cell` (loadSlot/storeValue), open or closed. While open, the frame that declared it
+// also keeps it in its register, which only the owning thread touches; that thread
+// reconciles the two between instructions of the frame (thread.h, syncOpenUpvalues),
+// so no task ever reads another thread's stack (docs/design/values.md).
 struct Upvalue {
   gc::ObjectHeader header;
-  Thread* thread;   // open: the thread whose stack holds the variable; closed: null
-  uint32_t index;   // open: the stack slot index in `thread`
+  Thread* thread;   // open: the thread whose frame holds the register; closed: null
+  uint32_t index;   // open: the register's stack index in `thread`
   uint32_t pad;
   Upvalue* nextOpen;  // open: next open upvalue of the same thread (descending index)
-  Value closed;     // closed: the variable itself
+  Value cell;       // the variable as closures see it
+  Value shadow;     // open: the value register and cell last agreed on; closed: nil
 };
 
 struct LuaClosure {
@@ -161,7 +168,8 @@ struct Userdata {
 static_assert(gc::kObjectAlignment % alignof(Value) == 0);
 static_assert(offsetof(ValueArray, data) % 16 == 0 && offsetof(NodeArray, nodes) % 16 == 0);
 static_assert(offsetof(Node, value) % 16 == 0 && sizeof(Node) % 16 == 0);
-static_assert(offsetof(Upvalue, closed) % 16 == 0 && offsetof(NativeClosure, upvalues) % 16 == 0);
+static_assert(offsetof(Upvalue, cell) % 16 == 0 && offsetof(Upvalue, shadow) % 16 == 0);
+static_assert(offsetof(NativeClosure, upvalues) % 16 == 0);
 static_assert(offsetof(Userdata, userValue) % 16 == 0);
 
 inline constexpr size_t stringSize(size_t length) { return offsetof(String, data) + length + 1; }

@@ -115,7 +115,7 @@ NativeClosure* newNativeClosure(State& state, NativeFn fn, const char* name, uin
 Upvalue* newUpvalueClosed(State& state, const Value& value) {
   auto* u = allocateObject<Upvalue>(state, Kind::Upvalue, sizeof(Upvalue));
   if (!u) return nullptr;
-  storeValue(u, u->closed, value);
+  storeValue(u, u->cell, value);
   return u;
 }
 

@@ -28,19 +28,23 @@ void freeThreadData(ThreadData* t) {
   delete t;
 }
 
-// Every field back to a new thread's but the buffers (stack, frames, tbc), which stay
-// valid throughout: a racing reader of a just-closed upvalue may still read the stack.
-// `incarnation`, `shells` and `ownerReleased` describe the Thread objects pointing here
-// and carry over.
+// Every field back to a new thread's but the buffers (stack, frames, tbc), which the
+// next thread reuses. `incarnation`, `shells` and `ownerReleased` describe the Thread
+// objects pointing here and carry over.
 // ThreadData holds an atomic, so this goes field by field; the size check makes a new
 // field fail the build until it is reset here too.
 void resetThreadData(ThreadData& t, State& state) {
-  static_assert(sizeof(ThreadData) == 256, "a ThreadData field was added: reset it here");
+  static_assert(sizeof(ThreadData) == 304, "a ThreadData field was added: reset it here");
   t.self = nullptr;
   t.state = &state;
   t.top = 0;
   t.frameCount = 0;
   t.openUpvalues = nullptr;
+  t.openTop = 0;
+  t.cellWrites = 0;
+  t.capturedRegs = 0;
+  t.seenCellWrites = 0;
+  t.pushPending = false;
   t.tbcCount = 0;
   t.error = Value::nil();
   t.errFunc = 0;
@@ -73,11 +77,8 @@ void resetThreadData(ThreadData& t, State& state) {
   t.escaped = false;
 }
 
-// Old stack buffers are kept until a collection: a task on another worker may be reading
-// one through an open upvalue of this thread (scheduler issue; DEVELOPERS.md invariant 6).
-// During a collection no mutator runs, so nobody holds a pointer into them. The list is
-// linked through each buffer's first slot (slot 0 holds a function, never a local, so
-// no upvalue reads it).
+// Old stack buffers are kept until a collection: during one no mutator runs, so nobody
+// holds a pointer into them. The list is linked through each buffer's first slot.
 void freeRetiredStacks(ThreadData* t) {
   while (Value* old = t->retiredStacks) {
     t->retiredStacks = *reinterpret_cast<Value**>(old);
@@ -266,14 +267,12 @@ bool ensureStackSlots(ThreadData* t, uint64_t needed) {
   if (size > limit) size = limit;
   auto* grown = static_cast<Value*>(mi_malloc(sizeof(Value) * size));
   if (!grown) return false;
-  // Slot by slot, whole: a task sharing an open upvalue of this thread may be storing
-  // into its slot meanwhile (value.h invariant 4). Release publishes the copy to such
-  // a task (upvalueIn's acquire).
-  for (uint32_t i = 0; i < t->stackSize; i++) storeSlot(grown[i], loadSlot(t->stack[i]));
+  // Only this thread reads its stack (no upvalue reaches into it), so a plain copy.
+  for (uint32_t i = 0; i < t->stackSize; i++) grown[i] = t->stack[i];
   for (uint64_t i = t->stackSize; i < size; i++) grown[i] = Value::nil();
   *reinterpret_cast<Value**>(t->stack) = t->retiredStacks;
   t->retiredStacks = t->stack;
-  __atomic_store_n(&t->stack, grown, __ATOMIC_RELEASE);
+  t->stack = grown;
   t->state->mutator().noteExternalBytes(static_cast<int64_t>(sizeof(Value) * (size - t->stackSize)));
   t->stackSize = uint32_t(size);
   return true;
@@ -307,28 +306,70 @@ Upvalue* findUpvalue(State& state, ThreadData* t, uint32_t index) {
   if (!uv) return nullptr;
   uv->thread = t->self;
   uv->index = index;
-  uv->closed = Value::nil();
   uv->nextOpen = cur;
+  // Register, cell and shadow agree; the closure that publishes the cell does not exist yet.
+  storeValue(uv, uv->cell, t->stack[index]);
+  storeValue(uv, uv->shadow, t->stack[index]);
   // The list head is off-heap (traced with the thread); a nextOpen field is a heap store.
   if (prev) {
     storeRef(prev, prev->nextOpen, uv);
   } else {
     t->openUpvalues = uv;
+    t->openTop = index + 1;
   }
   return uv;
+}
+
+namespace {
+
+// syncOpenUpvalues for one upvalue (thread.h). The cell is read whole: another task
+// may be storing into it.
+void reconcile(ThreadData* t, Upvalue* uv) {
+  Value& reg = t->stack[uv->index];
+  if (!reg.identical(uv->shadow)) {
+    storeValue(uv, uv->cell, reg);
+    storeValue(uv, uv->shadow, reg);
+    return;
+  }
+  Value cell = loadSlot(uv->cell);
+  if (!cell.identical(uv->shadow)) {
+    reg = cell;
+    storeValue(uv, uv->shadow, cell);
+  }
+}
+
+}  // namespace
+
+void syncOpenUpvalues(ThreadData* t, uint32_t level) {
+  for (Upvalue* uv = t->openUpvalues; uv && uv->index >= level; uv = uv->nextOpen) reconcile(t, uv);
+}
+
+void syncOpenUpvalueAt(ThreadData* t, uint32_t index) {
+  for (Upvalue* uv = t->openUpvalues; uv && uv->index >= index; uv = uv->nextOpen) {
+    if (uv->index == index) reconcile(t, uv);
+  }
+}
+
+uint64_t capturedRegisters(const ThreadData* t, uint32_t base) {
+  uint64_t bits = 0;
+  for (const Upvalue* uv = t->openUpvalues; uv && uv->index >= base; uv = uv->nextOpen) {
+    bits |= uint64_t(1) << std::min<uint32_t>(uv->index - base, 63);
+  }
+  return bits;
 }
 
 void closeUpvalues(ThreadData* t, uint32_t level) {
   while (t->openUpvalues && t->openUpvalues->index >= level) {
     Upvalue* uv = t->openUpvalues;
+    reconcile(t, uv);
     t->openUpvalues = uv->nextOpen;
-    // A task sharing the upvalue may be storing into the slot (storeSlot): read it
-    // whole. Release pairs with upvalueIn's acquire: the value is in before `thread`
-    // says closed.
-    storeValue(uv, uv->closed, loadSlot(t->stack[uv->index]));
+    // Release pairs with storeUpvalue's acquire: a closure that sees the upvalue closed
+    // no longer signals this thread.
     __atomic_store_n(&uv->thread, nullptr, __ATOMIC_RELEASE);
     uv->nextOpen = nullptr;
+    uv->shadow = Value::nil();
   }
+  t->openTop = t->openUpvalues ? t->openUpvalues->index + 1 : 0;
 }
 
 }  // namespace weft::vm

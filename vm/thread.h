@@ -88,6 +88,19 @@ struct ThreadData {
   bool ownerReleased = false;
 
   State* state = nullptr;
+  // 1 + the index of the highest open upvalue's register, 0 with none: a frame whose
+  // base is below it runs with its open upvalues synchronised (syncOpenUpvalues).
+  uint32_t openTop = 0;
+  // Bumped after every store into the cell of this thread's open upvalues, by any
+  // task (atomic); the interpreter pulls cells into registers when it changes.
+  uint64_t cellWrites = 0;
+  // The interpreter's view of the running frame while it is shared (interp.cpp,
+  // sharedFrame; set again whenever a frame is entered, so nested loops may reuse it):
+  // its captured registers (capturedRegisters), the cellWrites count its registers
+  // caught up with, and whether the last instruction may have written a captured one.
+  uint64_t capturedRegs = 0;
+  uint64_t seenCellWrites = 0;
+  bool pushPending = false;
   uint32_t* tbc = nullptr;          // stack indices of to-be-closed variables, ascending
   uint32_t tbcCount = 0;
   uint32_t tbcCap = 0;
@@ -154,8 +167,8 @@ struct Thread {
 // Finished task threads' ThreadData, kept for new threads so that a spawn reuses a warm
 // stack instead of allocating one. A recycled ThreadData gets a new incarnation: the old
 // Thread object (unreachable, since the thread never escaped) still points to it, and
-// its trace and release then leave it alone; a racing reader of a just-closed upvalue
-// that still goes through that object reads a live stack, never freed memory. Pooled
+// its trace and release then leave it alone; a racing store into a just-closed upvalue
+// that still goes through that object bumps a live cellWrites, never freed memory. Pooled
 // ThreadData are freed with the State, after the heap released every Thread object.
 // A shell's trace and release read its old data's incarnation, so the data lives until
 // every Thread object pointing to it was released (ThreadData::shells), in whatever
@@ -222,13 +235,41 @@ inline CallFrame* pushFrame(ThreadData* t) {
 
 // Open upvalue for stack slot `index` (existing or new); nullptr on exhaustion.
 Upvalue* findUpvalue(State& state, ThreadData* t, uint32_t index);
-// Closes every open upvalue at or above `level` (copies the value in, detaches).
+// Closes every open upvalue at or above `level` (reconciles it, detaches).
 void closeUpvalues(ThreadData* t, uint32_t level);
 
-// The variable's slot; read and write it with loadSlot/storeSlot (value.h invariant 4).
-inline Value& upvalueRef(Upvalue* uv) {
+// Open upvalues (object.h, Upvalue). The register of an open upvalue is read and written
+// only by its thread, field by field like any register; every closure uses the cell.
+// Running on `t`, these bring the two together: a register that differs from the
+// shadow was written by the frame, and goes to the cell; otherwise a cell that differs
+// was written through a closure, and goes to the register. Both changed: the frame's
+// write is the later one in this thread, and a closure's racing write is lost as a
+// racing store may be. Reconciles every open upvalue whose register is at or above
+// `level`.
+void syncOpenUpvalues(ThreadData* t, uint32_t level);
+// Reconciles the open upvalue of register `index`, if there is one (debug.getlocal and
+// debug.setlocal reach registers of frames that are not running).
+void syncOpenUpvalueAt(ThreadData* t, uint32_t index);
+// Registers at or above `base` that open upvalues refer to, as bits (index - base),
+// indices from 63 up folded onto bit 63.
+uint64_t capturedRegisters(const ThreadData* t, uint32_t base);
+
+// Stores `v`, running on `t`, into an upvalue's variable: the cell, then (open) tells
+// the owning thread that a cell changed. Another thread's count takes an atomic
+// increment, release: a thread that sees the count change sees the value. Its own is
+// bumped with a plain load and store: it may overwrite another task's increment, but
+// the value it stores still differs from any count the owner has seen since, so the
+// owner pulls every cell all the same.
+inline void storeUpvalue(const ThreadData* t, Upvalue* uv, const Value& v) {
+  storeValue(uv, uv->cell, v);
   Thread* owner = __atomic_load_n(&uv->thread, __ATOMIC_ACQUIRE);
-  return owner ? __atomic_load_n(&owner->data->stack, __ATOMIC_ACQUIRE)[uv->index] : uv->closed;
+  if (!owner) return;
+  uint64_t* count = &owner->data->cellWrites;
+  if (owner == t->self) {
+    __atomic_store_n(count, __atomic_load_n(count, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+  } else {
+    __atomic_fetch_add(count, 1, __ATOMIC_RELEASE);
+  }
 }
 
 }  // namespace weft::vm

@@ -9,7 +9,7 @@
 //  2. Nil and False are the only falsy values, and they are the two smallest tags.
 //  3. Float keys with an integral value are normalised to integers before they reach a
 //     table (table.h); -0.0 and 0.0 are the same key.
-//  4. A Value in a slot another task can reach (table parts, closed upvalues, native
+//  4. A Value in a slot another task can reach (table parts, upvalue cells, native
 //     closure upvalues, user values) is read with loadSlot (or loadSlotChecked, which
 //     returns what one 16-byte load saw) and written with storeSlot
 //     (through storeValue in object.h): one aligned 16-byte access each, so a reader

@@ -163,5 +163,71 @@ check(mk() ~= mk(), "distinct closures")
 local sameF = print
 eq(sameF, print, "native function identity")
 
+-- A captured local is one variable: its function and its closures see each other's
+-- writes at once, within one statement, through metamethods and coroutines, through the
+-- debug library, and after the function returns.
+local function capturedLocal()
+  local x = 1
+  local function get() return x end
+  local function set(v) x = v end
+  set(2)
+  eq(x, 2, "closure's write seen by the function")
+  x = 3
+  eq(get(), 3, "function's write seen by the closure")
+  x = get() + 1
+  eq(x, 4, "read through the closure, written by the function")
+  local y = (function() x = 10; return 5 end)() + x
+  eq(y, 15, "closure's write seen later in the same expression")
+  x = setmetatable({}, {__add = function() x = 100; return 7 end}) + 1
+  eq(x, 7, "the assignment follows a metamethod's write")
+  local z = setmetatable({}, {__index = function() x = 50; return 1 end}).k + x
+  eq(z, 51, "an __index write seen by the next operand")
+  local co = coroutine.wrap(function() x = 20; coroutine.yield(get()); x = x + 1 end)
+  eq(co(), 20, "coroutine's write read through the closure")
+  eq(x, 20, "coroutine's write seen by the function")
+  x = 30
+  co()
+  eq(x, 31, "coroutine read the function's write")
+  local function localOfCaller(v)
+    set(v)
+    local found, i = nil, 1
+    while true do
+      local name, value = debug.getlocal(2, i)
+      if not name then return found end
+      if name == "x" then found = value end
+      i = i + 1
+    end
+  end
+  eq(localOfCaller(40), 40, "debug.getlocal sees a closure's write")
+  local function setLocalOfCaller(v)
+    local last, i = nil, 1
+    while debug.getlocal(2, i) do
+      if debug.getlocal(2, i) == "x" then last = i end
+      i = i + 1
+    end
+    debug.setlocal(2, last, v)
+  end
+  setLocalOfCaller(60)
+  eq(get(), 60, "debug.setlocal reaches the closures")
+  debug.setupvalue(get, 1, 70)
+  eq(x, 70, "debug.setupvalue reaches the function")
+  local sum = 0
+  for i = 1, 100 do x = i; sum = sum + get() end
+  for i = 1, 100 do set(i); sum = sum - x end
+  eq(sum, 0, "every write in a loop seen by the other side")
+  local seen
+  debug.sethook(function() seen = get() end, "l")
+  x = 80
+  x = x + 1
+  debug.sethook()
+  eq(seen, 81, "a line hook's closure sees the last write")
+  x = "last"
+  return get, set
+end
+local getCaptured, setCaptured = capturedLocal()
+eq(getCaptured(), "last", "closed with the function's last write")
+setCaptured("after")
+eq(getCaptured(), "after", "closed upvalue still shared")
+
 if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
 print(NAME .. ": " .. (checks - failures) .. " checks passed")

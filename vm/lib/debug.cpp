@@ -222,6 +222,7 @@ NativeResult dbGetLocal(CallContext& cx) {
   String* s = cx.newString(name);
   if (!s) return cx.memoryError();
   cx.push(Value::string(s));
+  syncOpenUpvalueAt(t, index);  // a closure may have stored into the local since its frame ran
   cx.push(t->stack[index]);
   return cx.results(2);
 }
@@ -240,7 +241,9 @@ NativeResult dbSetLocal(CallContext& cx) {
     return cx.results(1);
   }
   // Stack slots are roots the collector rescans, so no barrier (as for any register).
+  // A captured local's cell gets the value too, before any closure reads it.
   t->stack[index] = cx.arg(a + 2);
+  syncOpenUpvalueAt(t, index);
   String* s = cx.newString(name);
   if (!s) return cx.memoryError();
   cx.push(Value::string(s));
@@ -270,15 +273,14 @@ NativeResult dbSetMetatable(CallContext& cx) {
   return cx.results(1);
 }
 
-bool upvalueAt(const Value& f, int64_t n, Value*& slot, const char*& name, gc::Object*& holder) {
+bool upvalueAt(const Value& f, int64_t n, Value*& slot, const char*& name) {
   if (f.isLuaClosure()) {
     LuaClosure* c = f.asLuaClosure();
     if (n < 1 || n > c->numUpvalues) return false;
     Upvalue* uv = c->upvalues[n - 1];
-    slot = &upvalueRef(uv);
+    slot = &uv->cell;
     const auto& ups = c->proto->data->upvalues;
     name = size_t(n - 1) < ups.size() && !ups[n - 1].name.empty() ? ups[n - 1].name.c_str() : "(no name)";
-    holder = uv->thread ? nullptr : asGc(uv);
     return true;
   }
   if (f.tag == Tag::NativeClosure) {
@@ -286,7 +288,6 @@ bool upvalueAt(const Value& f, int64_t n, Value*& slot, const char*& name, gc::O
     if (n < 1 || n > c->numUpvalues) return false;
     slot = &c->upvalues[n - 1];
     name = "";
-    holder = asGc(c);
     return true;
   }
   return false;
@@ -297,8 +298,7 @@ NativeResult dbGetUpvalue(CallContext& cx) {
   if (!cx.checkType(1, Tag::LuaClosure) || !cx.checkInteger(2, n)) return cx.failure();
   Value* slot;
   const char* name;
-  gc::Object* holder;
-  if (!upvalueAt(cx.arg(1), n, slot, name, holder)) return cx.noResults();
+  if (!upvalueAt(cx.arg(1), n, slot, name)) return cx.noResults();
   Value v = loadSlot(*slot);  // another task may share the upvalue
   String* s = cx.newString(name);
   if (!s) return cx.memoryError();
@@ -312,11 +312,9 @@ NativeResult dbSetUpvalue(CallContext& cx) {
   if (!cx.checkType(1, Tag::LuaClosure) || !cx.checkInteger(2, n) || !cx.checkAny(3)) return cx.failure();
   Value* slot;
   const char* name;
-  gc::Object* holder;
-  if (!upvalueAt(cx.arg(1), n, slot, name, holder)) return cx.noResults();
-  Value v = cx.arg(3);
-  if (holder && v.isCollectable()) gc::writeBarrier(holder, v.u.obj);
-  storeSlot(*slot, v);
+  if (!upvalueAt(cx.arg(1), n, slot, name)) return cx.noResults();
+  // Into the cell, as SETUPVAL stores (an open upvalue's thread is told).
+  storeUpvalue(cx.threadData(), cx.arg(1).asLuaClosure()->upvalues[n - 1], cx.arg(3));
   String* s = cx.newString(name);
   if (!s) return cx.memoryError();
   cx.push(Value::string(s));

@@ -358,7 +358,7 @@ TEST_F(TableTest, ProtoAndClosureObjectsTrace) {
   EXPECT_EQ(p->protos[0]->source, p->source);
   EXPECT_EQ(c->proto, p->protos[0]);
   EXPECT_EQ(c->proto->constants[0].asFloat(), 2.5);
-  EXPECT_EQ(c->upvalues[0]->closed.asString()->view(), "upvalue-string");
+  EXPECT_EQ(c->upvalues[0]->cell.asString()->view(), "upvalue-string");
   EXPECT_EQ(n->upvalues[1].asString()->view(), "native-up");
   EXPECT_EQ(u->userValue.asString()->view(), "user-value");
   EXPECT_EQ(u->size, 100u);

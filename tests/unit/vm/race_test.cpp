@@ -99,7 +99,8 @@ TEST(SlotAccess, HeapValueFieldsAreAligned) {
     EXPECT_TRUE(aligned(&t->nodes->nodes[0].value));
     Upvalue* uv = newUpvalueClosed(*S, Value::integer(n));
     ASSERT_NE(uv, nullptr);
-    EXPECT_TRUE(aligned(&uv->closed));
+    EXPECT_TRUE(aligned(&uv->cell));
+    EXPECT_TRUE(aligned(&uv->shadow));
     Userdata* u = newUserdata(*S, n);
     ASSERT_NE(u, nullptr);
     EXPECT_TRUE(aligned(&u->userValue));
