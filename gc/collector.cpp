@@ -363,11 +363,11 @@ void Collector::install(uint64_t collection, Mutator& collector) {
 
   const Config& config = heap_.config_;
   bool relocate = config.stress == StressMode::kRelocate;
-  // Keeping free chunks up to the next threshold costs no extra peak (old space was at
-  // least that big) and spares the next cycle's buffers and to-space the page faults.
   impl_.externalBytes -= static_cast<int64_t>(externalReleased_);
   impl_.externalAfterLastGC = impl_.externalBytes;
   impl_.threshold = std::max(config.initialThreshold, live + nextGrowth(live, impl_.externalBytes, config));
+  // Keeping free chunks up to the next threshold costs no extra peak (old space was at
+  // least that big) and spares the next cycle's buffers and to-space the page faults.
   impl_.poolLimit = std::max(16 * Heap::kChunkSize, impl_.threshold);
   // A large chunk no allocation reused since the last collection is unlikely to fit
   // one soon (large objects of another size): unmapped, so the pool adds to the peak

@@ -22,6 +22,7 @@ constexpr uint32_t kRecycledFrameLimit = 64;
 size_t threadSizeOf(const gc::Object*) { return sizeof(Thread); }
 
 void freeThreadData(ThreadData* t) {
+  mi_free(t->random);
   mi_free(t->stack);
   mi_free(t->frames);
   mi_free(t->tbc);
@@ -34,7 +35,7 @@ void freeThreadData(ThreadData* t) {
 // ThreadData holds an atomic, so this goes field by field; the size check makes a new
 // field fail the build until it is reset here too.
 void resetThreadData(ThreadData& t, State& state) {
-  static_assert(sizeof(ThreadData) == 304, "a ThreadData field was added: reset it here");
+  static_assert(sizeof(ThreadData) == 240, "a ThreadData field was added: reset it here");
   t.self = nullptr;
   t.state = &state;
   t.top = 0;
@@ -63,8 +64,8 @@ void resetThreadData(ThreadData& t, State& state) {
   t.suspendedChild = nullptr;
   t.continuation = nullptr;
   t.taskSuspending = false;
-  std::fill(std::begin(t.random), std::end(t.random), 0);
-  t.randomSeeded = false;
+  mi_free(t.random);  // the next task seeds its own
+  t.random = nullptr;
   t.inErrorHandler = false;
   t.hookMask = 0;
   t.hookCount = 0;

@@ -64,6 +64,8 @@ struct CallFrame {
 };
 
 struct ThreadData {
+  // Fields are grouped by size so that a ThreadData takes 256 bytes (a suspended task's
+  // memory; bench/tasks/blocked.lua); the size check in thread.cpp guards it.
   // The first cache line holds what the collector reads to trace a thread (thread.cpp:
   // traceThread, prefetchThread), so tracing a suspended task costs it one line here.
   Thread* self = nullptr;  // the heap object (traced: updated when it moves)
@@ -82,53 +84,43 @@ struct ThreadData {
   // rules recycling out.
   uint32_t incarnation = 0;
   bool escaped = false;
-  // Thread objects pointing here that were not released yet (the owner and the shells
-  // of earlier incarnations), and whether the owner was: the last release frees this
-  // data once the owner is gone, whatever order the heap releases them in.
+  // Thread objects pointing here that were not released yet (`shells`: the owner and
+  // the shells of earlier incarnations), and whether the owner was: the last release
+  // frees this data once the owner is gone, whatever order the heap releases them in.
   bool ownerReleased = false;
 
   State* state = nullptr;
   // 1 + the index of the highest open upvalue's register, 0 with none: a frame whose
   // base is below it runs with its open upvalues synchronised (syncOpenUpvalues).
   uint32_t openTop = 0;
+  uint32_t shells = 0;  // see ownerReleased
   // Bumped after every store into the cell of this thread's open upvalues, by any
   // task (atomic); the interpreter pulls cells into registers when it changes.
   uint64_t cellWrites = 0;
   // The interpreter's view of the running frame while it is shared (interp.cpp,
   // sharedFrame; set again whenever a frame is entered, so nested loops may reuse it):
   // its captured registers (capturedRegisters), the cellWrites count its registers
-  // caught up with, and whether the last instruction may have written a captured one.
+  // caught up with, and whether the last instruction may have written a captured one
+  // (pushPending, below).
   uint64_t capturedRegs = 0;
   uint64_t seenCellWrites = 0;
-  bool pushPending = false;
   uint32_t* tbc = nullptr;          // stack indices of to-be-closed variables, ascending
   uint32_t tbcCount = 0;
   uint32_t tbcCap = 0;
-  uint32_t shells = 0;  // see ownerReleased
-
-  Value error = Value::nil();  // the current error object (traced)
-  Value hook = Value::nil();   // (traced)
   uint32_t errFunc = 0;        // stack index of the active message handler, 0 for none
   uint32_t nny = 0;            // native->Lua re-entries below the running code (not yieldable if > 0)
+
+  Value error = Value::nil();  // the current error object (traced)
+  Value hook = Value::nil();   // debug.sethook's function (traced)
   uint32_t nativeDepth = 0;    // nested loop invocations (C++ stack use)
   uint32_t cDepth = 0;         // pcall markers and Lua metamethod frames on the stack (Lua counts them as C calls)
   uint32_t resumeCount = 0;    // values passed by the resume that continues a yielded native
-  // Atomic: two tasks may try to resume the same coroutine at once; Suspended -> Running
-  // is a compare-exchange (coroutine.cpp), so exactly one wins.
-  std::atomic<ThreadStatus> status{ThreadStatus::Suspended};
-  bool isMain = false;
   // Scheduler support (runtime/executor.cpp). `budget` counts down at the interpreter's
   // safepoints; below zero the safepoint's slow path either preempts a task's root
   // thread (returns kYield with `preempted` set, when nothing native is below: nny == 0)
   // or refills it. A coroutine resumed inside a task takes over the budget and hands the
   // rest back.
   int32_t budget = kUnlimitedBudget;
-  bool taskRoot = false;        // the bottom thread of a task (not the main thread)
-  bool preempted = false;
-  // Resuming a thread suspended in a native: kOk delivers resumeCount values as the
-  // native's results; an error status raises t->error (already through the message
-  // handler) at the native's call instead.
-  StatusCode resumeStatus = StatusCode::kOk;
   void* task = nullptr;         // the runtime's task running on this thread (opaque to vm)
   // A task waiting inside coroutines suspends the whole chain (docs/design/tasks.md): the
   // thread whose native started the wait returns kYield with taskSuspending set; each
@@ -138,21 +130,31 @@ struct ThreadData {
   ThreadData* resumer = nullptr;         // the thread that resumed this one, while it runs
   ThreadData* suspendedChild = nullptr;  // the coroutine this thread's resume is suspended in
   NativeFn continuation = nullptr;       // finishes the top native frame on resume
+  // math.random's generator (4 words) when this thread is the root of a chain (the main
+  // thread or a task's own): allocated and seeded on first use, so most tasks carry
+  // none (lib/math.cpp); freed with the data, or when it is recycled.
+  uint64_t* random = nullptr;
+  // Debug hooks (debug.sethook): a single mask test (hookMask) on the hot path.
+  int32_t hookCount = 0;
+  int32_t hookCounter = 0;
+  uint32_t hookOldPc = 0;       // instruction index of the last line-hook check (Lua's oldpc)
+  // Atomic: two tasks may try to resume the same coroutine at once; Suspended -> Running
+  // is a compare-exchange (coroutine.cpp), so exactly one wins.
+  std::atomic<ThreadStatus> status{ThreadStatus::Suspended};
+  uint8_t hookMask = 0;         // kHookMask* bits
+  bool isMain = false;
+  bool taskRoot = false;        // the bottom thread of a task (not the main thread)
+  bool preempted = false;
+  // Resuming a thread suspended in a native: kOk delivers resumeCount values as the
+  // native's results; an error status raises t->error (already through the message
+  // handler) at the native's call instead.
+  StatusCode resumeStatus = StatusCode::kOk;
   bool taskSuspending = false;
   bool inHook = false;          // running a debug hook (debug.sethook)
   bool runningFinalizers = false;
   bool failed = false;          // dead by an error (coroutine.close reports it)
-  // math.random's generator when this thread is the root of a chain (the main thread or
-  // a task's own): lib/math.cpp.
-  uint64_t random[4] = {};
-  bool randomSeeded = false;
-  bool inErrorHandler = false; // running a message handler: limits get some headroom
-
-  // Debug hooks (debug.sethook): a single mask test on the hot path.
-  uint8_t hookMask = 0;         // kHookMask* bits
-  int32_t hookCount = 0;
-  int32_t hookCounter = 0;
-  uint32_t hookOldPc = 0;       // instruction index of the last line-hook check (Lua's oldpc)
+  bool inErrorHandler = false;  // running a message handler: limits get some headroom
+  bool pushPending = false;     // see capturedRegs
 
   CallFrame& frame() { return frames[frameCount - 1]; }
   uint32_t liveTop() const;

@@ -1,9 +1,10 @@
 // The math library (manual §6.7). The generator is xoshiro256** seeded as Lua 5.4 seeds
-// it, so a seeded sequence matches lua5.4's value for value. Its state lives per State
-// in a side table keyed by the State's address (the library has no per-state slot of
-// its own and natives here have no upvalues).
+// it, so a seeded sequence matches lua5.4's value for value. Its state lives with the
+// root thread of the running chain of coroutines (generatorOf).
 #include <cmath>
 #include <ctime>
+
+#include <mimalloc.h>
 
 #include "vm/lib/libs.h"
 #include "vm/thread.h"
@@ -184,17 +185,18 @@ struct Xoshiro {
 
 // The generator lives in the root of the running chain of coroutines: the main thread,
 // or a task's own thread, so each task keeps its own state (tasks run in parallel) and
-// a coroutine shares its resumer's, as in Lua. Seeded on first use from the clock and
-// the thread's address.
-Xoshiro generatorOf(CallContext& cx) {
+// a coroutine shares its resumer's, as in Lua. Allocated and seeded on first use, from
+// the clock and the thread's address; false when there is no memory for it.
+bool generatorOf(CallContext& cx, Xoshiro& g) {
   ThreadData* root = cx.threadData();
   while (root->resumer) root = root->resumer;
-  Xoshiro g{root->random};
-  if (!root->randomSeeded) {
-    g.seed(uint64_t(std::time(nullptr)), uint64_t(reinterpret_cast<uintptr_t>(root)));
-    root->randomSeeded = true;
+  if (!root->random) {
+    root->random = static_cast<uint64_t*>(mi_malloc(4 * sizeof(uint64_t)));
+    if (!root->random) return false;
+    Xoshiro{root->random}.seed(uint64_t(std::time(nullptr)), uint64_t(reinterpret_cast<uintptr_t>(root)));
   }
-  return g;
+  g.s = root->random;
+  return true;
 }
 
 // A uniform value in [0, n]: mask to the smallest 2^b-1 covering n and retry outside.
@@ -212,7 +214,8 @@ uint64_t project(uint64_t ran, uint64_t n, Xoshiro g) {
 }
 
 NativeResult mathRandom(CallContext& cx) {
-  Xoshiro g = generatorOf(cx);
+  Xoshiro g{nullptr};
+  if (!generatorOf(cx, g)) return cx.memoryError();
   uint64_t rv = g.next();
   int64_t low, up;
   switch (cx.argCount()) {
@@ -235,7 +238,8 @@ NativeResult mathRandom(CallContext& cx) {
 // Lua 5.4.4 (the oracle) and the later manuals agree that randomseed returns the two
 // seed components; without arguments it seeds from the clock and the state's address.
 NativeResult mathRandomSeed(CallContext& cx) {
-  Xoshiro g = generatorOf(cx);
+  Xoshiro g{nullptr};
+  if (!generatorOf(cx, g)) return cx.memoryError();
   int64_t n1, n2;
   if (cx.argCount() == 0) {
     n1 = int64_t(std::time(nullptr)) ^ int64_t(std::clock());
