@@ -387,13 +387,13 @@ Status executeMayGC(State& S, ThreadData* t) {
   };
   static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == kNumOpcodes);
   // In a frame whose registers open upvalues refer to, dispatch goes through this table:
-  // each opcode's stub runs sharedStep, then jumps straight to the handler (one shared
-  // indirect jump would be predicted badly).
-  static void* const kSharedLabels[] = {
-#define WEFT_SHARED_LABEL(name, fmt, desc) &&shared_##name,
-      WEFT_OPCODES(WEFT_SHARED_LABEL)
+  // every opcode reaches one stub that runs sharedStep, then jumps to the handler. A
+  // stub per opcode would predict that jump better, but 83 copies of sharedStep in this
+  // function changed the register allocation of every handler (tables.lua 8% slower,
+  // with no shared frame at all).
+#define WEFT_SHARED_LABEL(name, fmt, desc) &&sharedInstruction,
+  static void* const kSharedLabels[] = {WEFT_OPCODES(WEFT_SHARED_LABEL)};
 #undef WEFT_SHARED_LABEL
-  };
   // With line or count hooks on, dispatch goes through this table: every instruction
   // visits traceStep first, and the fast path pays nothing for hooks.
   static void* const kTraceLabels[] = {
@@ -515,12 +515,9 @@ sharedFrame:
   DISPATCH();
 
 // Slow path: an instruction of a shared frame.
-#define WEFT_SHARED_STUB(name, fmt, desc) \
-  shared_##name:                          \
-  sharedStep(t, f->base, getA(i));        \
-  goto op_##name;
-  WEFT_OPCODES(WEFT_SHARED_STUB)
-#undef WEFT_SHARED_STUB
+sharedInstruction:
+  sharedStep(t, f->base, getA(i));
+  goto* kLabels[i & 0x7f];
 
 // Slow path: line or count hooks, before the instruction `i` (pc is past it). Lua runs
 // no hook for a vararg function's VARARGPREP; that instruction calls the call hook.
