@@ -1,8 +1,9 @@
 // The registry of tasks and channels: the runtime's root container. Every task's thread
 // (so its frames), its handle, the values of its waits and every channel's buffer are
 // traced and updated here by the collector, world stopped; so nothing stale survives a
-// relocation into a task's next dispatch. regMutex_ guards the sets; the collector also
-// takes it, since a task may be released on the timer thread (not a mutator).
+// relocation into a task's next dispatch. Each shard's lock guards its sets; the
+// collector also takes them, since a task may be released on the timer thread (not a
+// mutator). Nothing holds two shard locks at once.
 #include <algorithm>
 #include <cstdio>
 #include <utility>
@@ -67,76 +68,98 @@ LuaTask* currentTask(RuntimeImpl& rt, vm::ThreadData* t) {
   return t->task ? static_cast<LuaTask*>(t->task) : rt.mainTask;
 }
 
+RuntimeImpl::RegistryShard& RuntimeImpl::shardForNew() {
+  return shards_[currentRegistryShard() % kRegistryShards];
+}
+
 void RuntimeImpl::addTask(LuaTask* task) {
-  std::lock_guard lock(regMutex_);
-  tasks_.insert(task);
+  RegistryShard& shard = shardForNew();
+  task->regShard = uint8_t(&shard - shards_.data());
+  std::lock_guard lock(shard.mutex);
+  shard.tasks.insert(task);
 }
 
 void RuntimeImpl::removeTask(LuaTask* task) {
-  std::lock_guard lock(regMutex_);
-  if (tasks_.contains(task)) tasks_.erase(task);
+  RegistryShard& shard = shards_[task->regShard];
+  std::lock_guard lock(shard.mutex);
+  if (shard.tasks.contains(task)) shard.tasks.erase(task);
   task->registered = false;
 }
 
 void RuntimeImpl::addChannel(Channel* ch) {
-  std::lock_guard lock(regMutex_);
-  channels_.insert(ch);
+  RegistryShard& shard = shardForNew();
+  ch->regShard = uint8_t(&shard - shards_.data());
+  std::lock_guard lock(shard.mutex);
+  shard.channels.insert(ch);
 }
 
 void RuntimeImpl::removeChannel(Channel* ch) {
-  std::lock_guard lock(regMutex_);
-  if (channels_.contains(ch)) channels_.erase(ch);
+  RegistryShard& shard = shards_[ch->regShard];
+  std::lock_guard lock(shard.mutex);
+  if (shard.channels.contains(ch)) shard.channels.erase(ch);
+}
+
+std::vector<LuaTask*> RuntimeImpl::retainAllTasks() {
+  std::vector<LuaTask*> all;
+  for (RegistryShard& shard : shards_) {
+    std::lock_guard lock(shard.mutex);
+    for (LuaTask* task : shard.tasks) {
+      task->retain();
+      all.push_back(task);
+    }
+  }
+  return all;
 }
 
 void RuntimeImpl::traceRoots(gc::Visitor& visitor) {
   visitObject(visitor, taskMeta);
   visitObject(visitor, channelMeta);
-  std::lock_guard lock(regMutex_);
-  // A hundred thousand suspended tasks are common: each costs cache misses on its
-  // record, then on its Thread object and handle (copied here). Records are prefetched
-  // 2 * kAhead tasks ahead, and the objects they point to kAhead ahead, once their
-  // record has arrived.
-  constexpr size_t kAhead = 8;
-  size_t n = tasks_.slotCount();
-  for (size_t i = 0; i < n; i++) {
-    if (i + 2 * kAhead < n) prefetchRecord(tasks_.at(i + 2 * kAhead));
-    if (i + kAhead < n) prefetchReferents(tasks_.at(i + kAhead));
-    if (LuaTask* task = tasks_.at(i)) traceTask(visitor, *task);
+  for (RegistryShard& shard : shards_) {
+    std::lock_guard lock(shard.mutex);
+    traceShard(visitor, shard);
   }
-  for (Channel* ch : channels_) {
+}
+
+// A hundred thousand suspended tasks are common: each costs cache misses on its record,
+// then on its Thread object and handle (copied here). Records are prefetched 2 * kAhead
+// tasks ahead, and the objects they point to kAhead ahead, once their record has arrived.
+void RuntimeImpl::traceShard(gc::Visitor& visitor, RegistryShard& shard) {
+  constexpr size_t kAhead = 8;
+  const SlotList<LuaTask>& tasks = shard.tasks;
+  size_t n = tasks.slotCount();
+  for (size_t i = 0; i < n; i++) {
+    if (i + 2 * kAhead < n) prefetchRecord(tasks.at(i + 2 * kAhead));
+    if (i + kAhead < n) prefetchReferents(tasks.at(i + kAhead));
+    if (LuaTask* task = tasks.at(i)) traceTask(visitor, *task);
+  }
+  for (Channel* ch : shard.channels) {
     ch->buffer.forEach([&](Value& v) { visitValue(visitor, v); });
   }
 }
 
 std::string RuntimeImpl::describeBlockedTasks() {
-  std::string out;
-  std::lock_guard lock(regMutex_);
-  std::vector<LuaTask*> sorted;
-  for (LuaTask* task : tasks_) sorted.push_back(task);
-  std::sort(sorted.begin(), sorted.end(), [](LuaTask* a, LuaTask* b) { return a->id() < b->id(); });
-  for (LuaTask* task : sorted) {
-    if (task->done) continue;
-    out += "  task ";
-    out += task->isMain ? "main" : std::to_string(task->id());
-    out += ": ";
-    out += task->phase() == WaitPhase::kWaiting ? task->describeWait() : std::string("not waiting");
-    out += '\n';
+  std::vector<std::pair<uint64_t, std::string>> lines;
+  for (RegistryShard& shard : shards_) {
+    std::lock_guard lock(shard.mutex);
+    for (LuaTask* task : shard.tasks) {
+      if (task->done) continue;
+      std::string line = "  task ";
+      line += task->isMain ? "main" : std::to_string(task->id());
+      line += ": ";
+      line += task->phase() == WaitPhase::kWaiting ? task->describeWait() : std::string("not waiting");
+      line += '\n';
+      lines.emplace_back(task->id(), std::move(line));
+    }
   }
+  std::sort(lines.begin(), lines.end());
+  std::string out;
+  for (const auto& [id, line] : lines) out += line;
   return out;
 }
 
 void RuntimeImpl::cancelAllTasks() {
-  std::vector<LuaTask*> alive;
-  {
-    std::lock_guard lock(regMutex_);
-    for (LuaTask* task : tasks_) {
-      if (task->isMain || task->done) continue;
-      task->retain();
-      alive.push_back(task);
-    }
-  }
-  for (LuaTask* task : alive) {
-    cancelTask(task);
+  for (LuaTask* task : retainAllTasks()) {
+    if (!task->isMain && !task->done) cancelTask(task);
     task->release();
   }
 }
@@ -144,10 +167,10 @@ void RuntimeImpl::cancelAllTasks() {
 void RuntimeImpl::releaseLeftovers() {
   std::vector<LuaTask*> tasks;
   std::vector<Channel*> channels;
-  {
-    std::lock_guard lock(regMutex_);
-    tasks = tasks_.takeAll();
-    channels = channels_.takeAll();
+  for (RegistryShard& shard : shards_) {
+    std::lock_guard lock(shard.mutex);
+    for (LuaTask* task : shard.tasks.takeAll()) tasks.push_back(task);
+    for (Channel* ch : shard.channels.takeAll()) channels.push_back(ch);
   }
   // Orphaned first, so that no destructor below or later reaches for this runtime. The
   // handles still holding tasks and channels release them when the heap lets them go (a
@@ -171,9 +194,9 @@ void RuntimeImpl::noteUnobservedError(uint64_t id, const std::string& traceback)
 
 // In task id order, so the report does not depend on when the collector freed a task.
 void RuntimeImpl::reportUnobservedErrors() {
-  {
-    std::lock_guard lock(regMutex_);
-    for (LuaTask* task : tasks_) {
+  for (RegistryShard& shard : shards_) {
+    std::lock_guard lock(shard.mutex);
+    for (LuaTask* task : shard.tasks) {
       std::lock_guard done(task->doneMutex);
       if (task->outcome != sched::TaskState::kPanicked || task->errorObserved) continue;
       task->errorObserved = true;

@@ -44,6 +44,8 @@ unsigned defaultWorkers(unsigned requested) {
 
 }  // namespace
 
+uint8_t currentRegistryShard() { return tlsContext ? tlsContext->registryShard : 0; }
+
 RuntimeImpl::RuntimeImpl(vm::State& s, const RuntimeOptions& o) : state(s), options(o) {
   options.workers = defaultWorkers(o.workers);
 }
@@ -64,11 +66,17 @@ RuntimeImpl::~RuntimeImpl() {
 Status RuntimeImpl::onThreadStart() {
   Expected<gc::Mutator*> m = state.heap().registerMutator();
   if (!m) {
-    failClosed(m.error().message);
+    // The heap's first failure, whichever thread reports it: a worker whose registration
+    // failed only because another's had already closed the heap would name the closing
+    // instead of its cause (a flake of fault_gc_register, about 1 run in 40).
+    std::string first = state.heap().failureReason();
+    failClosed(first.empty() ? m.error().message : first);
     return Status(StatusCode::kFatal);
   }
   auto* wc = new WorkerContext();
   wc->exec = vm::ExecContext{&state, *m, nullptr};
+  // Shard 0 is the main thread's; worker threads take the others in turn.
+  wc->registryShard = uint8_t(1 + nextShard_.fetch_add(1, std::memory_order_relaxed) % (kRegistryShards - 1));
   wc->mutator = *m;
   tlsContext = wc;
   vm::bindExecContext(&wc->exec);
@@ -131,9 +139,11 @@ void RuntimeImpl::onAllBlocked() {
 // deadlock. Its thread's worker parks again after it, which re-evaluates. Nothing runs
 // at this moment, so no wait can end while this reads them.
 bool RuntimeImpl::nativeWaitsOpen() {
-  std::lock_guard lock(regMutex_);
-  for (LuaTask* t : tasks_) {
-    if (!t->isMain && t->blocked.load(std::memory_order_seq_cst) && !t->waitOpen()) return false;
+  for (RegistryShard& shard : shards_) {
+    std::lock_guard lock(shard.mutex);
+    for (LuaTask* t : shard.tasks) {
+      if (!t->isMain && t->blocked.load(std::memory_order_seq_cst) && !t->waitOpen()) return false;
+    }
   }
   return true;
 }
@@ -411,15 +421,7 @@ void RuntimeImpl::closeAll(const std::string& reason) {
   if (scheduler) scheduler->close(reason.empty() ? "the program is exiting" : reason);
   if (!reason.empty()) state.heap().closeHeap(reason);
   // Wake every blocking waiter so that nobody stays asleep on a closed runtime.
-  std::vector<LuaTask*> all;
-  {
-    std::lock_guard lock(regMutex_);
-    for (LuaTask* t : tasks_) {
-      t->retain();
-      all.push_back(t);
-    }
-  }
-  for (LuaTask* t : all) {
+  for (LuaTask* t : retainAllTasks()) {
     t->signalBlocked();
     t->release();
   }

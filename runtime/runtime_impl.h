@@ -7,6 +7,7 @@
 // stopped). The registry's sets are guarded by regMutex. Flags say their own orderings.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -31,6 +32,7 @@ struct WorkerContext {
   bool attached = false;
   uint64_t reportedStops = 0;  // the mutator's pauses already given to the worker's stats
   uint64_t reportedNanos = 0;
+  uint8_t registryShard = 0;   // where this thread registers the tasks and channels it makes
 };
 
 class RuntimeImpl final : public sched::Executor, public gc::RootSource {
@@ -119,15 +121,30 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   Status resumeTaskMayGC(LuaTask& task);
   sched::RunOutcome cancelTaskMayGC(LuaTask& task);
 
-  std::mutex regMutex_;
-  SlotList<LuaTask> tasks_;              // regMutex_
-  SlotList<Channel> channels_;           // regMutex_
+  // The registry, sharded by the thread that registers (registry.cpp): a worker that
+  // spawns and finishes its own tasks takes a lock and touches an array no other worker
+  // does. Code that walks it takes one shard's lock at a time.
+  struct RegistryShard {
+    alignas(64) std::mutex mutex;
+    SlotList<LuaTask> tasks;     // mutex
+    SlotList<Channel> channels;  // mutex
+  };
+  static constexpr size_t kRegistryShards = 8;
+  RegistryShard& shardForNew();
+  void traceShard(gc::Visitor& visitor, RegistryShard& shard);
+  // Every registered task, retained, gathered one shard at a time (release them after).
+  std::vector<LuaTask*> retainAllTasks();
+  std::array<RegistryShard, kRegistryShards> shards_;
+  std::atomic<uint32_t> nextShard_{0};   // round-robin for new worker threads
   std::atomic<bool> closed_{false};       // release/acquire: the reason is written first
   std::mutex reportMutex_;
   std::vector<std::pair<uint64_t, std::string>> unobserved_;  // reportMutex_
   mutable std::mutex reasonMutex_;
   std::string reason_;                    // reasonMutex_
 };
+
+// The registry shard of the calling thread: its worker context's, or 0 (the main thread).
+uint8_t currentRegistryShard();
 
 // The runtime of a State (set by Runtime::start; one runtime per State).
 inline RuntimeImpl* runtimeOf(vm::State& state) { return static_cast<RuntimeImpl*>(state.runtime); }

@@ -149,6 +149,7 @@ struct LuaTask final : sched::Task, WaitSource {
   std::unique_ptr<std::string> traceback;  // of an error, recorded by the message handler
 
   uint32_t regSlot = 0;         // the registry's index (its lock; runtime/slot_list.h)
+  uint8_t regShard = 0;         // the registry shard it is in (set once, at creation)
 
   bool isMain = false;
   bool started = false;         // first dispatch done
@@ -212,6 +213,7 @@ struct Channel final : WaitSource {
   bool closed = false;             // mutex
   std::atomic<uint32_t> length{0}; // buffer.size(), for #ch without the lock
   uint32_t regSlot = 0;            // the registry's index (its lock; runtime/slot_list.h)
+  uint8_t regShard = 0;            // the registry shard it is in (set once, at creation)
   bool orphaned = false;           // as LuaTask::orphaned
 };
 
