@@ -713,7 +713,9 @@ op_SETFIELD: {
 op_NEWTABLE: {
   uint32_t b = getB(i);
   uint32_t c = getC(i);
-  if (b > 0) b = 1u << (b - 1);
+  // B is log2(hash size) + 1, at most 32 from the compiler; a corrupt binary chunk's
+  // larger B is a hint like any other, ignored rather than shifted past 31 bits.
+  if (b > 0) b = b <= 32 ? 1u << (b - 1) : 0;
   if (getK(i)) c += uint32_t(getAx(*pc)) * (kMaxArgC + 1);
   pc++;
   Table* h = newTable(S, c, b);
