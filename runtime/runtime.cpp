@@ -206,16 +206,16 @@ void RuntimeImpl::installOsWaitHooks() {
   state.osWaitLeave = osWaitLeave;
 }
 
-RunOutcome RuntimeImpl::runTask(sched::Worker& worker, sched::Task& base) {
+RunOutcome RuntimeImpl::runTask(sched::Worker& worker, sched::Task& base, int32_t& budget) {
   // A probe's dispatch is its purpose. typeid, not dynamic_cast: equal types compare by
   // address, where a dynamic_cast walks the hierarchy comparing names.
   if (typeid(base) != typeid(LuaTask)) return RunOutcome::kCompleted;
   auto* task = static_cast<LuaTask*>(&base);
   if (closed()) return RunOutcome::kCancelled;
-  return dispatchMayGC(*tlsContext, *task);
+  return dispatchMayGC(*tlsContext, *task, budget);
 }
 
-RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task) {
+RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t& budget) {
   vm::ThreadData* t = task.data;
   // Restoration: the registry's (possibly relocated) thread must still own the frames.
   if (gc::fault::hit("rt.restore") || task.thread->data != t) {
@@ -223,12 +223,12 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task) {
     return RunOutcome::kPanicked;
   }
   wc.exec.running = t;
-  t->budget = options.budget;
+  t->budget = budget;
   t->preempted = false;
   if (!task.started) {
     task.started = true;
     if (task.cancelRequested()) return cancelTaskMayGC(task);
-    return finishDispatchMayGC(task, startTaskMayGC(task));
+    return finishDispatchMayGC(task, startTaskMayGC(task), budget);
   }
   // The thread whose native suspended the task: the root, or the innermost coroutine of
   // a suspended chain (vm/thread.h). Its results go there; resuming the root runs the
@@ -253,17 +253,17 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task) {
     Status fs = finishWaitMayGC(state, leaf, task, n, err);
     if (fs.code() == StatusCode::kRuntimeError) {
       Status raised = vm::raiseValueMayGC(state, leaf, err);
-      if (raised.code() == StatusCode::kFatal) return finishDispatchMayGC(task, raised);
+      if (raised.code() == StatusCode::kFatal) return finishDispatchMayGC(task, raised, budget);
       leaf->resumeStatus = raised.code();
     } else if (!fs.isOk()) {
-      return finishDispatchMayGC(task, fs);
+      return finishDispatchMayGC(task, fs, budget);
     }
     leaf->resumeCount = n;
   } else {
     leaf->resumeCount = 0;
   }
   task.suspend = LuaTask::Suspend::kNone;
-  return finishDispatchMayGC(task, vm::executeMayGC(state, t));
+  return finishDispatchMayGC(task, vm::executeMayGC(state, t), budget);
 }
 
 Status RuntimeImpl::startTaskMayGC(LuaTask& task) {
@@ -278,8 +278,13 @@ Status RuntimeImpl::startTaskMayGC(LuaTask& task) {
   return vm::callNativeMayGC(state, t, 2, -1, vm::kFrameEntry);
 }
 
-RunOutcome RuntimeImpl::finishDispatchMayGC(LuaTask& task, Status st) {
+RunOutcome RuntimeImpl::finishDispatchMayGC(LuaTask& task, Status st, int32_t& budget) {
   vm::ThreadData* t = task.data;
+  // What the dispatch left of its budget, before completion recycles the thread: the
+  // innermost coroutine of a suspended chain holds it (vm/thread.h).
+  vm::ThreadData* holder = t;
+  while (holder->suspendedChild) holder = holder->suspendedChild;
+  budget = std::clamp(holder->budget, 0, budget);
   switch (st.code()) {
     case StatusCode::kYield: {
       if (gc::fault::hit("rt.publish")) {
@@ -455,6 +460,7 @@ Expected<std::unique_ptr<Runtime>> Runtime::start(vm::State& state, const Runtim
   sched::SchedulerOptions so;
   so.workers = rt.options.workers;
   so.seed = options.seed;
+  so.slice = options.budget;
   rt.scheduler = std::make_unique<sched::Scheduler>(so, rt);
   auto runtime = std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
   rt.installOsWaitHooks();

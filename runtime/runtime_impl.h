@@ -48,7 +48,7 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   vm::Table* channelMeta = nullptr;  // root
 
   // Executor (worker threads).
-  sched::RunOutcome runTask(sched::Worker& worker, sched::Task& task) override;
+  sched::RunOutcome runTask(sched::Worker& worker, sched::Task& task, int32_t& budget) override;
   Status onThreadStart() override;
   void onThreadStop() override;
   void onIdle(sched::Worker& worker) override;
@@ -114,9 +114,9 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   std::condition_variable finishCv;
 
  private:
-  sched::RunOutcome dispatchMayGC(WorkerContext& wc, LuaTask& task);
+  sched::RunOutcome dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t& budget);
   bool nativeWaitsOpen();
-  sched::RunOutcome finishDispatchMayGC(LuaTask& task, Status st);
+  sched::RunOutcome finishDispatchMayGC(LuaTask& task, Status st, int32_t& budget);
   Status startTaskMayGC(LuaTask& task);
   Status resumeTaskMayGC(LuaTask& task);
   sched::RunOutcome cancelTaskMayGC(LuaTask& task);

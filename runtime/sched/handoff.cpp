@@ -105,6 +105,7 @@ Status SchedulerInternals::enterBlocking(Carrier& m, WorkerCore& c, Blocking kin
   m.blocking = true;
   m.kind = kind;
   m.released = false;
+  c.spawned.sealBatch();  // another thread may run the worker's dispatches meanwhile
   if (kind == Blocking::kOs) osBlocked.fetch_add(1, std::memory_order_relaxed);
   // Reserve a spare for the worker about to be released (freeWorkers <= spares.size()).
   bool closedNow, reserved = false;
@@ -130,7 +131,7 @@ Status SchedulerInternals::enterBlocking(Carrier& m, WorkerCore& c, Blocking kin
       c.reclaimers.pop_back();
       c.reclaimWanted.store(!c.reclaimers.empty(), std::memory_order_release);
     }
-    if (next || c.lifo || !c.ring.empty() || !c.pinned.empty()) {
+    if (next || c.lifo || !c.spawned.empty() || !c.ring.empty() || !c.pinned.empty()) {
       std::lock_guard pool(poolMu);
       --freeWorkers;
       if (!next && spares.empty()) {

@@ -69,6 +69,12 @@ class Idle {
   // Removes every sleeper (close): the caller unparks them.
   std::vector<unsigned> claimAll();
   WakeReason wakeReason(unsigned worker);
+  // Whether some worker is parked or searching: a hint for keeping spawned work private
+  // (relaxed: a stale answer only delays sharing to the next dispatch boundary).
+  bool someoneHungry() const {
+    uint32_t s = state_.load(std::memory_order_relaxed);
+    return (s & kSearchMask) != 0 || (s >> 16) < workers_;
+  }
   unsigned sleeperCount();
 
  private:

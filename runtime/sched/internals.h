@@ -14,8 +14,9 @@
 //    tasks) pinned queue only during a dispatch (`dispatching`) outside a blocking region;
 //    a publication at any other moment (onIdle, onAllBlocked) takes the external path.
 //    Its search fills the local queue only right before a dispatch, and a worker is
-//    released only with an empty LIFO slot and local queue. So a sleeping worker's LIFO
-//    slot and local queue are empty, which the all-blocked check relies on.
+//    released only with an empty LIFO slot, spawn stack and local queue. So a sleeping
+//    worker's LIFO slot, spawn stack and local queue are empty, which the all-blocked
+//    check relies on.
 #pragma once
 
 #include <latch>
@@ -27,6 +28,7 @@
 
 #include "runtime/sched/idle.h"
 #include "runtime/sched/local_queue.h"
+#include "runtime/sched/spawn_stack.h"
 #include "runtime/sched/task_list.h"
 #include "runtime/sched/timer_service.h"
 #include "runtime/sched/victim_order.h"
@@ -80,6 +82,9 @@ struct WorkerCore {
   WorkerCounters counters;
   VictimOrder victims;          // owner
   Task* lifo = nullptr;         // owner
+  SpawnStack spawned;           // owner (spawn_stack.h)
+  bool fromSpawned = false;     // owner: the task being picked came from `spawned`
+  int32_t sliceLeft = 0;        // owner: what the last dispatch left of its slice
   uint32_t lifoRun = 0;         // owner: dispatches in a row from the LIFO slot
   uint32_t tick = 0;            // owner: dispatches so far
   bool lastFromPinned = false;  // owner
@@ -110,6 +115,8 @@ struct SchedulerInternals {
   // Publication (scheduler.cpp).
   WorkerCore* localCore();  // the calling thread's worker, if it may use its local queues
   void publish(Task* t, bool lifo);
+  void publishSpawned(Task* t);
+  void shareSpawned(WorkerCore& c, uint32_t count);
   void publishPinned(Task* t);
   void pushLocal(WorkerCore& c, Task* t, bool migrated);
   void pushInjection(TaskList& list);
@@ -136,6 +143,7 @@ struct SchedulerInternals {
   // The worker loop (worker.cpp).
   bool loop(Carrier& m, WorkerCore& c);
   Task* nextLocal(WorkerCore& c);
+  Task* nextSpawned(WorkerCore& c);
   Task* search(WorkerCore& c);
   Task* pullInjection(WorkerCore& c, size_t max);
   void park(WorkerCore& c);
@@ -149,6 +157,7 @@ struct SchedulerInternals {
   Scheduler& self;
   Executor& executor;
   const unsigned workerCount;
+  const int32_t slice;
   std::vector<std::unique_ptr<Worker>> workers;   // immutable after construction
   std::vector<std::unique_ptr<WorkerCore>> cores; // immutable after construction
   SharedTaskQueue injection;                      // any thread

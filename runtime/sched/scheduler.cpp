@@ -29,6 +29,7 @@ SchedulerInternals::SchedulerInternals(Scheduler& s, const SchedulerOptions& opt
     : self(s),
       executor(e),
       workerCount(workersFrom(options)),
+      slice(std::max<int32_t>(1, options.slice)),
       idle(workerCount),
       timers({[this] { notifyParked(); }, [this](const char* what) { self.close(what); }}),
       chooser(seedFrom(options)) {
@@ -60,6 +61,30 @@ void SchedulerInternals::publish(Task* t, bool lifo) {
   pushLocal(*c, t, false);
 }
 
+// A new task from a worker's dispatch goes to its spawn stack unless a sibling could
+// take it now (spawn_stack.h): fork-join work then runs depth first, so a tree of tasks
+// keeps few of them alive at once.
+void SchedulerInternals::publishSpawned(Task* t) {
+  if (t->sticky()) return publishPinned(t);
+  WorkerCore* c = localCore();
+  if (!c) return publish(t, false);
+  if (c->spawned.batchFull() || idle.someoneHungry()) return pushLocal(*c, t, false);
+  if (c->spawned.full()) shareSpawned(*c, SpawnStack::kCapacity / 2);
+  c->spawned.push(t);
+  noteMax(c->counters.queueDepthMax, c->ring.size() + c->spawned.size());
+}
+
+// Moves the spawn stack's oldest tasks to the local queue, where siblings can steal them.
+void SchedulerInternals::shareSpawned(WorkerCore& c, uint32_t count) {
+  TaskList oldest;
+  c.spawned.spillOldest(count, oldest);
+  TaskList spill;
+  while (Task* t = oldest.pop()) c.ring.push(t, false, spill);
+  noteMax(c.counters.queueDepthMax, c.ring.size() + c.spawned.size());
+  if (!spill.empty()) return pushInjection(spill);
+  notifyParked();
+}
+
 void SchedulerInternals::publishPinned(Task* t) {
   unsigned home = static_cast<unsigned>(t->homeWorker());
   if (!cores[home]->pinned.push(t)) return t->release();  // shut down
@@ -72,7 +97,7 @@ void SchedulerInternals::publishPinned(Task* t) {
 void SchedulerInternals::pushLocal(WorkerCore& c, Task* t, bool migrated) {
   TaskList spill;
   c.ring.push(t, migrated, spill);
-  noteMax(c.counters.queueDepthMax, c.ring.size());
+  noteMax(c.counters.queueDepthMax, c.ring.size() + c.spawned.size());
   if (!spill.empty()) return pushInjection(spill);
   notifyParked();
 }
@@ -118,6 +143,7 @@ void SchedulerInternals::drainAll() {
   for (auto& c : cores) {
     if (c->lifo) c->lifo->release();
     c->lifo = nullptr;
+    while (Task* t = c->spawned.pop()) t->release();
     while (Task* t = c->ring.pop().task) t->release();
     TaskList pinned = c->pinned.close();
     while (Task* t = pinned.pop()) t->release();
@@ -167,7 +193,7 @@ bool Scheduler::spawn(Task* task) {
     TaskAccess::setHome(task, w && &w->scheduler() == this ? static_cast<int>(w->index()) : 0);
   }
   task->retain();  // the scheduler's reference, dropped when the task leaves its care
-  in_->publish(task, false);
+  in_->publishSpawned(task);
   return true;
 }
 
@@ -304,7 +330,7 @@ WorkerStats Worker::stats() const {
   s.parks = get(k.parks);
   s.wakeups = get(k.wakeups);
   s.budgetExhaustions = get(k.budgetExhaustions);
-  s.queueDepth = c.ring.size();
+  s.queueDepth = c.ring.size() + c.spawned.size();
   s.queueDepthMax = get(k.queueDepthMax);
   s.gcPauses = get(k.gcPauses);
   s.gcPauseTotalNanos = get(k.gcPauseTotalNanos);

@@ -4,16 +4,20 @@
 // Protocol (design: docs/design/scheduler.md):
 //  - N worker threads. Each owns a bounded local ready queue (kLocalQueueCapacity) that
 //    only it pushes and pops, and that siblings steal half of in one batch; a one-task
-//    LIFO slot for the task it just woke; and a pinned queue for sticky tasks (never
+//    LIFO slot for the task it just woke; a private spawn stack for the tasks its
+//    dispatches spawn while no sibling is hungry (spawn_stack.h: depth first across
+//    dispatches, spawn order within one); and a pinned queue for sticky tasks (never
 //    stolen). A global injection queue takes tasks published from outside the workers
 //    and the overflow of a full local queue (half of it moves at once).
 //  - Finding work, in order: the LIFO slot (at most kLifoLimit dispatches in a row while
-//    other work is queued locally), the
+//    other work is queued locally), the spawn stack (its tasks run on what is left of
+//    the slice; once a slice is spent the shared queues go first), the
 //    pinned queue, the local queue (every kInjectionInterval-th dispatch, and the one after
 //    a dispatch that spent its budget on a task not taken from the injection queue, poll
 //    the injection queue first), stealing from siblings (seeded random order, each sibling
 //    at most once per search, at most half the workers searching at once), the
-//    injection queue, then parking.
+//    injection queue, then parking. A requeued task (yield, spent budget) goes behind the
+//    spawn stack's tasks, which move to the local queue first.
 //  - Parking: a worker with no work parks on its own futex. A publication that finds an
 //    idle worker and no searcher wakes exactly one. When every worker is idle none wakes
 //    up on its own; timers are driven by one timer thread that sleeps until the earliest
@@ -127,7 +131,10 @@ class Executor {
  public:
   virtual ~Executor() = default;
   // One dispatch of `task` on `worker`. Must not throw (a throw is contained anyway).
-  virtual RunOutcome runTask(Worker& worker, Task& task) = 0;
+  // `budget` is the work units the dispatch may spend before it ends with kBudgetSpent;
+  // the executor leaves in it what is left (a task from the spawn stack runs on what its
+  // predecessors left of the slice).
+  virtual RunOutcome runTask(Worker& worker, Task& task, int32_t& budget) = 0;
   // Start and end of every scheduler thread, on that thread (register and unregister its
   // mutator: the state is per thread, since a worker moves between threads). A non-ok
   // status closes the scheduler; onThreadStop then is not called. Spare threads start
@@ -159,6 +166,7 @@ enum class Blocking : uint8_t {
 struct SchedulerOptions {
   unsigned workers = 0;        // 0: std::thread::hardware_concurrency()
   uint64_t seed = 0;           // victim order and chooser; 0: from the clock
+  int32_t slice = 10000;       // work units per slice (Executor::runTask's budget)
 };
 
 class Worker {
@@ -197,8 +205,8 @@ class Scheduler {
   Status start();
   unsigned workerCount() const;
 
-  // Publishes a new task (state kReady). From a worker: its local queue (sticky: its
-  // pinned queue, home = that worker); from elsewhere: the injection queue (a sticky
+  // Publishes a new task (state kReady). From a worker: its spawn stack or local queue
+  // (sticky: its pinned queue, home = that worker); from elsewhere: the injection queue (a sticky
   // task spawned outside a worker gets home 0). Takes its own reference. false when the
   // scheduler is closed (the task is not queued).
   bool spawn(Task* task);

@@ -1,10 +1,11 @@
 // The worker loop: find work, dispatch it, settle the task; search, park.
 //
 // Protocol (docs/design/scheduler.md):
-//  - Finding work: the LIFO slot (at most kLifoLimit dispatches in a row), the pinned
-//    queue, the local queue (every kInjectionInterval-th dispatch, and the dispatch after
-//    one that spent its budget, poll the injection queue first), then searching: siblings
-//    in a fresh seeded order, then the injection queue; then parking. After a dispatch
+//  - Finding work: the LIFO slot (at most kLifoLimit dispatches in a row), the spawn
+//    stack (on the rest of the slice; after a spent slice, only if nothing is queued),
+//    the pinned queue, the local queue (every kInjectionInterval-th dispatch, and the
+//    dispatch after one that spent its budget, poll the injection queue first), then
+//    searching: siblings in a fresh seeded order, then the injection queue; then parking. After a dispatch
 //    that came from the pinned queue the local queue goes first once, so that a yielding
 //    sticky task cannot starve it.
 //  - Why the budget poll: a task woken from outside the workers (a timer, the main
@@ -66,18 +67,20 @@ bool SchedulerInternals::loop(Carrier& m, WorkerCore& c) {
 
 Task* SchedulerInternals::nextLocal(WorkerCore& c) {
   c.lastFromInjection = false;
+  c.fromSpawned = false;
   if (c.lifo) {
     Task* t = c.lifo;
     c.lifo = nullptr;
     // The limit guards the queued tasks: with none queued there is nobody to starve, and
     // requeueing would only wake a sibling to steal one of two ping-ponging tasks.
-    if (c.lifoRun < Scheduler::kLifoLimit || (c.ring.empty() && c.pinned.empty())) {
+    if (c.lifoRun < Scheduler::kLifoLimit || (c.ring.empty() && c.pinned.empty() && c.spawned.empty())) {
       ++c.lifoRun;
       return t;
     }
     pushLocal(c, t, false);  // the limit: it waits its turn behind the queue
   }
   c.lifoRun = 0;
+  if (Task* t = nextSpawned(c)) return t;
   bool pinnedFirst = !c.lastFromPinned || c.ring.empty();
   c.lastFromPinned = false;
   if (pinnedFirst) {
@@ -95,10 +98,25 @@ Task* SchedulerInternals::nextLocal(WorkerCore& c) {
     }
   }
   if (Task* t = c.ring.pop().task) return t;
+  if (Task* t = c.spawned.pop()) return t;
   if (pinnedFirst) return nullptr;
   Task* t = c.pinned.pop();
   c.lastFromPinned = t != nullptr;
   return t;
+}
+
+// The spawn stack's top, which runs on what is left of the current slice (as Go's
+// runnext inherits its time slice): a chain of spawned tasks spends one slice between
+// them, and once it is spent the shared queues go first (pollAfterBudget). A hungry
+// sibling first gets the older half when it has nothing to steal here.
+Task* SchedulerInternals::nextSpawned(WorkerCore& c) {
+  if (c.spawned.empty()) return nullptr;
+  if (c.spawned.size() > 1 && c.ring.empty() && idle.someoneHungry()) {
+    shareSpawned(c, c.spawned.size() / 2);
+  }
+  if (c.pollAfterBudget && !(c.ring.empty() && c.pinned.empty() && injection.empty())) return nullptr;
+  c.fromSpawned = true;
+  return c.spawned.pop();
 }
 
 Task* SchedulerInternals::search(WorkerCore& c) {
@@ -138,7 +156,7 @@ Task* SchedulerInternals::pullInjection(WorkerCore& c, size_t max) {
 
 // Work for this worker only: its queues, or a returning thread waiting for it.
 bool SchedulerInternals::ownWorkPending(WorkerCore& c) {
-  if (c.lifo || !c.ring.empty() || !c.pinned.empty()) return true;
+  if (c.lifo || !c.spawned.empty() || !c.ring.empty() || !c.pinned.empty()) return true;
   return c.reclaimWanted.load(std::memory_order_acquire);
 }
 
@@ -175,14 +193,19 @@ void SchedulerInternals::dispatch(Carrier& m, WorkerCore& c, Task* t) {
   bump(c.counters.tasksRun);
   ++c.tick;
   m.dispatching = true;
+  // A task from the spawn stack continues the slice; any other starts a new one.
+  int32_t budget = c.fromSpawned && c.sliceLeft > 0 ? c.sliceLeft : slice;
+  c.fromSpawned = false;
   RunOutcome out;
   try {
-    out = executor.runTask(*c.worker, *t);
+    out = executor.runTask(*c.worker, *t, budget);
+    c.sliceLeft = out == RunOutcome::kBudgetSpent ? 0 : budget;
   } catch (...) {
     out = RunOutcome::kPanicked;
     if (m.blocking) leaveBlocking(m, c);  // a throw may skip it: take the worker back
   }
   m.dispatching = false;
+  c.spawned.sealBatch();
   WEFT_CHECK(!m.blocking, "a blocking region ends within its dispatch");
   finish(c, t, out);
 }
@@ -212,8 +235,16 @@ void SchedulerInternals::finish(WorkerCore& c, Task* t, RunOutcome out) {
   t->release();
 }
 
-// A task ready again after its dispatch goes to the tail (sticky: of its pinned queue).
+// A task ready again after its dispatch goes to the tail (sticky: of its pinned queue),
+// behind the spawn stack's tasks too: they move to the local queue first, in the order
+// they would have run.
 void SchedulerInternals::requeue(WorkerCore& c, Task* t) {
+  if (!c.spawned.empty()) {
+    TaskList spill;
+    while (Task* s = c.spawned.pop()) c.ring.push(s, false, spill);
+    if (!spill.empty()) pushInjection(spill);
+    if (t->sticky()) notifyParked();  // else pushLocal below does
+  }
   if (!t->sticky()) return pushLocal(c, t, false);
   if (!c.pinned.push(t)) t->release();  // shut down
 }

@@ -116,7 +116,7 @@ TEST(SchedScheduler, LifoLimitStopsAPingPongFromStarvingTheQueue) {
   });
   TaskRef serve = makeTask([&](Worker&, FnTask&) {
     EXPECT_TRUE(s.wake(a));  // into the LIFO slot
-    EXPECT_TRUE(s.spawn(third.get()));  // into the local queue
+    EXPECT_TRUE(s.spawn(third.get()));  // into the spawn stack
     return RunOutcome::kCompleted;
   });
   for (FnTask* t : {a, b, serve.get()}) ASSERT_TRUE(s.spawn(t));

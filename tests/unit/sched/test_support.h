@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "runtime/sched/internals.h"
 #include "runtime/sched/scheduler.h"
@@ -27,6 +28,8 @@ struct FnTask : Task {
   }
   Body body;
   std::atomic<int> dispatches{0};
+  int32_t cost = 0;              // work units each dispatch spends
+  std::vector<int32_t> budgets;  // the budget each dispatch was given (one at a time)
   std::atomic<int>* destroyed;
 };
 
@@ -49,9 +52,11 @@ inline TaskRef makeTask(FnTask::Body body = {}, std::atomic<int>* destroyed = nu
 
 class TestExecutor : public Executor {
  public:
-  RunOutcome runTask(Worker& worker, Task& task) override {
+  RunOutcome runTask(Worker& worker, Task& task, int32_t& budget) override {
     auto& t = static_cast<FnTask&>(task);
     t.dispatches.fetch_add(1);
+    t.budgets.push_back(budget);
+    budget = std::max(0, budget - t.cost);
     return t.body ? t.body(worker, t) : RunOutcome::kCompleted;
   }
   Status onThreadStart() override {
