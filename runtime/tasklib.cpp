@@ -33,6 +33,15 @@ struct ChannelBox {
 
 RuntimeImpl& rtOf(CallContext& cx) { return *runtimeOf(cx.state()); }
 
+// Every library function goes through this: a script or host may keep task.spawn, a
+// handle or a channel and call it after the embedder destroyed the runtime, when
+// there is no scheduler left to run anything.
+template <vm::NativeFn F>
+NativeResult live(CallContext& cx) {
+  if (!runtimeOf(cx.state())) return cx.error("the task runtime has ended");
+  return F(cx);
+}
+
 // A handle or channel that died drops its reference (vm::newHostUserdata), on the
 // collecting thread: the last one deletes the task or channel, which then leaves the
 // registry (its lock is never held across a safepoint, so never during a collection).
@@ -339,7 +348,7 @@ NativeResult channelIterStep(CallContext& cx) {
 NativeResult channelIter(CallContext& cx) {
   CHECK_CHANNEL(ch);
   (void)ch;
-  return pushValues(cx, {Value::lightNative(channelIterStep), cx.arg(1), Value::nil()});
+  return pushValues(cx, {Value::lightNative(live<channelIterStep>), cx.arg(1), Value::nil()});
 }
 
 NativeResult channelToString(CallContext& cx) {
@@ -357,20 +366,23 @@ NativeResult taskStats(CallContext& cx);
 namespace {
 
 constexpr vm::LibEntry kTaskLib[] = {
-    {"spawn", taskSpawn},     {"spawn_sticky", taskSpawnSticky}, {"current", taskCurrent},
-    {"yield", taskYield},     {"sleep", taskSleep},              {"workers", taskWorkers},
-    {"channel", taskChannel}, {"select", taskSelect},            {"stats", taskStats},
-    {"now", taskNow},
+    {"spawn", live<taskSpawn>},     {"spawn_sticky", live<taskSpawnSticky>},
+    {"current", live<taskCurrent>}, {"yield", live<taskYield>},
+    {"sleep", live<taskSleep>},     {"workers", live<taskWorkers>},
+    {"channel", live<taskChannel>}, {"select", live<taskSelect>},
+    {"stats", live<taskStats>},     {"now", live<taskNow>},
 };
 
 constexpr vm::LibEntry kHandleMethods[] = {
-    {"await", handleAwait}, {"cancel", handleCancel}, {"status", handleStatus}, {"id", handleId},
+    {"await", live<handleAwait>},   {"cancel", live<handleCancel>},
+    {"status", live<handleStatus>}, {"id", live<handleId>},
 };
 
 constexpr vm::LibEntry kChannelMethods[] = {
-    {"send", channelSendNative}, {"recv", channelRecvNative}, {"try_send", channelTrySend},
-    {"try_recv", channelTryRecv}, {"close", channelCloseNative}, {"cap", channelCap},
-    {"iter", channelIter},
+    {"send", live<channelSendNative>},  {"recv", live<channelRecvNative>},
+    {"try_send", live<channelTrySend>}, {"try_recv", live<channelTryRecv>},
+    {"close", live<channelCloseNative>}, {"cap", live<channelCap>},
+    {"iter", live<channelIter>},
 };
 
 Status setField(vm::State& S, vm::Table* t, const char* name, const Value& v) {
@@ -441,8 +453,9 @@ LuaTask* RuntimeImpl::newTask(CallContext& cx, uint32_t fnIndex, uint32_t nargs)
 Status openTaskLib(RuntimeImpl& rt) {
   vm::State& S = rt.state;
   S.runtime = &rt;
-  static constexpr vm::LibEntry kHandleMetas[] = {{"__tostring", handleToString}};
-  static constexpr vm::LibEntry kChannelMetas[] = {{"__tostring", channelToString}, {"__len", channelLen}};
+  static constexpr vm::LibEntry kHandleMetas[] = {{"__tostring", live<handleToString>}};
+  static constexpr vm::LibEntry kChannelMetas[] = {{"__tostring", live<channelToString>},
+                                                   {"__len", live<channelLen>}};
   rt.taskMeta = makeMetatable(S, kHandleMethods, kHandleMetas, "task");
   rt.channelMeta = makeMetatable(S, kChannelMethods, kChannelMetas, "channel");
   if (!rt.taskMeta || !rt.channelMeta) return Status(StatusCode::kMemoryError);

@@ -183,4 +183,40 @@ eq(task.spawn(function()
 end):await(), true, "close in a task")
 eq(table.concat(closed), "x", "its variable closed")
 
+-- The debug library on another task's coroutines: one running (or waiting) there is
+-- refused, never read while it changes; a suspended one is held while it is inspected.
+do
+  local gate = task.channel()
+  local co
+  local owner = task.spawn(function()
+    co = coroutine.create(function(a)
+      local here = a
+      gate:recv()
+      return here
+    end)
+    return coroutine.resume(co, 7)
+  end)
+  while not co or coroutine.status(co) ~= "running" do task.sleep(0.001) end
+  eq(errorOf(debug.getlocal, co, 1, 1), "cannot inspect a coroutine running in another task", "getlocal refused")
+  eq(errorOf(debug.getinfo, co, 1), "cannot inspect a coroutine running in another task", "getinfo refused")
+  eq(errorOf(debug.setlocal, co, 1, 1, 0), "cannot inspect a coroutine running in another task", "setlocal refused")
+  eq(errorOf(debug.sethook, co, print, "l"), "cannot inspect a coroutine running in another task", "sethook refused")
+  check(debug.traceback(co, "msg"):find("msg\nstack traceback:\n\t%(cannot inspect"), "traceback says why")
+  gate:send(true)
+  local ok, v = owner:await()
+  eq(ok, true, "the owner's coroutine finished")
+  eq(v, 7, "with its local untouched")
+
+  local paused = task.spawn(function()
+    local c = coroutine.create(function(x) local y = x * 2; coroutine.yield(y); return y end)
+    coroutine.resume(c, 21)
+    return c
+  end):await()
+  local name, value = debug.getlocal(paused, 1, 2)
+  eq(name, "y", "a suspended coroutine of a finished task can be inspected")
+  eq(value, 42, "its local")
+  eq(coroutine.status(paused), "suspended", "and is suspended again after")
+  eq(select(2, coroutine.resume(paused)), 42, "and resumes")
+end
+
 print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))

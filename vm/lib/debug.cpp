@@ -17,15 +17,51 @@ namespace weft::vm {
 
 namespace {
 
-// Optional thread first argument: returns the thread and the index of the next argument.
-ThreadData* threadArg(CallContext& cx, uint32_t& arg) {
-  if (cx.arg(1).isThread()) {
-    arg = 2;
-    return cx.arg(1).asThread()->data;
+// The optional thread first argument, held for the call (DEVELOPERS.md invariant 6). A
+// thread other than the caller's chain may belong to another task: a coroutine running
+// there, or a suspended one that task may resume at any moment. A suspended one is held
+// as a resume holds it (Suspended -> Normal, the same compare-exchange), so nobody
+// resumes it meanwhile; one running in another task is refused (thread() is nullptr).
+// `arg` becomes the index of the argument after the thread.
+class ThreadArg {
+ public:
+  ThreadArg(CallContext& cx, uint32_t& arg) {
+    ThreadData* self = cx.threadData();
+    arg = cx.arg(1).isThread() ? 2 : 1;
+    if (arg == 1) {
+      t_ = self;
+      return;
+    }
+    ThreadData* t = cx.arg(1).asThread()->data;
+    for (ThreadData* r = self; r; r = r->resumer) {
+      if (r == t) {
+        t_ = t;
+        return;
+      }
+    }
+    ThreadStatus expected = ThreadStatus::Suspended;
+    // acq_rel, as coroutine.resume's: we see what the last resume wrote, and the next
+    // resume sees what setlocal or sethook wrote.
+    if (t->status.compare_exchange_strong(expected, ThreadStatus::Normal, std::memory_order_acq_rel)) {
+      held_ = true;
+      t_ = t;
+    } else if (expected == ThreadStatus::Dead) {
+      t_ = t;  // nothing runs on it any more
+    }
   }
-  arg = 1;
-  return cx.threadData();
-}
+  ~ThreadArg() {
+    if (held_) t_->status.store(ThreadStatus::Suspended, std::memory_order_release);
+  }
+  ThreadArg(const ThreadArg&) = delete;
+  ThreadArg& operator=(const ThreadArg&) = delete;
+  ThreadData* thread() const { return t_; }
+
+ private:
+  ThreadData* t_ = nullptr;
+  bool held_ = false;
+};
+
+constexpr const char* kForeignThread = "cannot inspect a coroutine running in another task";
 
 bool setField(CallContext& cx, Table* t, const char* key, const Value& v) {
   String* k = cx.newString(key);
@@ -39,7 +75,8 @@ bool setStringField(CallContext& cx, Table* t, const char* key, std::string_view
 
 NativeResult dbTraceback(CallContext& cx) {
   uint32_t a;
-  ThreadData* t = threadArg(cx, a);
+  ThreadArg held(cx, a);
+  ThreadData* t = held.thread();
   Value msg = cx.arg(a);
   if (!msg.isNil() && !msg.isString() && !msg.isNumber()) {
     cx.push(msg);
@@ -48,7 +85,8 @@ NativeResult dbTraceback(CallContext& cx) {
   int64_t level;
   if (!cx.optInteger(a + 1, t == cx.threadData() ? 1 : 0, level)) return cx.failure();
   std::string m = msg.isNil() ? std::string() : defaultToString(cx.state(), msg);
-  std::string tb = traceback(cx.state(), t, m, int(level), !msg.isNil());
+  std::string tb = t ? traceback(cx.state(), t, m, int(level), !msg.isNil())
+                     : (msg.isNil() ? m : m + "\n") + "stack traceback:\n\t(" + kForeignThread + ")";
   String* s = cx.newString(tb);
   if (!s) return cx.memoryError();
   cx.push(Value::string(s));
@@ -57,7 +95,9 @@ NativeResult dbTraceback(CallContext& cx) {
 
 NativeResult dbGetInfo(CallContext& cx) {
   uint32_t a;
-  ThreadData* t = threadArg(cx, a);
+  ThreadArg held(cx, a);
+  ThreadData* t = held.thread();
+  if (!t) return cx.error("%s", kForeignThread);
   String* whatStr;
   if (!cx.optString(a + 1, nullptr, whatStr)) return cx.failure();
   std::string what = whatStr ? std::string(whatStr->view()) : "flnSrtu";
@@ -195,7 +235,9 @@ int levelFrame(CallContext& cx, ThreadData* t, uint32_t a) {
 
 NativeResult dbGetLocal(CallContext& cx) {
   uint32_t a;
-  ThreadData* t = threadArg(cx, a);
+  ThreadArg held(cx, a);
+  ThreadData* t = held.thread();
+  if (!t) return cx.error("%s", kForeignThread);
   int64_t n;
   if (!cx.checkInteger(a + 1, n)) return cx.failure();
   if (cx.arg(a).isFunction()) {
@@ -229,7 +271,9 @@ NativeResult dbGetLocal(CallContext& cx) {
 
 NativeResult dbSetLocal(CallContext& cx) {
   uint32_t a;
-  ThreadData* t = threadArg(cx, a);
+  ThreadArg held(cx, a);
+  ThreadData* t = held.thread();
+  if (!t) return cx.error("%s", kForeignThread);
   int64_t n;
   if (!cx.checkInteger(a + 1, n) || !cx.checkAny(a + 2)) return cx.failure();
   int idx = levelFrame(cx, t, a);
@@ -383,7 +427,9 @@ void clearHook(ThreadData* t) {
 // function, or an empty mask without a count, turns hooks off (as lua_sethook does).
 NativeResult dbSetHook(CallContext& cx) {
   uint32_t a;
-  ThreadData* t = threadArg(cx, a);
+  ThreadArg held(cx, a);
+  ThreadData* t = held.thread();
+  if (!t) return cx.error("%s", kForeignThread);
   if (cx.arg(a).isNil()) {
     clearHook(t);
     return cx.noResults();
@@ -409,7 +455,9 @@ NativeResult dbSetHook(CallContext& cx) {
 // and its count.
 NativeResult dbGetHook(CallContext& cx) {
   uint32_t a;
-  ThreadData* t = threadArg(cx, a);
+  ThreadArg held(cx, a);
+  ThreadData* t = held.thread();
+  if (!t) return cx.error("%s", kForeignThread);
   if (t->hook.isNil()) {
     cx.push(Value::nil());
     return cx.results(1);
