@@ -354,29 +354,34 @@ Status pushLuaFrame(State& S, ThreadData* t, uint32_t func, int32_t nresults, ui
   return setupLuaFrame(S, t, func, nresults, flags);
 }
 
-// A frame that open upvalues refer to is entered or re-entered (a call returned, a
-// closure captured a register): registers and cells are reconciled, and sharedStep
-// gets its view of the frame. The count is read before the cells (acquire pairs with
-// storeUpvalue's release), so a store it misses changes it again.
-static void enterSharedFrame(ThreadData* t, uint32_t base) {
+// Loop back-edges of a shared frame between two reconciliations when no cell changed:
+// how long another task may see a captured local lag behind a frame that writes it in
+// a loop without calls.
+constexpr uint32_t kSharedSyncInterval = 64;
+
+// Reconciles the registers of a frame that open upvalues refer to with their cells
+// (docs/design/values.md): where frames change (entered, re-entered after a call or a
+// slow path, a closure captured a register), before anything that may run Lua code or
+// let another task in, and at loop back-edges. The count is read before the cells
+// (acquire pairs with storeUpvalue's release), so a store it misses changes it again.
+static void syncSharedFrame(ThreadData* t, uint32_t base) {
   t->seenCellWrites = __atomic_load_n(&t->cellWrites, __ATOMIC_ACQUIRE);
   syncOpenUpvalues(t, base);
-  t->capturedRegs = capturedRegisters(t, base);
-  t->pushPending = false;
+  t->syncCountdown = kSharedSyncInterval;
 }
 
-// Before each instruction of a shared frame, whose register A is `a`: the previous
-// instruction's write to a captured register goes to its cell, and cells stored into
-// since the last look come into their registers. Every instruction writes register A,
-// registers from A up, or none (then A is just bits of another operand), so it may have
-// written a captured register when one is at or above A.
-[[gnu::always_inline]] static inline void sharedStep(ThreadData* t, uint32_t base, uint32_t a) {
+// At a loop back-edge of a shared frame: cells another task or a finished call stored
+// into come in at once; the frame's own writes go out every kSharedSyncInterval-th
+// back-edge (and at every call, slow path and safepoint before that).
+[[gnu::always_inline]] static inline void sharedBackEdge(ThreadData* t, uint32_t base) {
   uint64_t writes = __atomic_load_n(&t->cellWrites, __ATOMIC_ACQUIRE);
-  if (t->pushPending | (writes != t->seenCellWrites)) {
-    t->seenCellWrites = writes;
-    syncOpenUpvalues(t, base);
-  }
-  t->pushPending = (t->capturedRegs >> (a < 63 ? a : 63)) != 0;
+  if ((writes != t->seenCellWrites) | (--t->syncCountdown == 0)) syncSharedFrame(t, base);
+}
+
+// Opcodes a shared frame stops at (sharedInstruction): loop back-edges, and calls.
+constexpr bool sharedLoop(Op op) { return op == Op::JMP || op == Op::FORLOOP || op == Op::TFORLOOP; }
+constexpr bool sharedStop(Op op) {
+  return sharedLoop(op) || op == Op::CALL || op == Op::TAILCALL || op == Op::TFORCALL;
 }
 
 Status executeMayGC(State& S, ThreadData* t) {
@@ -387,11 +392,9 @@ Status executeMayGC(State& S, ThreadData* t) {
   };
   static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == kNumOpcodes);
   // In a frame whose registers open upvalues refer to, dispatch goes through this table:
-  // every opcode reaches one stub that runs sharedStep, then jumps to the handler. A
-  // stub per opcode would predict that jump better, but 83 copies of sharedStep in this
-  // function changed the register allocation of every handler (tables.lua 8% slower,
-  // with no shared frame at all).
-#define WEFT_SHARED_LABEL(name, fmt, desc) &&sharedInstruction,
+  // calls and loop back-edges reach one stub that reconciles, then jumps to the handler;
+  // every other opcode runs as usual (slow paths and safepoints reconcile themselves).
+#define WEFT_SHARED_LABEL(name, fmt, desc) sharedStop(Op::name) ? &&sharedInstruction : &&op_##name,
   static void* const kSharedLabels[] = {WEFT_OPCODES(WEFT_SHARED_LABEL)};
 #undef WEFT_SHARED_LABEL
   // With line or count hooks on, dispatch goes through this table: every instruction
@@ -437,10 +440,18 @@ Status executeMayGC(State& S, ThreadData* t) {
 #define IDX(p) uint32_t((p) - t->stack)
 // Whether open upvalues refer to registers of the running frame (sharedFrame).
 #define SHARED() (t->openTop > f->base)
+// Before anything that may run Lua code or let another task in (a metamethod, a
+// finalizer, a hook, a message handler, a preemption): the frame's writes to captured
+// locals reach their cells.
+#define SYNC_SHARED()                                            \
+  do {                                                           \
+    if (SHARED()) [[unlikely]] syncSharedFrame(t, f->base);      \
+  } while (0)
 // A slow path that may call a metamethod, raise, or reallocate the stack.
 #define SLOW(expr)                                  \
   do {                                              \
     SAVEPC();                                       \
+    SYNC_SHARED();                                  \
     status = (expr);                                \
     if (!status.isOk()) [[unlikely]] goto onError;  \
     goto reload;                                    \
@@ -449,9 +460,11 @@ Status executeMayGC(State& S, ThreadData* t) {
   do {                                                               \
     if ((--t->budget < 0) | heap.collectionRequested() | stress) [[unlikely]] { \
       SAVEPC();                                                      \
+      SYNC_SHARED();                                                 \
       status = loopSafepointMayGC(S, t);                             \
       if (!status.isOk()) goto onError;                              \
       LOADFRAME();                                                   \
+      SYNC_SHARED();                                                 \
     }                                                                \
   } while (0)
 
@@ -510,13 +523,15 @@ hookedFrame:
 // then between every two instructions (sharedStep), so closures of any task, which use
 // only the cells, and this frame, which uses only the registers, see each other's writes.
 sharedFrame:
-  enterSharedFrame(t, f->base);
+  syncSharedFrame(t, f->base);
   if (dispatch != kTraceLabels) dispatch = kSharedLabels;
   DISPATCH();
 
-// Slow path: an instruction of a shared frame.
+// Slow path: a call or a loop back-edge of a shared frame. A callee may be a closure
+// that reads a captured local: everything goes out first.
 sharedInstruction:
-  sharedStep(t, f->base, getA(i));
+  if (sharedLoop(Op(i & 0x7f))) sharedBackEdge(t, f->base);
+  else syncSharedFrame(t, f->base);
   goto* kLabels[i & 0x7f];
 
 // Slow path: line or count hooks, before the instruction `i` (pc is past it). Lua runs
@@ -525,12 +540,13 @@ traceStep:
   if (!tracing(t)) {
     dispatch = SHARED() ? kSharedLabels : kLabels;
   } else if (getOp(i) != Op::VARARGPREP) {
-    // A hook's closures must see the last instruction's write to a captured register.
-    if (SHARED()) syncOpenUpvalues(t, f->base);
+    // A hook's closures see the frame's writes to captured locals, and it theirs.
+    SYNC_SHARED();
     SAVEPC();
     status = traceMayGC(S, t);
     if (!status.isOk()) goto onError;
     LOADFRAME();
+    SYNC_SHARED();
   }
   goto* (SHARED() ? kSharedLabels : kLabels)[i & 0x7f];
 
@@ -933,6 +949,7 @@ op_LEN: {
 }
 op_CONCAT: {
   SAVEPC();
+  SYNC_SHARED();
   status = concatLoopMayGC(S, t, IDX(RA()), getB(i));
   if (!status.isOk()) goto onError;
   LOADFRAME();
@@ -941,6 +958,7 @@ op_CONCAT: {
 }
 op_CLOSE: {
   SAVEPC();
+  SYNC_SHARED();  // the __close handlers may read locals captured below `level`
   uint32_t level = IDX(RA());
   closeUpvalues(t, level);
   status = closeTbcMayGC(S, t, level, Status::ok());
@@ -963,7 +981,10 @@ op_JMP: {
     } else {                                  \
       int sj = getSJ(*pc);                    \
       pc += sj + 1;                           \
-      if (sj < 0) SAFEPOINT();                \
+      if (sj < 0) {                           \
+        SAFEPOINT();                          \
+        if (SHARED()) sharedBackEdge(t, f->base); \
+      }                                       \
     }                                         \
     DISPATCH();                               \
   } while (0)
@@ -1039,7 +1060,10 @@ op_TESTSET: {
     *RA() = *rb;
     int sj = getSJ(*pc);
     pc += sj + 1;
-    if (sj < 0) SAFEPOINT();
+    if (sj < 0) {
+      SAFEPOINT();
+      if (SHARED()) sharedBackEdge(t, f->base);
+    }
   }
   DISPATCH();
 }
@@ -1261,6 +1285,10 @@ op_EXTRAARG:
 
 onError: {
   if (status.code() == StatusCode::kYield || status.code() == StatusCode::kFatal) return status;
+  // The handlers and __close functions that run now see the erring frame's last writes.
+  if (t->frameCount && (t->frame().flags & kFrameLua) && t->openTop > t->frame().base) {
+    syncSharedFrame(t, t->frame().base);
+  }
   // The nearest protected marker frame of this loop invocation catches the error.
   for (uint32_t idx = t->frameCount; idx-- > 0;) {
     CallFrame& c = t->frames[idx];

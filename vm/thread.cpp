@@ -43,9 +43,8 @@ void resetThreadData(ThreadData& t, State& state) {
   t.openUpvalues = nullptr;
   t.openTop = 0;
   t.cellWrites = 0;
-  t.capturedRegs = 0;
   t.seenCellWrites = 0;
-  t.pushPending = false;
+  t.syncCountdown = 0;
   t.tbcCount = 0;
   t.error = Value::nil();
   t.errFunc = 0;
@@ -349,14 +348,6 @@ void syncOpenUpvalueAt(ThreadData* t, uint32_t index) {
   for (Upvalue* uv = t->openUpvalues; uv && uv->index >= index; uv = uv->nextOpen) {
     if (uv->index == index) reconcile(t, uv);
   }
-}
-
-uint64_t capturedRegisters(const ThreadData* t, uint32_t base) {
-  uint64_t bits = 0;
-  for (const Upvalue* uv = t->openUpvalues; uv && uv->index >= base; uv = uv->nextOpen) {
-    bits |= uint64_t(1) << std::min<uint32_t>(uv->index - base, 63);
-  }
-  return bits;
 }
 
 void closeUpvalues(ThreadData* t, uint32_t level) {

@@ -94,15 +94,14 @@ struct ThreadData {
   // base is below it runs with its open upvalues synchronised (syncOpenUpvalues).
   uint32_t openTop = 0;
   uint32_t shells = 0;  // see ownerReleased
+  uint32_t syncCountdown = 0;  // see seenCellWrites
   // Bumped after every store into the cell of this thread's open upvalues, by any
   // task (atomic); the interpreter pulls cells into registers when it changes.
   uint64_t cellWrites = 0;
   // The interpreter's view of the running frame while it is shared (interp.cpp,
-  // sharedFrame; set again whenever a frame is entered, so nested loops may reuse it):
-  // its captured registers (capturedRegisters), the cellWrites count its registers
-  // caught up with, and whether the last instruction may have written a captured one
-  // (pushPending, below).
-  uint64_t capturedRegs = 0;
+  // syncSharedFrame; set again whenever a frame is entered): the cellWrites count its
+  // registers caught up with, and the loop back-edges left before the next periodic
+  // reconciliation.
   uint64_t seenCellWrites = 0;
   uint32_t* tbc = nullptr;          // stack indices of to-be-closed variables, ascending
   uint32_t tbcCount = 0;
@@ -154,7 +153,6 @@ struct ThreadData {
   bool runningFinalizers = false;
   bool failed = false;          // dead by an error (coroutine.close reports it)
   bool inErrorHandler = false;  // running a message handler: limits get some headroom
-  bool pushPending = false;     // see capturedRegs
 
   CallFrame& frame() { return frames[frameCount - 1]; }
   uint32_t liveTop() const;
@@ -252,9 +250,6 @@ void syncOpenUpvalues(ThreadData* t, uint32_t level);
 // Reconciles the open upvalue of register `index`, if there is one (debug.getlocal and
 // debug.setlocal reach registers of frames that are not running).
 void syncOpenUpvalueAt(ThreadData* t, uint32_t index);
-// Registers at or above `base` that open upvalues refer to, as bits (index - base),
-// indices from 63 up folded onto bit 63.
-uint64_t capturedRegisters(const ThreadData* t, uint32_t base);
 
 // Stores `v`, running on `t`, into an upvalue's variable: the cell, then (open) tells
 // the owning thread that a cell changed. Another thread's count takes an atomic

@@ -229,5 +229,62 @@ eq(getCaptured(), "last", "closed with the function's last write")
 setCaptured("after")
 eq(getCaptured(), "after", "closed upvalue still shared")
 
+-- A captured local written by its own frame and read at once by a closure that runs
+-- without a call instruction in between: a metamethod, a __close handler, a message
+-- handler after an error raised by an instruction, a line hook.
+do
+  local x = 1
+  local proxy = setmetatable({}, {__index = function() return x end,
+                                  __add = function() return x * 10 end,
+                                  __lt = function() return x > 3 end,
+                                  __concat = function() return "x" .. x end,
+                                  __len = function() return x + 100 end})
+  x = 2
+  eq(proxy.anything, 2, "__index sees the write before it")
+  x = 3
+  eq(proxy + 1, 30, "__add sees it")
+  x = 4
+  eq(proxy < proxy, true, "__lt sees it")
+  x = 5
+  eq(proxy .. "", "x5", "__concat sees it")
+  x = 6
+  eq(#proxy, 106, "__len sees it")
+  for i = 1, 3 do x = x + i end
+  eq(proxy.again, 12, "after a loop that wrote it")
+end
+do
+  local seen
+  do
+    local y = 0
+    local c <close> = setmetatable({}, {__close = function() seen = y end})
+    y = 7
+  end
+  eq(seen, 7, "__close sees the last write")
+  local ok = pcall(function()
+    local z = 0
+    local c <close> = setmetatable({}, {__close = function() seen = z end})
+    z = 8
+    local _ = z + {}
+  end)
+  eq(ok, false, "arithmetic on a table raises")
+  eq(seen, 8, "__close during the error sees the write before it")
+  local w = 0
+  local function handler() return w end
+  eq(select(2, xpcall(function()
+    w = 9
+    for _ = 1, "x" do end
+  end, handler)), 9, "the message handler sees the write before a for-loop error")
+end
+do
+  local v = 0
+  local function read() return v end
+  local lines = {}
+  debug.sethook(function() lines[#lines + 1] = read() end, "l")
+  v = 1
+  v = 2
+  debug.sethook()
+  check(lines[2] == 1 and lines[3] == 2, "a line hook sees each write: " .. table.concat(lines, ","))
+end
+
 if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
 print(NAME .. ": " .. (checks - failures) .. " checks passed")

@@ -161,4 +161,24 @@ do
   check(task.spawn(get):await() == T1, "closed upvalue shared by tasks")
 end
 
+-- Visibility without any call: the main task sets a captured local and then spins in a
+-- loop with no call in it until a task, which saw the write through its closure,
+-- answers through another captured local. Both writes must cross between the frame's
+-- registers and the cells at loop back-edges, or this never ends.
+do
+  local flag, ack = false, false
+  local helper = task.spawn(function()
+    while not flag do task.yield() end
+    ack = true
+  end)
+  flag = true
+  local spins = 0
+  while not ack do spins = spins + 1 end
+  helper:await()
+  check(ack and spins >= 0, "both writes crossed")
+  local n = 0
+  repeat n = n + 1 until ack  -- a conditional back-edge
+  check(n == 1, "a repeat loop reads it too")
+end
+
 print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
