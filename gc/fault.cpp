@@ -14,16 +14,22 @@
 #include <vector>
 
 namespace weft::gc::fault {
+
+namespace detail {
+std::atomic<int> gMode{0};  // see fault.h
+}  // namespace detail
+
 namespace {
 
+using detail::gMode;
 enum Mode : int { kUnset, kOff, kOn };
+static_assert(kOff == 1, "fault.h's inline hit() tests for 1");
 
 struct Entry {
   std::string site;
   unsigned long occurrence;
 };
 
-std::atomic<int> gMode{kUnset};  // any thread; relaxed, see the protocol
 std::mutex gMutex;
 std::vector<Entry> gEntries;                 // gMutex
 std::map<std::string, unsigned long> gSeen;  // gMutex: hits so far per site
@@ -61,8 +67,7 @@ void configure(std::string_view spec) {
   parseLocked(spec);
 }
 
-bool hit(const char* site) {
-  if (gMode.load(std::memory_order_relaxed) == kOff) [[likely]] return false;
+bool detail::hitSlow(const char* site) {
   std::lock_guard lock(gMutex);
   loadLocked();
   if (gEntries.empty()) return false;

@@ -11,15 +11,27 @@
 // relaxed atomic load.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <string_view>
 
 namespace weft::gc::fault {
 
+namespace detail {
+// 0: not read yet, 1: nothing configured, 2: something is (fault.cpp). Any thread;
+// relaxed: it only chooses between the free path and the locked one.
+extern std::atomic<int> gMode;
+bool hitSlow(const char* site);
+}  // namespace detail
+
 // Replaces the spec and resets every occurrence count; an empty spec injects nothing.
 void configure(std::string_view spec);
 // Counts one occurrence of `site`; true if this occurrence is configured to fail.
-bool hit(const char* site);
+// Inline, as the runtime asks on every dispatch and publication.
+inline bool hit(const char* site) {
+  if (detail::gMode.load(std::memory_order_relaxed) == 1) [[likely]] return false;
+  return detail::hitSlow(site);
+}
 // The spec in effect ("" when none), for messages and test diagnostics.
 std::string describe();
 

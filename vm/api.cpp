@@ -19,11 +19,6 @@ CallContext::CallContext(State& state, Thread& thread, uint32_t func, uint32_t a
 
 Thread* CallContext::threadSelf() const { return t_->self; }
 
-Value CallContext::arg(uint32_t i) const {
-  if (i < 1 || i > argCount_) return Value::nil();
-  return t_->stack[func_ + i];
-}
-
 Value CallContext::callee() const { return t_->stack[func_]; }
 
 Value CallContext::upvalue(uint32_t i) const {

@@ -21,6 +21,7 @@
 
 #include "vm/object.h"
 #include "vm/state.h"
+#include "vm/thread.h"
 #include "weft/status.h"
 
 namespace weft::vm {
@@ -128,6 +129,12 @@ class CallContext {
   NativeResult pending_;
   Thread* threadSelf() const;
 };
+
+// Inline: every native reads its arguments through it.
+inline Value CallContext::arg(uint32_t i) const {
+  if (i < 1 || i > argCount_) return Value::nil();
+  return t_->stack[func_ + i];
+}
 
 // A wait on the operating system. Between the two calls the caller touches no heap
 // object (it may move): it reads into or writes from C++ buffers only. leaveOsWait

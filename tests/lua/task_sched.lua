@@ -107,11 +107,13 @@ stopc = true
 ya:await(); yb:await()
 check(counts[1] >= 10 and counts[2] >= 10, "both yielding tasks progressed")
 
--- Sleep wakes in deadline order.
+-- Sleep wakes in deadline order. The deadlines are 50 ms apart and counted from one
+-- moment, so a task that starts late under load still sleeps until its own deadline.
 local order = task.channel(5)
-local durations = {0.09, 0.03, 0.15, 0.06, 0.12}
+local durations = {0.15, 0.05, 0.25, 0.10, 0.20}
+local base = task.now()
 for i, d in ipairs(durations) do
-  task.spawn(function() task.sleep(d); order:send(i) end)
+  task.spawn(function() task.sleep(base + d - task.now()); order:send(i) end)
 end
 local got = {}
 for i = 1, 5 do got[i] = order:recv() end
