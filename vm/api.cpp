@@ -35,8 +35,8 @@ void CallContext::setUpvalue(uint32_t i, const Value& v) {
   if (i < nc->numUpvalues) storeValue(nc, nc->upvalues[i], v);
 }
 
-bool CallContext::push(const Value& v) {
-  if (t_->top + 1 >= t_->stackSize && !ensureStackSlots(t_, uint64_t(t_->top) + 1 + kMinNativeStack)) return false;
+bool CallContext::pushSlow(const Value& v) {
+  if (!ensureStackSlots(t_, uint64_t(t_->top) + 1 + kMinNativeStack)) return false;
   t_->stack[t_->top++] = v;
   return true;
 }
@@ -150,12 +150,8 @@ NativeResult CallContext::yield(int32_t n) {
   return NativeResult{n, StatusCode::kYield};
 }
 
-bool CallContext::checkInteger(uint32_t i, int64_t& out) {
+bool CallContext::checkIntegerSlow(uint32_t i, int64_t& out) {
   Value v = arg(i);
-  if (v.isInt()) {
-    out = v.u.i;
-    return true;
-  }
   if (toInteger(v, out)) return true;
   Value num;
   if (toNumeric(v, num)) pending_ = argError(i, "number has no integer representation");
@@ -163,18 +159,14 @@ bool CallContext::checkInteger(uint32_t i, int64_t& out) {
   return false;
 }
 
-bool CallContext::checkNumber(uint32_t i, double& out) {
+bool CallContext::checkNumberSlow(uint32_t i, double& out) {
   if (toNumber(arg(i), out)) return true;
   pending_ = typeError(i, "number");
   return false;
 }
 
-bool CallContext::checkString(uint32_t i, String*& out) {
+bool CallContext::checkStringSlow(uint32_t i, String*& out) {
   Value v = arg(i);
-  if (v.isString()) {
-    out = v.asString();
-    return true;
-  }
   if (v.isNumber()) {
     char buf[64];
     size_t n = formatNumber(v, buf);
@@ -190,12 +182,7 @@ bool CallContext::checkString(uint32_t i, String*& out) {
   return false;
 }
 
-bool CallContext::checkTable(uint32_t i, Table*& out) {
-  Value v = arg(i);
-  if (v.isTable()) {
-    out = v.asTable();
-    return true;
-  }
+bool CallContext::checkTableSlow(uint32_t i) {
   pending_ = typeError(i, "table");
   return false;
 }

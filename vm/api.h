@@ -38,6 +38,8 @@ struct NativeResult {
 class CallContext {
  public:
   CallContext(State& state, Thread& thread, uint32_t func, uint32_t argCount);
+  CallContext(State& state, ThreadData* t, uint32_t func, uint32_t argCount)
+      : state_(state), t_(t), func_(func), argCount_(argCount) {}
 
   State& state() { return state_; }
   Thread& thread() { return *threadSelf(); }
@@ -56,7 +58,11 @@ class CallContext {
 
   // Pushing values on the stack (temporaries or results). false if the stack cannot
   // grow (the caller then returns cx.stackOverflow()).
-  bool push(const Value& v);
+  bool push(const Value& v) {
+    if (t_->top + 1 >= t_->stackSize) [[unlikely]] return pushSlow(v);
+    t_->stack[t_->top++] = v;
+    return true;
+  }
   bool ensureStack(uint32_t n);  // room for n more pushes
   uint32_t top() const;          // stack index one past the last pushed value
   Value at(uint32_t stackIndex) const;
@@ -84,11 +90,39 @@ class CallContext {
   NativeResult yield(int32_t n);
 
   // Argument checks, like luaL_check*: on failure they record the error and return
-  // false; the native then returns cx.failure().
-  bool checkInteger(uint32_t i, int64_t& out);
-  bool checkNumber(uint32_t i, double& out);
-  bool checkString(uint32_t i, String*& out);  // numbers are converted (allocates)
-  bool checkTable(uint32_t i, Table*& out);
+  // false; the native then returns cx.failure(). The common case is inline.
+  bool checkInteger(uint32_t i, int64_t& out) {
+    Value v = arg(i);
+    if (v.isInt()) [[likely]] {
+      out = v.u.i;
+      return true;
+    }
+    return checkIntegerSlow(i, out);
+  }
+  bool checkNumber(uint32_t i, double& out) {
+    Value v = arg(i);
+    if (v.isFloat()) [[likely]] {
+      out = v.u.n;
+      return true;
+    }
+    return checkNumberSlow(i, out);
+  }
+  bool checkString(uint32_t i, String*& out) {  // numbers are converted (allocates)
+    Value v = arg(i);
+    if (v.isString()) [[likely]] {
+      out = v.asString();
+      return true;
+    }
+    return checkStringSlow(i, out);
+  }
+  bool checkTable(uint32_t i, Table*& out) {
+    Value v = arg(i);
+    if (v.isTable()) [[likely]] {
+      out = v.asTable();
+      return true;
+    }
+    return checkTableSlow(i);
+  }
   bool checkAny(uint32_t i);                   // "value expected"
   bool checkType(uint32_t i, Tag tag);
   bool optInteger(uint32_t i, int64_t def, int64_t& out);
@@ -128,6 +162,11 @@ class CallContext {
   uint32_t argCount_;
   NativeResult pending_;
   Thread* threadSelf() const;
+  bool pushSlow(const Value& v);
+  bool checkIntegerSlow(uint32_t i, int64_t& out);
+  bool checkNumberSlow(uint32_t i, double& out);
+  bool checkStringSlow(uint32_t i, String*& out);
+  bool checkTableSlow(uint32_t i);
 };
 
 // Inline: every native reads its arguments through it.

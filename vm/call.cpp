@@ -169,13 +169,19 @@ Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults,
   }
   Value fv = t->stack[func];
   NativeFn fn = fv.tag == Tag::LightNative ? fv.u.fn : fv.asNativeClosure()->fn;
-  CallContext cx(S, *t->self, func, nargs);
+  CallContext cx(S, t, func, nargs);
   NativeResult r = fn(cx);
   if (r.status == StatusCode::kOk) [[likely]] {
     uint32_t n = uint32_t(r.count);
     if (n > t->top - func - 1) n = t->top - func - 1;
     if (t->hookMask & kHookMaskReturn) [[unlikely]] {
       if (Status st = runHookMayGC(S, t, "return", -1); !st.isOk()) return st;
+    }
+    if (nresults == 1) [[likely]] {  // the usual call in an expression: the slot exists
+      t->stack[func] = n ? t->stack[t->top - n] : Value::nil();
+      t->top = func + 1;
+      t->frameCount--;
+      return Status::ok();
     }
     if (nresults > 0 && !ensureStackSlots(t, uint64_t(func) + uint32_t(nresults) + 1)) return stackOverflowMayGC(S, t);
     moveResults(t, func, t->top - n, n, nresults);

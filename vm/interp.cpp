@@ -1079,6 +1079,11 @@ op_CALL: {
     if (!status.isOk()) [[unlikely]] goto onError;
     goto startFrame;
   }
+  if (ra->tag == Tag::LightNative && ra->u.fn != basePcall && ra->u.fn != baseXpcall) {
+    status = callNativeMayGC(S, t, func, getC(i) - 1, 0);  // callNonLuaMayGC's common case
+    if (!status.isOk()) goto onError;
+    goto startFrame;
+  }
   status = callNonLuaMayGC(S, t, func, getC(i) - 1, 0);
   if (!status.isOk()) goto onError;
   goto startFrame;
