@@ -520,8 +520,9 @@ hookedFrame:
 
 // Slow path: open upvalues refer to registers of this frame (entered, re-entered after
 // a call, or a closure just captured one). Registers and cells are reconciled now and
-// then between every two instructions (sharedStep), so closures of any task, which use
-// only the cells, and this frame, which uses only the registers, see each other's writes.
+// then at every boundary where a closure could run or another task look (syncSharedFrame),
+// so closures of any task, which use only the cells, and this frame, which uses only the
+// registers, see each other's writes.
 sharedFrame:
   syncSharedFrame(t, f->base);
   if (dispatch != kTraceLabels) dispatch = kSharedLabels;
