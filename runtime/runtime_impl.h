@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gc/heap.h"
+#include "gc/spin_lock.h"
 #include "runtime/slot_list.h"
 #include "runtime/runtime.h"
 #include "runtime/task.h"
@@ -125,7 +126,7 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // spawns and finishes its own tasks takes a lock and touches an array no other worker
   // does. Code that walks it takes one shard's lock at a time.
   struct RegistryShard {
-    alignas(64) std::mutex mutex;
+    alignas(64) gc::SpinLock mutex;  // a few instructions per hold (gc/spin_lock.h)
     SlotList<LuaTask> tasks;     // mutex
     SlotList<Channel> channels;  // mutex
   };

@@ -6,8 +6,8 @@
 //    shard's slots stay evenly used.
 //  - Each shard is an open-addressing array of slots with linear probing (a slot keeps
 //    its string's hash and length, so probes rarely touch the strings), guarded by
-//    its own spinlock (`locked`, acquire on lock / release on unlock: everything written
-//    under the lock is visible to the next holder). Critical sections are a few probes
+//    its own spinlock (`locked`, gc/spin_lock.h: acquire on lock, release on unlock;
+//    everything written under the lock is visible to the next holder). Critical sections are a few probes
 //    and at most one bump allocation, which never collects and never waits for a
 //    collection, so a spinlock that yields after a short spin is enough.
 //  - Entries are only ever removed by sweepWeakRoots, which runs while the world is
@@ -30,7 +30,6 @@
 #include <cstring>
 #include <new>
 #include <random>
-#include <thread>
 
 #include "vm/state.h"
 
@@ -172,16 +171,9 @@ StringTable::~StringTable() {
   for (Shard& shard : shards_) delete[] shard.slots;
 }
 
-void StringTable::lock(Shard& shard) {
-  for (int spins = 0;; ++spins) {
-    if (!shard.locked.exchange(true, std::memory_order_acquire)) return;
-    while (shard.locked.load(std::memory_order_relaxed)) {
-      if (++spins > 64) std::this_thread::yield();
-    }
-  }
-}
+void StringTable::lock(Shard& shard) { shard.locked.lock(); }
 
-void StringTable::unlock(Shard& shard) { shard.locked.store(false, std::memory_order_release); }
+void StringTable::unlock(Shard& shard) { shard.locked.unlock(); }
 
 void StringTable::insertSlot(Shard& shard, const Slot& slot) {
   uint32_t mask = shard.capacity - 1;

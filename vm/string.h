@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "gc/spin_lock.h"
 #include "vm/object.h"
 
 namespace weft::vm {
@@ -74,7 +75,7 @@ class StringTable final : public gc::WeakRootSource {
     uint32_t length;
   };
   struct alignas(64) Shard {
-    std::atomic<bool> locked{false};  // the shard's spinlock (see string.cpp)
+    gc::SpinLock locked;  // the shard's lock (see string.cpp)
     uint32_t capacity = 0;            // slots, a power of 2 (0: not allocated yet)
     uint32_t count = 0;               // occupied slots
     Slot* slots = nullptr;            // owned
