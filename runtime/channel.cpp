@@ -33,10 +33,12 @@ Waiter* claimPeer(WaiterQueue& q, LuaTask* self) {
 }
 
 // The second half of a peer's claim, after the delivery: the release in confirmClaim
-// publishes what was delivered.
+// publishes what was delivered. The Waiter is read before it: once the claim shows,
+// its task may start another wait and rewrite it (ThreadSanitizer caught the read after).
 LuaTask* deliverTo(Waiter* peer) {
-  peer->task->confirmClaim(peer->gen, peer->caseIndex);
-  return peer->task;
+  LuaTask* task = peer->task;
+  task->confirmClaim(peer->gen, peer->caseIndex);
+  return task;
 }
 
 bool claimSelf(LuaTask* self, int caseIndex) {

@@ -74,7 +74,7 @@ Status RuntimeImpl::onThreadStart() {
     return Status(StatusCode::kFatal);
   }
   auto* wc = new WorkerContext();
-  wc->exec = vm::ExecContext{&state, *m, nullptr};
+  wc->exec = vm::ExecContext{&state, *m, nullptr, {}};
   // Shard 0 is the main thread's; worker threads take the others in turn.
   wc->registryShard = uint8_t(1 + nextShard_.fetch_add(1, std::memory_order_relaxed) % (kRegistryShards - 1));
   wc->mutator = *m;
@@ -355,7 +355,9 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
     // Claimed under doneMutex: an awaiter leaving by timeout removes its Waiter under
     // the same lock, so no Waiter here is stale memory.
     for (Waiter* w : task->awaiters) {
-      if (w->task->claim(w->gen, WaitPhase::kClaimed, w->caseIndex)) wake.push_back(w->task);
+      // The Waiter is read before the claim shows: its task may then start another wait.
+      LuaTask* awaiter = w->task;
+      if (awaiter->claim(w->gen, WaitPhase::kClaimed, w->caseIndex)) wake.push_back(awaiter);
     }
     task->awaiters.clear();
   }
@@ -381,7 +383,7 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
 }
 
 void RuntimeImpl::wakeTask(LuaTask* task) {
-  if (task->blockingWait) {
+  if (task->blockingWait.load(std::memory_order_relaxed)) {
     task->signalBlocked();
     return;
   }

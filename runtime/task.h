@@ -157,7 +157,10 @@ struct LuaTask final : sched::Task, WaitSource {
   bool hasTimer = false;
   bool deliveredOk = false;     // by the claimer, like `delivered`
   bool sendClosed = false;      // a send case failed because its channel closed
-  bool blockingWait = false;    // set before the wait is published
+  // Set before the wait is published; read by a claimer after its claim (wakeTask), when
+  // the waiter may already be starting its next wait: atomic, relaxed. A value from the
+  // next wait only makes the wake stale, which both wake paths tolerate.
+  std::atomic<bool> blockingWait{false};
   std::atomic<bool> blocked{false};     // sleeps in a blocking wait (status, deadlock check)
   std::atomic<bool> mainCancel{false};  // cancel() of the main task (it is not scheduled)
   // How the last dispatch ended (worker only).

@@ -156,7 +156,7 @@ void LuaTask::beginWait(WaitOp o, size_t cases, bool blocking) {
   deliveredOk = false;
   sendClosed = false;
   hasTimer = false;
-  blockingWait = blocking;
+  blockingWait.store(blocking, std::memory_order_relaxed);
   waiters.assign(cases, Waiter{});
   // Release: the fields above are visible to any thread that claims this generation.
   waitWord.store(word(waitGen() + 1, WaitPhase::kWaiting), std::memory_order_release);
@@ -212,8 +212,11 @@ bool LuaTask::leaveWaiting(uint64_t gen, WaitPhase to) {
 }
 
 bool LuaTask::claim(uint64_t gen, WaitPhase to, int caseIndex) {
-  if (!leaveWaiting(gen, to)) return false;
-  if (to == WaitPhase::kClaimed) firedCase = caseIndex;
+  if (to != WaitPhase::kClaimed) return leaveWaiting(gen, to);
+  // Which case fired is written before the claim shows: a task in a blocking wait may
+  // see the claim and read it before any wake arrives.
+  if (!leaveWaiting(gen, WaitPhase::kClaiming)) return false;
+  confirmClaim(gen, caseIndex);
   return true;
 }
 
@@ -260,7 +263,7 @@ vm::NativeResult waitMayGC(vm::CallContext& cx, LuaTask& self, double timeout) {
   // A suspending task leaves even when cancelled here: the scheduler requeues it (its
   // cancel bit is set) and the executor ends it, closing its variables, as it would have
   // at the dispatch after a wait.
-  if (!self.blockingWait && (self.waitOpen() || self.phase() == WaitPhase::kCancelled)) {
+  if (!self.blockingWait.load(std::memory_order_relaxed) && (self.waitOpen() || self.phase() == WaitPhase::kCancelled)) {
     if (self.waitOpen() && timeout >= 0) armTimer(self, timeout);
     self.suspend = LuaTask::Suspend::kWait;
     cx.threadData()->taskSuspending = true;

@@ -182,7 +182,8 @@ bool CallContext::checkStringSlow(uint32_t i, String*& out) {
   return false;
 }
 
-bool CallContext::checkTableSlow(uint32_t i) {
+bool CallContext::checkTableSlow(uint32_t i, Table*& out) {
+  out = nullptr;
   pending_ = typeError(i, "table");
   return false;
 }

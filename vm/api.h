@@ -121,7 +121,7 @@ class CallContext {
       out = v.asTable();
       return true;
     }
-    return checkTableSlow(i);
+    return checkTableSlow(i, out);
   }
   bool checkAny(uint32_t i);                   // "value expected"
   bool checkType(uint32_t i, Tag tag);
@@ -166,7 +166,7 @@ class CallContext {
   bool checkIntegerSlow(uint32_t i, int64_t& out);
   bool checkNumberSlow(uint32_t i, double& out);
   bool checkStringSlow(uint32_t i, String*& out);
-  bool checkTableSlow(uint32_t i);
+  bool checkTableSlow(uint32_t i, Table*& out);
 };
 
 // Inline: every native reads its arguments through it.

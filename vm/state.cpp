@@ -53,7 +53,7 @@ State::State(const StateOptions& options)
     : options_(options),
       threadPool_(std::make_unique<ThreadPool>()),
       heap_(options.gc),
-      mainContext_{this, &heap_.mainMutator(), nullptr},
+      mainContext_{this, &heap_.mainMutator(), nullptr, {}},
       strings_(std::make_unique<StringTable>()),
       hashSeed_(processHashSeed()),
       roots_(std::make_unique<Roots>(*this)) {

@@ -111,12 +111,20 @@ void prefetchThread(const gc::Object* obj, int stage) {
   if (t->frameCount) __builtin_prefetch(&t->frames[t->frameCount - 1]);
 }
 
+// Visits an object field through a gc::Object* copy, not a punned reference to the field.
+template <typename T>
+void visitField(gc::Visitor& v, T*& field) {
+  gc::Object* o = reinterpret_cast<gc::Object*>(field);
+  v.visit(o);
+  field = reinterpret_cast<T*>(o);
+}
+
 void traceThread(gc::Object* obj, gc::Visitor& v) {
   auto* th = reinterpret_cast<Thread*>(obj);
   ThreadData* t = th->data;
   if (!t || t->incarnation != th->incarnation) return;  // an empty shell (ThreadPool)
   freeRetiredStacks(t);
-  v.visit(reinterpret_cast<gc::Object*&>(t->self));
+  visitField(v, t->self);
   uint32_t live = std::min(t->liveTop(), t->stackSize);
   for (uint32_t i = 0; i < live; i++) {
     if (t->stack[i].isCollectable()) v.visit(referenceSlot(t->stack[i]));
@@ -124,7 +132,7 @@ void traceThread(gc::Object* obj, gc::Visitor& v) {
   // Slots above the live part may hold references a collection did not update; clear
   // them so no later collection visits a stale one (thread.h invariant 2).
   for (uint32_t i = live; i < t->stackSize; i++) t->stack[i] = Value::nil();
-  if (t->openUpvalues) v.visit(reinterpret_cast<gc::Object*&>(t->openUpvalues));
+  if (t->openUpvalues) visitField(v, t->openUpvalues);
   if (t->error.isCollectable()) v.visit(referenceSlot(t->error));
   if (t->hook.isCollectable()) v.visit(referenceSlot(t->hook));
 }
