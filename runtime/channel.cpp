@@ -35,10 +35,11 @@ Waiter* claimPeer(WaiterQueue& q, LuaTask* self) {
 // The second half of a peer's claim, after the delivery: the release in confirmClaim
 // publishes what was delivered. The Waiter is read before it: once the claim shows,
 // its task may start another wait and rewrite it (ThreadSanitizer caught the read after).
-LuaTask* deliverTo(Waiter* peer) {
+Wake deliverTo(Waiter* peer) {
   LuaTask* task = peer->task;
+  bool blocking = task->holdForWake();  // the tentative claim holds its wait open
   task->confirmClaim(peer->gen, peer->caseIndex);
-  return task;
+  return {task, blocking};
 }
 
 bool claimSelf(LuaTask* self, int caseIndex) {
@@ -138,7 +139,7 @@ void ValueRing::popFront() {
 }
 
 OpResult channelSend(Channel& ch, const Value& v, bool& closed, LuaTask* self, int caseIndex) {
-  LuaTask* wake = nullptr;
+  Wake wake;
   OpResult result;
   {
     std::lock_guard lock(ch.mutex);
@@ -168,12 +169,12 @@ OpResult channelSend(Channel& ch, const Value& v, bool& closed, LuaTask* self, i
       return OpResult::kRegistered;
     }
   }
-  if (wake) ch.rt.wakeTask(wake);
+  if (wake.task) ch.rt.wakeTask(wake.task, wake.blocking);
   return result;
 }
 
 OpResult channelRecv(Channel& ch, Value& out, bool& ok, LuaTask* self, int caseIndex) {
-  LuaTask* wake = nullptr;
+  Wake wake;
   {
     std::lock_guard lock(ch.mutex);
     if (!ch.buffer.empty()) {
@@ -205,7 +206,7 @@ OpResult channelRecv(Channel& ch, Value& out, bool& ok, LuaTask* self, int caseI
       return OpResult::kRegistered;
     }
   }
-  if (wake) ch.rt.wakeTask(wake);
+  if (wake.task) ch.rt.wakeTask(wake.task, wake.blocking);
   return OpResult::kDone;
 }
 
@@ -220,7 +221,7 @@ bool opLikelyWaits(const Channel& ch, bool isSend) {
 }
 
 bool channelClose(Channel& ch) {
-  std::vector<LuaTask*> wake;
+  std::vector<Wake> wake;
   {
     std::lock_guard lock(ch.mutex);
     if (ch.closed) return false;
@@ -235,7 +236,7 @@ bool channelClose(Channel& ch) {
       wake.push_back(deliverTo(s));
     }
   }
-  for (LuaTask* t : wake) ch.rt.wakeTask(t);
+  for (const Wake& w : wake) ch.rt.wakeTask(w.task, w.blocking);
   return true;
 }
 

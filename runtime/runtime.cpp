@@ -344,7 +344,8 @@ RunOutcome RuntimeImpl::cancelTaskMayGC(LuaTask& task) {
 // --- Task life cycle ----------------------------------------------------------------
 
 void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
-  std::vector<LuaTask*> wake;
+  std::vector<Wake> wake;
+  std::vector<LuaTask*> unclaimed;  // holdForWake references to drop after the lock
   vm::ThreadData* d = task->data;
   {
     std::lock_guard lock(task->doneMutex);
@@ -357,7 +358,9 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
     for (Waiter* w : task->awaiters) {
       // The Waiter is read before the claim shows: its task may then start another wait.
       LuaTask* awaiter = w->task;
-      if (awaiter->claim(w->gen, WaitPhase::kClaimed, w->caseIndex)) wake.push_back(awaiter);
+      bool blocking = awaiter->holdForWake();
+      if (awaiter->claim(w->gen, WaitPhase::kClaimed, w->caseIndex)) wake.push_back({awaiter, blocking});
+      else if (blocking) unclaimed.push_back(awaiter);
     }
     task->awaiters.clear();
   }
@@ -375,19 +378,21 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
                   std::any_of(task->results.begin(), task->results.end(), [](const Value& v) { return v.isCollectable(); });
     if (!traced) removeTask(task);
   }
-  for (LuaTask* w : wake) wakeTask(w);
+  for (LuaTask* u : unclaimed) u->release();
+  for (const Wake& w : wake) wakeTask(w.task, w.blocking);
   if (!task->isMain && aliveTasks.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     std::lock_guard lock(finishMutex);
     finishCv.notify_all();
   }
 }
 
-void RuntimeImpl::wakeTask(LuaTask* task) {
-  if (task->blockingWait.load(std::memory_order_relaxed)) {
-    task->signalBlocked();
+void RuntimeImpl::wakeTask(LuaTask* task, bool blocking) {
+  if (!blocking) {
+    scheduler->wake(task);
     return;
   }
-  scheduler->wake(task);
+  task->signalBlocked();
+  task->release();  // holdForWake's
 }
 
 bool RuntimeImpl::cancelTask(LuaTask* task) {
@@ -398,7 +403,11 @@ bool RuntimeImpl::cancelTask(LuaTask* task) {
     first = scheduler->cancel(task);
   }
   uint64_t gen = task->waitWord.load(std::memory_order_acquire) >> kPhaseBits;
-  if (first && task->claim(gen, WaitPhase::kCancelled, -1)) wakeTask(task);
+  if (first) {
+    bool blocking = task->holdForWake();
+    if (task->claim(gen, WaitPhase::kCancelled, -1)) wakeTask(task, blocking);
+    else if (blocking) task->release();
+  }
   return first;
 }
 

@@ -74,7 +74,9 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
 
   // Waking a task whose wait was claimed: a blocking waiter's condition variable, or
   // the scheduler.
-  void wakeTask(LuaTask* task);
+  // Wakes a task whose wait the caller claimed; `blocking` is holdForWake's answer
+  // from before the claim (its reference is released here).
+  void wakeTask(LuaTask* task, bool blocking);
   // Fail closed (invariant 5): the first reason wins. closeAll("") stops without a
   // failure (os.exit): workers stop, blocking waiters wake, spawns are refused.
   void failClosed(const std::string& reason);

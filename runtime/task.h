@@ -56,6 +56,12 @@ class WaitSource {
   virtual void removeWaiter(struct Waiter* w) = 0;
 };
 
+// A claimed task to wake once the claimer's locks are released (RuntimeImpl::wakeTask).
+struct Wake {
+  class LuaTask* task = nullptr;
+  bool blocking = false;  // its wait blocks a thread; then holdForWake retained it
+};
+
 struct Waiter {
   LuaTask* task = nullptr;
   uint64_t gen = 0;
@@ -142,6 +148,11 @@ struct LuaTask final : sched::Task, WaitSource {
   // (signalBlocked), so a wake between the check and the sleep is never missed.
   std::atomic<uint32_t> blockSignal{0};
   void signalBlocked();
+  // Called by a claimer before its claim can show: whether the wait blocks a thread and,
+  // if so, a reference that keeps this task alive until wakeTask has signalled it (the
+  // thread may see the claim by polling, finish the task and drop it first). A claimer
+  // whose claim then fails releases that reference, outside any lock it holds.
+  bool holdForWake();
 
   // Completion (doneMutex): awaiters wait for `done`.
   std::mutex doneMutex;

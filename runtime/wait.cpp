@@ -119,7 +119,10 @@ void armTimer(LuaTask& self, double timeout) {
   uint64_t gen = self.waitGen();
   auto delay = std::chrono::duration_cast<sched::Clock::duration>(std::chrono::duration<double>(timeout));
   self.timer = self.rt.scheduler->addTimer(sched::Clock::now() + delay, [ref, gen] {
-    if (ref->task->claim(gen, WaitPhase::kTimedOut, -1)) ref->task->rt.wakeTask(ref->task);
+    LuaTask* task = ref->task;
+    bool blocking = task->holdForWake();
+    if (task->claim(gen, WaitPhase::kTimedOut, -1)) task->rt.wakeTask(task, blocking);
+    else if (blocking) task->release();
   });
   self.hasTimer = true;
 }
@@ -164,6 +167,14 @@ void LuaTask::beginWait(WaitOp o, size_t cases, bool blocking) {
 
 // Release: the change that ended the wait (made before the call) is visible to the
 // sleeper that sees the bump.
+bool LuaTask::holdForWake() {
+  // Relaxed: the claimer found this wait through an acquire (a lock or the wait word),
+  // so it reads this wait's value, or a later wait's when its claim is about to fail.
+  bool blocking = blockingWait.load(std::memory_order_relaxed);
+  if (blocking) retain();
+  return blocking;
+}
+
 void LuaTask::signalBlocked() {
   blockSignal.fetch_add(1, std::memory_order_release);
   blockSignal.notify_all();
