@@ -11,6 +11,11 @@
 //     (gen, kWaiting) to (gen, kClaimed), under the source's lock; only the winner
 //     delivers (delivered/firedCase) and then wakes the task. A timer claims with
 //     kTimedOut, a cancellation with kCancelled. Exactly one outcome per wait.
+//     Once a claim shows, the task may start its next wait and rewrite its Waiters and
+//     wait fields, and a task blocking its thread may see the claim by polling and run
+//     on: so a claimer reads the Waiter and writes firedCase before its claim shows
+//     (kClaimed goes through kClaiming), and holds a blocking task (holdForWake) until
+//     it has signalled it (ThreadSanitizer found the reads after the claim).
 //  4. Woken, the task removes its remaining Waiters from their sources (under their locks)
 //     and finishes the operation: results, or an error raised at the call.
 // A task on a worker at the bottom of its own thread suspends (the native yields, the
