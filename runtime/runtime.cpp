@@ -29,6 +29,16 @@ namespace {
 // A no-op task (deadlock probe).
 struct ProbeTask final : sched::Task {};
 
+// The thread the registry holds for `task`, as the collector sees it. The fault site
+// (WEFT_FAULT) stands for a registry that lost it: the same check that catches a real
+// loss then reports it, so a test of the site tests the detection, not only the closing.
+vm::Thread* registryRoot(const LuaTask& task, const char* faultSite) {
+  return gc::fault::hit(faultSite) ? nullptr : task.thread;
+}
+
+// Whether a registry root still owns the frames of the thread data the worker runs.
+bool rootIntact(const vm::Thread* root, const vm::ThreadData* t) { return root && root->data == t; }
+
 // The calling scheduler thread's context (set by onThreadStart; the thread's own).
 thread_local constinit WorkerContext* tlsContext = nullptr;
 
@@ -218,7 +228,7 @@ RunOutcome RuntimeImpl::runTask(sched::Worker& worker, sched::Task& base, int32_
 RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t& budget) {
   vm::ThreadData* t = task.data;
   // Restoration: the registry's (possibly relocated) thread must still own the frames.
-  if (gc::fault::hit("rt.restore") || task.thread->data != t) {
+  if (!rootIntact(registryRoot(task, "rt.restore"), t)) {
     failClosed("root restoration: task " + std::to_string(task.id()) + " does not match its published thread");
     return RunOutcome::kPanicked;
   }
@@ -287,8 +297,10 @@ RunOutcome RuntimeImpl::finishDispatchMayGC(LuaTask& task, Status st, int32_t& b
   budget = std::clamp(holder->budget, 0, budget);
   switch (st.code()) {
     case StatusCode::kYield: {
-      if (gc::fault::hit("rt.publish")) {
-        failClosed("root publication: injected failure publishing task " + std::to_string(task.id()));
+      // Publication: the task leaves its worker, and the collector will reach its frames
+      // only through the registry's thread, which must still own them.
+      if (!rootIntact(registryRoot(task, "rt.publish"), t)) {
+        failClosed("root publication: task " + std::to_string(task.id()) + " left its worker unreachable from the registry");
         return RunOutcome::kPanicked;
       }
       t->taskSuspending = false;
