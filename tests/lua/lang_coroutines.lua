@@ -56,9 +56,10 @@ local function ret()
 end
 eq(ret(), "value", "return value survives closing")
 eq(events[1], "a:nil", "closed on return")
-do local n <close> = nil end
-do local f <close> = false end
-check(true, "nil and false are allowed as to-be-closed values")
+eq(errorOf(function()
+  do local n <close> = nil end
+  local f <close> = false
+end), "no error", "nil and false are allowed as to-be-closed values")
 eq(errorOf(function() local x <close> = {} end), "variable 'x' got a non-closable value", "non-closable value")
 eq(select(2, load("local x <const> = 1; x = 2", "=src")), "src:1: attempt to assign to const variable 'x'", "assign to const")
 eq(select(2, load("local x <foo> = 1", "=src")), "src:1: unknown attribute 'foo'", "unknown attribute")

@@ -190,9 +190,32 @@ do
     f = h
   end
   eq(io.type(f), "closed file", "<close> closes the file")
-  for _ = 1, 50 do io.open(path) end
+end
+-- A file the script drops is collected, and the collector closes it, which flushes what
+-- it buffered: the text reaches the disk only through that close.
+do
+  local function readAll()
+    local r = assert(io.open(path, "rb"))
+    local text = r:read("a")
+    r:close()
+    return text
+  end
+  -- Returns its files in a table made weak on the way out: once it has returned, no
+  -- frame holds them.
+  local function dropFiles(text)
+    local files = {}
+    for i = 1, 50 do files[i] = assert(io.open(path)) end
+    local out = assert(io.open(path, "wb"))
+    out:setvbuf("full", 1024)
+    out:write(text)
+    eq(readAll(), "", "a buffered write is not on disk yet")
+    files[#files + 1] = out
+    return setmetatable(files, {__mode = "v"})
+  end
+  local dropped = dropFiles("flushed when collected")
   collectgarbage()
-  check(true, "unreferenced files are collected")
+  eq(next(dropped), nil, "unreferenced files are collected")
+  eq(readAll(), "flushed when collected", "collecting a file closes it")
 end
 
 os.remove(path)

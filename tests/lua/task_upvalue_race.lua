@@ -175,7 +175,9 @@ do
   local spins = 0
   while not ack do spins = spins + 1 end
   helper:await()
-  check(ack and spins >= 0, "both writes crossed")
+  -- No call comes between the write of flag and the loop, so flag goes out at a back-edge
+  -- at the earliest: the first test reads ack false, and ack crosses while the loop spins.
+  check(spins > 0, "both writes crossed")
   local n = 0
   repeat n = n + 1 until ack  -- a conditional back-edge
   check(n == 1, "a repeat loop reads it too")
