@@ -10,8 +10,11 @@ Modes:
 
 Header comments in the script's first lines:
   -- weft-only              (CMake registers no oracle run)
-  -- expect-exit: N         expected exit status (default 0); NAME.expected-stderr is
-                            then compared too, with the program name normalised
+  -- expect-exit: N         expected exit status (default 0)
+
+Standard error is always compared: with NAME.expected-stderr when that file exists (the
+program name normalised), else it must be empty, so a spurious report (an error in a task
+nobody awaited, a warning) fails the run.
   -- weft-gc-interval: N    relocate mode collects at every N-th safepoint
   -- weft-args: ARGS         extra weft options for plain and relocate runs (e.g.
                             --heap-limit=2M), split like a shell would
@@ -117,17 +120,18 @@ def main():
         print("stdout differs from %s.expected:" % os.path.basename(base))
         show_diff("stdout", expected, proc.stdout)
         ok = False
-    if "expect-exit" in headers:
+    want_err = ""
+    if os.path.exists(base + ".expected-stderr"):
         with open(base + ".expected-stderr", "rb") as f:
             want_err = normalise_progname(f.read().decode("utf-8", "replace"))
-        got_err = normalise_progname(proc.stderr.decode("utf-8", "replace"))
-        if got_err != want_err:
+    got_err = normalise_progname(proc.stderr.decode("utf-8", "replace"))
+    if got_err != want_err:
+        if want_err:
             print("stderr differs from %s.expected-stderr:" % os.path.basename(base))
-            show_diff("stderr", want_err.encode(), got_err.encode())
-            ok = False
-    elif not ok and proc.stderr:
-        print("stderr:")
-        sys.stdout.write(proc.stderr.decode("utf-8", "replace")[-4000:])
+        else:
+            print("stderr not empty (no %s.expected-stderr):" % os.path.basename(base))
+        show_diff("stderr", want_err.encode(), got_err[-4000:].encode())
+        ok = False
     return 0 if ok else 1
 
 

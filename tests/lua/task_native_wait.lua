@@ -6,6 +6,8 @@
 -- worker. A native wait that nothing can end is still a deadlock, reported as such
 -- (that task is spawned first so that its id does not depend on timing).
 
+local T = dofile("helpers/check.lua")("task_native_wait")
+
 -- Nobody will ever send on `never`: this comparator's wait can never end.
 local never = task.channel()
 local stuck = task.spawn(function()
@@ -36,8 +38,9 @@ local sorter = task.spawn(function()
   return table.concat(t, " "), calls
 end)
 local sorted, calls = sorter:await()
-print("sorted", sorted)
-print("server", server:await(), asked == calls)
+T.eq(sorted, "1 2 3 4 5 6 7 8 9", "a sort whose comparator waits on channels")
+T.eq(server:await(), "closed", "the comparison server ends")
+T.eq(asked, calls, "one request per comparison")
 
 -- gsub's replacement function receives each replacement from a feeder task.
 local words = task.channel()
@@ -47,7 +50,7 @@ end)
 local replacer = task.spawn(function()
   return (string.gsub("a-b-c", "%a", function() return (words:recv()) end))
 end)
-print("gsub", replacer:await())
+T.eq(replacer:await(), "one-two-three", "a gsub replacement that waits on a channel")
 feeder:await()
 
 -- Nested: a comparator waits inside a gsub function; the peer is queued behind both.
@@ -67,7 +70,8 @@ local pump = task.spawn(function()
   end
   return sent > 0
 end)
-print("nested", nested:await(), pump:await())
+T.eq(nested:await(), "1,2", "a comparator waiting inside a gsub replacement")
+T.eq(pump:await(), true, "the nested wait was fed")
 
 -- An OS wait (a child process) while the task that sets the flag waits its turn.
 local flag = false
@@ -77,9 +81,9 @@ local waiter = task.spawn(function()
   os.execute("sleep 0.5")
   return flag
 end)
-print("os wait", waiter:await())
+T.eq(waiter:await(), true, "a task runs while another waits on the OS")
 setter:await()
 
-print("waiting")
+T.done()
 stuck:await()
 print("not reached")
