@@ -6,7 +6,8 @@ local map = {}
 for i = 0, 49 do map["name" .. i] = (i % 2 == 0) and ("N" .. i) or false end
 local h = 0
 local function hash(s) for i = 1, #s, 97 do h = (h * 33 + s:byte(i)) % 4294967296 end end
-for _ = 1, 6 do
+local rounds = tonumber(arg and arg[1]) or 6
+for _ = 1, rounds do
   local a, na = text:gsub("(%w+) = (%w+)", "%2 := %1")
   local b, nb = text:gsub("name%d+", map)
   local c, nc = text:gsub("value(%d+)", function(d) return d % 3 == 0 and "#" .. d or nil end)

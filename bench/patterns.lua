@@ -3,7 +3,8 @@ local function lcg(seed) return function() seed = (seed * 1103515245 + 12345) % 
 local rnd = lcg(42)
 local words = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"}
 local lines = {}
-for i = 1, 60000 do
+local n = tonumber(arg and arg[1]) or 60000
+for i = 1, n do
   local w1, w2 = words[rnd() % 10 + 1], words[rnd() % 10 + 1]
   lines[i] = string.format("%05d %s=%d; %s.%s@example.org (%d)", i, w1, rnd() % 1000, w2, w1, rnd() % 97)
 end

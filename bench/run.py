@@ -6,7 +6,10 @@ runs, from wait4's resource usage), a check that both print the same output, and
 ratio weft/lua5.4 (below 1 means weft is faster). Ends with the geometric mean of the
 ratios. Exit status 1 if any output differs or a run fails.
 
-  python3 bench/run.py [--weft build/tools/weft] [--lua lua5.4] [-n 3] [script ...]
+  python3 bench/run.py [--weft build/tools/weft] [--lua lua5.4] [-n 3] [--quick] [script ...]
+
+--quick runs each script at a small size (QUICK_SIZES, its arg[1]): a smoke test that CI
+runs on every change to verify the checksums; its times are too short to judge.
 """
 import argparse
 import glob
@@ -18,6 +21,14 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Each script's arg[1] under --quick: a few tens of milliseconds under lua5.4.
+QUICK_SIZES = {
+    "binarytrees": "8", "concat": "20000", "fannkuch": "7", "fib": "20", "format": "5000",
+    "gsub": "1", "loops": "200", "methods": "30000", "nbody": "10000", "patterns": "2000",
+    "sort_numbers": "20000", "sort_strings": "3000", "sparse_keys": "30000",
+    "spectralnorm": "60", "strings": "10000", "tables": "5000",
+}
 
 
 def run_measured(cmd):
@@ -58,6 +69,7 @@ def main():
     parser.add_argument("--weft", default=os.path.join(HERE, "..", "build", "tools", "weft"))
     parser.add_argument("--lua", default="lua5.4")
     parser.add_argument("-n", "--runs", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("scripts", nargs="*")
     args = parser.parse_args()
     weft = os.path.abspath(args.weft)
@@ -72,8 +84,9 @@ def main():
     for script in scripts:
         name = os.path.splitext(os.path.basename(script))[0]
         path = os.path.abspath(script)
-        lua_t, lua_rss, lua_out, lua_err = measure([args.lua, path], args.runs)
-        weft_t, weft_rss, weft_out, weft_err = measure([weft, path], args.runs)
+        size = [QUICK_SIZES[name]] if args.quick else []
+        lua_t, lua_rss, lua_out, lua_err = measure([args.lua, path] + size, args.runs)
+        weft_t, weft_rss, weft_out, weft_err = measure([weft, path] + size, args.runs)
         if lua_err or weft_err:
             failed = True
             print("%-14s FAILED: %s" % (name, lua_err or weft_err))
