@@ -57,7 +57,7 @@ collectgarbage("restart")
 do
   collectgarbage()
   local before = collectgarbage("count")
-  local function build() local big = {} for i = 1, 20000 do big[i] = {i, i * 2} end return big end
+  local function build() local big = {} for i = 1, 3000 do big[i] = {i, i * 2} end return big end
   local big = build()
   check(collectgarbage("count") > before, "count grows with allocation")
   big = nil
