@@ -88,8 +88,10 @@ double floatArith(int op, double a, double b) {
     case static_cast<int>(BinOpr::Pow): return b == 2 ? a * a : std::pow(a, b);
     case static_cast<int>(BinOpr::IDiv): return std::floor(a / b);
     case static_cast<int>(BinOpr::Mod): {
+      // fmod truncates; a non-zero remainder whose sign differs from the divisor's moves
+      // by one divisor (the rule of floatMod in vm/number.cpp, which the folder must match).
       double m = std::fmod(a, b);
-      if ((m > 0) ? b < 0 : (m < 0 && b != m)) m += b;
+      if (m != 0 && ((m > 0) != (b > 0))) m += b;
       return m;
     }
     case kOpUnm: return -a;

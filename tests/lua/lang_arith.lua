@@ -140,6 +140,58 @@ eq(errorOf(function() local s = "x"; return 2 * s end), "attempt to mul a 'numbe
 eq(errorOf(function() return -{} end), "attempt to perform arithmetic on a table value", "unary minus on table")
 eq(errorOf(function() return ~1.5 end), "number has no integer representation", "~1.5")
 
+-- Constant folding: an operator on two literals, compiled through load so the compiler
+-- may fold it, gives what the same operator gives at run time (floor modulo of two
+-- negative floats once folded to -9.0). No -0.0 operand: lua5.4 compiles "x - 0" as
+-- "x + -0", so its own folded and run-time results differ in the sign of a zero there.
+eq(-4.0 % -5, -4.0, "folded -4.0 % -5")
+eq(-4 % -5.0, -4.0, "folded -4 % -5.0")
+eq(-7.5 % -2, -1.5, "folded -7.5 % -2")
+do
+  local nums = {0, 1, -7, 3, -4, -5, 0.0, 2.5, -3.5, -4.0, 5.5, maxi, mini, 2^53,
+                math.huge, -math.huge}
+  local function literal(v)
+    if v == mini then return "(-9223372036854775807 - 1)" end
+    if math.type(v) == "integer" then return tostring(v) end
+    if v == math.huge then return "1e999" elseif v == -math.huge then return "-1e999" end
+    return string.format("%.17g", v):find("[%.e]") and string.format("%.17g", v)
+      or string.format("%.17g", v) .. ".0"
+  end
+  local function shown(ok, v)
+    if not ok then return "E" end
+    if math.type(v) == "float" then return string.format("%.17g", v) .. "f" end
+    return tostring(v)
+  end
+  local opers = {"+", "-", "*", "/", "//", "%", "^", "&", "|", "~", "<<", ">>",
+                 "==", "~=", "<", "<=", ">", ">="}
+  local differ = 0
+  for _, op in ipairs(opers) do
+    local src, pairs_ = {"local r = {}"}, {}
+    for _, a in ipairs(nums) do
+      for _, b in ipairs(nums) do
+        pairs_[#pairs_ + 1] = {a, b}
+        src[#src + 1] = string.format("r[%d] = function() return (%s) %s (%s) end",
+                                      #pairs_, literal(a), op, literal(b))
+      end
+    end
+    src[#src + 1] = "return r"
+    local folded = assert(load(table.concat(src, "\n")))()
+    local runtime = assert(load("return function(a, b) return a " .. op .. " b end"))()
+    for i, p in ipairs(pairs_) do
+      local want = shown(pcall(runtime, p[1], p[2]))
+      local got = shown(pcall(folded[i]))
+      if got ~= want then
+        differ = differ + 1
+        if differ <= 5 then
+          print("folded " .. literal(p[1]) .. " " .. op .. " " .. literal(p[2]) .. " = " ..
+                got .. ", run time " .. want)
+        end
+      end
+    end
+  end
+  eq(differ, 0, "folded and run-time operators agree")
+end
+
 -- The operator matrix: every operator on every pair of sample operands.
 local samples = {0, 1, -7, 3, 0.0, -0.0, 2.5, -3.5, maxi, mini, 2^53, math.huge, "10", "0x10", "2.5"}
 local function show(v)
