@@ -32,6 +32,24 @@ eq(select("#", ("ABC"):byte(10)), 0, "byte beyond end")
 eq(select("#", ("ABC"):byte(3, 2)), 0, "byte empty range")
 eq(select("#", (""):byte()), 0, "byte of empty")
 eq(all(("\0\255"):byte(1, 2)), "0,255", "byte extremes")
+eq(select("#", ("hi"):byte(-3)), 0, "byte start before the beginning, no end")
+eq(all(("hi"):byte(-3, 1)), "104", "byte start before the beginning, end 1")
+-- Every start and end from -4 to 4 (and no end) over a two-byte string, printed as one
+-- line per function: the end defaults to the start as given, before it is clamped.
+do
+  local byteRow, subRow = {}, {}
+  for i = -4, 4 do
+    byteRow[#byteRow + 1] = "[" .. all(("hi"):byte(i)) .. "]"
+    for j = -4, 4 do
+      byteRow[#byteRow + 1] = "[" .. all(("hi"):byte(i, j)) .. "]"
+      subRow[#subRow + 1] = "[" .. ("hi"):sub(i, j) .. "]"
+    end
+    subRow[#subRow + 1] = "[" .. ("hi"):sub(i) .. "]"
+  end
+  print("byte " .. table.concat(byteRow))
+  print("sub " .. table.concat(subRow))
+  check(#byteRow == 90 and #subRow == 90, "index table complete")
+end
 eq(string.char(), "", "char no args")
 eq(string.char(0, 255, 65), "\0\255A", "char extremes")
 eq(err(string.char, 256), "bad argument #1 to 'F' (value out of range)", "char 256")

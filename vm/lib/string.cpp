@@ -137,8 +137,8 @@ NativeResult strByte(CallContext& cx) {
   if (!cx.checkString(1, s) || !cx.optInteger(2, 1, i)) return cx.failure();
   size_t len = s->length;
   size_t first = startPosition(i, len);
-  int64_t j;
-  if (!cx.optInteger(3, int64_t(first), j)) return cx.failure();
+  int64_t j;  // defaults to i as given, not as clamped: byte("hi", -3) is empty
+  if (!cx.optInteger(3, i, j)) return cx.failure();
   size_t last = endPosition(j, len);
   if (first > last) return cx.results(0);
   if (last - first >= 0x7fffffff || !cx.ensureStack(uint32_t(last - first + 1))) return cx.error("string slice too long");
