@@ -121,7 +121,7 @@ Status closeCoroutineMayGC(State& S, ThreadData* co) {
   st = closeTbcMayGC(S, co, 0, st);
   setCurrentThread(S, prev);
   co->status = ThreadStatus::Dead;
-  co->failed = !st.isOk();
+  co->failed = false;  // this close reports the error; a later close finds it clean
   co->top = 0;
   return st;
 }

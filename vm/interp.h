@@ -132,6 +132,7 @@ Status resumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t nargs, u
 // suspended again inside it.
 Status continueResumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t& nres, const char*& resumeError);
 // coroutine.close: closes pending to-be-closed variables of a suspended or dead
-// coroutine; returns the error status (error value in co->error) or ok.
+// coroutine; returns the error status (error value in co->error) or ok, once: the
+// coroutine is left dead without an error, so closing it again returns ok.
 Status closeCoroutineMayGC(State& S, ThreadData* co);
 }  // namespace weft::vm
