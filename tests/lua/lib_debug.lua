@@ -262,4 +262,24 @@ check("getupvalue", debug.getupvalue(withUp, 1) == "up")
 check("setupvalue", debug.setupvalue(withUp, 1, 10) == "up" and up == 10)
 check("upvalueid same", debug.upvalueid(withUp, 1) == debug.upvalueid(withUp, 1))
 
+-- ---- "L" of vararg functions ----------------------------------------------------
+-- A vararg function's header line is not active (its VARARGPREP does not count); lines
+-- are given relative to linedefined.
+local function relLines(f)
+  local t = debug.getinfo(f, "SL")
+  local ks = {}
+  for k in pairs(t.activelines) do ks[#ks + 1] = k - t.linedefined end
+  table.sort(ks)
+  return table.concat(ks, ",")
+end
+local function varargs(...)
+  local a = 1
+
+  return a end
+print("activelines vararg", relLines(varargs), relLines(function(a, ...) end),
+      relLines(load("\n\nreturn 1")), relLines(load("return ...")))
+check("L vararg skips the header", relLines(varargs) == "1,3")
+check("L vararg one line", relLines(function(...) end) == "0")
+check("L vararg chunk", relLines(load("\n\nreturn 1")) == "3")
+
 print("lib_debug: " .. checks .. " checks passed")

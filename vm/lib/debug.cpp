@@ -178,7 +178,12 @@ NativeResult dbGetInfo(CallContext& cx) {
     Table* lines = cx.newTable();
     ok = ok && lines;
     if (ok) {
-      for (int line : p->data->lineinfo) ok = ok && tableSetInt(cx.state(), lines, line, Value::boolean(true)).isOk();
+      // A vararg function's VARARGPREP (its first instruction, as the verifier checks)
+      // carries the line of the header, which is not a line the function runs.
+      const std::vector<int>& info = p->data->lineinfo;
+      for (size_t i = p->data->isVararg ? 1 : 0; i < info.size(); i++) {
+        ok = ok && tableSetInt(cx.state(), lines, info[i], Value::boolean(true)).isOk();
+      }
       ok = ok && setField(cx, r, "activelines", Value::table(lines));
     }
   }
