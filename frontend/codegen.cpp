@@ -487,7 +487,9 @@ void FuncState::exp2anyregup(ExpDesc& e) {
 }
 
 void FuncState::exp2val(ExpDesc& e) {
-  if (e.hasJumps()) exp2anyreg(e);
+  // A comparison (Jmp) is a value only once materialised: left pending as a key, code
+  // emitted for the indexed table would land between its jump and its LOADTRUE.
+  if (e.k == ExpKind::Jmp || e.hasJumps()) exp2anyreg(e);
   else dischargeVars(e);
 }
 

@@ -1,0 +1,42 @@
+-- weft-only
+-- Lua 5.4.8 behaviours: bugs fixed in Lua 5.4.5 to 5.4.8 that Debian's lua5.4 (5.4.4, the
+-- oracle of the other scripts) still has. NAME.expected is the output of PUC-Rio's
+-- Lua 5.4.8 (github lua/lua, tag v5.4.8); each section names the fix it checks.
+local NAME = "lang_lua548"
+local checks, failures = 0, 0
+local function check(cond, msg)
+  checks = checks + 1
+  if not cond then
+    failures = failures + 1
+    print("FAIL #" .. checks .. ": " .. tostring(msg))
+  end
+end
+local function eq(got, want, msg)
+  check(got == want and math.type(got) == math.type(want),
+        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
+end
+
+-- 5.4.8: a comparison used as the key of an upvalue table (_ENV[a < b]) is a value before
+-- the table is fetched; 5.4.4 emitted the fetch between the comparison's jump and its
+-- result, so the jump skipped it and the key's register was indexed instead.
+do
+  local t = {[true] = "yes", [false] = "no"}
+  local function viaUpvalue(a, b) return t[a < b] end
+  eq(viaUpvalue(1, 2), "yes", "upvalue table, true comparison key")
+  eq(viaUpvalue(2, 1), "no", "upvalue table, false comparison key")
+  local function viaConstants() return t[1 < 2], t[2 <= 1], t["a" == "a"] end
+  local a, b, c = viaConstants()
+  eq(a, "yes", "constant comparison key <")
+  eq(b, "no", "constant comparison key <=")
+  eq(c, "yes", "constant comparison key ==")
+  _ENV[true] = "global true"
+  local function viaEnv(x) return _ENV[x ~= nil], _ENV[not x] end
+  local d, e = viaEnv(1)
+  eq(d, "global true", "_ENV indexed by a comparison")
+  eq(e, nil, "_ENV indexed by a negation")
+  _ENV[true] = nil
+  local function store(a, b) t[a > b] = "stored"; return t[true] end
+  eq(store(3, 2), "stored", "comparison key in an assignment to an upvalue table")
+end
+
+print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
