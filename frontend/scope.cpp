@@ -213,10 +213,13 @@ void Parser::leaveBlock() {
   BlockScope* bl = fs->bl_;
   bool hasClose = false;
   int stackLevel = fs->regLevel(bl->nactvar);
+  // The block's locals go first: a CLOSE that the break label emits closes from the level
+  // outside the block, not from the innermost local (a captured loop variable left the
+  // for loop's to-be-closed state unclosed).
+  removeVars(bl->nactvar);
   if (bl->isLoop) hasClose = createLabel(breakName_, 0, false);
   if (!hasClose && bl->previous && bl->upval) fs->codeABC(Op::CLOSE, stackLevel, 0, 0);
   fs->freereg_ = stackLevel;
-  removeVars(bl->nactvar);
   dyd_.labels.resize(static_cast<size_t>(bl->firstLabel));
   fs->bl_ = bl->previous;
   if (bl->previous) {

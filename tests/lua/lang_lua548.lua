@@ -39,4 +39,26 @@ do
   eq(store(3, 2), "stored", "comparison key in an assignment to an upvalue table")
 end
 
+-- 5.4.5: a break out of a generic for whose body captures a loop variable closes the
+-- loop's to-be-closed value; 5.4.4 emitted the CLOSE at the level of the body's locals.
+do
+  local closed = 0
+  local closing = setmetatable({}, {__close = function() closed = closed + 1 end})
+  local captured
+  for k in next, {10, 20}, nil, closing do
+    captured = function() return k end
+    break
+  end
+  eq(closed, 1, "break after a capture closes the for loop's value")
+  eq(captured(), 1, "the captured loop variable survives the break")
+  for _, v in ipairs({1, 2, 3}) do
+    local function f() return v end
+    for k in next, {1}, nil, closing do
+      local function g() return k, f() end
+      if v == 2 then break end
+    end
+  end
+  eq(closed, 4, "nested loops: each inner loop closed once")
+end
+
 print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
