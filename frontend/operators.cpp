@@ -217,10 +217,13 @@ void FuncState::codeCommutative(BinOpr opr, ExpDesc& e1, ExpDesc& e2, int line) 
 
 void FuncState::codeBitwise(BinOpr opr, ExpDesc& e1, ExpDesc& e2, int line) {
   bool flip = false;
-  if (e1.k == ExpKind::KInt && exp2RK(e1)) {
+  // exp2K, not exp2RK: a constant that does not fit a K operand (past the 256th) stays a
+  // constant here; loaded early into a register, it came after the other operand's
+  // register and the two were freed out of order (1 ~ (2 or 3) gave 0).
+  if (e1.k == ExpKind::KInt && exp2K(e1)) {
     std::swap(e1, e2);
     flip = true;
-  } else if (!(e2.k == ExpKind::KInt && exp2RK(e2))) {
+  } else if (!(e2.k == ExpKind::KInt && exp2K(e2))) {
     codeBinExpVal(static_cast<Op>(static_cast<int>(opr) + static_cast<int>(Op::ADD)), e1, e2, line);
     return;
   }

@@ -61,4 +61,21 @@ do
   eq(closed, 4, "nested loops: each inner loop closed once")
 end
 
+-- 5.4.5: a bitwise operator whose integer operand is a constant past the 256th of its
+-- function (no longer a K operand) and whose other operand is computed.
+do
+  local src = {"local pad = {"}
+  for i = 1, 300 do src[#src + 1] = i .. ".5," end
+  src[#src + 1] = "} local b = ... return 1 ~ (b or 3), 1 | (b or 3), 1 & (b or 3), "
+  src[#src + 1] = "(b or 3) ~ 1, 6 << (b or 3), 1 + (b or 3)"
+  local f = assert(load(table.concat(src)))
+  local x, o, a, x2, s, sum = f(2)
+  eq(x, 3, "1 ~ (b or 3) past 256 constants")
+  eq(o, 3, "1 | (b or 3) past 256 constants")
+  eq(a, 0, "1 & (b or 3) past 256 constants")
+  eq(x2, 3, "(b or 3) ~ 1 past 256 constants")
+  eq(s, 24, "6 << (b or 3) past 256 constants")
+  eq(sum, 3, "1 + (b or 3) past 256 constants")
+end
+
 print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
