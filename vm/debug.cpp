@@ -95,7 +95,10 @@ bool isEnv(const ProtoData* p, int pc, Instruction i, bool isUp) {
   if (isUp) {
     if (t < int(p->upvalues.size())) n = p->upvalues[t].name;
   } else {
-    getObjName(p, pc, t, n);
+    // Only a variable named _ENV is the environment (Lua 5.4.8): a field or a string
+    // constant "_ENV" that a register came from is not.
+    const char* what = getObjName(p, pc, t, n);
+    if (!what || (std::strcmp(what, "local") != 0 && std::strcmp(what, "upvalue") != 0)) return false;
   }
   return n == "_ENV";
 }
@@ -237,6 +240,17 @@ std::string varInfo(ThreadData* t, VarRef ref) {
   } else {
     kind = getObjName(p->data, currentPc(f, p), ref.index, name);
   }
+  if (!kind) return {};
+  return std::string(" (") + kind + " '" + name + "')";
+}
+
+std::string callInfo(ThreadData* t) {
+  if (t->frameCount == 0) return {};
+  const CallFrame& f = t->frame();
+  if (!(f.flags & kFrameLua)) return {};
+  Proto* p = frameProto(t, f);
+  std::string name;
+  const char* kind = funcNameFromCode(p->data, currentPc(f, p), name);
   if (!kind) return {};
   return std::string(" (") + kind + " '" + name + "')";
 }

@@ -78,4 +78,24 @@ do
   eq(sum, 3, "1 + (b or 3) past 256 constants")
 end
 
+-- 5.4.8: only a variable named _ENV makes an indexed name "global"; a field or a string
+-- constant "_ENV" that the indexed value came from names a "field" (5.4.4 said global).
+do
+  local function message(src)
+    local ok, m = pcall(assert(load(src, "=c")))
+    return ok and "no error" or (tostring(m):gsub("^c:%d+: ", ""))
+  end
+  eq(message("a = {_ENV = {}}; return a._ENV.x + 1"),
+     "attempt to perform arithmetic on a nil value (field 'x')", "field named _ENV")
+  eq(message("return ('_ENV').x + 1"),
+     "attempt to perform arithmetic on a nil value (field 'x')", "string constant _ENV")
+  eq(message("return x + 1"), "attempt to perform arithmetic on a nil value (global 'x')", "the real _ENV")
+  eq(message("local _ENV = {}; return x + 1"),
+     "attempt to perform arithmetic on a nil value (global 'x')", "a local _ENV")
+  eq(message("local _ENV = {}; return function() return y.z end"), "no error", "closure over a local _ENV")
+  eq(message("local _ENV = {}; local f = function() return y.z end; return f()"),
+     "attempt to index a nil value (global 'y')", "an upvalue _ENV")
+  a = nil
+end
+
 print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
