@@ -23,6 +23,11 @@ struct VarRef {
 // instruction, or "" when nothing is known.
 std::string varInfo(ThreadData* t, VarRef ref);
 
+// " (local 'f')", " (metamethod 'add')", ... for the value that the top Lua frame's
+// current instruction calls, named as the instruction names it (a CALL its callee, an
+// arithmetic instruction its metamethod), or "" when the top frame is a native's.
+std::string callInfo(ThreadData* t);
+
 // The current line of a Lua frame (-1 for natives).
 int currentLine(ThreadData* t, const CallFrame& f);
 int currentPc(const CallFrame& f, const Proto* p);

@@ -257,11 +257,9 @@ std::string typeNameWithMeta(State& S, const Value& v) {
 }
 
 Status typeErrorMayGC(State& S, ThreadData* t, const Value& v, VarRef ref, const char* op) {
-  std::string vi = varInfo(t, ref);
-  if (std::strcmp(op, "call") == 0 && ref.kind == VarRef::Register && t->frameCount && (t->frame().flags & kFrameLua)) {
-    const CallFrame& f = t->frame();
-    if (getOp(f.pc[-1]) == Op::TFORCALL) vi = " (for iterator 'for iterator')";
-  }
+  // A call is named by the instruction that makes it, whatever value it ended up calling
+  // (a metamethod, the __call of a callee, a for iterator), as Lua names it.
+  std::string vi = std::strcmp(op, "call") == 0 ? callInfo(t) : varInfo(t, ref);
   return runtimeErrorMayGC(S, t, "attempt to %s a %s value%s", op, typeNameWithMeta(S, v).c_str(), vi.c_str());
 }
 

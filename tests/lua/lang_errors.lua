@@ -132,5 +132,28 @@ eq(select(2, load("x =", "=(load)")), "(load):1: unexpected symbol near <eof>", 
 eq(select(2, load("return 1", "=b", "b")), "attempt to load a text chunk (mode is 'b')", "load mode")
 eq(select(2, load(string.dump(function() end), "=t", "t")), "attempt to load a binary chunk (mode is 't')", "load binary as text")
 
+-- A call is named by the instruction that makes it: a metamethod that is not callable by
+-- its event, a callee whose __call is not callable by the callee's name.
+local function chunkError(src)
+  local ok, m = pcall(assert(load(src, "=c")))
+  return ok and "no error" or (tostring(m):gsub("^c:%d+: ", ""))
+end
+eq(chunkError("local a = setmetatable({}, {__add = 34}); a = a + 1"),
+   "attempt to call a number value (metamethod 'add')", "uncallable __add")
+eq(chunkError("local a = setmetatable({}, {__lt = {}}); return a > a"),
+   "attempt to call a table value (metamethod 'lt')", "uncallable __lt")
+eq(chunkError("local a = setmetatable({}, {__concat = true}); return a .. 'x'"),
+   "attempt to call a boolean value (metamethod 'concat')", "uncallable __concat")
+eq(chunkError("local a = setmetatable({}, {__unm = 1}); return -a"),
+   "attempt to call a number value (metamethod 'unm')", "uncallable __unm")
+eq(chunkError("local a = setmetatable({}, {__call = 34}); return a()"),
+   "attempt to call a number value (local 'a')", "uncallable __call names the callee")
+eq(chunkError("local a <close> = setmetatable({}, {__close = print}); getmetatable(a).__close = nil"),
+   "attempt to call a nil value (metamethod 'close')", "__close removed before closing")
+eq(chunkError("for k in 42 do end"), "attempt to call a number value (for iterator 'for iterator')",
+   "uncallable for iterator")
+eq(chunkError("return pcall(nil)"), "no error", "pcall of nil is caught")
+eq(select(2, pcall(nil)), "attempt to call a nil value", "pcall of nil names nothing")
+
 if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
 print(NAME .. ": " .. (checks - failures) .. " checks passed")
