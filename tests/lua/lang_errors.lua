@@ -154,6 +154,9 @@ eq(chunkError("for k in 42 do end"), "attempt to call a number value (for iterat
    "uncallable for iterator")
 eq(chunkError("return pcall(nil)"), "no error", "pcall of nil is caught")
 eq(select(2, pcall(nil)), "attempt to call a nil value", "pcall of nil names nothing")
+-- The __gc of files checks its argument like the other file methods.
+eq(chunkError("getmetatable(io.stdout).__gc()"), "bad argument #1 to '__gc' (FILE* expected, got no value)",
+   "file __gc without a file")
 
 if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
 print(NAME .. ": " .. (checks - failures) .. " checks passed")

@@ -666,8 +666,10 @@ NativeResult fSetvbuf(CallContext& cx) {
 
 // __gc and __close: close an open file, ignoring failures (standard files stay open).
 NativeResult fGc(CallContext& cx) {
-  FileBox* box = fileBoxOf(cx.state(), cx.arg(1));
-  if (box && box->f && box->closer != Closer::kStd) {
+  FileBox* box;
+  NativeResult outcome;
+  if (!checkFileBox(cx, 1, box, outcome)) return outcome;  // called by hand on a non-file
+  if (box->f && box->closer != Closer::kStd) {
     uint32_t base = cx.top();
     closeBox(cx, box);
     cx.setTop(base);
