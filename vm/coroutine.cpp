@@ -118,7 +118,13 @@ Status closeCoroutineMayGC(State& S, ThreadData* co) {
   ThreadData* prev = S.context().running;
   co->status = ThreadStatus::Running;
   setCurrentThread(S, co);
+  // An error raised by a __close while no error is pending leaves the variables below it
+  // open; like Lua, close those too, each seeing the latest error (co->error).
   st = closeTbcMayGC(S, co, 0, st);
+  while (co->tbcCount > 0 && (st.code() == StatusCode::kRuntimeError || st.code() == StatusCode::kMemoryError ||
+                              st.code() == StatusCode::kErrorInHandler)) {
+    st = closeTbcMayGC(S, co, 0, st);
+  }
   setCurrentThread(S, prev);
   co->status = ThreadStatus::Dead;
   co->failed = false;  // this close reports the error; a later close finds it clean

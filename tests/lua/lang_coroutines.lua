@@ -196,6 +196,20 @@ eq(tOk, false, "close whose __close fails")
 eq(tErr, "in close", "returns the __close error")
 eq(coroutine.close(tbcErrCo), true, "closing it again succeeds")
 eq(coroutine.resume(tbcErrCo), false, "a closed coroutine cannot resume")
+-- A __close that fails while closing a suspended coroutine does not stop the others: each
+-- lower variable still closes, seeing the latest error, and close returns the last one.
+local seen = {}
+local chainCo = coroutine.create(function()
+  local low <close> = setmetatable({}, {__close = function(_, e) seen[#seen + 1] = "low:" .. tostring(e) end})
+  local mid <close> = setmetatable({}, {__close = function(_, e) seen[#seen + 1] = "mid:" .. tostring(e); error("mid", 0) end})
+  local top <close> = setmetatable({}, {__close = function(_, e) seen[#seen + 1] = "top:" .. tostring(e); error("top", 0) end})
+  coroutine.yield()
+end)
+coroutine.resume(chainCo)
+local chOk, chErr = coroutine.close(chainCo)
+eq(chOk, false, "close with failing __close handlers")
+eq(chErr, "mid", "the last error is returned")
+eq(table.concat(seen, " "), "top:nil mid:top low:mid", "every variable closed, each with the latest error")
 eq(errorOf(coroutine.close, coroutine.running()), "cannot close a running coroutine", "close running")
 
 -- Many coroutines alive at once, and deep ones.
