@@ -261,6 +261,10 @@ print(errOf(debug.setuservalue, debug.upvalueid(withUp, 1), 1))
 check("getupvalue", debug.getupvalue(withUp, 1) == "up")
 check("setupvalue", debug.setupvalue(withUp, 1, 10) == "up" and up == 10)
 check("upvalueid same", debug.upvalueid(withUp, 1) == debug.upvalueid(withUp, 1))
+check("upvalueid past the last upvalue fails", debug.upvalueid(withUp, 3) == nil)
+check("upvalueid zero fails", debug.upvalueid(withUp, 0) == nil)
+check("upvalueid of a native without upvalues fails", debug.upvalueid(print, 1) == nil)
+check("upvalueid returns one value", select("#", debug.upvalueid(withUp, 5)) == 1)
 
 -- ---- "L" of vararg functions ----------------------------------------------------
 -- A vararg function's header line is not active (its VARARGPREP does not count); lines

@@ -376,16 +376,17 @@ NativeResult dbUpvalueId(CallContext& cx) {
   Value f = cx.arg(1);
   if (f.isLuaClosure()) {
     LuaClosure* c = f.asLuaClosure();
-    if (n < 1 || n > c->numUpvalues) return cx.argError(2, "invalid upvalue index");
-    // The upvalue object moves with collections; its identity hash does not.
-    cx.push(Value::lightUserdata(reinterpret_cast<void*>(uintptr_t(c->upvalues[n - 1]->header.hash) + 1)));
-    return cx.results(1);
-  }
-  if (f.tag == Tag::NativeClosure && n >= 1 && n <= f.asNativeClosure()->numUpvalues) {
+    if (n >= 1 && n <= c->numUpvalues) {
+      // The upvalue object moves with collections; its identity hash does not.
+      cx.push(Value::lightUserdata(reinterpret_cast<void*>(uintptr_t(c->upvalues[n - 1]->header.hash) + 1)));
+      return cx.results(1);
+    }
+  } else if (f.tag == Tag::NativeClosure && n >= 1 && n <= f.asNativeClosure()->numUpvalues) {
     cx.push(Value::lightUserdata(&f.asNativeClosure()->upvalues[n - 1]));
     return cx.results(1);
   }
-  return cx.argError(2, "invalid upvalue index");
+  cx.push(Value::nil());  // no such upvalue: fail, not an error (as in Lua 5.4)
+  return cx.results(1);
 }
 
 NativeResult dbUpvalueJoin(CallContext& cx) {
