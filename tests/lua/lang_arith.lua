@@ -148,8 +148,7 @@ eq(-4.0 % -5, -4.0, "folded -4.0 % -5")
 eq(-4 % -5.0, -4.0, "folded -4 % -5.0")
 eq(-7.5 % -2, -1.5, "folded -7.5 % -2")
 do
-  local nums = {0, 1, -7, 3, -4, -5, 0.0, 2.5, -3.5, -4.0, 5.5, maxi, mini, 2^53,
-                math.huge, -math.huge}
+  local nums = {3, -4, -5, 0.0, 2.5, -4.0, maxi, mini, -math.huge}
   local function literal(v)
     if v == mini then return "(-9223372036854775807 - 1)" end
     if math.type(v) == "integer" then return tostring(v) end
