@@ -29,15 +29,15 @@ TEST(GcFailClosed, Invariant9_SilentMutatorMakesTheRequesterFailAtTheDeadline) {
   WorkerMutator worker(h.heap);
   std::atomic<bool> attached{false}, release{false};
   std::atomic<int> laterAttach{-1}, laterPoll{-1};
-  std::thread silent([&] {
+  std::jthread silent([&] {
     ASSERT_TRUE(h.heap.attach(*worker.m).isOk());
     attached = true;
-    waitFor([&] { return release.load(); });  // attached, never polls
+    EXPECT_TRUE(waitUntil([&] { return release.load(); }, "the test to release the silent mutator"));  // never polls
     laterPoll = static_cast<int>(h.heap.safepointMayGC(*worker.m).code());
     h.heap.detach(*worker.m);
     laterAttach = static_cast<int>(h.heap.attach(*worker.m).code());
   });
-  ASSERT_TRUE(waitFor([&] { return attached.load(); }));
+  ASSERT_TRUE(waitUntil([&] { return attached.load(); }, "the silent mutator to attach"));
   testing::internal::CaptureStderr();
   auto start = Clock::now();
   Status status = h.heap.collectMayGC();
@@ -64,19 +64,19 @@ TEST(GcFailClosed, Invariant9_CloseHeapWakesTheRequesterAndAttachers) {
   WorkerMutator silentMutator(h.heap), requesterMutator(h.heap), attacherMutator(h.heap);
   std::atomic<bool> silentAttached{false}, release{false};
   std::atomic<int> requested{-1}, attachedLate{-1};
-  std::thread silent([&] {
+  std::jthread silent([&] {
     ASSERT_TRUE(h.heap.attach(*silentMutator.m).isOk());
     silentAttached = true;
-    waitFor([&] { return release.load(); });
+    EXPECT_TRUE(waitUntil([&] { return release.load(); }, "the test to release the silent mutator"));
     EXPECT_EQ(h.heap.safepointMayGC(*silentMutator.m).code(), StatusCode::kFatal);
   });
-  ASSERT_TRUE(waitFor([&] { return silentAttached.load(); }));
-  std::thread requester([&] {
+  ASSERT_TRUE(waitUntil([&] { return silentAttached.load(); }, "the silent mutator to attach"));
+  std::jthread requester([&] {
     ASSERT_TRUE(h.heap.attach(*requesterMutator.m).isOk());
     requested = static_cast<int>(h.heap.collectMayGC(*requesterMutator.m).code());
   });
-  ASSERT_TRUE(waitFor([&] { return h.heap.stopRequested(); }));
-  std::thread attacher([&] { attachedLate = static_cast<int>(h.heap.attach(*attacherMutator.m).code()); });
+  ASSERT_TRUE(waitUntil([&] { return h.heap.stopRequested(); }, "the requester's stop request"));
+  std::jthread attacher([&] { attachedLate = static_cast<int>(h.heap.attach(*attacherMutator.m).code()); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(attachedLate.load(), -1) << "attach waits while the stop is pending";
   auto start = Clock::now();
@@ -127,14 +127,15 @@ TEST(GcFailClosed, Invariant9_FaultSiteEpochAck) {
   FaultSpec spec("gc.epoch-ack");
   std::atomic<bool> attached{false};
   std::atomic<int> polled{-1};
-  std::thread poller([&] {
+  std::jthread poller([&] {
     ASSERT_TRUE(h.heap.attach(*worker.m).isOk());
     attached = true;
     Status s;
-    while ((s = h.heap.safepointMayGC(*worker.m)).isOk()) std::this_thread::yield();
+    EXPECT_TRUE(waitUntil([&] { return !(s = h.heap.safepointMayGC(*worker.m)).isOk(); },
+                          "a safepoint to fail once the acknowledgement fault fires"));
     polled = static_cast<int>(s.code());
   });
-  ASSERT_TRUE(waitFor([&] { return attached.load(); }));
+  ASSERT_TRUE(waitUntil([&] { return attached.load(); }, "the poller to attach"));
   testing::internal::CaptureStderr();
   Status status = h.heap.collectMayGC();
   poller.join();

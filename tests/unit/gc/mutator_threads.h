@@ -1,5 +1,6 @@
 // Helpers for the multi-threaded collector tests: allocation through an explicit
-// Mutator, and a thread that owns a registered mutator.
+// Mutator, and a thread that owns a registered mutator. Waits use waitUntil
+// (tests/unit/wait_until.h).
 #pragma once
 
 #include <atomic>
@@ -8,8 +9,11 @@
 
 #include "gc/fault.h"
 #include "tests/unit/gc/toy_model.h"
+#include "tests/unit/wait_until.h"
 
 namespace weft::gc::toy {
+
+using weft::test::waitUntil;
 
 inline Node* newNode(Mutator& m, Object* next, int64_t value) {
   Node* n = as<Node>(m.allocate(kNode, sizeof(Node)));
@@ -29,17 +33,6 @@ using Clock = std::chrono::steady_clock;
 
 inline int64_t millisSince(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-}
-
-// Spins (without touching the heap) until `done` holds or ten seconds pass.
-template <typename F>
-bool waitFor(F done) {
-  auto start = Clock::now();
-  while (!done()) {
-    if (millisSince(start) > 10000) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
 }
 
 // A registered mutator, unregistered (detached first if need be) when it goes away.

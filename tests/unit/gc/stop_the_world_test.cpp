@@ -10,6 +10,9 @@ namespace weft::gc::toy {
 namespace {
 
 constexpr int kThreads = 4;
+// Bounds a whole run of the workers: generous under a sanitizer, above the safepoint
+// deadlines the runs configure and below ctest's TIMEOUT.
+constexpr std::chrono::milliseconds kRunTimeout{120000};
 
 struct WorkerReport {
   uint64_t stops = 0;
@@ -26,13 +29,31 @@ bool listIsIntact(Heap& heap, Object* head, int64_t top, int64_t bottom) {
   return expect == bottom - 1;
 }
 
+// Counts its worker finished however runWorker returns, a failed ASSERT included, so that
+// the other workers and the test thread never wait for one that has left.
+class FinishedOnExit {
+ public:
+  explicit FinishedOnExit(std::atomic<int>& finished) : finished_(finished) {}
+  ~FinishedOnExit() { now(); }
+  void now() {
+    if (!counted_) finished_.fetch_add(1);
+    counted_ = true;
+  }
+
+ private:
+  std::atomic<int>& finished_;
+  bool counted_ = false;
+};
+
 // Allocates a list rooted in its own RootSource plus garbage, polls at every step and
 // checks its data; then polls until every worker is done, so that it takes part in
 // every epoch while attached.
 void runWorker(Heap& heap, int id, int iterations, std::atomic<int>& finished, WorkerReport& report) {
+  FinishedOnExit finishing(finished);
   WorkerMutator worker(heap);
+  ASSERT_NE(worker.m, nullptr) << "worker " << id;
   Mutator& m = *worker.m;
-  ASSERT_TRUE(heap.attach(m).isOk());
+  ASSERT_TRUE(heap.attach(m).isOk()) << "worker " << id;
   uint64_t firstEpoch = m.lastAckedEpoch();
   TestRoots roots;
   roots.slots.push_back(nullptr);
@@ -57,11 +78,11 @@ void runWorker(Heap& heap, int id, int iterations, std::atomic<int>& finished, W
       ok = ok && listIsIntact(heap, roots.slots[0], i, bottom) && text(tag.get()) == tagText;
     }
     EXPECT_TRUE(ok) << "worker " << id << ": " << heap.failureReason();
-    finished.fetch_add(1);
-    while (ok && finished.load() < kThreads) {
-      ok = heap.safepointMayGC(m).isOk();
-      std::this_thread::yield();
-    }
+    finishing.now();
+    EXPECT_TRUE(waitUntil([&] {
+      ok = ok && heap.safepointMayGC(m).isOk();
+      return !ok || finished.load() == kThreads;
+    }, "the other workers to finish", kRunTimeout)) << "worker " << id;
   }
   report.stops = m.stats().stops;
   report.epochSpan = m.lastAckedEpoch() - firstEpoch;
@@ -76,12 +97,12 @@ void runWorkers(ToyHeap& h, int iterations) {
   for (int i = 0; i < kThreads; ++i)
     threads.emplace_back(runWorker, std::ref(h.heap), i, iterations, std::ref(finished), std::ref(reports[i]));
   // Stats and the handshake view are readable while the workers run.
-  while (finished.load() < kThreads) {
+  EXPECT_TRUE(waitUntil([&] {
     Heap::HandshakeState state = h.heap.handshake();
     EXPECT_LE(state.acknowledged, state.attached);
     EXPECT_LE(h.heap.stats().bytesCopiedTotal, h.heap.stats().bytesAllocatedTotal + Heap::kChunkSize * 64);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+    return finished.load() == kThreads;
+  }, "every worker to finish", kRunTimeout));
   for (std::thread& t : threads) t.join();
   uint64_t collections = h.heap.stats().collections;
   EXPECT_GT(collections, 10u);
@@ -116,8 +137,9 @@ TEST(GcStopTheWorld, Invariant8_SleepingDetachedThreadNeverDelaysCollection) {
   config.safepointDeadlineMs = 5000;
   ToyHeap h(config);
   std::atomic<bool> detached{false}, wake{false};
-  std::thread sleeper([&] {
+  std::jthread sleeper([&] {
     WorkerMutator worker(h.heap);
+    ASSERT_NE(worker.m, nullptr);
     Mutator& m = *worker.m;
     ASSERT_TRUE(h.heap.attach(m).isOk());
     HandleScope scope(m);
@@ -125,13 +147,13 @@ TEST(GcStopTheWorld, Invariant8_SleepingDetachedThreadNeverDelaysCollection) {
     Node* before = kept.get();
     h.heap.detach(m);
     detached = true;
-    waitFor([&] { return wake.load(); });
+    EXPECT_TRUE(waitUntil([&] { return wake.load(); }, "the test to wake the detached mutator"));
     ASSERT_TRUE(h.heap.attach(m).isOk());
     EXPECT_NE(kept.get(), before) << "a detached mutator's handles are roots, updated by the collection";
     EXPECT_EQ(kept->value, 42);
     EXPECT_TRUE(h.heap.contains(kept.get()));
   });
-  ASSERT_TRUE(waitFor([&] { return detached.load(); }));
+  ASSERT_TRUE(waitUntil([&] { return detached.load(); }, "the sleeper to detach"));
   auto start = Clock::now();
   EXPECT_TRUE(h.heap.collectMayGC().isOk());
   EXPECT_LT(millisSince(start), 1000);
@@ -145,15 +167,16 @@ TEST(GcStopTheWorld, Invariant8_DetachReleasesAWaitingRequester) {
   config.safepointDeadlineMs = 20000;
   ToyHeap h(config);
   std::atomic<bool> attached{false};
-  std::thread holder([&] {
+  std::jthread holder([&] {
     WorkerMutator worker(h.heap);
+    ASSERT_NE(worker.m, nullptr);
     ASSERT_TRUE(h.heap.attach(*worker.m).isOk());
     attached = true;
-    waitFor([&] { return h.heap.stopRequested(); });  // never polls
+    EXPECT_TRUE(waitUntil([&] { return h.heap.stopRequested(); }, "the test's stop request"));  // never polls
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     h.heap.detach(*worker.m);
   });
-  ASSERT_TRUE(waitFor([&] { return attached.load(); }));
+  ASSERT_TRUE(waitUntil([&] { return attached.load(); }, "the holder to attach"));
   auto start = Clock::now();
   EXPECT_TRUE(h.heap.collectMayGC().isOk());
   EXPECT_LT(millisSince(start), 5000);
@@ -165,28 +188,32 @@ TEST(GcStopTheWorld, Invariant6_AttachWaitsWhileACollectionRuns) {
   h.heap.detach(h.m());
   std::atomic<bool> heldAttached{false}, poll{false}, lateRegistered{false}, lateGo{false}, lateAttached{false};
   std::atomic<uint64_t> collectionsAtAttach{0};
-  std::thread late([&] {
+  std::jthread late([&] {
     WorkerMutator worker(h.heap);
+    ASSERT_NE(worker.m, nullptr);
     lateRegistered = true;
-    waitFor([&] { return lateGo.load(); });
+    EXPECT_TRUE(waitUntil([&] { return lateGo.load(); }, "the test to let the late mutator attach"));
     ASSERT_TRUE(h.heap.attach(*worker.m).isOk());
     collectionsAtAttach = h.heap.stats().collections;
     lateAttached = true;
   });
-  std::thread holder([&] {
+  std::jthread holder([&] {
     WorkerMutator worker(h.heap);
+    ASSERT_NE(worker.m, nullptr);
     ASSERT_TRUE(h.heap.attach(*worker.m).isOk());
     heldAttached = true;
-    waitFor([&] { return poll.load(); });
+    EXPECT_TRUE(waitUntil([&] { return poll.load(); }, "the test to let the holder poll"));
     EXPECT_TRUE(h.heap.safepointMayGC(*worker.m).isOk());
   });
-  ASSERT_TRUE(waitFor([&] { return heldAttached.load() && lateRegistered.load(); }));
-  std::thread requester([&] {
+  ASSERT_TRUE(waitUntil([&] { return heldAttached.load() && lateRegistered.load(); },
+                        "the holder to attach and the late mutator to register"));
+  std::jthread requester([&] {
     WorkerMutator worker(h.heap);
+    ASSERT_NE(worker.m, nullptr);
     ASSERT_TRUE(h.heap.attach(*worker.m).isOk());
     EXPECT_TRUE(h.heap.collectMayGC(*worker.m).isOk());
   });
-  ASSERT_TRUE(waitFor([&] { return h.heap.stopRequested(); }));
+  ASSERT_TRUE(waitUntil([&] { return h.heap.stopRequested(); }, "the requester's stop request"));
   lateGo = true;
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(lateAttached.load()) << "attach returned while a stop was pending";
@@ -202,26 +229,28 @@ TEST(GcStopTheWorld, Invariant6_TwoSimultaneousRequestersMakeOneCollection) {
   h.heap.detach(h.m());
   std::atomic<int> attached{0};
   std::atomic<bool> poll{false};
-  std::thread holder([&] {
+  std::jthread holder([&] {
     WorkerMutator worker(h.heap);
+    ASSERT_NE(worker.m, nullptr);
     ASSERT_TRUE(h.heap.attach(*worker.m).isOk());
     ++attached;
-    waitFor([&] { return poll.load(); });
+    EXPECT_TRUE(waitUntil([&] { return poll.load(); }, "the test to let the holder poll"));
     EXPECT_TRUE(h.heap.safepointMayGC(*worker.m).isOk());
     EXPECT_EQ(worker.m->stats().stops, 1u);
   });
   auto request = [&] {
     WorkerMutator worker(h.heap);
+    ASSERT_NE(worker.m, nullptr);
     ASSERT_TRUE(h.heap.attach(*worker.m).isOk());
     ++attached;
-    waitFor([&] { return attached.load() == 3; });
+    EXPECT_TRUE(waitUntil([&] { return attached.load() == 3; }, "the holder and both requesters to attach"));
     EXPECT_TRUE(h.heap.collectMayGC(*worker.m).isOk());
     EXPECT_EQ(worker.m->stats().stops, 1u);
     EXPECT_EQ(worker.m->lastAckedEpoch(), 1u);
   };
-  std::thread a(request), b(request);
+  std::jthread a(request), b(request);
   // Both requesters are in: one requested epoch 1, the other acknowledged it.
-  ASSERT_TRUE(waitFor([&] { return h.heap.handshake().acknowledged == 2; }));
+  ASSERT_TRUE(waitUntil([&] { return h.heap.handshake().acknowledged == 2; }, "both requesters to be in the stop"));
   poll = true;
   a.join();
   b.join();

@@ -16,6 +16,8 @@ namespace weft::runtime::test {
 namespace {
 
 // A flag a blocked dispatch waits for, with a deadline so that a bug fails, not hangs.
+// Tests declare their gates before the scheduler where they can: a failed ASSERT then
+// destroys the scheduler first, whose shutdown waits for the dispatches blocked on them.
 struct Gate {
   std::mutex mu;
   std::condition_variable cv;
@@ -63,11 +65,11 @@ FnTask::Body blockUntil(Scheduler& s, Gate& gate, Exclusive& ex, std::atomic<int
 // The peer that ends the wait is queued behind the blocked task on the only worker.
 TEST(SchedHandoff, TheTaskThatEndsAWaitRunsWhileItsWorkersThreadBlocks) {
   TestExecutor ex;
-  Scheduler s({.workers = 1, .seed = 1}, ex);
   Gate gate;
   Exclusive excl;
   std::atomic<int> opened{0};
   std::thread::id blockedOn, peerOn;
+  Scheduler s({.workers = 1, .seed = 1}, ex);
   TaskRef peer = makeTask([&](Worker& w, FnTask&) {
     excl.enter();
     peerOn = std::this_thread::get_id();
@@ -84,7 +86,7 @@ TEST(SchedHandoff, TheTaskThatEndsAWaitRunsWhileItsWorkersThreadBlocks) {
   });
   ASSERT_TRUE(s.spawn(blocker.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return blocker->state() == TaskState::kCompleted; }));
+  ASSERT_TRUE(waitUntil([&] { return blocker->state() == TaskState::kCompleted; }, "the blocked task to complete"));
   s.shutdown();
   EXPECT_EQ(opened.load(), 1);  // not a timeout
   EXPECT_NE(blockedOn, peerOn);
@@ -99,10 +101,10 @@ TEST(SchedHandoff, TheTaskThatEndsAWaitRunsWhileItsWorkersThreadBlocks) {
 // for it: a task from outside, and a sticky task pinned to the released worker.
 TEST(SchedHandoff, WorkArrivingForAReleasedWorkerRunsOnASpare) {
   TestExecutor ex;
-  Scheduler s({.workers = 1, .seed = 1}, ex);
   Gate gate, blocked;
   Exclusive excl;
   std::atomic<int> opened{0}, ran{0};
+  Scheduler s({.workers = 1, .seed = 1}, ex);
   TaskRef blocker = makeTask([&](Worker& w, FnTask& t) {
     blocked.release();
     return blockUntil(s, gate, excl, opened)(w, t);
@@ -120,12 +122,12 @@ TEST(SchedHandoff, WorkArrivingForAReleasedWorkerRunsOnASpare) {
   ASSERT_TRUE(s.spawn(blocker.get()));
   ASSERT_TRUE(s.start().isOk());
   ASSERT_TRUE(blocked.wait());
-  ASSERT_TRUE(waitFor([&] { return allParked(s); }));  // released, nothing to run
+  ASSERT_TRUE(waitUntil([&] { return allParked(s); }, "the released worker to park"));  // nothing to run
   ASSERT_TRUE(s.spawn(outsider.get()));
-  ASSERT_TRUE(waitFor([&] { return ran.load() == 1; }, 5s));
-  ASSERT_TRUE(waitFor([&] { return allParked(s); }));
+  ASSERT_TRUE(waitUntil([&] { return ran.load() == 1; }, "a spare to run the outsider", 5s));
+  ASSERT_TRUE(waitUntil([&] { return allParked(s); }, "the released worker to park again"));
   ASSERT_TRUE(s.spawn(pinned.get()));
-  ASSERT_TRUE(waitFor([&] { return blocker->state() == TaskState::kCompleted; }));
+  ASSERT_TRUE(waitUntil([&] { return blocker->state() == TaskState::kCompleted; }, "the blocked task to complete"));
   s.shutdown();
   EXPECT_EQ(opened.load(), 1);
   EXPECT_EQ(excl.most.load(), 1);
@@ -156,10 +158,10 @@ TEST(SchedHandoff, NestedRegionsHandTheWorkerOnAndSparesArePooled) {
       return RunOutcome::kCompleted;
     });
     ASSERT_TRUE(s.spawn(parent.get()));
-    ASSERT_TRUE(waitFor([&] {
+    ASSERT_TRUE(waitUntil([&] {
       return first->state() == TaskState::kCompleted && second->state() == TaskState::kCompleted &&
              third->state() == TaskState::kCompleted;
-    }));
+    }, "the three tasks to complete")) << "round " << round;
     EXPECT_EQ(opened.load(), 2) << "round " << round;
     EXPECT_EQ(excl.most.load(), 1) << "round " << round;
     EXPECT_EQ(s.threadCount(), 3u) << "round " << round;
@@ -173,10 +175,10 @@ TEST(SchedHandoff, NestedRegionsHandTheWorkerOnAndSparesArePooled) {
 // worker back when its wait ends, finishes its dispatch and stops; shutdown joins all.
 TEST(SchedHandoff, ShutdownWhileAThreadBlocksJoinsEveryThread) {
   TestExecutor ex;
-  Scheduler s({.workers = 1, .seed = 1}, ex);
   Gate gate, blocked;
   Exclusive excl;
   std::atomic<int> opened{0};
+  Scheduler s({.workers = 1, .seed = 1}, ex);
   TaskRef blocker = makeTask([&](Worker& w, FnTask& t) {
     blocked.release();
     return blockUntil(s, gate, excl, opened, Blocking::kOs)(w, t);
@@ -185,7 +187,7 @@ TEST(SchedHandoff, ShutdownWhileAThreadBlocksJoinsEveryThread) {
   ASSERT_TRUE(s.spawn(blocker.get()));
   ASSERT_TRUE(s.start().isOk());
   ASSERT_TRUE(blocked.wait());
-  ASSERT_TRUE(waitFor([&] { return allParked(s); }));
+  ASSERT_TRUE(waitUntil([&] { return allParked(s); }, "the released worker to park"));
   std::thread opener([&] {
     std::this_thread::sleep_for(100ms);
     gate.release();
@@ -206,19 +208,17 @@ TEST(SchedHandoff, ASpareThatFailsToStartClosesTheScheduler) {
   ex.failStartFrom = 2;
   Scheduler s({.workers = 1, .seed = 1}, ex);
   TaskRef queued = makeTask();
-  std::atomic<bool> sawClose{false};
   TaskRef blocker = makeTask([&](Worker& w, FnTask&) {
     EXPECT_TRUE(s.spawn(queued.get()));  // so the spare is given the worker at once
     EXPECT_TRUE(s.enterBlocking(w, Blocking::kTaskWait).isOk());
-    sawClose = waitFor([&] { return s.closed(); }, 5s);
+    EXPECT_TRUE(waitUntil([&] { return s.closed(); }, "the failed spare to close the scheduler", 5s));
     s.leaveBlocking(w);
     return RunOutcome::kCompleted;
   });
   ASSERT_TRUE(s.spawn(blocker.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return blocker->state() == TaskState::kCompleted; }));
+  ASSERT_TRUE(waitUntil([&] { return blocker->state() == TaskState::kCompleted; }, "the blocked task to complete"));
   s.shutdown();
-  EXPECT_TRUE(sawClose.load());
   EXPECT_EQ(s.closeReason(), "a spare thread failed to start");
   EXPECT_EQ(queued->dispatches.load(), 0);
   EXPECT_EQ(ex.starts.load(), 2);
@@ -229,20 +229,20 @@ TEST(SchedHandoff, ASpareThatFailsToStartClosesTheScheduler) {
 // the same wait as an OS region is possible future work (SchedAllBlocked tests).
 TEST(SchedHandoff, AllBlockedFiresWhenEveryWorkerIsReleasedByATaskWait) {
   TestExecutor ex;
-  Scheduler s({.workers = 2, .seed = 1}, ex);
   Gate gate;
   Exclusive excl;
   std::atomic<int> opened{0};
+  Scheduler s({.workers = 2, .seed = 1}, ex);
   ex.onAllBlockedHook = [&] { gate.release(); };
   TaskRef a = makeTask(blockUntil(s, gate, excl, opened));
   TaskRef b = makeTask(blockUntil(s, gate, excl, opened));
   ASSERT_TRUE(s.spawn(a.get()));
   ASSERT_TRUE(s.spawn(b.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] {
+  ASSERT_TRUE(waitUntil([&] {
     return a->state() == TaskState::kCompleted && b->state() == TaskState::kCompleted;
-  }));
-  ASSERT_TRUE(waitFor([&] { return allParked(s); }));
+  }, "the all-blocked callback to open the gate for both tasks"));
+  ASSERT_TRUE(waitUntil([&] { return allParked(s); }, "both workers to park"));
   s.shutdown();
   EXPECT_EQ(opened.load(), 2);
   // Once for the two waits, once more when the workers park after them; a third time

@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "runtime/sched/idle.h"
@@ -14,36 +17,81 @@
 namespace weft::runtime::test {
 namespace {
 
+// A thread the test may abandon: when a wakeup is lost, its park() never returns, so the
+// test fails and detaches it instead of joining it. What the thread touches must be its
+// own (captured shared_ptrs), never the test's stack.
+class AbandonableThread {
+ public:
+  explicit AbandonableThread(std::function<void()> body)
+      : finished_(std::make_shared<std::atomic<bool>>(false)),
+        thread_([body = std::move(body), finished = finished_] {
+          body();
+          finished->store(true);
+        }) {}
+  ~AbandonableThread() {
+    if (finished()) thread_.join();
+    else thread_.detach();
+  }
+  bool finished() const { return finished_->load(); }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> finished_;
+  std::thread thread_;
+};
+
 TEST(SchedParker, AnUnparkBeforeParkIsNotLost) {
-  Parker p;
-  p.unpark();
-  p.park();  // returns at once: the token was kept
-  p.unpark();
-  p.unpark();  // tokens do not accumulate
-  p.park();
-  SUCCEED();
+  auto p = std::make_shared<Parker>();
+  p->unpark();
+  {
+    AbandonableThread parked([p] { p->park(); });
+    ASSERT_TRUE(waitUntil([&] { return parked.finished(); }, "park() to return after an earlier unpark()"));
+  }
+  p->unpark();
+  p->unpark();
+  {
+    AbandonableThread parked([p] { p->park(); });
+    ASSERT_TRUE(waitUntil([&] { return parked.finished(); }, "park() to return after two earlier unpark()s"));
+  }
+  // Tokens do not accumulate: that park consumed both, so the next one sleeps.
+  AbandonableThread parked([p] { p->park(); });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(parked.finished()) << "park() returned on a token an earlier park() had consumed";
+  p->unpark();
+  EXPECT_TRUE(waitUntil([&] { return parked.finished(); }, "park() to return after an unpark() while it slept"));
 }
 
-// Two threads hand a token back and forth through a flag and each other's parker:
-// a lost wakeup would hang the test (ctest's timeout) instead of finishing.
+// Two threads hand a token back and forth through a flag and each other's parker while
+// the test thread watches the rounds go by: a lost wakeup leaves both parked, and the
+// test fails naming the round instead of hanging.
 TEST(SchedParker, NoLostWakeupOverManyRounds) {
   constexpr int kRounds = 20000;
-  Parker a, b;
-  std::atomic<int> turn{0};
-  std::thread other([&] {
+  struct PingPong {
+    Parker a, b;
+    std::atomic<int> turn{0};
+    std::atomic<int> rounds{0};  // rounds the pinger has seen answered
+  };
+  auto g = std::make_shared<PingPong>();
+  AbandonableThread ponger([g] {
     for (int i = 0; i < kRounds; ++i) {
-      while (turn.load() != 1) b.park();
-      turn.store(0);
-      a.unpark();
+      while (g->turn.load() != 1) g->b.park();
+      g->turn.store(0);
+      g->a.unpark();
     }
   });
-  for (int i = 0; i < kRounds; ++i) {
-    turn.store(1);
-    b.unpark();
-    while (turn.load() != 0) a.park();
+  AbandonableThread pinger([g] {
+    for (int i = 0; i < kRounds; ++i) {
+      g->turn.store(1);
+      g->b.unpark();
+      while (g->turn.load() != 0) g->a.park();
+      g->rounds.fetch_add(1);
+    }
+  });
+  for (int seen = 0; seen < kRounds; seen = g->rounds.load()) {
+    ASSERT_TRUE(waitUntil([&] { return g->rounds.load() > seen; },
+                          "park/unpark round " + std::to_string(seen + 1) + " of " + std::to_string(kRounds)));
   }
-  other.join();
-  EXPECT_EQ(turn.load(), 0);
+  ASSERT_TRUE(waitUntil([&] { return pinger.finished() && ponger.finished(); }, "both threads to leave"));
+  EXPECT_EQ(g->turn.load(), 0);
 }
 
 TEST(SchedIdle, AtMostHalfTheWorkersSearchAndAtLeastOne) {
@@ -96,14 +144,14 @@ TEST(SchedIdle, APublicationCannotWakeASleeperDuringTheAllBlockedCallback) {
   Idle idle(1);
   std::atomic<bool> inCallback{false}, release{false};
   std::atomic<int> woken{-2};
-  std::thread parker([&] {
+  std::jthread parker([&] {
     idle.transitionToParked(0, false, [] { return true; }, [&] {
       inCallback = true;
-      while (!release) std::this_thread::yield();
+      EXPECT_TRUE(waitUntil([&] { return release.load(); }, "the test to end the all-blocked callback"));
     });
   });
-  while (!inCallback) std::this_thread::yield();
-  std::thread publisher([&] { woken = idle.claimOneToWake(); });
+  ASSERT_TRUE(waitUntil([&] { return inCallback.load(); }, "the parked worker to enter the all-blocked callback"));
+  std::jthread publisher([&] { woken = idle.claimOneToWake(); });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(woken.load(), -2) << "the publication woke a sleeper inside the callback";
   release = true;

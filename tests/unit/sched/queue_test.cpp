@@ -159,13 +159,17 @@ TEST(SchedInjectionQueue, ConcurrentProducersAndConsumers) {
     });
   }
   threads.emplace_back([&] {
-    while (consumed.load() < kPerThread * kProducers) {
-      TaskList b = q.popBatch(7);
-      while (Task* t = b.pop()) {
-        seen[t->id() - tasks[0]->id()].fetch_add(1);
-        consumed.fetch_add(1);
+    // Pops batches until the queue runs dry, then lets waitUntil poll again.
+    auto drain = [&] {
+      for (TaskList b = q.popBatch(7); !b.empty(); b = q.popBatch(7)) {
+        while (Task* t = b.pop()) {
+          seen[t->id() - tasks[0]->id()].fetch_add(1);
+          consumed.fetch_add(1);
+        }
       }
-    }
+      return consumed.load() == kPerThread * kProducers;
+    };
+    EXPECT_TRUE(waitUntil(drain, "the consumer to pop every pushed task")) << consumed.load() << " popped";
   });
   for (auto& t : threads) t.join();
   for (auto& s : seen) EXPECT_EQ(s.load(), 1);

@@ -24,11 +24,11 @@ TEST(SchedScheduler, RunsTasksAndPairsIdleWithBusy) {
       ASSERT_TRUE(s.spawn(tasks.back().get()));
     }
     ASSERT_TRUE(s.start().isOk());
-    ASSERT_TRUE(waitFor([&] {
+    ASSERT_TRUE(waitUntil([&] {
       for (auto& t : tasks)
         if (t->state() != TaskState::kCompleted) return false;
       return true;
-    }));
+    }, "the 100 tasks to complete"));
     uint64_t run = 0;
     for (const WorkerStats& st : s.stats()) {
       run += st.tasksRun;
@@ -73,13 +73,13 @@ TEST(SchedScheduler, StickyTasksNeverLeaveTheirWorker) {
   ASSERT_TRUE(s.spawn(outside.get()));
   EXPECT_EQ(outside->homeWorker(), 0);  // spawned outside a worker
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] {
+  ASSERT_TRUE(waitUntil([&] {
     std::lock_guard lock(mu);
     if (spawned.size() < 20 || outside->state() != TaskState::kCompleted) return false;
     for (auto& t : spawned)
       if (t->state() != TaskState::kCompleted) return false;
     return true;
-  }));
+  }, "the 21 spawned tasks to complete"));
   s.shutdown();
   EXPECT_EQ(runs.size(), 11u * 50);
   for (auto [home, worker] : runs) EXPECT_EQ(home, worker);
@@ -121,9 +121,9 @@ TEST(SchedScheduler, LifoLimitStopsAPingPongFromStarvingTheQueue) {
   });
   for (FnTask* t : {a, b, serve.get()}) ASSERT_TRUE(s.spawn(t));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] {
+  ASSERT_TRUE(waitUntil([&] {
     return ta->state() == TaskState::kCompleted && tb->state() == TaskState::kCompleted;
-  }));
+  }, "both ping-pong players to complete"));
   s.shutdown();
   EXPECT_TRUE(thirdRan.load());
   EXPECT_GE(pingPongsBeforeThird.load(), 0);
@@ -149,11 +149,11 @@ TEST(SchedScheduler, BudgetRequeueTakesTurns) {
   });
   ASSERT_TRUE(s.spawn(parent.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] {
+  ASSERT_TRUE(waitUntil([&] {
     for (auto& t : tasks)
       if (t->state() != TaskState::kCompleted) return false;
     return true;
-  }));
+  }, "the three budget spenders to complete"));
   s.shutdown();
   ASSERT_EQ(order.size(), 300u);
   for (size_t i = 3; i < order.size(); ++i) EXPECT_EQ(order[i], order[i - 3]) << "dispatch " << i;
@@ -181,10 +181,10 @@ TEST(SchedScheduler, TheInjectionQueueIsPolledEvery61stDispatch) {
   });
   ASSERT_TRUE(s.spawn(spinner.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return spinning.load(); }));
+  ASSERT_TRUE(waitUntil([&] { return spinning.load(); }, "the spinner to run"));
   int before = spinner->dispatches.load();
   ASSERT_TRUE(s.spawn(outsider.get()));
-  ASSERT_TRUE(waitFor([&] { return spinner->state() == TaskState::kCompleted; }));
+  ASSERT_TRUE(waitUntil([&] { return spinner->state() == TaskState::kCompleted; }, "the spinner to complete"));
   EXPECT_TRUE(outsiderRan.load());
   EXPECT_LE(spinsBeforeOutsider.load() - before, static_cast<int>(Scheduler::kInjectionInterval) + 1);
 }
@@ -211,10 +211,10 @@ TEST(SchedScheduler, TheInjectionQueueIsPolledAfterABudgetSpentDispatch) {
   });
   ASSERT_TRUE(s.spawn(spinner.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return spinning.load(); }));
+  ASSERT_TRUE(waitUntil([&] { return spinning.load(); }, "the spinner to run"));
   int before = spinner->dispatches.load();
   ASSERT_TRUE(s.spawn(outsider.get()));
-  ASSERT_TRUE(waitFor([&] { return spinner->state() == TaskState::kCompleted; }));
+  ASSERT_TRUE(waitUntil([&] { return spinner->state() == TaskState::kCompleted; }, "the spinner to complete"));
   EXPECT_TRUE(outsiderRan.load());
   // The dispatch running at the spawn, and at most one more that had begun meanwhile.
   EXPECT_LE(spinsBeforeOutsider.load() - before, 2);
@@ -252,9 +252,9 @@ TEST(SchedScheduler, TheBudgetPollLeavesTheLocalQueueItsTurns) {
   }
   ASSERT_TRUE(s.spawn(parent.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return localRunning.load(); }));
+  ASSERT_TRUE(waitUntil([&] { return localRunning.load(); }, "the local task to run"));
   for (auto& t : injected) ASSERT_TRUE(s.spawn(t.get()));
-  ASSERT_TRUE(waitFor([&] { return local->state() == TaskState::kCompleted; }, 15s));
+  ASSERT_TRUE(waitUntil([&] { return local->state() == TaskState::kCompleted; }, "the local task to complete", 15s));
   s.shutdown();
   EXPECT_EQ(injectedDone.load(), kInjected);
   // Two in a row only when the every-61st poll follows a budget poll.
@@ -284,36 +284,35 @@ TEST(SchedScheduler, EnterBlockingHandsTheQueueToAnotherThread) {
   });
   std::vector<TaskRef> children;
   for (int i = 0; i < 10; ++i) children.push_back(makeTask(child));
-  bool allRan = false;
   TaskRef parent = makeTask([&](Worker& w, FnTask&) {
     blocker = std::this_thread::get_id();
     EXPECT_TRUE(s.wake(suspended.get()));  // the LIFO slot: never stolen
     for (auto& c : children) EXPECT_TRUE(s.spawn(c.get()));
     EXPECT_TRUE(s.enterBlocking(w, Blocking::kOs).isOk());
-    allRan = waitFor([&] { return ranElsewhere.load() == 11; }, 5s);
+    EXPECT_TRUE(waitUntil([&] { return ranElsewhere.load() == 11; },
+                          "the blocked worker's 11 queued tasks to run on another thread", 5s));
     s.leaveBlocking(w);
     return RunOutcome::kCompleted;
   });
   ASSERT_TRUE(s.spawn(suspended.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return suspended->state() == TaskState::kSuspended; }));
+  ASSERT_TRUE(waitUntil([&] { return suspended->state() == TaskState::kSuspended; }, "the task to suspend"));
   ASSERT_TRUE(s.spawn(parent.get()));
-  ASSERT_TRUE(waitFor([&] { return parent->state() == TaskState::kCompleted; }));
+  ASSERT_TRUE(waitUntil([&] { return parent->state() == TaskState::kCompleted; }, "the blocking parent to complete"));
   s.shutdown();
-  EXPECT_TRUE(allRan);
 }
 
 TEST(SchedScheduler, CloseWakesParkedWorkersAndRefusesSpawn) {
   TestExecutor ex;
   Scheduler s({.workers = 2, .seed = 1}, ex);
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return allParked(s); }));
+  ASSERT_TRUE(waitUntil([&] { return allParked(s); }, "both workers to park"));
   EXPECT_FALSE(s.closed());
   s.close("first");
   s.close("second");
   EXPECT_TRUE(s.closed());
   EXPECT_EQ(s.closeReason(), "first");
-  ASSERT_TRUE(waitFor([&] { return ex.stops.load() == 2; }));  // they left without a join
+  ASSERT_TRUE(waitUntil([&] { return ex.stops.load() == 2; }, "both workers to stop without a join"));
   TaskRef t = makeTask();
   EXPECT_FALSE(s.spawn(t.get()));
   s.shutdown();
@@ -355,9 +354,9 @@ TEST(SchedScheduler, APanicIsContainedAndTheWorkerRunsOn) {
   TaskRef good = makeTask();
   ASSERT_TRUE(s.spawn(bad.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return bad->state() == TaskState::kPanicked; }));
+  ASSERT_TRUE(waitUntil([&] { return bad->state() == TaskState::kPanicked; }, "the throwing task to end panicked"));
   ASSERT_TRUE(s.spawn(good.get()));
-  ASSERT_TRUE(waitFor([&] { return good->state() == TaskState::kCompleted; }));
+  ASSERT_TRUE(waitUntil([&] { return good->state() == TaskState::kCompleted; }, "the next task to complete"));
   EXPECT_FALSE(s.closed());
 }
 
@@ -376,7 +375,7 @@ TEST(SchedScheduler, StatisticsCountPausesAndDepth) {
   });
   ASSERT_TRUE(s.spawn(parent.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return allParked(s) && s.stats()[0].tasksRun == 11; }));
+  ASSERT_TRUE(waitUntil([&] { return allParked(s) && s.stats()[0].tasksRun == 11; }, "the parent and its kids to run"));
   WorkerStats st = s.stats()[0];
   EXPECT_EQ(st.gcPauses, 2u);
   EXPECT_EQ(st.gcPauseTotalNanos, 400u);
@@ -400,7 +399,7 @@ TEST(SchedScheduler, CurrentWorkerIsThreadLocal) {
   });
   ASSERT_TRUE(s.spawn(t.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return t->state() == TaskState::kCompleted; }));
+  ASSERT_TRUE(waitUntil([&] { return t->state() == TaskState::kCompleted; }, "the task to complete"));
   EXPECT_EQ(seen.load(), given.load());
   EXPECT_NE(seen.load(), nullptr);
 }

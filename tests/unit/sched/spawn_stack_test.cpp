@@ -93,7 +93,7 @@ TEST(SchedSpawnStack, OneWorkerRunsATreeDepthFirst) {
   });
   ASSERT_TRUE(s.spawn(seed.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return allParked(s) && s.stats()[0].tasksRun == 27; }));
+  ASSERT_TRUE(waitUntil([&] { return allParked(s) && s.stats()[0].tasksRun == 27; }, "the 27 tasks to run"));
   s.shutdown();
   std::vector<std::string> expected{"r", "r0", "r00", "r1", "r10", "w"};
   for (int i = 0; i < 20; ++i) expected.push_back("w" + std::to_string(i));
@@ -116,7 +116,7 @@ TEST(SchedSpawnStack, SpawnedTasksInheritTheSlice) {
   parent->cost = 10;
   ASSERT_TRUE(s.spawn(parent.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return allParked(s) && s.stats()[0].tasksRun == 4; }));
+  ASSERT_TRUE(waitUntil([&] { return allParked(s) && s.stats()[0].tasksRun == 4; }, "the parent and its kids to run"));
   s.shutdown();
   EXPECT_EQ(parent->budgets, std::vector<int32_t>{100});
   EXPECT_EQ(kids[0]->budgets, std::vector<int32_t>{90});
@@ -128,15 +128,15 @@ TEST(SchedSpawnStack, SpawnedTasksInheritTheSlice) {
 // sibling runs out of work, it gets the older half at the spawner's next pick.
 TEST(SchedSpawnStack, AHungrySiblingGetsSpawnedWork) {
   TestExecutor ex;
+  std::atomic<bool> spawnedAll{false};  // outlives the scheduler, whose shutdown waits for the blocker
   Scheduler s({.workers = 2, .seed = 1}, ex);
   std::mutex mu;
   std::vector<unsigned> workerOfKid;
-  std::atomic<bool> siblingBusy{false}, spawnedAll{false};
-  Clock::time_point giveUp = Clock::now() + 10s;
+  std::atomic<bool> siblingBusy{false};
   // Holds the other worker until the spawns are done, so that they go to the stack.
   TaskRef blocker = makeTask([&](Worker&, FnTask&) {
     siblingBusy = true;
-    while (!spawnedAll.load() && Clock::now() < giveUp) std::this_thread::yield();
+    EXPECT_TRUE(waitUntil([&] { return spawnedAll.load(); }, "the parent to spawn its kids"));
     return RunOutcome::kCompleted;
   });
   std::vector<TaskRef> kids;
@@ -157,12 +157,12 @@ TEST(SchedSpawnStack, AHungrySiblingGetsSpawnedWork) {
   });
   ASSERT_TRUE(s.start().isOk());
   ASSERT_TRUE(s.spawn(blocker.get()));
-  ASSERT_TRUE(waitFor([&] { return siblingBusy.load(); }));
+  ASSERT_TRUE(waitUntil([&] { return siblingBusy.load(); }, "the blocker to hold the other worker"));
   ASSERT_TRUE(s.spawn(parent.get()));
-  ASSERT_TRUE(waitFor([&] {
+  ASSERT_TRUE(waitUntil([&] {
     std::lock_guard lock(mu);
     return workerOfKid.size() == 8;
-  }));
+  }, "the eight kids to run"));
   s.shutdown();
   EXPECT_EQ(s.stats()[parentWorker].queueDepthMax, 8u);  // all eight waited in its stack
   size_t elsewhere = std::count_if(workerOfKid.begin(), workerOfKid.end(),

@@ -1,5 +1,6 @@
 // Seeded stress tests. Each prints its seed on failure; WEFT_STRESS_SEED replays one.
-// Rounds stop early at a time budget so that a ThreadSanitizer build stays quick.
+// (a) stops its rounds early at a time budget so that a ThreadSanitizer build stays
+// quick, and requires a floor of them; (c) runs and checks every round it plans.
 #include <gtest/gtest.h>
 
 #include <barrier>
@@ -23,11 +24,11 @@ TEST(SchedStress, ExternalPublishersWakeParkedWorkers) {
   uint64_t seed = stressSeed();
   SCOPED_TRACE(seedNote(seed));
   TestExecutor ex;
+  std::atomic<int> destroyed{0};  // outlives the scheduler, which may release the last tasks
   Scheduler s({.workers = 2, .seed = seed}, ex);
   ASSERT_TRUE(s.start().isOk());
   constexpr int kThreads = 3, kRounds = 3000;
   Rng rng(seed);
-  std::atomic<int> destroyed{0};
   std::vector<std::vector<TaskRef>> batches(kThreads);
   std::atomic<bool> stop{false};
   std::barrier sync(kThreads + 1);
@@ -42,11 +43,11 @@ TEST(SchedStress, ExternalPublishersWakeParkedWorkers) {
       }
     });
   }
-  Clock::time_point start = Clock::now();
-  int rounds = 0;
   int spawned = 0;
-  for (; rounds < kRounds && !overBudget(start); ++rounds) {
-    ASSERT_TRUE(waitFor([&] { return allParked(s); })) << "round " << rounds;
+  // A failed ASSERT returns from the round only: the loop ends, and the publishers (at the
+  // round's first barrier) are let go before the test returns.
+  auto runRound = [&](int round) {
+    ASSERT_TRUE(waitUntil([&] { return allParked(s); }, "both workers to park")) << "round " << round;
     for (auto& b : batches) {
       b.clear();
       int n = 1 + static_cast<int>(rng.below(6));
@@ -59,22 +60,26 @@ TEST(SchedStress, ExternalPublishersWakeParkedWorkers) {
     }
     sync.arrive_and_wait();
     sync.arrive_and_wait();
-    ASSERT_TRUE(waitFor([&] {
+    ASSERT_TRUE(waitUntil([&] {
       for (auto& b : batches)
         for (auto& t : b)
           if (t->state() != TaskState::kCompleted) return false;
       return true;
-    })) << "round " << rounds;
+    }, "every published task to complete")) << "round " << round;
     for (auto& b : batches)
       for (auto& t : b) {
         int expected = t->body ? 3 : 1;
-        ASSERT_EQ(t->dispatches.load(), expected) << "round " << rounds;
+        ASSERT_EQ(t->dispatches.load(), expected) << "round " << round;
       }
-  }
+  };
+  Clock::time_point start = Clock::now();
+  int rounds = 0;
+  for (; rounds < kRounds && !overBudget(start) && !HasFatalFailure(); ++rounds) runRound(rounds);
   stop = true;
   sync.arrive_and_wait();
   for (auto& t : publishers) t.join();
-  ASSERT_TRUE(waitFor([&] { return allParked(s); }));
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(waitUntil([&] { return allParked(s); }, "both workers to park after the last round"));
   SchedulerInternals& in = SchedulerInternals::of(s);
   EXPECT_TRUE(in.injection.empty());
   for (const WorkerStats& st : s.stats()) EXPECT_EQ(st.queueDepth, 0u);
@@ -136,7 +141,7 @@ TEST(SchedStress, PanicStormLeavesWorkersAlive) {
       if (!isTerminal(t->state())) return false;
     return true;
   };
-  ASSERT_TRUE(waitFor(stormEnded));
+  ASSERT_TRUE(waitUntil(stormEnded, "the 3000 storm tasks to end"));
   for (size_t i = 0; i < storm.size(); ++i)
     EXPECT_EQ(storm[i]->state(), throwsOf[i] ? TaskState::kPanicked : TaskState::kCompleted);
   EXPECT_GT(panicsOn[0].load(), 400);
@@ -146,29 +151,34 @@ TEST(SchedStress, PanicStormLeavesWorkersAlive) {
   std::atomic<int> probes{0};
   TaskRef probe = makeTask(onBothWorkers([&](Worker&) { probes.fetch_add(1); }));
   ASSERT_TRUE(s.spawn(probe.get()));
-  ASSERT_TRUE(waitFor([&] { return probes.load() == 2; }));
+  ASSERT_TRUE(waitUntil([&] { return probes.load() == 2; }, "the probe to run on both workers"));
   s.shutdown();
   EXPECT_EQ(ex.stops.load(), 2);
 }
 
 // (c) Wakes race cancellations: each task reaches exactly one terminal outcome, is never
-// dispatched twice at once nor after it ended, and every reference is returned.
+// dispatched twice at once nor after it ended, and every reference is returned. Every
+// planned round runs and is checked: under a time budget, a slow run stopped after
+// however many rounds fitted, one included, and passed all the same.
 TEST(SchedStress, WakesRacingCancellations) {
   uint64_t seed = stressSeed();
   SCOPED_TRACE(seedNote(seed));
+  constexpr int kRounds = 200, kTasks = 32;
   TestExecutor ex;
   std::atomic<int> destroyed{0};
-  Clock::time_point start = Clock::now();
-  int created = 0;
+  // Per task of the current round; they outlive the scheduler, so that a failed round
+  // leaves nothing a late dispatch could touch after its end.
+  std::vector<std::atomic<int>> inRun(kTasks), ended(kTasks);
+  int created = 0, checked = 0;
   {
     Scheduler s({.workers = 2, .seed = seed}, ex);
     ASSERT_TRUE(s.start().isOk());
     Rng rng(seed);
-    for (int round = 0; round < 200 && !overBudget(start); ++round) {
-      constexpr int kTasks = 32;
+    auto runRound = [&](int round) {
       std::vector<TaskRef> tasks;
-      std::vector<std::atomic<int>> inRun(kTasks), ended(kTasks);
       for (int i = 0; i < kTasks; ++i) {
+        inRun[i] = 0;
+        ended[i] = 0;
         int limit = 1 + static_cast<int>(rng.below(8));
         tasks.push_back(makeTask([&, i, limit](Worker&, FnTask& t) {
           EXPECT_EQ(inRun[i].fetch_add(1), 0) << "dispatched twice at once";
@@ -181,34 +191,39 @@ TEST(SchedStress, WakesRacingCancellations) {
           return out;
         }, &destroyed));
         ++created;
-        ASSERT_TRUE(s.spawn(tasks.back().get()));
+        ASSERT_TRUE(s.spawn(tasks.back().get())) << "round " << round;
       }
       auto allDone = [&] {
         for (auto& t : tasks)
           if (!isTerminal(t->state())) return false;
         return true;
       };
-      std::vector<std::thread> racers;
+      std::vector<std::jthread> racers;
       for (int r = 0; r < 3; ++r) {
         uint64_t racerSeed = rng.next();
-        racers.emplace_back([&, r, racerSeed] {
+        racers.emplace_back([&, r, racerSeed](std::stop_token stop) {
           Rng mine(racerSeed);
-          while (!allDone()) {
+          while (!stop.stop_requested()) {
             FnTask* t = tasks[mine.below(kTasks)].get();
             if (r == 2 && mine.below(16) == 0) s.cancel(t);
             else s.wake(t);
           }
         });
       }
-      for (auto& r : racers) r.join();
+      testing::AssertionResult done = waitUntil(allDone, "every task of the round to end");
+      racers.clear();  // stops and joins them
+      ASSERT_TRUE(done) << "round " << round;
       for (int i = 0; i < kTasks; ++i) {
         ASSERT_EQ(ended[i].load(), 1) << "round " << round << " task " << i;
         TaskState st = tasks[i]->state();
         EXPECT_TRUE(st == TaskState::kCompleted || (st == TaskState::kCancelled && tasks[i]->cancelRequested()))
             << taskStateName(st);
       }
-    }
+      ++checked;
+    };
+    for (int round = 0; round < kRounds && !HasFatalFailure(); ++round) runRound(round);
   }
+  EXPECT_EQ(checked, kRounds) << "rounds run and checked";
   EXPECT_EQ(destroyed.load(), created);
 }
 
@@ -240,11 +255,11 @@ TEST(SchedStress, StealStormMigratesEachTaskAtMostOnce) {
   // Also pile the second half in at once from outside.
   for (int i = kTasks / 2; i < kTasks; ++i) ASSERT_TRUE(s.spawn(tasks[i].get()));
   ASSERT_TRUE(s.spawn(root.get()));
-  ASSERT_TRUE(waitFor([&] {
+  ASSERT_TRUE(waitUntil([&] {
     for (auto& t : tasks)
       if (t->state() != TaskState::kCompleted) return false;
     return true;
-  }));
+  }, "the 4000 tasks to complete"));
   uint64_t steals = 0;
   for (const WorkerStats& st : s.stats())
     for (uint64_t n : st.stealsFrom) steals += n;

@@ -35,10 +35,10 @@ TEST(SchedTaskState, WakesOfAReadyTaskCoalesce) {
   ASSERT_TRUE(s.start().isOk());
   TaskRef t = makeTask(suspendOnce());
   ASSERT_TRUE(s.spawn(t.get()));
-  ASSERT_TRUE(waitFor([&] { return t->state() == TaskState::kSuspended; }));
+  ASSERT_TRUE(waitUntil([&] { return t->state() == TaskState::kSuspended; }, "the task to suspend"));
   EXPECT_TRUE(s.wake(t.get()));
   EXPECT_FALSE(s.wake(t.get()));  // ready (or already running): queued once
-  ASSERT_TRUE(waitFor([&] { return t->state() == TaskState::kCompleted; }));
+  ASSERT_TRUE(waitUntil([&] { return t->state() == TaskState::kCompleted; }, "the task to complete"));
   EXPECT_FALSE(s.wake(t.get()));  // terminal: ignored
   s.shutdown();
   EXPECT_EQ(t->dispatches.load(), 2);
@@ -57,7 +57,7 @@ TEST(SchedTaskState, AWakeWhileRunningRequeuesInsteadOfSuspending) {
     return RunOutcome::kSuspended;
   });
   ASSERT_TRUE(s.spawn(t.get()));
-  ASSERT_TRUE(waitFor([&] { return t->state() == TaskState::kCompleted; }));
+  ASSERT_TRUE(waitUntil([&] { return t->state() == TaskState::kCompleted; }, "the task to complete"));
   s.shutdown();
   EXPECT_EQ(wakeResult.load(), 0);
   EXPECT_EQ(t->dispatches.load(), 2);
@@ -76,11 +76,11 @@ TEST(SchedTaskState, CancelMakesASuspendedTaskReadyOnceAndTwiceReturnsFalse) {
   ASSERT_TRUE(s.start().isOk());
   TaskRef t = makeTask(cancellable());
   ASSERT_TRUE(s.spawn(t.get()));
-  ASSERT_TRUE(waitFor([&] { return t->state() == TaskState::kSuspended; }));
+  ASSERT_TRUE(waitUntil([&] { return t->state() == TaskState::kSuspended; }, "the task to suspend"));
   EXPECT_TRUE(s.cancel(t.get()));
   EXPECT_TRUE(t->cancelRequested());
   EXPECT_FALSE(s.cancel(t.get()));
-  ASSERT_TRUE(waitFor([&] { return t->state() == TaskState::kCancelled; }));
+  ASSERT_TRUE(waitUntil([&] { return t->state() == TaskState::kCancelled; }, "the task to end cancelled"));
   EXPECT_FALSE(s.cancel(t.get()));
   s.shutdown();
   EXPECT_EQ(t->dispatches.load(), 2);
@@ -103,7 +103,7 @@ TEST(SchedTaskState, CancelRacingWakeQueuesOnce) {
       return RunOutcome::kCancelled;
     });
     ASSERT_TRUE(s.spawn(t.get()));
-    ASSERT_TRUE(waitFor([&] { return t->state() == TaskState::kSuspended; }));
+    ASSERT_TRUE(waitUntil([&] { return t->state() == TaskState::kSuspended; }, "the task to suspend"));
     std::atomic<bool> go{false};
     bool woke = false;
     std::thread waker([&] {
@@ -114,7 +114,7 @@ TEST(SchedTaskState, CancelRacingWakeQueuesOnce) {
     go = true;
     EXPECT_TRUE(s.cancel(t.get()));
     waker.join();
-    ASSERT_TRUE(waitFor([&] { return isTerminal(t->state()); }));
+    ASSERT_TRUE(waitUntil([&] { return isTerminal(t->state()); }, "the task to end"));
     EXPECT_EQ(t->state(), TaskState::kCancelled);
     EXPECT_EQ(sawCancel.load(), 1) << "round " << round;
     int expected = woke ? 3 : 2;
@@ -134,7 +134,7 @@ TEST(SchedTaskState, CancelWhileRunningIsSeenWhenTheTaskSuspends) {
     return RunOutcome::kSuspended;  // would sleep forever without the notified bit
   });
   ASSERT_TRUE(s.spawn(t.get()));
-  ASSERT_TRUE(waitFor([&] { return t->state() == TaskState::kCancelled; }));
+  ASSERT_TRUE(waitUntil([&] { return t->state() == TaskState::kCancelled; }, "the task to end cancelled"));
   s.shutdown();
   EXPECT_EQ(t->dispatches.load(), 2);
 }

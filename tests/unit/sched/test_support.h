@@ -1,5 +1,5 @@
 // Helpers for the scheduler tests: a task whose dispatch runs a lambda, an executor that
-// counts its callbacks, the stress seed, and waiting with a deadline.
+// counts its callbacks and the stress seed. Waits use waitUntil (tests/unit/wait_until.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,10 +14,12 @@
 
 #include "runtime/sched/internals.h"
 #include "runtime/sched/scheduler.h"
+#include "tests/unit/wait_until.h"
 
 namespace weft::runtime::test {
 
 using namespace std::chrono_literals;
+using weft::test::waitUntil;
 
 struct FnTask : Task {
   using Body = std::function<RunOutcome(Worker&, FnTask&)>;
@@ -80,17 +82,6 @@ class TestExecutor : public Executor {
   std::function<void()> onAllBlockedHook;
   std::atomic<int> starts{0}, stops{0}, idles{0}, busies{0}, allBlocked{0};
 };
-
-// Polls `pred` until it holds or `timeout` passes.
-template <typename Pred>
-bool waitFor(Pred pred, std::chrono::milliseconds timeout = 10s) {
-  auto end = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(50us);
-  }
-  return true;
-}
 
 inline unsigned sleepers(Scheduler& s) { return SchedulerInternals::of(s).idle.sleeperCount(); }
 

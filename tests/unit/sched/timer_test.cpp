@@ -44,14 +44,14 @@ TEST(SchedTimerService, RunsInOrderAndCancels) {
   });
   EXPECT_TRUE(timers.cancel(cancelled));
   EXPECT_FALSE(timers.cancel(cancelled));
-  ASSERT_TRUE(waitFor([&] { return timers.pending() == 0; }));
+  ASSERT_TRUE(waitUntil([&] { return timers.pending() == 0; }, "the three timers to run"));
   {
     std::lock_guard lock(mu);
     EXPECT_EQ(fired, (std::vector<int>{1, 2, 3}));
   }
   EXPECT_EQ(drained.load(), 1);  // once, when the last timer ran
   TimerId ran = timers.add(Clock::now(), [] {});
-  ASSERT_TRUE(waitFor([&] { return timers.pending() == 0; }));
+  ASSERT_TRUE(waitUntil([&] { return timers.pending() == 0; }, "a timer due now to run"));
   EXPECT_FALSE(timers.cancel(ran));
 }
 
@@ -82,7 +82,7 @@ TEST(SchedTimerService, FiresNearItsDeadline) {
       late = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - deadline).count();
       done = true;
     });
-    ASSERT_TRUE(waitFor([&] { return done.load(); }));
+    ASSERT_TRUE(waitUntil([&] { return done.load(); }, "a 1 ms timer to fire")) << "timer " << i;
     EXPECT_GE(late.load(), 0);
     lateMicros.push_back(static_cast<double>(late.load()));
   }
@@ -97,7 +97,7 @@ TEST(SchedTimerService, ACallbackThatThrowsIsReported) {
   TimerService timers({{}, [&](const char*) { reports.fetch_add(1); }});
   timers.start();
   timers.add(Clock::now(), [] { throw std::runtime_error("x"); });
-  ASSERT_TRUE(waitFor([&] { return reports.load() == 1; }));
+  ASSERT_TRUE(waitUntil([&] { return reports.load() == 1; }, "the throwing callback to be reported"));
 }
 
 TEST(SchedTimers, ATimerWakesASuspendedTask) {
@@ -110,7 +110,7 @@ TEST(SchedTimers, ATimerWakesASuspendedTask) {
     return RunOutcome::kSuspended;
   });
   ASSERT_TRUE(s.spawn(t.get()));
-  ASSERT_TRUE(waitFor([&] { return t->state() == TaskState::kCompleted; }));
+  ASSERT_TRUE(waitUntil([&] { return t->state() == TaskState::kCompleted; }, "the timer to wake the task"));
 }
 
 // --- onAllBlocked -------------------------------------------------------------------
@@ -121,7 +121,7 @@ TEST(SchedAllBlocked, FiresOnceWhenTheLastTaskSuspendsForGood) {
   TaskRef t = makeTask([](Worker&, FnTask&) { return RunOutcome::kSuspended; });
   ASSERT_TRUE(s.spawn(t.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return ex.allBlocked.load() == 1; }));
+  ASSERT_TRUE(waitUntil([&] { return ex.allBlocked.load() == 1; }, "the all-blocked callback"));
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(ex.allBlocked.load(), 1);
   EXPECT_EQ(t->state(), TaskState::kSuspended);
@@ -129,19 +129,19 @@ TEST(SchedAllBlocked, FiresOnceWhenTheLastTaskSuspendsForGood) {
 
 TEST(SchedAllBlocked, DoesNotFireWhileATaskRunsOnAnotherWorker) {
   TestExecutor ex;
+  std::atomic<bool> release{false};  // outlives the scheduler, whose shutdown waits for the task reading it
   Scheduler s({.workers = 2, .seed = 1}, ex);
-  std::atomic<bool> release{false};
   TaskRef t = makeTask([&](Worker&, FnTask&) {
-    while (!release.load()) std::this_thread::sleep_for(1ms);
+    EXPECT_TRUE(waitUntil([&] { return release.load(); }, "the test to release the running task"));
     return RunOutcome::kCompleted;
   });
   ASSERT_TRUE(s.spawn(t.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return sleepers(s) == 1; }));  // the other worker parked
+  ASSERT_TRUE(waitUntil([&] { return sleepers(s) == 1; }, "the other worker to park"));
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(ex.allBlocked.load(), 0);
   release = true;
-  ASSERT_TRUE(waitFor([&] { return ex.allBlocked.load() == 1; }));
+  ASSERT_TRUE(waitUntil([&] { return ex.allBlocked.load() == 1; }, "the all-blocked callback after the task"));
   EXPECT_EQ(t->state(), TaskState::kCompleted);
 }
 
@@ -155,11 +155,11 @@ TEST(SchedAllBlocked, DoesNotFireWhileATaskSleepsOnATimer) {
   });
   ASSERT_TRUE(s.spawn(t.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return allParked(s); }));
+  ASSERT_TRUE(waitUntil([&] { return allParked(s); }, "both workers to park"));
   EXPECT_EQ(t->state(), TaskState::kSuspended);
   EXPECT_EQ(ex.allBlocked.load(), 0);
-  ASSERT_TRUE(waitFor([&] { return t->state() == TaskState::kCompleted; }));
-  ASSERT_TRUE(waitFor([&] { return ex.allBlocked.load() == 1; }));
+  ASSERT_TRUE(waitUntil([&] { return t->state() == TaskState::kCompleted; }, "the timer to wake the task"));
+  ASSERT_TRUE(waitUntil([&] { return ex.allBlocked.load() == 1; }, "the all-blocked callback after the task"));
 }
 
 // A timer that publishes nothing still counted as future work; once it has run, the
@@ -174,9 +174,9 @@ TEST(SchedAllBlocked, FiresAfterTheLastTimerRunsWithoutWakingAnything) {
   });
   ASSERT_TRUE(s.spawn(t.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return allParked(s); }));
+  ASSERT_TRUE(waitUntil([&] { return allParked(s); }, "both workers to park"));
   EXPECT_EQ(ex.allBlocked.load(), 0);
-  ASSERT_TRUE(waitFor([&] { return ex.allBlocked.load() == 1; }));
+  ASSERT_TRUE(waitUntil([&] { return ex.allBlocked.load() == 1; }, "the all-blocked callback after the timer"));
   EXPECT_TRUE(timerRan.load());
 }
 
@@ -191,7 +191,7 @@ TEST(SchedAllBlocked, DoesNotFireDuringABlockingRegion) {
   });
   ASSERT_TRUE(s.spawn(t.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return ex.allBlocked.load() == 1; }));
+  ASSERT_TRUE(waitUntil([&] { return ex.allBlocked.load() == 1; }, "the all-blocked callback after the region"));
   EXPECT_EQ(t->state(), TaskState::kCompleted);  // it fired only after the region
 }
 
@@ -202,7 +202,7 @@ TEST(SchedAllBlocked, ACloseFromTheCallbackStopsTheWorkers) {
   TaskRef t = makeTask([](Worker&, FnTask&) { return RunOutcome::kSuspended; });
   ASSERT_TRUE(s.spawn(t.get()));
   ASSERT_TRUE(s.start().isOk());
-  ASSERT_TRUE(waitFor([&] { return ex.stops.load() == 2; }));
+  ASSERT_TRUE(waitUntil([&] { return ex.stops.load() == 2; }, "both workers to stop after the close"));
   EXPECT_EQ(s.closeReason(), "deadlock: all tasks are blocked");
   EXPECT_EQ(ex.allBlocked.load(), 1);
 }

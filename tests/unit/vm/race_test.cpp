@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/wait_until.h"
 #include "vm/host.h"
 #include "vm/proto.h"
 #include "vm/state.h"
@@ -39,7 +40,7 @@ void expectRacingStoresNeverTear(Load load) {
     for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); i++) storeSlot(slot, ((i & 1) != phase) ? a : b);
   };
   std::thread w1(writer, false), w2(writer, true);
-  while (started.load() < 2) std::this_thread::yield();
+  EXPECT_TRUE(weft::test::waitUntil([&] { return started.load() == 2; }, "both writers to start"));
   uint64_t torn = 0, sawA = 0, sawB = 0, loads = 0;
   // At least kLoads loads, and on until both values were seen often (on a loaded
   // machine the writers may start late), within a few seconds.
