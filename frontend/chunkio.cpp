@@ -302,7 +302,7 @@ Expected<std::unique_ptr<ProtoData>> undumpChunk(std::string_view bytes, std::st
     Reader r(bytes);
     r.header();
     uint8_t nups = r.byte();
-    auto main = r.function(std::string(chunkName), 0);
+    auto main = r.function("=?", 0);  // a stripped chunk has no source, whatever its name
     if (main->upvalues.size() != nups) throw LoadError{"upvalue count mismatch"};
     if (!r.atEnd()) throw LoadError{"trailing bytes"};
     if (auto problem = verifyProto(*main)) throw LoadError{"invalid code: " + *problem};

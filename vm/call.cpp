@@ -33,13 +33,14 @@ uint32_t scratchTop(ThreadData* t) {
   return t->top > ft ? t->top : ft;
 }
 
-std::string wherePrefix(ThreadData* t, int level) {
+std::string wherePrefix(ThreadData* t, int level, bool always) {
   int idx = frameAtLevel(t, level);
   if (idx < 0) return {};
   const CallFrame& f = t->frames[idx];
   if (!(f.flags & kFrameLua)) return {};
   Proto* p = frameProto(t, f);
   int line = currentLine(t, f);
+  if (line <= 0 && !always) return {};
   std::string out = frontend::shortSourceName(p->data->source);
   out += ':';
   out += std::to_string(line);
@@ -82,7 +83,7 @@ Status vruntimeErrorMayGC(State& S, ThreadData* t, bool position, const char* fm
   va_copy(copy, ap);
   int n = std::vsnprintf(buf, sizeof buf, fmt, copy);
   va_end(copy);
-  std::string msg = position ? wherePrefix(t, 0) : std::string();
+  std::string msg = position ? wherePrefix(t, 0, true) : std::string();
   if (n >= int(sizeof buf)) {
     std::string big(size_t(n) + 1, '\0');
     std::vsnprintf(big.data(), big.size(), fmt, ap);

@@ -222,7 +222,8 @@ int currentLine(ThreadData* t, const CallFrame& f) {
   int pc = currentPc(f, p);
   if (pc < 0) pc = 0;
   if (pc >= int(p->data->lineinfo.size())) return p->data->lineDefined;
-  return p->data->lineinfo[pc];
+  int line = p->data->lineinfo[pc];
+  return line > 0 ? line : -1;  // 0: a stripped chunk's (compiled code starts at line 1)
 }
 
 std::string varInfo(ThreadData* t, VarRef ref) {
@@ -319,7 +320,8 @@ std::string traceback(State& S, ThreadData* t, std::string_view message, int lev
     Value fn = t->stack[f.func];
     if (isLua) {
       Proto* p = frameProto(t, f);
-      out += "\n\t" + shortSourceName(p->data->source) + ":" + std::to_string(currentLine(t, f)) + ": in ";
+      int line = currentLine(t, f);
+      out += "\n\t" + shortSourceName(p->data->source) + (line > 0 ? ":" + std::to_string(line) : "") + ": in ";
     } else {
       out += "\n\t[C]: in ";
     }

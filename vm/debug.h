@@ -28,7 +28,7 @@ std::string varInfo(ThreadData* t, VarRef ref);
 // arithmetic instruction its metamethod), or "" when the top frame is a native's.
 std::string callInfo(ThreadData* t);
 
-// The current line of a Lua frame (-1 for natives).
+// The current line of a Lua frame (-1 for natives and for stripped functions).
 int currentLine(ThreadData* t, const CallFrame& f);
 int currentPc(const CallFrame& f, const Proto* p);
 Proto* frameProto(ThreadData* t, const CallFrame& f);

@@ -73,8 +73,10 @@ Status runtimeErrorMayGC(State& S, ThreadData* t, const char* fmt, ...) __attrib
 Status vruntimeErrorMayGC(State& S, ThreadData* t, bool position, const char* fmt, va_list ap);
 Status memoryErrorStatus(State& S, ThreadData* t);
 Status stackOverflowMayGC(State& S, ThreadData* t);
-// "chunk:line:" of the Lua frame `level` frames below the top (0 = top), or "".
-std::string wherePrefix(ThreadData* t, int level);
+// "chunk:line: " of the Lua frame `level` frames below the top (0 = top), or "". Like
+// luaL_where, "" also when the frame's line is unknown (stripped debug information),
+// unless `always` (the position of a runtime error, "?:-1: " there).
+std::string wherePrefix(ThreadData* t, int level, bool always = false);
 
 // Catching: cuts frames back to `frameLevel` (the catcher's frame count), closes upvalues
 // and to-be-closed variables at or above `stackLevel` with the error, and returns the

@@ -158,5 +158,23 @@ eq(select(2, pcall(nil)), "attempt to call a nil value", "pcall of nil names not
 eq(chunkError("getmetatable(io.stdout).__gc()"), "bad argument #1 to '__gc' (FILE* expected, got no value)",
    "file __gc without a file")
 
+-- Functions without debug information (string.dump with strip): a runtime error is placed
+-- at "?:-1:", error() adds no position, and the source is "=?" whatever name load gave.
+do
+  local function stripped(f, name) return assert(load(string.dump(f, true), name)) end
+  eq(select(2, pcall(stripped(function(a) return a + 1 end), {})),
+     "?:-1: attempt to perform arithmetic on a table value", "stripped runtime error")
+  eq(select(2, pcall(stripped(function() local a; a = {}; return a + 2 end))),
+     "?:-1: attempt to perform arithmetic on a table value", "stripped, value moved to a local")
+  eq(select(2, pcall(stripped(function() error("plain") end))), "plain", "stripped error() has no position")
+  eq(select(2, pcall(stripped(load("local x = ...; return x.y"), "=named"))),
+     "?:-1: attempt to index a nil value", "stripped chunk loaded under a name")
+  local info = debug.getinfo(stripped(function() end), "S")
+  eq(info.source .. " " .. info.short_src, "=? ?", "stripped source")
+  eq(stripped(function() return debug.getinfo(1, "l").currentline end)(), -1, "stripped current line")
+  local tb = stripped(function() return debug.traceback("tb", 1) end)()
+  eq(tb:match("\n\t([^\n]*)"):gsub("%d+", "N"), "?: in function <?:N>", "stripped traceback line has no line number")
+end
+
 if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
 print(NAME .. ": " .. (checks - failures) .. " checks passed")
