@@ -116,6 +116,9 @@ Status closeCoroutineMayGC(State& S, ThreadData* co) {
   co->errFunc = 0;
   closeUpvalues(co, 0);
   ThreadData* prev = S.context().running;
+  // The __close calls nest inside the closer's native depth, as a resume's would: a chain
+  // of closes that close other coroutines ends in "C stack overflow", not a crash.
+  co->nativeDepth = prev && prev != co ? prev->nativeDepth + 1 : 0;
   co->status = ThreadStatus::Running;
   setCurrentThread(S, co);
   // An error raised by a __close while no error is pending leaves the variables below it

@@ -98,4 +98,29 @@ do
   a = nil
 end
 
+-- 5.4.8: closing a coroutine whose __close closes another, and so on down a long chain,
+-- nests; the chain ends in a "C stack overflow" error that close returns, where 5.4.4 went
+-- on until the C stack itself overflowed. (Where the chain stops depends on the C stack
+-- limit, which differs between Lua and Weft.)
+do
+  local closed = 0
+  local coro = false
+  for _ = 1, 400 do
+    local previous = coro
+    coro = coroutine.create(function()
+      local cc <close> = setmetatable({}, {__close = function()
+        closed = closed + 1
+        if previous then assert(coroutine.close(previous)) end
+      end})
+      coroutine.yield()
+    end)
+    coroutine.resume(coro)
+  end
+  local ok, msg = coroutine.close(coro)
+  eq(ok, false, "a chain of 400 closes fails")
+  check(string.find(msg, "C stack overflow", 1, true) ~= nil, "with a C stack overflow: " .. tostring(msg))
+  check(closed > 50 and closed < 400, "after some of the chain closed")
+  eq(coroutine.status(coro), "dead", "the closed coroutine is dead")
+end
+
 print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
