@@ -155,7 +155,6 @@ void Parser::primaryExp(ExpDesc& v) {
 }
 
 void Parser::suffixedExp(ExpDesc& v) {
-  int line = lex_.line();
   primaryExp(v);
   for (;;) {
     switch (lex_.token()) {
@@ -174,12 +173,12 @@ void Parser::suffixedExp(ExpDesc& v) {
         lex_.next();
         codeName(key);
         fs_->self(v, key);
-        funcArgs(v, line);
+        funcArgs(v);
         break;
       }
       case '(': case kTkString: case '{':
         fs_->exp2nextreg(v);
-        funcArgs(v, line);
+        funcArgs(v);
         break;
       default:
         return;
@@ -202,9 +201,12 @@ void Parser::yindex(ExpDesc& v) {
   checkNext(']');
 }
 
-void Parser::funcArgs(ExpDesc& f, int line) {
+void Parser::funcArgs(ExpDesc& f) {
   FuncState* fs = fs_;
   ExpDesc args;
+  // The call belongs to the line where its arguments start (Lua 5.4.6), not to the line
+  // of the expression's first token: "a\n(23)" fails on line 2.
+  int line = lex_.line();
   switch (lex_.token()) {
     case '(':
       lex_.next();

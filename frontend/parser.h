@@ -79,7 +79,7 @@ class Parser {
   void suffixedExp(ExpDesc& v);
   void fieldSel(ExpDesc& v);
   void yindex(ExpDesc& v);
-  void funcArgs(ExpDesc& f, int line);
+  void funcArgs(ExpDesc& f);
   int expList(ExpDesc& v);
   void constructor(ExpDesc& t);
   void body(ExpDesc& e, bool isMethod, int line);

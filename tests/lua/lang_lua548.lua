@@ -123,4 +123,26 @@ do
   eq(coroutine.status(coro), "dead", "the closed coroutine is dead")
 end
 
+-- 5.4.6: a call is on the line where its arguments start, not where the called
+-- expression starts (5.4.4 put "a\n(\n23)" on line 1).
+do
+  local function lineOf(src)
+    local ok, m = pcall(assert(load(src, "=c")))
+    return ok and "no error" or tonumber(tostring(m):match("^c:(%d+):"))
+  end
+  callMe = {}
+  eq(lineOf("callMe\n(\n23)"), 2, "call with ( on the next line")
+  eq(lineOf("local a = {x = 13}\na\n.\nx\n(\n23\n)"), 5, "field call with ( four lines down")
+  eq(lineOf("callMe\n'str'"), 2, "string-argument call")
+  eq(lineOf("callMe\n{}"), 2, "table-argument call")
+  eq(lineOf("local o = {}\no:m\n(1)"), 3, "method call")
+  eq(lineOf("local o = {m = 1}\no\n:m(1)"), 3, "method call, name and ( on one line")
+  eq(lineOf("callMe(\n1,\n2)"), 1, "arguments spanning lines")
+  callMe = nil
+  local ok, m = load("f(\n1,\n2", "=c")
+  eq(m, "c:3: ')' expected (to close '(' at line 1) near <eof>", "unclosed ( names its own line")
+  ok, m = load("f\n(\n1,\n2", "=c")
+  eq(m, "c:4: ')' expected (to close '(' at line 2) near <eof>", "unclosed ( on a later line")
+end
+
 print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
