@@ -23,14 +23,20 @@ Status finishResume(State& S, ThreadData* from, ThreadData* co, Status st, uint3
 Status resumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t nargs, uint32_t& nres,
                    const char*& resumeError) {
   resumeError = nullptr;
-  if (co->status == ThreadStatus::Dead || (co->status == ThreadStatus::Suspended && co->frameCount == 0 && co->top == 0)) {
+  if (co->status == ThreadStatus::Dead) {
     resumeError = "cannot resume dead coroutine";
     return Status(StatusCode::kRuntimeError);
   }
-  // Claim the coroutine: a task on another worker may be resuming it at this moment.
+  // Claim the coroutine: a task on another worker may be resuming it at this moment, so
+  // its stack is read only once the claim holds.
   ThreadStatus expected = ThreadStatus::Suspended;
   if (co == from || !co->status.compare_exchange_strong(expected, ThreadStatus::Running)) {
-    resumeError = "cannot resume non-suspended coroutine";
+    resumeError = expected == ThreadStatus::Dead ? "cannot resume dead coroutine" : "cannot resume non-suspended coroutine";
+    return Status(StatusCode::kRuntimeError);
+  }
+  if (co->frameCount == 0 && co->top == 0) {  // no body left to run
+    co->status = ThreadStatus::Suspended;
+    resumeError = "cannot resume dead coroutine";
     return Status(StatusCode::kRuntimeError);
   }
   if (from->nativeDepth + 1 >= S.options().maxNativeDepth) {
@@ -90,18 +96,17 @@ Status finishResume(State& S, ThreadData* from, ThreadData* co, Status st, uint3
     return st;
   }
   co->resumer = nullptr;
-  if (st.code() == StatusCode::kYield) {
-    co->status = ThreadStatus::Suspended;
-    nres = co->resumeCount;
-  } else if (st.isOk()) {
-    co->status = ThreadStatus::Dead;
-    nres = co->top;
-  } else {
-    co->status = ThreadStatus::Dead;
+  if (!st.isOk() && st.code() != StatusCode::kYield) {
     co->failed = true;
+    co->status = ThreadStatus::Dead;
     return st;
   }
-  if (!moveValues(co, from, nres)) {
+  nres = st.isOk() ? co->top : co->resumeCount;
+  bool moved = moveValues(co, from, nres);
+  // Only now, with the results read off its stack: once a yielded coroutine shows as
+  // suspended, a task on another worker may resume it and rewrite that stack.
+  co->status = st.isOk() ? ThreadStatus::Dead : ThreadStatus::Suspended;
+  if (!moved) {
     resumeError = "too many results to resume";
     return Status(StatusCode::kRuntimeError);
   }

@@ -209,15 +209,14 @@ constexpr Value kNilValue{};
 // Whether h's metatable is known to lack `event` (the absence cache in header.aux). A
 // false answer only means "not known": the slow path looks and fills the cache.
 inline bool lacksMeta(const Table* h, Meta event) {
-  // Acquire pairs with tableSetMetatable's release (a racing setmetatable).
-  const Table* mt = __atomic_load_n(&h->metatable, __ATOMIC_ACQUIRE);
-  return !mt || (mt->header.aux & (1u << int(event)));
+  const Table* mt = tableMetatable(h);
+  return !mt || metaKnownAbsent(mt, int(event));
 }
 
 // Slow half of fieldFast: one level of `__index` being a table, the shape of method
 // lookup. Never calls anything; nullptr when a metamethod or a deeper chain decides.
 [[gnu::noinline]] const Value* fieldViaMetaTable(State& S, const Table* h, const String* key) {
-  Value idx = metaField(S, h->metatable, Meta::Index);
+  Value idx = metaField(S, tableMetatable(h), Meta::Index);
   if (idx.isNil()) return &kNilValue;
   if (!idx.isTable()) return nullptr;
   const Table* ih = idx.asTable();
@@ -942,7 +941,7 @@ op_LEN: {
     *RA() = Value::integer(int64_t(rb->asString()->length));
     DISPATCH();
   }
-  if (rb->isTable() && !rb->asTable()->metatable) {
+  if (rb->isTable() && !tableMetatable(rb->asTable())) {
     *RA() = Value::integer(int64_t(tableLength(rb->asTable())));
     DISPATCH();
   }

@@ -68,7 +68,7 @@ Status resolveIndex(State& S, ThreadData* t, const Value& obj, const Value& key,
         out = v;
         return Status::ok();
       }
-      tm = metaField(S, h->metatable, Meta::Index);
+      tm = metaField(S, tableMetatable(h), Meta::Index);
       if (tm.isNil()) {
         out = Value::nil();
         return Status::ok();
@@ -109,7 +109,7 @@ Status resolveNewIndex(State& S, ThreadData* t, const Value& obj, const Value& k
         tableTouched(h);
         return Status::ok();
       }
-      tm = metaField(S, h->metatable, Meta::NewIndex);
+      tm = metaField(S, tableMetatable(h), Meta::NewIndex);
       if (tm.isNil()) return rawSetChecked(S, t, h, key, val);
     } else {
       tm = metamethodOf(S, cur, Meta::NewIndex);
@@ -219,7 +219,7 @@ Status concatError(State& S, ThreadData* t, uint32_t xi) {
 
 Table* metatableOf(State& S, const Value& v) {
   switch (v.tag) {
-    case Tag::Table: return v.asTable()->metatable;
+    case Tag::Table: return tableMetatable(v.asTable());
     case Tag::Userdata: return v.asUserdata()->metatable;
     default: return S.typeMetatables[int(basicType(v))];
   }
@@ -229,9 +229,9 @@ Value metaField(State& S, Table* mt, Meta event) {
   if (!mt) return Value::nil();
   int e = int(event);
   if (e < kFastMetaCount) {
-    if (mt->header.aux & (1u << e)) return Value::nil();
+    if (metaKnownAbsent(mt, e)) return Value::nil();
     Value v = tableGetStr(mt, S.metaNames[e]);
-    if (v.isNil()) mt->header.aux |= uint16_t(1u << e);
+    if (v.isNil()) noteMetaAbsent(mt, e);
     return v;
   }
   return tableGetStr(mt, S.metaNames[e]);

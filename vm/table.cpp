@@ -478,7 +478,7 @@ Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount) {
   setArraySize(t, arraySize);
   publishPart(t, t->nodes, nodes);
   t->nodeCount = count;
-  if (t->lengthHint > arraySize) setLengthHint(t, 0);
+  if (__atomic_load_n(&t->lengthHint, __ATOMIC_RELAXED) > arraySize) setLengthHint(t, 0);
   return Status::ok();
 }
 
@@ -572,7 +572,7 @@ Status setInHash(State& state, Table* t, const Value& key, const Value& value) {
   // another key that reused the node. Dead keys go at the next rehash instead.
   Node* dead = claim.shared() ? nullptr : p.dead;
   if (key.isInt() && uint64_t(key.asInt()) == uint64_t(t->arraySize) + 1 &&
-      t->arraySize < kMaxArrayCapacity) {
+      tableArraySize(t) < kMaxArrayCapacity) {
     return appendArray(state, t, value);
   }
   if (dead) {
@@ -699,7 +699,7 @@ Status tableSetInt(State& state, Table* t, int64_t key, const Value& value) {
     return Status::ok();
   }
   if (!tableNodePart(t) && uint64_t(key) == uint64_t(tableArraySize(t)) + 1 && !value.isNil() &&
-      t->arraySize < kMaxArrayCapacity) {
+      tableArraySize(t) < kMaxArrayCapacity) {
     WriterClaim claim(state, t);
     if (!claim.held()) return Status(StatusCode::kRuntimeError);
     // Fast path: no hash part can hold the key. Checked again under the claim, since

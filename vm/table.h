@@ -12,7 +12,8 @@
 //     `next` works while a traversal assigns to existing fields.
 //  4. Reads bound-check against the buffer's own capacity (object.h invariant 3).
 //  5. The metamethod-absence cache in header.aux is cleared by every store into a table
-//     (a table may be some other table's metatable).
+//     (a table may be some other table's metatable); it is read and written atomically
+//     (metaKnownAbsent, noteMetaAbsent, tableTouched).
 //  6. Racing readers (DEVELOPERS.md invariant 6): a part pointer is loaded once, with
 //     acquire (tableArrayPart/tableNodePart), and published with release after the
 //     part is filled (table.cpp), so a reader sees a part's capacity and contents as
@@ -113,8 +114,24 @@ Status tableNext(const Table* t, Value& key, Value& value, bool& found);
 Status tableResize(State& state, Table* t, uint32_t arraySize, uint32_t hashSize);
 
 void tableSetMetatable(Table* t, Table* mt);
+// A table's metatable as a racing setmetatable left it: acquire pairs with
+// tableSetMetatable's release, so the metatable's contents are seen as published.
+inline Table* tableMetatable(const Table* t) { return __atomic_load_n(&t->metatable, __ATOMIC_ACQUIRE); }
+
+// The metamethod-absence cache (header.aux; invariant 5). Every task that uses a
+// metatable reads and fills it, and every store into the table clears it, so tasks
+// sharing a table (DEVELOPERS.md invariant 6) reach it only atomically. Relaxed: a bit
+// says only "this field was nil when looked up"; nothing else is published through it.
+// A task that fills a bit while another stores that very field races on one key (the
+// script's race): the bit may then outlive the store until the next store into the table.
+inline bool metaKnownAbsent(const Table* mt, int event) {
+  return __atomic_load_n(&mt->header.aux, __ATOMIC_RELAXED) & (1u << event);
+}
+inline void noteMetaAbsent(Table* mt, int event) {
+  __atomic_fetch_or(&mt->header.aux, uint16_t(1u << event), __ATOMIC_RELAXED);
+}
 // Called after any store into `t` (clears the metamethod-absence cache).
-inline void tableTouched(Table* t) { t->header.aux = 0; }
+inline void tableTouched(Table* t) { __atomic_store_n(&t->header.aux, uint16_t(0), __ATOMIC_RELAXED); }
 
 // Key normalisation: float keys with integer values become integers.
 Value normaliseKey(const Value& key);

@@ -23,6 +23,9 @@
 #if defined(__x86_64__)
 #include <emmintrin.h>
 #endif
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#endif
 
 #include "gc/object.h"
 
@@ -148,6 +151,18 @@ static_assert(sizeof(Value) == 16 && alignof(Value) == 16);
 // refuses to start one (runtime/tasklib.cpp). Cached after the first call.
 bool slotAccessIsAtomic();
 
+// A slot publishes the value stored in it: a task that loads a reference from a slot
+// another task stored sees the object as the storer saw it (x86 orders stores with
+// stores and loads with loads). The slot accesses are asm, which ThreadSanitizer cannot
+// see, so its builds are told of that release and acquire explicitly.
+#if defined(__SANITIZE_THREAD__)
+[[gnu::always_inline]] inline void slotPublished(const Value& slot) { __tsan_release(const_cast<Value*>(&slot)); }
+[[gnu::always_inline]] inline void slotObserved(const Value& slot) { __tsan_acquire(const_cast<Value*>(&slot)); }
+#else
+[[gnu::always_inline]] inline void slotPublished(const Value&) {}
+[[gnu::always_inline]] inline void slotObserved(const Value&) {}
+#endif
+
 #if defined(__x86_64__)
 // One aligned 16-byte load. Written as asm, not an intrinsic: the compiler may turn a
 // vector load whose halves are extracted into two narrower loads, which could tear. A
@@ -155,6 +170,7 @@ bool slotAccessIsAtomic();
 [[gnu::always_inline]] inline Value loadSlot(const Value& slot) {
   __m128i bits;
   asm("movdqa %1, %0" : "=x"(bits) : "m"(slot));
+  slotObserved(slot);
   Value v;
   v.u.i = _mm_cvtsi128_si64(bits);
   v.tag = Tag(_mm_extract_epi16(bits, 4));
@@ -174,6 +190,7 @@ bool slotAccessIsAtomic();
   v.tag = Tag(__atomic_load_n(reinterpret_cast<const uint8_t*>(&slot.tag), __ATOMIC_RELAXED));
   __m128i bits;
   asm("movdqa %1, %0" : "=x"(bits) : "m"(slot));
+  slotObserved(slot);
   int64_t payload = _mm_cvtsi128_si64(bits);
   Tag tag = Tag(uint8_t(_mm_extract_epi16(bits, 4)));
   if (payload != v.u.i || tag != v.tag) [[unlikely]] {
@@ -188,6 +205,7 @@ bool slotAccessIsAtomic();
 // the tag is stored as zero. Asm again, so the store is never split in two.
 [[gnu::always_inline]] inline void storeSlot(Value& slot, const Value& v) {
   __m128i bits = _mm_set_epi64x(int64_t(uint8_t(v.tag)), v.u.i);
+  slotPublished(slot);
   asm volatile("movdqa %1, %0" : "=m"(slot) : "x"(bits));
 }
 #else

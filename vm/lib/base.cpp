@@ -220,7 +220,7 @@ NativeResult baseSetMetatable(CallContext& cx) {
   Value mt = cx.arg(2);
   if (!mt.isNil() && !mt.isTable()) return cx.typeError(2, "nil or table");
   State& S = cx.state();
-  if (!metaField(S, t->metatable, Meta::Metatable).isNil()) return cx.error("cannot change a protected metatable");
+  if (!metaField(S, tableMetatable(t), Meta::Metatable).isNil()) return cx.error("cannot change a protected metatable");
   Table* m = mt.isNil() ? nullptr : mt.asTable();
   tableSetMetatable(t, m);
   if (m && !metaField(S, m, Meta::Gc).isNil()) S.heap().registerFinalizable(asGc(t));

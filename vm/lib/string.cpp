@@ -448,7 +448,7 @@ bool addReplacement(CallContext& cx, PatternMatcher& m, const GsubState& g, size
     if (!pushCapture(cx, m, subject, 0, start, end, outcome)) return false;
     Table* t = repl.asTable();
     Value key = cx.at(base);
-    if (!t->metatable) {
+    if (!tableMetatable(t)) {
       result = tableGet(t, key);
     } else if (Status st = cx.getMayGC(repl, key, result); !st.isOk()) {
       outcome = NativeResult{0, st.code()};

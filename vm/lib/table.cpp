@@ -35,7 +35,7 @@ class Seq {
   Value object() const { return cx_.arg(arg_); }
   Table* rawTable() const {
     Value v = object();
-    return v.isTable() && !v.asTable()->metatable ? v.asTable() : nullptr;
+    return v.isTable() && !tableMetatable(v.asTable()) ? v.asTable() : nullptr;
   }
   Status get(int64_t i, Value& out) {
     if (Table* t = rawTable()) {
