@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The ThreadSanitizer stage: configures build-tsan/ (Release + -DWEFT_TSAN=ON), builds the
-# scheduler's and the collector's unit tests (and the runtime's, once that target exists)
-# and runs them. Any TSan report fails the stage: halt_on_error stops at the first one and
-# exits non-zero.
+# The ThreadSanitizer stage: configures build-tsan/ (Release + -DWEFT_TSAN=ON) and runs,
+# under TSan: the scheduler's, the collector's and the runtime's unit tests; the VM's
+# tests of racing slot stores, concurrent table writes and the thread pool; and every
+# task script of tests/lua (`-- weft-tasks`) at --workers 4, through tests/lua/run.py, so
+# the races of real Lua programs on four workers are checked too. Any TSan report fails
+# the stage: halt_on_error stops at the first one and exits non-zero.
 #
 #   bash tools/tsan.sh        from anywhere; tools/setup.sh calls it as a test stage
 #
@@ -20,16 +22,32 @@ if [[ ! -f $DIR/build.ninja ]]; then
   cmake -S . -B "$DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWEFT_TSAN=ON
 fi
 
-targets=(weft_sched_tests weft_gc_tests)
-# weft_runtime_tests exists only when tests/unit/runtime/ has sources.
-if ninja -C "$DIR" -t targets all 2>/dev/null | grep -q '^weft_runtime_tests:'; then
-  targets+=(weft_runtime_tests)
-fi
+targets=(weft_sched_tests weft_gc_tests weft_runtime_tests weft_vm_tests weft)
 ninja -C "$DIR" -j "$JOBS" "${targets[@]}"
 
+# The VM tests that race threads on purpose; the rest of that binary is single-threaded.
+vmRaceFilter='SlotAccess.*:ConcurrentTableWrite.*:ThreadPool.*'
+
 status=0
-for t in "${targets[@]}"; do
+for t in weft_sched_tests weft_gc_tests weft_runtime_tests; do
   echo "tsan.sh: running $t"
   "$DIR/tests/$t" || status=1
 done
+echo "tsan.sh: running weft_vm_tests ($vmRaceFilter)"
+"$DIR/tests/weft_vm_tests" --gtest_filter="$vmRaceFilter" || status=1
+
+weft=$DIR/tools/weft
+[[ $weft == /* ]] || weft=$PWD/$weft
+passed=0
+failed=()
+for script in tests/lua/*.lua; do
+  head -n 5 "$script" | grep -q -- '-- weft-tasks' || continue
+  if python3 tests/lua/run.py --mode workers4 --weft "$weft" "$script"; then
+    passed=$((passed + 1))
+  else
+    failed+=("$(basename "$script")")
+    status=1
+  fi
+done
+echo "tsan.sh: task scripts at --workers 4: $passed passed, ${#failed[@]} failed ${failed[*]}"
 exit "$status"

@@ -69,6 +69,13 @@ def show_diff(label, expected, actual):
     sys.stdout.write("\n")
 
 
+def clip(text, head=6000, tail=2000):
+    """A long text's start (where a sanitizer report names the fault) and its end."""
+    if len(text) <= head + tail:
+        return text
+    return text[:head] + "\n[... %d characters left out ...]\n" % (len(text) - head - tail) + text[-tail:]
+
+
 def command_for(args, headers, script):
     if args.mode == "oracle":
         return [args.lua, script]
@@ -130,7 +137,7 @@ def main():
             print("stderr differs from %s.expected-stderr:" % os.path.basename(base))
         else:
             print("stderr not empty (no %s.expected-stderr):" % os.path.basename(base))
-        show_diff("stderr", want_err.encode(), got_err[-4000:].encode())
+        show_diff("stderr", want_err.encode(), clip(got_err).encode())
         ok = False
     return 0 if ok else 1
 
