@@ -176,5 +176,21 @@ do
   eq(tb:match("\n\t([^\n]*)"):gsub("%d+", "N"), "?: in function <?:N>", "stripped traceback line has no line number")
 end
 
+-- assert raises its message (by default "assertion failed!") as error() would: a string
+-- is placed at its caller; called directly by pcall (no Lua caller) it has no position.
+do
+  local ok, m = pcall(function() assert(false) end)
+  local here = debug.getinfo(1, "l").currentline - 1
+  eq(m, "lang_errors.lua:" .. here .. ": assertion failed!", "assert(false) message has a position")
+  eq(select(2, pcall(assert, false)), "assertion failed!", "assert called by pcall has none")
+  eq(bare(function() assert(nil, "given") end), "given", "a given string message")
+  check(select(2, pcall(function() assert(nil, "given") end)):match("^lang_errors.lua:%d+: given$"),
+        "a given string message is placed at the caller")
+  eq(select(2, pcall(assert, false, "X", {})), "X", "given message, assert called by pcall")
+  eq(select(2, pcall(function() assert(false, 42) end)), 42, "a number message is raised as is")
+  local t = {}
+  eq(select(2, pcall(assert, false, t)), t, "a non-string message is raised as is")
+end
+
 if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
 print(NAME .. ": " .. (checks - failures) .. " checks passed")

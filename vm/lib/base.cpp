@@ -258,8 +258,17 @@ NativeResult baseError(CallContext& cx) {
 NativeResult baseAssert(CallContext& cx) {
   if (cx.arg(1).isTruthy()) return cx.results(int32_t(cx.argCount()));
   if (!cx.checkAny(1)) return cx.failure();
-  if (cx.hasArg(2)) return cx.raise(cx.arg(2));
-  String* s = cx.newString("assertion failed!");
+  // The message (given or default) is raised as error(message) would raise it: a string
+  // is placed at assert's caller (no position when that is not Lua code).
+  Value v = cx.hasArg(2) ? cx.arg(2) : Value::nil();
+  if (cx.hasArg(2) && !v.isString()) return cx.raise(v);
+  std::string msg = wherePrefix(cx.threadData(), 1);
+  if (cx.hasArg(2)) {
+    msg.append(v.asString()->view());
+  } else {
+    msg.append("assertion failed!");
+  }
+  String* s = cx.newString(msg);
   if (!s) return cx.memoryError();
   return cx.raise(Value::string(s));
 }

@@ -39,8 +39,10 @@ TEST_P(InterpErrors, ErrorLevelsAndValues) {
             "test:3: lvl2");
   EXPECT_EQ(run("local t = {} local ok, e = pcall(error, t) return e == t"), "true");
   EXPECT_EQ(run("return select(2, pcall(error))"), "nil");
-  EXPECT_EQ(err("assert(false)"), "assertion failed!");
-  EXPECT_EQ(err("assert(nil, 'custom')"), "custom");
+  EXPECT_EQ(err("assert(false)"), "test:1: assertion failed!");
+  EXPECT_EQ(err("local ok, e = pcall(assert, false) error(e, 0)"), "assertion failed!");
+  EXPECT_EQ(err("assert(nil, 'custom')"), "test:1: custom");
+  EXPECT_EQ(err("local ok, e = pcall(assert, nil, 'custom') error(e, 0)"), "custom");
 }
 
 TEST_P(InterpErrors, Xpcall) {
