@@ -58,6 +58,16 @@ DEFAULT_INTERVAL = 1000
 # expected to fail in plain mode, for the reason given (printed next to a failure so a
 # new failure stands out). A file missing here is expected to pass.
 KNOWN_FAILING = {
+    "calls.lua": "binary chunks are in Weft's own format, not luac's (header check)",
+    "coroutine.lua": "pcall as a coroutine's body is called natively, so its callee cannot yield",
+    "db.lua": "no _HOOKKEY table in the registry (Lua keeps hooks there)",
+    "files.lua": "coroutine.wrap(dofile): dofile's chunk cannot yield",
+    "gc.lua": "collectgarbage('step') runs a full collection; the weak-table part times out",
+    "literals.lua": "%p of strings is their content hash: distinct long strings share it",
+    "locals.lua": "a __close handler cannot yield (closing runs as a native re-entry)",
+    "nextvar.lua": "a __pairs metamethod cannot yield",
+    "pm.lua": "%p of strings is their content hash: distinct long strings share it",
+    "strings.lua": "%p of strings is their content hash: distinct long strings share it",
 }
 
 PRELUDE = "_port=true _soft=true"
