@@ -1282,6 +1282,8 @@ op_VARARGPREP: {
     status = varargHookMayGC(S, t);
     if (!status.isOk()) goto onError;
     LOADFRAME();
+    // The call hook may have set a line or count hook: this function's first line counts.
+    if (tracing(t)) dispatch = kTraceLabels;
   }
   DISPATCH();
 }

@@ -286,4 +286,31 @@ check("L vararg skips the header", relLines(varargs) == "1,3")
 check("L vararg one line", relLines(function(...) end) == "0")
 check("L vararg chunk", relLines(load("\n\nreturn 1")) == "3")
 
+-- ---- a line hook set by a call hook ----------------------------------------------
+-- It sees the called function's first line, vararg or not, with its parameters set.
+local function firstLineSeen(f, ...)
+  local seen
+  debug.sethook(function()
+    debug.sethook(function(_, line)
+      debug.sethook()
+      local name, value = debug.getlocal(2, 1)
+      seen = (line - debug.getinfo(2, "S").linedefined) .. " " .. tostring(name) .. "=" .. tostring(value)
+    end, "l")
+  end, "c")
+  f(...)
+  debug.sethook()
+  return seen
+end
+local function fixedArgs(a, b)
+  local c = a + b
+  return c
+end
+local function varArgs(a, ...)
+  local c = select("#", ...)
+  return c
+end
+print("line hook from a call hook", firstLineSeen(fixedArgs, 1, 2), firstLineSeen(varArgs, 7, 8, 9))
+check("line hook set by call hook, fixed", firstLineSeen(fixedArgs, 1, 2) == "1 a=1")
+check("line hook set by call hook, vararg", firstLineSeen(varArgs, 7, 8, 9) == "1 a=7")
+
 print("lib_debug: " .. checks .. " checks passed")
