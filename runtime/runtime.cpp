@@ -278,10 +278,10 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t&
 
 Status RuntimeImpl::startTaskMayGC(LuaTask& task) {
   vm::ThreadData* t = task.data;
-  Status st = vm::resolveCallable(state, t, 2, -1);
+  Status st = vm::resolveCallableMayGC(state, t, 2, -1);
   if (!st.isOk()) return st;
   if (t->stack[2].isLuaClosure()) {
-    st = vm::pushLuaFrame(state, t, 2, -1, vm::kFrameEntry);
+    st = vm::pushLuaFrameMayGC(state, t, 2, -1, vm::kFrameEntry);
     if (!st.isOk()) return st;
     return vm::executeMayGC(state, t);
   }

@@ -124,7 +124,7 @@ void normaliseErrorValue(State& S, ThreadData* t, Status st) {
   if (st.code() == StatusCode::kMemoryError && S.memoryErrorMessage) t->error = Value::string(S.memoryErrorMessage);
 }
 
-Status resolveCallable(State& S, ThreadData* t, uint32_t func, int calleeReg) {
+Status resolveCallableMayGC(State& S, ThreadData* t, uint32_t func, int calleeReg) {
   for (int guard = 0; !t->stack[func].isFunction(); guard++) {
     Value v = t->stack[func];
     Value tm = metamethodOf(S, v, Meta::Call);
@@ -245,9 +245,9 @@ Status beginProtectedMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresu
   } else {
     t->errFunc = 0;  // a plain pcall hides any outer message handler
   }
-  Status st = resolveCallable(S, t, target, -1);
+  Status st = resolveCallableMayGC(S, t, target, -1);
   if (!st.isOk()) return st;
-  if (t->stack[target].isLuaClosure()) return pushLuaFrame(S, t, target, -1, 0);
+  if (t->stack[target].isLuaClosure()) return pushLuaFrameMayGC(S, t, target, -1, 0);
   st = callNativeMayGC(S, t, target, -1, 0);
   if (!st.isOk()) return st;
   return finishProtected(S, t);
@@ -265,11 +265,11 @@ Status callNonLuaMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults,
   if (!fv.isFunction()) {
     int reg = -1;
     if (t->frameCount && (t->frame().flags & kFrameLua)) reg = int(func - t->frame().base);
-    Status st = resolveCallable(S, t, func, reg);
+    Status st = resolveCallableMayGC(S, t, func, reg);
     if (!st.isOk()) return st;
     fv = t->stack[func];
   }
-  if (fv.isLuaClosure()) return pushLuaFrame(S, t, func, nresults, flags);
+  if (fv.isLuaClosure()) return pushLuaFrameMayGC(S, t, func, nresults, flags);
   return callNativeMayGC(S, t, func, nresults, flags);
 }
 
@@ -290,14 +290,14 @@ Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint1
     }
     return runtimeErrorMayGC(S, t, "C stack overflow");
   }
-  Status st = resolveCallable(S, t, func, -1);
+  Status st = resolveCallableMayGC(S, t, func, -1);
   if (!st.isOk()) return st;
   if (nresults > 0 && !ensureStackSlots(t, uint64_t(func) + uint32_t(nresults) + kExtraStack)) return stackOverflowMayGC(S, t);
   uint32_t savedFrames = t->frameCount;
   t->nativeDepth++;
   t->nny++;
   if (t->stack[func].isLuaClosure()) {
-    st = pushLuaFrame(S, t, func, nresults, kFrameEntry | frameFlags);
+    st = pushLuaFrameMayGC(S, t, func, nresults, kFrameEntry | frameFlags);
     if (st.isOk()) st = executeMayGC(S, t);
   } else {
     st = callNativeMayGC(S, t, func, nresults, frameFlags);

@@ -59,10 +59,10 @@ Status resumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t nargs, u
   if (co->frameCount == 0) {
     // First resume: the body is at slot 0, the arguments above it.
     if (co->stack[0].isLuaClosure()) {
-      st = pushLuaFrame(S, co, 0, -1, kFrameEntry);
+      st = pushLuaFrameMayGC(S, co, 0, -1, kFrameEntry);
       if (st.isOk()) st = executeMayGC(S, co);
     } else {
-      st = resolveCallable(S, co, 0, -1);
+      st = resolveCallableMayGC(S, co, 0, -1);
       if (st.isOk()) st = callNativeMayGC(S, co, 0, -1, kFrameEntry);
     }
   } else {

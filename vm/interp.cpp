@@ -65,12 +65,12 @@ bool forLimit(const Value& lim, int64_t init, int64_t step, int64_t& out, bool& 
   return step > 0 ? init > out : init < out;
 }
 
-Status forError(State& S, ThreadData* t, const Value& v, const char* what) {
+Status forErrorMayGC(State& S, ThreadData* t, const Value& v, const char* what) {
   return runtimeErrorMayGC(S, t, "bad 'for' %s (number expected, got %s)", what, typeNameWithMeta(S, v).c_str());
 }
 
 // OP_FORPREP: true when the loop is skipped.
-Status forPrep(State& S, ThreadData* t, Value* ra, bool& skip) {
+Status forPrepMayGC(State& S, ThreadData* t, Value* ra, bool& skip) {
   Value& init = ra[0];
   Value& limit = ra[1];
   Value& step = ra[2];
@@ -79,7 +79,7 @@ Status forPrep(State& S, ThreadData* t, Value* ra, bool& skip) {
     if (st == 0) return runtimeErrorMayGC(S, t, "'for' step is zero");
     bool bad;
     skip = forLimit(limit, i0, st, lim, bad);
-    if (bad) return forError(S, t, limit, "limit");
+    if (bad) return forErrorMayGC(S, t, limit, "limit");
     if (skip) return Status::ok();
     uint64_t count = st > 0 ? (uint64_t(lim) - uint64_t(i0)) / uint64_t(st)
                             : (uint64_t(i0) - uint64_t(lim)) / (uint64_t(-(st + 1)) + 1u);
@@ -88,9 +88,9 @@ Status forPrep(State& S, ThreadData* t, Value* ra, bool& skip) {
     return Status::ok();
   }
   double fi, fl, fs;
-  if (!toNumber(limit, fl)) return forError(S, t, limit, "limit");
-  if (!toNumber(step, fs)) return forError(S, t, step, "step");
-  if (!toNumber(init, fi)) return forError(S, t, init, "initial value");
+  if (!toNumber(limit, fl)) return forErrorMayGC(S, t, limit, "limit");
+  if (!toNumber(step, fs)) return forErrorMayGC(S, t, step, "step");
+  if (!toNumber(init, fi)) return forErrorMayGC(S, t, init, "initial value");
   if (fs == 0) return runtimeErrorMayGC(S, t, "'for' step is zero");
   skip = fs > 0 ? fl < fi : fi < fl;
   if (skip) return Status::ok();
@@ -102,7 +102,7 @@ Status forPrep(State& S, ThreadData* t, Value* ra, bool& skip) {
 }
 
 // Makes R[A] a to-be-closed variable (OP_TBC).
-Status markTbc(State& S, ThreadData* t, uint32_t index) {
+Status markTbcMayGC(State& S, ThreadData* t, uint32_t index) {
   Value v = t->stack[index];
   if (v.isFalsy()) return Status::ok();
   if (metamethodOf(S, v, Meta::Close).isNil()) {
@@ -169,7 +169,7 @@ Status setList(State& S, ThreadData* t, uint32_t ra, uint32_t n, uint32_t last) 
   return Status::ok();
 }
 
-Status varargPrep(State& S, ThreadData* t, CallFrame* f, Proto* p) {
+Status varargPrepMayGC(State& S, ThreadData* t, CallFrame* f, Proto* p) {
   uint32_t nfix = p->numParams;
   uint32_t actual = t->top - f->func - 1;
   uint32_t nextra = actual > nfix ? actual - nfix : 0;
@@ -189,7 +189,7 @@ Status varargPrep(State& S, ThreadData* t, CallFrame* f, Proto* p) {
   return Status::ok();
 }
 
-Status varArg(State& S, ThreadData* t, CallFrame* f, Proto* p, uint32_t ra, int wanted) {
+Status varArgMayGC(State& S, ThreadData* t, CallFrame* f, Proto* p, uint32_t ra, int wanted) {
   uint32_t nfix = p->numParams;
   uint32_t nextra = f->varargDelta ? f->varargDelta - nfix - 1 : 0;
   uint32_t from = f->func - nextra;
@@ -325,7 +325,7 @@ Status varargHookMayGC(State& S, ThreadData* t) {
 }  // namespace
 
 // Frame setup shared by OP_CALL and the native entry points.
-[[gnu::always_inline]] static inline Status setupLuaFrame(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags) {
+[[gnu::always_inline]] static inline Status setupLuaFrameMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags) {
   Proto* p = t->stack[func].asLuaClosure()->proto;
   uint32_t nargs = t->top - func - 1;
   uint32_t limit = S.options().maxCallDepth + (t->inErrorHandler ? 250 : 0);
@@ -349,8 +349,8 @@ Status varargHookMayGC(State& S, ThreadData* t) {
   return Status::ok();
 }
 
-Status pushLuaFrame(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags) {
-  return setupLuaFrame(S, t, func, nresults, flags);
+Status pushLuaFrameMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags) {
+  return setupLuaFrameMayGC(S, t, func, nresults, flags);
 }
 
 // Loop back-edges of a shared frame between two reconciliations when no cell changed:
@@ -966,7 +966,7 @@ op_CLOSE: {
   goto reload;
 }
 op_TBC:
-  SLOW(markTbc(S, t, IDX(RA())));
+  SLOW(markTbcMayGC(S, t, IDX(RA())));
 op_JMP: {
   int sj = getSJ(i);
   pc += sj;
@@ -1075,7 +1075,7 @@ op_CALL: {
   if (b != 0) t->top = func + b;
   SAVEPC();
   if (ra->isLuaClosure()) [[likely]] {
-    status = setupLuaFrame(S, t, func, getC(i) - 1, 0);
+    status = setupLuaFrameMayGC(S, t, func, getC(i) - 1, 0);
     if (!status.isOk()) [[unlikely]] goto onError;
     goto startFrame;
   }
@@ -1096,7 +1096,7 @@ op_TAILCALL: {
   SAVEPC();
   if (getK(i)) closeUpvalues(t, f->base);
   if (!ra->isLuaClosure()) {
-    status = resolveCallable(S, t, func, getA(i));
+    status = resolveCallableMayGC(S, t, func, getA(i));
     if (!status.isOk()) goto onError;
     ra = t->stack + func;
     if (!ra->isLuaClosure()) {
@@ -1116,7 +1116,7 @@ op_TAILCALL: {
     int32_t nres = f->nresults;
     uint16_t flags = (f->flags & ~kFrameLua) | kFrameTail;
     t->frameCount--;
-    status = setupLuaFrame(S, t, dest, nres, flags);
+    status = setupLuaFrameMayGC(S, t, dest, nres, flags);
     if (!status.isOk()) goto onError;
     goto startFrame;
   }
@@ -1205,14 +1205,14 @@ op_FORLOOP: {
 op_FORPREP: {
   bool skip = false;
   SAVEPC();
-  status = forPrep(S, t, RA(), skip);
+  status = forPrepMayGC(S, t, RA(), skip);
   if (!status.isOk()) goto onError;
   if (skip) pc += getBx(i) + 1;
   DISPATCH();
 }
 op_TFORPREP: {
   SAVEPC();
-  status = markTbc(S, t, IDX(RA() + 3));
+  status = markTbcMayGC(S, t, IDX(RA() + 3));
   if (!status.isOk()) goto onError;
   pc += getBx(i);
   DISPATCH();
@@ -1226,7 +1226,7 @@ op_TFORCALL: {
   t->top = func + 3;
   SAVEPC();
   if (ra[4].isLuaClosure()) {
-    status = setupLuaFrame(S, t, func, getC(i), 0);
+    status = setupLuaFrameMayGC(S, t, func, getC(i), 0);
     if (!status.isOk()) goto onError;
     goto startFrame;
   }
@@ -1267,7 +1267,7 @@ op_CLOSURE: {
 }
 op_VARARG: {
   SAVEPC();
-  status = varArg(S, t, f, cl->proto, IDX(RA()), getC(i) - 1);
+  status = varArgMayGC(S, t, f, cl->proto, IDX(RA()), getC(i) - 1);
   if (!status.isOk()) goto onError;
   base = t->stack + f->base;
   SAFEPOINT();
@@ -1275,7 +1275,7 @@ op_VARARG: {
 }
 op_VARARGPREP: {
   SAVEPC();
-  status = varargPrep(S, t, f, cl->proto);
+  status = varargPrepMayGC(S, t, f, cl->proto);
   if (!status.isOk()) goto onError;
   base = t->stack + f->base;
   if (t->hookMask) [[unlikely]] {

@@ -27,7 +27,7 @@
 namespace weft::vm {
 
 // Runs the loop from the top frame until the frame marked kFrameEntry returns. The top
-// frame is a Lua frame pushed by pushLuaFrame, or (resuming a coroutine) a native frame
+// frame is a Lua frame pushed by pushLuaFrameMayGC, or (resuming a coroutine) a native frame
 // whose t->resumeCount results are at the top of the stack.
 Status executeMayGC(State& S, ThreadData* t);
 
@@ -40,8 +40,9 @@ Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint1
 Status pcallMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults);
 
 // Pushes the frame of the Lua closure at `func` (arguments up to t->top), adjusting
-// fixed parameters. Raises "stack overflow" (ok otherwise); never collects.
-Status pushLuaFrame(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags);
+// fixed parameters. Raises "stack overflow" (ok otherwise): only that raise may collect,
+// as it runs the message handler.
+Status pushLuaFrameMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags);
 // Calls the native at `func` (arguments up to t->top) and moves its results to `func`.
 // The frame stays on kYield (the resume finishes it).
 Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags);
@@ -53,7 +54,7 @@ Status callNonLuaMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults,
 Status continueNativeMayGC(State& S, ThreadData* t);
 // Makes the value at `func` callable: if it is not a function, inserts its __call
 // metamethod below the arguments (raises "attempt to call" otherwise).
-Status resolveCallable(State& S, ThreadData* t, uint32_t func, int calleeReg);
+Status resolveCallableMayGC(State& S, ThreadData* t, uint32_t func, int calleeReg);
 
 // Copies n results from src to dest and adjusts them to `wanted` (nil padding); sets
 // t->top after the kept results.

@@ -33,12 +33,12 @@ Status callMetaLoopMayGC(State& S, ThreadData* t, const Value& fn, const Value& 
   s[func + 2] = b;
   if (nargs > 2) s[func + 3] = c;
   t->top = func + 1 + nargs;
-  Status st = resolveCallable(S, t, func, -1);
+  Status st = resolveCallableMayGC(S, t, func, -1);
   if (!st.isOk()) return st;
   if (t->stack[func].isLuaClosure()) {
     // Lua counts metamethod calls as C calls; so do we, for the same "C stack overflow".
     if (t->nativeDepth + t->cDepth >= S.options().maxNativeDepth) return runtimeErrorMayGC(S, t, "C stack overflow");
-    st = pushLuaFrame(S, t, func, nresults, kFrameFinishOp);
+    st = pushLuaFrameMayGC(S, t, func, nresults, kFrameFinishOp);
     if (st.isOk()) t->cDepth++;
     return st;
   }
@@ -55,7 +55,7 @@ Status callMetaSyncMayGC(State& S, ThreadData* t, const Value& fn, const Value& 
 
 // Follows an __index chain without calling anything. Sets `fn` (and `self`) when a
 // function must be called, otherwise `out`.
-Status resolveIndex(State& S, ThreadData* t, const Value& obj, const Value& key, VarRef ref, Value& out,
+Status resolveIndexMayGC(State& S, ThreadData* t, const Value& obj, const Value& key, VarRef ref, Value& out,
                     Value& fn, Value& self) {
   Value cur = obj;
   fn = Value::nil();
@@ -87,7 +87,7 @@ Status resolveIndex(State& S, ThreadData* t, const Value& obj, const Value& key,
   return runtimeErrorMayGC(S, t, "'__index' chain too long; possible loop");
 }
 
-Status rawSetChecked(State& S, ThreadData* t, Table* h, const Value& key, const Value& val) {
+Status rawSetCheckedMayGC(State& S, ThreadData* t, Table* h, const Value& key, const Value& val) {
   Status st = tableSet(S, h, key, val);
   if (st.isOk()) return st;
   if (st.code() == StatusCode::kMemoryError) return memoryErrorStatus(S, t);
@@ -96,7 +96,7 @@ Status rawSetChecked(State& S, ThreadData* t, Table* h, const Value& key, const 
   return runtimeErrorMayGC(S, t, "concurrent table write");
 }
 
-Status resolveNewIndex(State& S, ThreadData* t, const Value& obj, const Value& key, const Value& val, VarRef ref,
+Status resolveNewIndexMayGC(State& S, ThreadData* t, const Value& obj, const Value& key, const Value& val, VarRef ref,
                        Value& fn, Value& self) {
   Value cur = obj;
   fn = Value::nil();
@@ -110,7 +110,7 @@ Status resolveNewIndex(State& S, ThreadData* t, const Value& obj, const Value& k
         return Status::ok();
       }
       tm = metaField(S, tableMetatable(h), Meta::NewIndex);
-      if (tm.isNil()) return rawSetChecked(S, t, h, key, val);
+      if (tm.isNil()) return rawSetCheckedMayGC(S, t, h, key, val);
     } else {
       tm = metamethodOf(S, cur, Meta::NewIndex);
       if (tm.isNil()) return typeErrorMayGC(S, t, cur, loop == 0 ? ref : VarRef::none(), "index");
@@ -125,7 +125,7 @@ Status resolveNewIndex(State& S, ThreadData* t, const Value& obj, const Value& k
   return runtimeErrorMayGC(S, t, "'__newindex' chain too long; possible loop");
 }
 
-Status arithError(State& S, ThreadData* t, const Value& a, const Value& b, Meta event, VarRef ra, VarRef rb,
+Status arithErrorMayGC(State& S, ThreadData* t, const Value& a, const Value& b, Meta event, VarRef ra, VarRef rb,
                   const ArithFailure& why) {
   if (why.divByZero) {
     return runtimeErrorMayGC(S, t, event == Meta::Mod ? "attempt to perform 'n%%0'" : "attempt to divide by zero");
@@ -145,7 +145,7 @@ Status arithError(State& S, ThreadData* t, const Value& a, const Value& b, Meta 
   return typeErrorMayGC(S, t, firstBad ? a : b, firstBad ? ra : rb, "perform arithmetic on");
 }
 
-Status compareError(State& S, ThreadData* t, const Value& a, const Value& b) {
+Status compareErrorMayGC(State& S, ThreadData* t, const Value& a, const Value& b) {
   std::string t1 = typeNameWithMeta(S, a), t2 = typeNameWithMeta(S, b);
   if (t1 == t2) return runtimeErrorMayGC(S, t, "attempt to compare two %s values", t1.c_str());
   return runtimeErrorMayGC(S, t, "attempt to compare %s with %s", t1.c_str(), t2.c_str());
@@ -207,7 +207,7 @@ uint32_t joinRun(State& S, ThreadData* t, uint32_t first, uint32_t count) {
   return n;
 }
 
-Status concatError(State& S, ThreadData* t, uint32_t xi) {
+Status concatErrorMayGC(State& S, ThreadData* t, uint32_t xi) {
   Value* s = t->stack;
   uint32_t bad = isStrNum(s[xi]) ? xi + 1 : xi;
   VarRef ref = VarRef::none();
@@ -265,7 +265,7 @@ Status typeErrorMayGC(State& S, ThreadData* t, const Value& v, VarRef ref, const
 
 Status indexLoopMayGC(State& S, ThreadData* t, const Value& obj, const Value& key, VarRef ref, uint32_t dest) {
   Value out, fn, self;
-  Status st = resolveIndex(S, t, obj, key, ref, out, fn, self);
+  Status st = resolveIndexMayGC(S, t, obj, key, ref, out, fn, self);
   if (!st.isOk()) return st;
   if (fn.isNil()) {
     t->stack[dest] = out;
@@ -277,7 +277,7 @@ Status indexLoopMayGC(State& S, ThreadData* t, const Value& obj, const Value& ke
 Status newIndexLoopMayGC(State& S, ThreadData* t, const Value& obj, const Value& key, const Value& val, VarRef ref) {
   Value fn, self;
   Value k = key, v = val;
-  Status st = resolveNewIndex(S, t, obj, k, v, ref, fn, self);
+  Status st = resolveNewIndexMayGC(S, t, obj, k, v, ref, fn, self);
   if (!st.isOk() || fn.isNil()) return st;
   return callMetaLoopMayGC(S, t, fn, self, k, v, 3, 0);
 }
@@ -301,7 +301,7 @@ Status arithLoopMayGC(State& S, ThreadData* t, const Value& a, const Value& b, M
     t->stack[dest] = out;
     return Status::ok();
   }
-  return arithError(S, t, x, y, event, ra, rb, why);
+  return arithErrorMayGC(S, t, x, y, event, ra, rb, why);
 }
 
 Status unaryLoopMayGC(State& S, ThreadData* t, const Value& a, Meta event, VarRef ref, uint32_t dest) {
@@ -335,7 +335,7 @@ Status unaryLoopMayGC(State& S, ThreadData* t, const Value& a, Meta event, VarRe
   }
   Value tm = metamethodOf(S, x, event);
   if (!tm.isNil()) return callMetaLoopMayGC(S, t, tm, x, x, Value::nil(), 2, 1);
-  return arithError(S, t, x, x, event, ref, ref, why);
+  return arithErrorMayGC(S, t, x, x, event, ref, ref, why);
 }
 
 Status compareLoopMayGC(State& S, ThreadData* t, const Value& a, const Value& b, Meta event) {
@@ -343,7 +343,7 @@ Status compareLoopMayGC(State& S, ThreadData* t, const Value& a, const Value& b,
   if (compareRaw(a, b, event, res)) return condJump(t, res);
   Value x = a, y = b;
   Value tm = binaryMetamethod(S, x, y, event);
-  if (tm.isNil()) return compareError(S, t, x, y);
+  if (tm.isNil()) return compareErrorMayGC(S, t, x, y);
   return callMetaLoopMayGC(S, t, tm, x, y, Value::nil(), 2, 1);
 }
 
@@ -366,7 +366,7 @@ Status concatLoopMayGC(State& S, ThreadData* t, uint32_t first, uint32_t count) 
     }
     Value x = s[xi], y = s[xi + 1];
     Value tm = binaryMetamethod(S, x, y, Meta::Concat);
-    if (tm.isNil()) return concatError(S, t, xi);
+    if (tm.isNil()) return concatErrorMayGC(S, t, xi);
     t->frame().extra = count;
     return callMetaLoopMayGC(S, t, tm, x, y, Value::nil(), 2, 1);
   }
@@ -417,14 +417,14 @@ Status callValueMayGC(State& S, ThreadData* t, const Value& fn, const Value* arg
 
 Status indexMayGC(State& S, ThreadData* t, const Value& obj, const Value& key, Value& out) {
   Value fn, self;
-  Status st = resolveIndex(S, t, obj, key, VarRef::none(), out, fn, self);
+  Status st = resolveIndexMayGC(S, t, obj, key, VarRef::none(), out, fn, self);
   if (!st.isOk() || fn.isNil()) return st;
   return callMetaSyncMayGC(S, t, fn, self, key, Value::nil(), 2, out);
 }
 
 Status newIndexMayGC(State& S, ThreadData* t, const Value& obj, const Value& key, const Value& val) {
   Value fn, self, out;
-  Status st = resolveNewIndex(S, t, obj, key, val, VarRef::none(), fn, self);
+  Status st = resolveNewIndexMayGC(S, t, obj, key, val, VarRef::none(), fn, self);
   if (!st.isOk() || fn.isNil()) return st;
   return callMetaSyncMayGC(S, t, fn, self, key, val, 3, out);
 }
@@ -437,7 +437,7 @@ Status arithMayGC(State& S, ThreadData* t, const Value& a, const Value& b, Meta 
   }
   Value tm = binaryMetamethod(S, a, b, event);
   if (!tm.isNil()) return callMetaSyncMayGC(S, t, tm, a, b, Value::nil(), 2, out);
-  return arithError(S, t, a, b, event, VarRef::none(), VarRef::none(), why);
+  return arithErrorMayGC(S, t, a, b, event, VarRef::none(), VarRef::none(), why);
 }
 
 Status lengthMayGC(State& S, ThreadData* t, const Value& v, Value& out) {
@@ -459,7 +459,7 @@ Status lengthMayGC(State& S, ThreadData* t, const Value& v, Value& out) {
 Status lessMayGC(State& S, ThreadData* t, const Value& a, const Value& b, Meta event, bool& out) {
   if (compareRaw(a, b, event, out)) return Status::ok();
   Value tm = binaryMetamethod(S, a, b, event);
-  if (tm.isNil()) return compareError(S, t, a, b);
+  if (tm.isNil()) return compareErrorMayGC(S, t, a, b);
   Value r;
   Status st = callMetaSyncMayGC(S, t, tm, a, b, Value::nil(), 2, r);
   out = r.isTruthy();
@@ -493,7 +493,7 @@ Status concatMayGC(State& S, ThreadData* t, uint32_t first, uint32_t count) {
     }
     Value x = s[xi], y = s[xi + 1];
     Value tm = binaryMetamethod(S, x, y, Meta::Concat);
-    if (tm.isNil()) return concatError(S, t, xi);
+    if (tm.isNil()) return concatErrorMayGC(S, t, xi);
     Value r;
     Status st = callMetaSyncMayGC(S, t, tm, x, y, Value::nil(), 2, r);
     if (!st.isOk()) return st;

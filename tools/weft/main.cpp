@@ -16,7 +16,7 @@ weft::runtime::Runtime* gRuntime = nullptr;  // main thread; read by the os.exit
 
 // os.exit: no task runs after it. With `close`, the state is closed (finalizers run)
 // once the workers have stopped.
-void exitHook(weft::vm::State& state, int status, bool close) {
+void exitHookMayGC(weft::vm::State& state, int status, bool close) {
   std::fflush(nullptr);
   bool stopped = !gRuntime || gRuntime->stopNow();
   if (close && stopped) weft::vm::HostStack(state).closeMayGC();
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     return kExitFatal;
   }
   gRuntime = runtime->get();
-  weft::vm::setExitHook(exitHook);
+  weft::vm::setExitHook(exitHookMayGC);
   Session session(*state);
   int code = launchMayGC(session, options, argc, argv, gRuntime);
   gRuntime = nullptr;

@@ -71,7 +71,7 @@ NativeResult afterResume(CallContext& cx, ThreadData* co, uint32_t first, Status
 }
 
 // Resumes with the arguments above `first`.
-NativeResult auxResume(CallContext& cx, ThreadData* co, uint32_t first, bool& failed, NativeFn k) {
+NativeResult auxResumeMayGC(CallContext& cx, ThreadData* co, uint32_t first, bool& failed, NativeFn k) {
   uint32_t nargs = cx.top() - first;
   uint32_t nres = 0;
   const char* resumeError = nullptr;
@@ -80,7 +80,7 @@ NativeResult auxResume(CallContext& cx, ThreadData* co, uint32_t first, bool& fa
 }
 
 // Continues the coroutine the task suspended in (thread.h).
-NativeResult auxContinue(CallContext& cx, bool& failed, NativeFn k) {
+NativeResult auxContinueMayGC(CallContext& cx, bool& failed, NativeFn k) {
   ThreadData* co = cx.threadData()->suspendedChild;
   uint32_t first = cx.top();
   uint32_t nres = 0;
@@ -91,18 +91,18 @@ NativeResult auxContinue(CallContext& cx, bool& failed, NativeFn k) {
 
 NativeResult coResumeContinue(CallContext& cx) {
   bool failed;
-  return auxContinue(cx, failed, coResumeContinue);
+  return auxContinueMayGC(cx, failed, coResumeContinue);
 }
 
 NativeResult coResume(CallContext& cx) {
   ThreadData* co;
   if (!checkCoroutine(cx, 1, co)) return cx.failure();
   bool failed;
-  return auxResume(cx, co, cx.argIndex(2), failed, coResumeContinue);
+  return auxResumeMayGC(cx, co, cx.argIndex(2), failed, coResumeContinue);
 }
 
 // wrap's outcome: the results, or the coroutine's error raised (closing it first).
-NativeResult wrapOutcome(CallContext& cx, ThreadData* co, NativeResult r, bool failed) {
+NativeResult wrapOutcomeMayGC(CallContext& cx, ThreadData* co, NativeResult r, bool failed) {
   if (r.status != StatusCode::kOk) return r;
   uint32_t top = cx.top();
   if (failed) {
@@ -126,15 +126,15 @@ NativeResult wrapOutcome(CallContext& cx, ThreadData* co, NativeResult r, bool f
 NativeResult coWrapContinue(CallContext& cx) {
   ThreadData* co = cx.threadData()->suspendedChild;
   bool failed;
-  NativeResult r = auxContinue(cx, failed, coWrapContinue);
-  return wrapOutcome(cx, co, r, failed);
+  NativeResult r = auxContinueMayGC(cx, failed, coWrapContinue);
+  return wrapOutcomeMayGC(cx, co, r, failed);
 }
 
 NativeResult coWrapAux(CallContext& cx) {
   ThreadData* co = cx.upvalue(0).asThread()->data;
   bool failed;
-  NativeResult r = auxResume(cx, co, cx.argIndex(1), failed, coWrapContinue);
-  return wrapOutcome(cx, co, r, failed);
+  NativeResult r = auxResumeMayGC(cx, co, cx.argIndex(1), failed, coWrapContinue);
+  return wrapOutcomeMayGC(cx, co, r, failed);
 }
 
 NativeResult coWrap(CallContext& cx) {

@@ -84,7 +84,7 @@ NativeResult osClock(CallContext& cx) {
   return pushOne(cx, Value::number(double(std::clock()) / double(CLOCKS_PER_SEC)));
 }
 
-Status setField(CallContext& cx, uint32_t tableSlot, const char* key, const Value& v) {
+Status setFieldMayGC(CallContext& cx, uint32_t tableSlot, const char* key, const Value& v) {
   String* k = cx.newString(key);
   if (!k) return Status(cx.memoryError().status);
   return cx.setMayGC(cx.at(tableSlot), Value::string(k), v);
@@ -92,7 +92,7 @@ Status setField(CallContext& cx, uint32_t tableSlot, const char* key, const Valu
 
 // Writes every field of `tm` into the table at stack slot `slot` (os.date "*t" and the
 // normalisation os.time does).
-Status setAllFields(CallContext& cx, uint32_t slot, const std::tm& tm) {
+Status setAllFieldsMayGC(CallContext& cx, uint32_t slot, const std::tm& tm) {
   const struct {
     const char* key;
     int64_t value;
@@ -102,8 +102,8 @@ Status setAllFields(CallContext& cx, uint32_t slot, const std::tm& tm) {
       {"yday", int64_t(tm.tm_yday) + 1}, {"wday", int64_t(tm.tm_wday) + 1},
   };
   for (const auto& f : fields)
-    if (Status st = setField(cx, slot, f.key, Value::integer(f.value)); !st.isOk()) return st;
-  if (tm.tm_isdst >= 0) return setField(cx, slot, "isdst", Value::boolean(tm.tm_isdst != 0));
+    if (Status st = setFieldMayGC(cx, slot, f.key, Value::integer(f.value)); !st.isOk()) return st;
+  if (tm.tm_isdst >= 0) return setFieldMayGC(cx, slot, "isdst", Value::boolean(tm.tm_isdst != 0));
   return Status::ok();
 }
 
@@ -125,7 +125,7 @@ NativeResult osDate(CallContext& cx) {
     if (!table) return cx.memoryError();
     uint32_t slot = cx.top();
     if (!cx.push(Value::table(table))) return cx.stackOverflow();
-    if (Status st = setAllFields(cx, slot, tm); !st.isOk()) return NativeResult{0, st.code()};
+    if (Status st = setAllFieldsMayGC(cx, slot, tm); !st.isOk()) return NativeResult{0, st.code()};
     cx.setTop(slot + 1);
     return cx.results(1);
   }
@@ -137,7 +137,7 @@ NativeResult osDate(CallContext& cx) {
 
 // Reads an integer field of the date table at `slot`: `def` < 0 means required;
 // `delta` is subtracted (1900 for years, 1 for months) with Lua's bound checks.
-bool getField(CallContext& cx, uint32_t slot, const char* key, int def, int delta, int& out, NativeResult& outcome) {
+bool getFieldMayGC(CallContext& cx, uint32_t slot, const char* key, int def, int delta, int& out, NativeResult& outcome) {
   String* k = cx.newString(key);
   if (!k) {
     outcome = cx.memoryError();
@@ -177,9 +177,9 @@ NativeResult osTime(CallContext& cx) {
   uint32_t slot = cx.argIndex(1);
   std::tm tm{};
   NativeResult outcome;
-  if (!getField(cx, slot, "year", -1, 1900, tm.tm_year, outcome) || !getField(cx, slot, "month", -1, 1, tm.tm_mon, outcome) ||
-      !getField(cx, slot, "day", -1, 0, tm.tm_mday, outcome) || !getField(cx, slot, "hour", 12, 0, tm.tm_hour, outcome) ||
-      !getField(cx, slot, "min", 0, 0, tm.tm_min, outcome) || !getField(cx, slot, "sec", 0, 0, tm.tm_sec, outcome))
+  if (!getFieldMayGC(cx, slot, "year", -1, 1900, tm.tm_year, outcome) || !getFieldMayGC(cx, slot, "month", -1, 1, tm.tm_mon, outcome) ||
+      !getFieldMayGC(cx, slot, "day", -1, 0, tm.tm_mday, outcome) || !getFieldMayGC(cx, slot, "hour", 12, 0, tm.tm_hour, outcome) ||
+      !getFieldMayGC(cx, slot, "min", 0, 0, tm.tm_min, outcome) || !getFieldMayGC(cx, slot, "sec", 0, 0, tm.tm_sec, outcome))
     return outcome;
   String* k = cx.newString("isdst");
   if (!k) return cx.memoryError();
@@ -190,7 +190,7 @@ NativeResult osTime(CallContext& cx) {
   // Like Lua, -1 is taken as mktime's failure even though it names a valid second.
   if (t == std::time_t(-1))
     return cx.error("time result cannot be represented in this installation");
-  if (Status st = setAllFields(cx, slot, tm); !st.isOk()) return NativeResult{0, st.code()};
+  if (Status st = setAllFieldsMayGC(cx, slot, tm); !st.isOk()) return NativeResult{0, st.code()};
   return pushOne(cx, Value::integer(int64_t(t)));
 }
 

@@ -200,7 +200,7 @@ NativeResult searcherCroot(CallContext& cx) {
 }
 
 // Runs the searchers until one returns a loader; leaves (loader, extra) at the top.
-NativeResult findLoader(CallContext& cx, uint32_t nameSlot, uint32_t& loaderSlot) {
+NativeResult findLoaderMayGC(CallContext& cx, uint32_t nameSlot, uint32_t& loaderSlot) {
   Value searchers = rawField(cx.state(), packageTable(cx.state()), "searchers");
   if (!searchers.isTable()) return cx.error("'package.searchers' must be a table");
   uint32_t searchersSlot = cx.top();
@@ -249,7 +249,7 @@ NativeResult pkgRequire(CallContext& cx) {
     return cx.results(1);
   }
   uint32_t loaderSlot = 0;
-  NativeResult r = findLoader(cx, nameSlot, loaderSlot);
+  NativeResult r = findLoaderMayGC(cx, nameSlot, loaderSlot);
   if (r.status != StatusCode::kOk) return r;
   // Call loader(name, extra); keep extra for our second result.
   uint32_t extraSlot = loaderSlot + 1;

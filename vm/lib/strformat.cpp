@@ -215,7 +215,7 @@ bool formatQuoted(CallContext& cx, uint32_t arg, std::string& out, NativeResult&
 }
 
 // %s: may run __tostring (a collection may happen; the caller re-reads the format).
-bool formatStringArg(CallContext& cx, const FormatSpec& spec, uint32_t arg, std::string& out, NativeResult& outcome) {
+bool formatStringArgMayGC(CallContext& cx, const FormatSpec& spec, uint32_t arg, std::string& out, NativeResult& outcome) {
   Value v = cx.arg(arg);
   String* s;
   if (v.isString()) {
@@ -240,7 +240,7 @@ bool formatStringArg(CallContext& cx, const FormatSpec& spec, uint32_t arg, std:
 
 // Validates the flags where lua5.4 does: after converting a numeric argument (so a bad
 // argument is reported first), before it for %c and %p.
-bool formatItem(CallContext& cx, const FormatSpec& spec, uint32_t arg, std::string& out, NativeResult& outcome) {
+bool formatItemMayGC(CallContext& cx, const FormatSpec& spec, uint32_t arg, std::string& out, NativeResult& outcome) {
   bool specOk = checkFormatSpec(spec) == SpecStatus::kOk;
   switch (spec.conv) {
     case 'c': case 'd': case 'i': case 'u': case 'o': case 'x': case 'X': {
@@ -273,7 +273,7 @@ bool formatItem(CallContext& cx, const FormatSpec& spec, uint32_t arg, std::stri
       return true;
     }
     case 'q': return formatQuoted(cx, arg, out, outcome);
-    default: return formatStringArg(cx, spec, arg, out, outcome);
+    default: return formatStringArgMayGC(cx, spec, arg, out, outcome);
   }
 }
 
@@ -309,7 +309,7 @@ NativeResult strFormat(CallContext& cx) {
     SpecStatus st = parseFormatSpec(fmt, pos, spec);
     if (st != SpecStatus::kOk) return cx.error("%s", specErrorMessage(st, spec).c_str());
     NativeResult outcome;
-    if (!formatItem(cx, spec, arg, out, outcome)) return outcome;
+    if (!formatItemMayGC(cx, spec, arg, out, outcome)) return outcome;
     fmt = cx.at(fmtSlot).asString()->view();
   }
   return returnString(cx, out);

@@ -437,7 +437,7 @@ struct GsubState {
 };
 
 // Computes the replacement for one match; may call Lua (the matcher is rebound after).
-bool addReplacement(CallContext& cx, PatternMatcher& m, const GsubState& g, size_t start, size_t end, std::string& out,
+bool addReplacementMayGC(CallContext& cx, PatternMatcher& m, const GsubState& g, size_t start, size_t end, std::string& out,
                     NativeResult& outcome) {
   std::string_view subject = cx.at(g.subjectSlot).asString()->view();
   Value repl = cx.at(g.replSlot);
@@ -508,7 +508,7 @@ NativeResult strGsub(CallContext& cx) {
       // a replacement function may have moved the subject.
       out.append(cx.at(g.subjectSlot).asString()->view().substr(copied, pos - copied));
       NativeResult outcome;
-      if (!addReplacement(cx, m, g, pos, end, out, outcome)) return outcome;
+      if (!addReplacementMayGC(cx, m, g, pos, end, out, outcome)) return outcome;
       if (!bufferMayGrow(cx, out.size())) return cx.memoryError();
       pos = copied = end;
       lastMatch = int64_t(end);
@@ -549,7 +549,7 @@ bool toArithOperand(const Value& v, Value& out) {
 
 // Without two numeric operands, defers to the second operand's metamethod (the string's
 // own one ran first) or raises the error 5.4 raises.
-NativeResult arithFallback(CallContext& cx, Meta event, const char* opName) {
+NativeResult arithFallbackMayGC(CallContext& cx, Meta event, const char* opName) {
   Value a = cx.arg(1), b = cx.arg(2);
   Value mm = b.isString() ? Value::nil() : metamethodOf(cx.state(), b, event);
   if (mm.isNil()) return cx.error("attempt to %s a '%s' with a '%s'", opName, typeName(a), typeName(b));
@@ -579,7 +579,7 @@ NativeResult stringArith(CallContext& cx) {
       return cx.raise(Value::string(msg));
     }
   }
-  return arithFallback(cx, Event, kNames[int(Op)]);
+  return arithFallbackMayGC(cx, Event, kNames[int(Op)]);
 }
 
 constexpr LibEntry kStringLib[] = {

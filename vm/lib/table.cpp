@@ -37,14 +37,14 @@ class Seq {
     Value v = object();
     return v.isTable() && !tableMetatable(v.asTable()) ? v.asTable() : nullptr;
   }
-  Status get(int64_t i, Value& out) {
+  Status getMayGC(int64_t i, Value& out) {
     if (Table* t = rawTable()) {
       out = rawGetInt(t, i);
       return Status::ok();
     }
     return cx_.getMayGC(object(), Value::integer(i), out);
   }
-  Status set(int64_t i, const Value& v) {
+  Status setMayGC(int64_t i, const Value& v) {
     if (Table* t = rawTable()) {
       Status st = tableSetInt(cx_.state(), t, i, v);
       if (!st.isOk()) return Status(cx_.tableWriteError(st).status);
@@ -53,7 +53,7 @@ class Seq {
     return cx_.setMayGC(object(), Value::integer(i), v);
   }
   // luaL_len: the length must be an integer.
-  bool length(int64_t& n, NativeResult& outcome) {
+  bool lengthMayGC(int64_t& n, NativeResult& outcome) {
     if (Table* t = rawTable()) {
       n = int64_t(tableLength(t));
       return true;
@@ -89,8 +89,8 @@ bool checkTab(CallContext& cx, uint32_t arg, int needs, NativeResult& outcome) {
   return false;
 }
 
-bool getN(CallContext& cx, Seq& seq, int needs, int64_t& n, NativeResult& outcome) {
-  return checkTab(cx, 1, needs | kNeedLength, outcome) && seq.length(n, outcome);
+bool getNMayGC(CallContext& cx, Seq& seq, int needs, int64_t& n, NativeResult& outcome) {
+  return checkTab(cx, 1, needs | kNeedLength, outcome) && seq.lengthMayGC(n, outcome);
 }
 
 // ---- concat ------------------------------------------------------------------------
@@ -116,7 +116,7 @@ NativeResult tabConcat(CallContext& cx) {
   Seq seq(cx, 1);
   NativeResult outcome;
   int64_t last;
-  if (!getN(cx, seq, kNeedRead, last, outcome)) return outcome;
+  if (!getNMayGC(cx, seq, kNeedRead, last, outcome)) return outcome;
   String* sep = nullptr;
   int64_t first;
   if (!cx.optString(2, nullptr, sep) || !cx.optInteger(3, 1, first) || !cx.optInteger(4, last, last)) return cx.failure();
@@ -127,7 +127,7 @@ NativeResult tabConcat(CallContext& cx) {
   std::string& out = lease.get();
   for (int64_t i = first; i <= last; i++) {
     Value v;
-    if (Status st = seq.get(i, v); !st.isOk()) return statusResult(st);
+    if (Status st = seq.getMayGC(i, v); !st.isOk()) return statusResult(st);
     if (!appendItem(cx, v, i, out, outcome)) return outcome;
     Value s = cx.at(sepSlot);
     if (i != last && s.isString()) out.append(s.asString()->view());
@@ -142,7 +142,7 @@ NativeResult tabInsert(CallContext& cx) {
   Seq seq(cx, 1);
   NativeResult outcome;
   int64_t n;
-  if (!getN(cx, seq, kNeedRead | kNeedWrite, n, outcome)) return outcome;
+  if (!getNMayGC(cx, seq, kNeedRead | kNeedWrite, n, outcome)) return outcome;
   int64_t e = int64_t(uint64_t(n) + 1);  // first empty slot
   int64_t pos;
   uint32_t valueArg;
@@ -157,15 +157,15 @@ NativeResult tabInsert(CallContext& cx) {
       if (uint64_t(pos) - 1u >= uint64_t(e)) return cx.argError(2, "position out of bounds");
       for (int64_t i = e; i > pos; i--) {
         Value v;
-        if (Status st = seq.get(i - 1, v); !st.isOk()) return statusResult(st);
-        if (Status st = seq.set(i, v); !st.isOk()) return statusResult(st);
+        if (Status st = seq.getMayGC(i - 1, v); !st.isOk()) return statusResult(st);
+        if (Status st = seq.setMayGC(i, v); !st.isOk()) return statusResult(st);
       }
       valueArg = 3;
       break;
     }
     default: return cx.error("wrong number of arguments to 'insert'");
   }
-  if (Status st = seq.set(pos, cx.arg(valueArg)); !st.isOk()) return statusResult(st);
+  if (Status st = seq.setMayGC(pos, cx.arg(valueArg)); !st.isOk()) return statusResult(st);
   return cx.results(0);
 }
 
@@ -173,21 +173,21 @@ NativeResult tabRemove(CallContext& cx) {
   Seq seq(cx, 1);
   NativeResult outcome;
   int64_t size;
-  if (!getN(cx, seq, kNeedRead | kNeedWrite, size, outcome)) return outcome;
+  if (!getNMayGC(cx, seq, kNeedRead | kNeedWrite, size, outcome)) return outcome;
   int64_t pos;
   if (!cx.optInteger(2, size, pos)) return cx.failure();
   // Lua 5.4.4 blames argument #1 here; later releases (and the manual's intent) #2.
   if (pos != size && uint64_t(pos) - 1u > uint64_t(size)) return cx.argError(2, "position out of bounds");
   Value result;
-  if (Status st = seq.get(pos, result); !st.isOk()) return statusResult(st);
+  if (Status st = seq.getMayGC(pos, result); !st.isOk()) return statusResult(st);
   uint32_t resultSlot = cx.top();
   if (!cx.push(result)) return cx.stackOverflow();
   for (; pos < size; pos++) {
     Value v;
-    if (Status st = seq.get(pos + 1, v); !st.isOk()) return statusResult(st);
-    if (Status st = seq.set(pos, v); !st.isOk()) return statusResult(st);
+    if (Status st = seq.getMayGC(pos + 1, v); !st.isOk()) return statusResult(st);
+    if (Status st = seq.setMayGC(pos, v); !st.isOk()) return statusResult(st);
   }
-  if (Status st = seq.set(pos, Value::nil()); !st.isOk()) return statusResult(st);
+  if (Status st = seq.setMayGC(pos, Value::nil()); !st.isOk()) return statusResult(st);
   cx.setTop(resultSlot + 1);
   return cx.results(1);
 }
@@ -213,8 +213,8 @@ NativeResult tabMove(CallContext& cx) {
     for (int64_t k = 0; k < n; k++) {
       int64_t i = forward ? k : n - 1 - k;
       Value v;
-      if (Status st = src.get(f + i, v); !st.isOk()) return statusResult(st);
-      if (Status st = dst.set(t + i, v); !st.isOk()) return statusResult(st);
+      if (Status st = src.getMayGC(f + i, v); !st.isOk()) return statusResult(st);
+      if (Status st = dst.setMayGC(t + i, v); !st.isOk()) return statusResult(st);
     }
   }
   if (!cx.push(cx.arg(dest))) return cx.stackOverflow();
@@ -241,7 +241,7 @@ NativeResult tabUnpack(CallContext& cx) {
   if (!cx.optInteger(2, 1, i)) return cx.failure();
   if (cx.arg(3).isNil()) {
     NativeResult outcome;
-    if (!seq.length(e, outcome)) return outcome;
+    if (!seq.lengthMayGC(e, outcome)) return outcome;
   } else if (!cx.checkInteger(3, e)) {
     return cx.failure();
   }
@@ -250,7 +250,7 @@ NativeResult tabUnpack(CallContext& cx) {
   if (n >= 0x7fffffffu || !cx.ensureStack(uint32_t(n + 1))) return cx.error("too many results to unpack");
   for (int64_t k = i;; k++) {
     Value v;
-    if (Status st = seq.get(k, v); !st.isOk()) return statusResult(st);
+    if (Status st = seq.getMayGC(k, v); !st.isOk()) return statusResult(st);
     cx.push(v);
     if (k == e) break;
   }
@@ -261,17 +261,17 @@ NativeResult tabUnpack(CallContext& cx) {
 
 enum class SortResult : uint8_t { kOk, kInvalidOrder, kFailed };
 
-// Quicksort with median-of-three pivots and bounded scans. Whatever `less` answers, each
+// Quicksort with median-of-three pivots and bounded scans. Whatever `lessMayGC` answers, each
 // scan stops inside [lo, hi] (the median-of-three leaves a sentinel at each end for a
 // consistent order; an inconsistent one is detected when a scan reaches its bound), and
 // each partition shrinks the range, so the sort terminates and never leaves the range.
 // Recursion goes to the smaller part only: depth stays below 64.
 template <typename Ops>
-SortResult quickSort(Ops& ops, int64_t lo, int64_t hi, uint32_t seed) {
+SortResult quickSortMayGC(Ops& ops, int64_t lo, int64_t hi, uint32_t seed) {
   while (hi > lo) {
     bool lt;
-    if (!ops.less(hi, lo, lt)) return SortResult::kFailed;
-    if (lt && !ops.swap(lo, hi)) return SortResult::kFailed;
+    if (!ops.lessMayGC(hi, lo, lt)) return SortResult::kFailed;
+    if (lt && !ops.swapMayGC(lo, hi)) return SortResult::kFailed;
     if (hi - lo == 1) break;
     int64_t mid = lo + (hi - lo) / 2;
     // Large ranges pick a pseudo-random pivot position to defeat adversarial inputs.
@@ -279,38 +279,38 @@ SortResult quickSort(Ops& ops, int64_t lo, int64_t hi, uint32_t seed) {
       seed = seed * 1103515245u + 12345u;
       mid = lo + 1 + int64_t(seed % uint64_t(hi - lo - 1));
     }
-    if (!ops.less(mid, lo, lt)) return SortResult::kFailed;
+    if (!ops.lessMayGC(mid, lo, lt)) return SortResult::kFailed;
     if (lt) {
-      if (!ops.swap(mid, lo)) return SortResult::kFailed;
+      if (!ops.swapMayGC(mid, lo)) return SortResult::kFailed;
     } else {
-      if (!ops.less(hi, mid, lt)) return SortResult::kFailed;
-      if (lt && !ops.swap(mid, hi)) return SortResult::kFailed;
+      if (!ops.lessMayGC(hi, mid, lt)) return SortResult::kFailed;
+      if (lt && !ops.swapMayGC(mid, hi)) return SortResult::kFailed;
     }
     if (hi - lo == 2) break;
     int64_t p = hi - 1;
-    if (!ops.swap(mid, p)) return SortResult::kFailed;
+    if (!ops.swapMayGC(mid, p)) return SortResult::kFailed;
     int64_t i = lo, j = p;
     while (true) {
       while (true) {
-        if (!ops.less(++i, p, lt)) return SortResult::kFailed;
+        if (!ops.lessMayGC(++i, p, lt)) return SortResult::kFailed;
         if (!lt) break;
         if (i == p) return SortResult::kInvalidOrder;
       }
       while (true) {
-        if (!ops.less(p, --j, lt)) return SortResult::kFailed;
+        if (!ops.lessMayGC(p, --j, lt)) return SortResult::kFailed;
         if (!lt) break;
         if (j == lo) return SortResult::kInvalidOrder;
       }
       if (j < i) break;
-      if (!ops.swap(i, j)) return SortResult::kFailed;
+      if (!ops.swapMayGC(i, j)) return SortResult::kFailed;
     }
-    if (i != p && !ops.swap(i, p)) return SortResult::kFailed;
+    if (i != p && !ops.swapMayGC(i, p)) return SortResult::kFailed;
     if (i - lo < hi - i) {
-      SortResult r = quickSort(ops, lo, i - 1, seed);
+      SortResult r = quickSortMayGC(ops, lo, i - 1, seed);
       if (r != SortResult::kOk) return r;
       lo = i + 1;
     } else {
-      SortResult r = quickSort(ops, i + 1, hi, seed);
+      SortResult r = quickSortMayGC(ops, i + 1, hi, seed);
       if (r != SortResult::kOk) return r;
       hi = i - 1;
     }
@@ -323,11 +323,11 @@ SortResult quickSort(Ops& ops, int64_t lo, int64_t hi, uint32_t seed) {
 struct FastOps {
   std::vector<Value> v;  // 1-based: v[0] unused
   bool strings = false;
-  bool less(int64_t a, int64_t b, bool& out) {
+  bool lessMayGC(int64_t a, int64_t b, bool& out) {
     out = strings ? stringCompare(v[a].asString(), v[b].asString()) < 0 : numLessThan(v[a], v[b]);
     return true;
   }
-  bool swap(int64_t a, int64_t b) {
+  bool swapMayGC(int64_t a, int64_t b) {
     std::swap(v[a], v[b]);
     return true;
   }
@@ -344,7 +344,7 @@ struct TableOps {
     status = st;
     return false;
   }
-  bool less(int64_t a, int64_t b, bool& out) {
+  bool lessMayGC(int64_t a, int64_t b, bool& out) {
     uint32_t base = cx.top();
     if (!cx.ensureStack(3)) return fail(Status(cx.stackOverflow().status));
     if (compArg) cx.push(cx.arg(compArg));
@@ -354,9 +354,9 @@ struct TableOps {
       cx.push(rawGetInt(raw, a));
       cx.push(rawGetInt(raw, b));
     } else {
-      if (Status st = seq.get(a, va); !st.isOk()) return fail(st);
+      if (Status st = seq.getMayGC(a, va); !st.isOk()) return fail(st);
       cx.push(va);
-      if (Status st = seq.get(b, vb); !st.isOk()) return fail(st);
+      if (Status st = seq.getMayGC(b, vb); !st.isOk()) return fail(st);
       cx.push(vb);
     }
     if (compArg) {
@@ -368,15 +368,15 @@ struct TableOps {
     cx.setTop(base);
     return true;
   }
-  bool swap(int64_t a, int64_t b) {
+  bool swapMayGC(int64_t a, int64_t b) {
     uint32_t base = cx.top();
     Value va, vb;
-    if (Status st = seq.get(a, va); !st.isOk()) return fail(st);
+    if (Status st = seq.getMayGC(a, va); !st.isOk()) return fail(st);
     if (!cx.push(va)) return fail(Status(cx.stackOverflow().status));
-    if (Status st = seq.get(b, vb); !st.isOk()) return fail(st);
+    if (Status st = seq.getMayGC(b, vb); !st.isOk()) return fail(st);
     if (!cx.push(vb)) return fail(Status(cx.stackOverflow().status));
-    if (Status st = seq.set(a, cx.at(base + 1)); !st.isOk()) return fail(st);
-    if (Status st = seq.set(b, cx.at(base)); !st.isOk()) return fail(st);
+    if (Status st = seq.setMayGC(a, cx.at(base + 1)); !st.isOk()) return fail(st);
+    if (Status st = seq.setMayGC(b, cx.at(base)); !st.isOk()) return fail(st);
     cx.setTop(base);
     return true;
   }
@@ -402,7 +402,7 @@ NativeResult tabSort(CallContext& cx) {
   Seq seq(cx, 1);
   NativeResult outcome;
   int64_t n;
-  if (!getN(cx, seq, kNeedRead | kNeedWrite, n, outcome)) return outcome;
+  if (!getNMayGC(cx, seq, kNeedRead | kNeedWrite, n, outcome)) return outcome;
   if (n <= 1) return cx.results(0);
   if (n >= 0x7fffffff) return cx.argError(1, "array too big");
   uint32_t compArg = 0;
@@ -415,7 +415,7 @@ NativeResult tabSort(CallContext& cx) {
   if (!compArg && raw && n <= 0x7ffffff) {
     FastOps fast;
     if (collectFast(raw, n, fast)) {
-      r = quickSort(fast, 1, n, 0x2545f491u);
+      r = quickSortMayGC(fast, 1, n, 0x2545f491u);
       if (r == SortResult::kInvalidOrder) return cx.error("invalid order function for sorting");
       for (int64_t i = 1; i <= n; i++)
         if (Status st = tableSetInt(cx.state(), raw, i, fast.v[size_t(i)]); !st.isOk()) return cx.tableWriteError(st);
@@ -423,7 +423,7 @@ NativeResult tabSort(CallContext& cx) {
     }
   }
   TableOps ops{cx, seq, compArg, Status::ok()};
-  r = quickSort(ops, 1, n, 0x2545f491u);
+  r = quickSortMayGC(ops, 1, n, 0x2545f491u);
   if (r == SortResult::kInvalidOrder) return cx.error("invalid order function for sorting");
   if (r == SortResult::kFailed) return statusResult(ops.status);
   return cx.results(0);
