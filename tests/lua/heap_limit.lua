@@ -4,18 +4,8 @@
 -- Heap exhaustion (manual §2.3, §4.4 LUA_ERRMEM): under `weft --heap-limit`, every
 -- allocating path raises "not enough memory", which pcall catches; the script carries on.
 local NAME = "heap_limit"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local MEM = "not enough memory"
 local chunk = string.rep("x", 40000)  -- a large object: its own chunk
 
@@ -215,5 +205,4 @@ eq(select("#", string.byte(("a"):rep(100), 1, -1)), 100, "varargs after exhausti
 local f = load("return 1 + ...")
 eq(f(41), 42, "load after exhaustion")
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. checks .. " checks passed")
+T.done()

@@ -3,18 +3,8 @@
 -- zero; shifts; int/float comparisons at the 2^53 and 2^63 edges. The operator matrix at
 -- the end is printed and compared with lua5.4's output through NAME.expected.
 local NAME = "lang_arith"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function errorOf(f)
   local ok, msg = pcall(f)
   return not ok and tostring(msg):gsub("^[^:]*:%d+: ", "") or "no error"
@@ -226,5 +216,4 @@ for _, a in ipairs(samples) do
   print("unary", show(a), okU and show(u) or "E", okN and show(n) or "E")
 end
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. (checks - failures) .. " checks passed")
+T.done()

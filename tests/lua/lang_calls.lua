@@ -4,18 +4,8 @@
 -- relocate run can collect at every safepoint, moving the arguments of each tail call
 -- and every frame of the recursion; lang_calls_deep.lua has the depths.
 local NAME = "lang_calls"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 
 -- Tail calls whose arguments are fresh objects: each call's frame replaces the last.
 local function build(n, list) if n == 0 then return list end return build(n - 1, {n = n, next = list}) end
@@ -83,5 +73,4 @@ eq(#digits, 1000, "all of them")
 local function sumTo(n) if n == 0 then return 0 end return n + sumTo(n - 1) end
 eq(sumTo(1000), 500500, "1,000-deep non-tail recursion")
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. (checks - failures) .. " checks passed")
+T.done()

@@ -7,18 +7,8 @@
 -- safepoint: 10,000 times in the plain loop (at every one, about an hour).
 -- lang_calls.lua collects at every safepoint, at small depths.
 local NAME = "lang_calls_deep"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 
 -- Proper tail calls.
 local function loop(n, acc) if n == 0 then return acc end return loop(n - 1, acc + 1) end
@@ -53,5 +43,4 @@ eq(depthOk(150), 150, "150-deep non-tail recursion")
 local function sum(n) if n == 0 then return 0 end return n + sum(n - 1) end
 eq(sum(100000), 5000050000, "100,000-deep non-tail recursion")
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. (checks - failures) .. " checks passed")
+T.done()

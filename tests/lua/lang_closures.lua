@@ -1,18 +1,8 @@
 -- Functions and closures (manual §3.4.11, §3.5): shared upvalues, fresh locals per loop
 -- iteration, varargs, multiple results and their adjustment.
 local NAME = "lang_closures"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 
 -- Closures share upvalues with their enclosing function and with each other.
 local function counter()
@@ -286,5 +276,4 @@ do
   check(lines[2] == 1 and lines[3] == 2, "a line hook sees each write: " .. table.concat(lines, ","))
 end
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. (checks - failures) .. " checks passed")
+T.done()

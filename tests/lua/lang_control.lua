@@ -1,18 +1,8 @@
 -- Control flow (manual §3.3): goto and labels, numeric for loops (integer loops near
 -- maxinteger never overflow, float steps), generic for with a closing value, break.
 local NAME = "lang_control"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function loadError(src)
   local f, msg = load(src, "=src")
   return f == nil and msg or "loaded"
@@ -182,5 +172,4 @@ local function classify(v)
 end
 eq(classify(-1) .. classify(0) .. classify(5) .. classify(50), "negzerosmallbig", "elseif chain")
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. (checks - failures) .. " checks passed")
+T.done()

@@ -1,18 +1,8 @@
 -- To-be-closed variables (manual §3.3.8) and coroutines (§2.6, §6.2): closing order,
 -- errors inside __close, yields across pcall, metamethods and iterators, close.
 local NAME = "lang_coroutines"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function errorOf(f, ...)
   local ok, msg = pcall(f, ...)
   return not ok and tostring(msg):gsub("^[^:]*:%d+: ", "") or "no error"
@@ -223,5 +213,4 @@ local deepCo = coroutine.wrap(function() return nest(1000) end)
 eq(deepCo(), "bottom", "yield from deep recursion")
 eq(deepCo("up"), "up", "resume deep recursion")
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. (checks - failures) .. " checks passed")
+T.done()

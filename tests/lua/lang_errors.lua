@@ -1,18 +1,8 @@
 -- Errors (manual §2.3, §6.1): exact messages with variable kinds, error levels and
 -- positions, non-string error values, xpcall handlers, argument errors of the base library.
 local NAME = "lang_errors"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function msgOf(f, ...)
   local ok, msg = pcall(f, ...)
   if ok then return "no error" end
@@ -192,5 +182,4 @@ do
   eq(select(2, pcall(assert, false, t)), t, "a non-string message is raised as is")
 end
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. (checks - failures) .. " checks passed")
+T.done()

@@ -1,18 +1,8 @@
 -- Garbage collection (manual §2.5, collectgarbage in §6.1): options and their results,
 -- weak tables, ephemerons, finalizers (order, resurrection, registration, errors, close).
 local NAME = "lang_gc"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function msgOf(f, ...)
   local ok, msg = pcall(f, ...)
   if ok then return "no error" end
@@ -281,5 +271,4 @@ do
   eq(w[1], nil, "unreachable coroutine collected with its locals")
 end
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. checks .. " checks passed")
+T.done()

@@ -3,18 +3,8 @@
 -- (floor for positive steps, ceil for negative ones), NaN and infinite limits, float
 -- loops and steps, the type rules for mixed bounds, the error messages and their order.
 local NAME = "lang_integer_for"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 
 local maxi, mini = math.maxinteger, math.mininteger
 
@@ -227,5 +217,4 @@ do
   eq(ran, false, "zero-step body does not run")
 end
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. (checks - failures) .. " checks passed")
+T.done()

@@ -1,17 +1,7 @@
 -- Lexical conventions (manual §3.1): escapes, long strings and comments, numerals.
 local NAME = "lang_lexical"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 
 -- Escape sequences.
 eq("\a", string.char(7), "\\a")
@@ -131,5 +121,4 @@ eq(loadError("--[[\n\n]] x = = 1"), "src:3: unexpected symbol near '='", "lines 
 print(1e15, 1e16, 0.1, -0.0, 1/3, 2^63, 100 // 1.0, 3 | 0, 1e100)
 print(0x7fffffffffffffff, 0x8000000000000000, 255 // 1, 7.0)
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. (checks - failures) .. " checks passed")
+T.done()

@@ -1,18 +1,8 @@
 -- Loading chunks (manual §6.1 load, loadfile, dofile; string.dump): string and reader
 -- chunks, chunk names in messages, modes, env, binary round trips and corrupt chunks.
 local NAME = "lang_load"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function msgOf(f, ...)
   local ok, msg = pcall(f, ...)
   if ok then return "no error" end
@@ -198,5 +188,4 @@ do
   eq(strip(msgOf(dofile, name)), "cannot open " .. name .. ": No such file or directory", "dofile of a missing file")
 end
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. checks .. " checks passed")
+T.done()

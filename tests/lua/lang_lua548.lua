@@ -3,18 +3,8 @@
 -- oracle of the other scripts) still has. NAME.expected is the output of PUC-Rio's
 -- Lua 5.4.8 (github lua/lua, tag v5.4.8); each section names the fix it checks.
 local NAME = "lang_lua548"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 
 -- 5.4.8: a comparison used as the key of an upvalue table (_ENV[a < b]) is a value before
 -- the table is fetched; 5.4.4 emitted the fetch between the comparison's jump and its
@@ -145,4 +135,4 @@ do
   eq(m, "c:4: ')' expected (to close '(' at line 2) near <eof>", "unclosed ( on a later line")
 end
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

@@ -1,18 +1,8 @@
 -- Metatables and metamethods (manual §2.4): every event, __index/__newindex chains,
 -- __call, __close, __tostring/__name, __metatable, __pairs; the raw functions.
 local NAME = "lang_metamethods"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function errorOf(f, ...)
   local ok, msg = pcall(f, ...)
   return not ok and tostring(msg):gsub("^[^:]*:%d+: ", "") or "no error"
@@ -183,5 +173,4 @@ local mtWithIndex = setmetatable({}, {__index = function() return function() ret
 eq(errorOf(function() return setmetatable({}, mtWithIndex) + 1 end),
    "attempt to perform arithmetic on a table value", "metamethod lookup is raw")
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. (checks - failures) .. " checks passed")
+T.done()

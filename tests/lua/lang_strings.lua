@@ -1,18 +1,8 @@
 -- The string basics the other scripts lean on (manual §6.4): sub, byte/char, rep, upper,
 -- lower, len, reverse, format, find/match/gsub/gmatch, and the string metatable.
 local NAME = "lang_strings"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 
 eq(("hello"):sub(2, 4), "ell", "sub")
 eq(("hello"):sub(-3), "llo", "negative start")
@@ -109,5 +99,4 @@ eq(("%d"):format(5), "5", "method call on a literal")
 eq(#string.format("%099d", 1), 99, "wide format")
 eq(tostring(12):len(), 2, "number tostring then method")
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. (checks - failures) .. " checks passed")
+T.done()

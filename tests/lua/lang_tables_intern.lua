@@ -11,18 +11,8 @@
 -- copy and the table held the key twice; whether a run hit it depends on the hash seed,
 -- so the header fixes one that did (docs/cli.md, WEFT_HASH_SEED).
 local NAME = "lang_tables_intern"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 
 local seed = 9
 local function rnd(n) seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n end
@@ -59,4 +49,4 @@ end
 
 for r = 1, 40 do round(r, ({8, 64, 1000, 20000})[r % 4 + 1]) end
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

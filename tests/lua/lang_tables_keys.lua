@@ -7,18 +7,8 @@
 -- against an integer-keyed model, then a traversal that clears fields must visit each
 -- key exactly once (manual, `next`).
 local NAME = "lang_tables_keys"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 
 local seed = 7
 local function rnd(n) seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n end
@@ -114,4 +104,4 @@ end
 eq(count, 200 + 8, "keys traversed while clearing")
 eq(next(t), nil, "table empty after clearing")
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

@@ -1,18 +1,8 @@
 -- To-be-closed variables (manual §3.3.8): order, errors in __close, closing on break,
 -- return, goto and error, generic-for closing values, coroutine.close.
 local NAME = "lang_tbc"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function msgOf(f, ...)
   local ok, msg = pcall(f, ...)
   if ok then return "no error" end
@@ -278,5 +268,4 @@ do
   eq(logged(), "second", "metamethod read at close time")
 end
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. checks .. " checks passed")
+T.done()

@@ -1,17 +1,7 @@
 -- Values and types (manual §2.1, §3.4.3): subtypes, coercions, table keys, length.
 local NAME = "lang_values"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 
 -- type() of every basic type.
 eq(type(nil), "nil", "nil")
@@ -157,5 +147,4 @@ eq(0/0 == 0/0, false, "NaN ~= NaN")
 eq(math.maxinteger + 0.0 == math.maxinteger, false, "2^63 float vs maxinteger")
 eq(2^53 == (1 << 53) + 1, false, "2^53 float vs 2^53+1 int")
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. (checks - failures) .. " checks passed")
+T.done()

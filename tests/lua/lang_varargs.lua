@@ -1,18 +1,8 @@
 -- Variadic functions (manual §3.4.11, §3.4.12): ..., select, table.pack/unpack,
 -- adjustment to one value, varargs across calls, coroutines and metamethods.
 local NAME = "lang_varargs"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function msgOf(f, ...)
   local ok, msg = pcall(f, ...)
   if ok then return "no error" end
@@ -154,5 +144,4 @@ do
   eq(debug.getinfo(print, "u").isvararg, true, "natives are vararg")
 end
 
-if failures > 0 then print(NAME .. ": " .. failures .. " checks FAILED") end
-print(NAME .. ": " .. checks .. " checks passed")
+T.done()

@@ -2,18 +2,8 @@
 -- files, popen, tmpfile, type, the file metatable, and the error conventions. Uses a
 -- scratch file from os.tmpname and removes it.
 local NAME = "lib_io"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function err(f, ...)
   local ok, m = pcall(f, ...)
   if ok then return "no error" end
@@ -219,4 +209,4 @@ do
 end
 
 os.remove(path)
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

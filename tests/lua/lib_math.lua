@@ -1,18 +1,8 @@
 -- The math library (manual §6.7): every function and constant, integer/float results,
 -- limits, nan and infinities, and the seeded xoshiro256** sequence of Lua 5.4.
 local NAME = "lib_math"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function isnan(x) return x ~= x end
 local function err(f, ...)
   local ok, m = pcall(f, ...)
@@ -173,4 +163,4 @@ do
   check(r >= 1 and r <= 10, "random after unseeded randomseed")
 end
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

@@ -2,18 +2,8 @@
 -- rename, setlocale, time, tmpname (exit has its own scripts). Output does not depend
 -- on the time zone: dates are formatted in UTC and local times compared relatively.
 local NAME = "lib_os"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function err(f, ...)
   local ok, m = pcall(f, ...)
   if ok then return "no error" end
@@ -120,4 +110,4 @@ eq(os.setlocale(nil, "numeric"), "C", "setlocale category")
 eq(os.setlocale("xx_YY.nonexistent"), nil, "setlocale unknown")
 eq(err(os.setlocale, "C", "bogus"), "bad argument #2 to 'F' (invalid option 'bogus')", "setlocale bad category")
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

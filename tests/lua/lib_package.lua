@@ -2,18 +2,8 @@
 -- loader's arguments and results, package.loaded, searchpath, config, and the errors.
 -- Modules are written next to a scratch file from os.tmpname and removed at the end.
 local NAME = "lib_package"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function err(f, ...)
   local ok, m = pcall(f, ...)
   if ok then return "no error" end
@@ -112,4 +102,4 @@ do
 end
 
 for _, f in ipairs(created) do os.remove(f) end
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

@@ -2,18 +2,8 @@
 -- format, gmatch, gsub, len, lower, match, pack, packsize, rep, reverse, sub, unpack,
 -- upper, the patterns of §6.4.1, the formats of §6.4.2 and the string metatable.
 local NAME = "lib_string"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 -- The message of a failing call, without position and with the function name
 -- normalised (how a function is named in messages is not this library's business).
 local function err(f, ...)
@@ -389,4 +379,4 @@ eq(err(function() return "1" // "0" end), "attempt to divide by zero", "string /
 eq(err(function() return "1" % "0" end), "attempt to perform 'n%0'", "string % 0")
 eq("5" + setmetatable({}, {__add = function(a, b) return "mt" end}), "mt", "defers to the other metamethod")
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

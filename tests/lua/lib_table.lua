@@ -1,18 +1,8 @@
 -- The table library (manual §6.6): concat, insert, move, pack, remove, sort, unpack,
 -- with metamethods honoured as lua_geti/lua_seti do, and the error messages.
 local NAME = "lib_table"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function err(f, ...)
   local ok, m = pcall(f, ...)
   if ok then return "no error" end
@@ -200,4 +190,4 @@ do
   eq(objs[1].v .. "," .. objs[50].v, "0,49", "sort with __lt")
 end
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

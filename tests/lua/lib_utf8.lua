@@ -1,18 +1,8 @@
 -- The utf8 library (manual §6.5): char, charpattern, codes, codepoint, len, offset,
 -- strict and lax decoding, and the errors.
 local NAME = "lib_utf8"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function err(f, ...)
   local ok, m = pcall(f, ...)
   if ok then return "no error" end
@@ -112,8 +102,8 @@ do
     eq(err(function() for _ in utf8.codes("a\x80") do end end), "invalid UTF-8 code", "codes stray continuation")
     eq(err(function() for _ in utf8.codes("\x80a") do end end), "bad argument #1 to 'F' (invalid UTF-8 code)", "codes leading continuation")
   else
-    checks = checks + 2
+    T.checks = T.checks + 2  -- the two checks above, counted alike under lua5.4
   end
 end
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

@@ -2,18 +2,8 @@
 -- The task library: spawn/await with arguments and results, errors re-raised by await,
 -- handles (id, status, tostring), task.current, many awaiters, sticky tasks, workers, now.
 local NAME = "task_basic"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function errorOf(f, ...)
   local ok, msg = pcall(f, ...)
   return not ok and tostring(msg):gsub("^[^:]*:%d+: ", "") or "no error"
@@ -62,7 +52,7 @@ local function fails() error("deep failure") end
 bad = task.spawn(function() fails() end)
 ok, e = pcall(bad.await, bad)
 eq(ok, false, "string error raised")
-eq(e, "task_basic.lua:61: deep failure", "with its position")
+eq(e, "task_basic.lua:51: deep failure", "with its position")
 local t42 = task.spawn(function() error(42) end)
 ok, e = pcall(t42.await, t42)
 eq(e, 42, "non-string error values as is")
@@ -180,4 +170,4 @@ local t2 = task.now()
 check(t2 - t1 >= 0.049, "sleep(0.05) takes at least 0.05 s: " .. (t2 - t1))
 check(t2 - t1 < 5, "and not forever")
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

@@ -2,18 +2,8 @@
 -- Cancelling tasks: return values of cancel, status transitions, to-be-closed variables
 -- closed, cancellation at every kind of suspension point and at safepoints of hot loops.
 local NAME = "task_cancel"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function errorOf(f, ...)
   local ok, msg = pcall(f, ...)
   return not ok and tostring(msg):gsub("^[^:]*:%d+: ", "") or "no error"
@@ -219,4 +209,4 @@ for i = 1, 50 do if cancelled(many[i]) then cnt = cnt + 1 end end
 eq(cnt, 50, "50 tasks cancelled")
 eq(mch:try_send(1), false, "no receiver left")
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

@@ -2,18 +2,8 @@
 -- Channels: unbuffered rendezvous, buffered capacity, #ch and cap, try_send/try_recv,
 -- recv timeouts, close semantics, iter, nil values, many senders and receivers, pipelines.
 local NAME = "task_channels"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function errorOf(f, ...)
   local ok, msg = pcall(f, ...)
   return not ok and tostring(msg):gsub("^[^:]*:%d+: ", "") or "no error"
@@ -255,4 +245,4 @@ check(rawequal(any:recv(), task.current()), "task handle")
 check(rawequal(any:recv(), any), "the channel itself")
 check(rawequal(any:recv(), co), "a coroutine")
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

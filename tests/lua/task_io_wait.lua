@@ -3,14 +3,8 @@
 -- collector: collections go on while a task waits for a slow reader, and the write
 -- still delivers every byte once the reader drains the pipe.
 local NAME = "task_io_wait"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check = T.check
 
 local out = os.tmpname()
 local pipe = assert(io.popen("sleep 0.6; cat > " .. out, "w"))
@@ -54,4 +48,4 @@ check(f:read("a") == "before", "the part before the bad argument was written")
 f:close()
 os.remove(out)
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

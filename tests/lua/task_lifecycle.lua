@@ -3,18 +3,8 @@
 -- captured staying dead and usable while later tasks reuse others' stacks, handles and
 -- channels collected while their task still runs, and channel buffers that wrap and grow.
 local NAME = "task_lifecycle"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 
 -- Results survive the task, a collection, and many later tasks reusing stacks.
 local kept = task.spawn(function(a) return a, {a * 2}, "s" .. a, nil end, 21)
@@ -96,4 +86,4 @@ small:close()
 local v, okc = small:recv()
 check(v == nil and okc == false, "closed and drained")
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

@@ -3,18 +3,8 @@
 -- table must stay sane. Lost updates are allowed, and so are "concurrent table write"
 -- errors, so every write is under pcall and only invariants are checked.
 local NAME = "task_race"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function errorOf(f, ...)
   local ok, msg = pcall(f, ...)
   return not ok and tostring(msg):gsub("^[^:]*:%d+: ", "") or "no error"
@@ -293,4 +283,4 @@ local allsane = true
 for _, msg in ipairs(errors) do if not sane(msg) then allsane = false; print("unexpected error: " .. msg) end end
 check(allsane, "errors, if any, are concurrent-write errors")
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

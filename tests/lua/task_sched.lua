@@ -3,18 +3,8 @@
 -- sleep(0) let peers run, sleep wakes in deadline order, yields across pcall, metamethods,
 -- iterators and C functions, task.now, sticky tasks.
 local NAME = "task_sched"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function errorOf(f, ...)
   local ok, msg = pcall(f, ...)
   return not ok and tostring(msg):gsub("^[^:]*:%d+: ", "") or "no error"
@@ -196,4 +186,4 @@ local sa, sb, sc = da:await(), db:await(), dc:await()
 eq(sa, sb, "equal seeds in two tasks give equal sequences")
 check(sa ~= sc, "different seeds differ")
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

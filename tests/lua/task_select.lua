@@ -2,18 +2,8 @@
 -- task.select: recv and send cases, several ready cases, closed channels, timeouts,
 -- waking on the first case that becomes ready, argument errors.
 local NAME = "task_select"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
-local function eq(got, want, msg)
-  check(got == want and math.type(got) == math.type(want),
-        (msg or "") .. ": got " .. tostring(got) .. ", want " .. tostring(want))
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check, eq = T.check, T.eq
 local function errorOf(f, ...)
   local ok, msg = pcall(f, ...)
   return not ok and tostring(msg):gsub("^[^:]*:%d+: ", "") or "no error"
@@ -156,4 +146,4 @@ eq(errorOf(task.select, {{x, "recv"}, {42, "recv"}}),
    "bad channel")
 check(errorOf(task.select, nil):find("bad argument #1 to 'task.select'", 1, true), "nil cases")
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

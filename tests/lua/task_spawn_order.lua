@@ -4,14 +4,8 @@
 -- runs depth first and keeps few of them alive; a yield goes behind every ready task. On
 -- more workers the order checks hold vacuously and only the results count.
 local NAME = "task_spawn_order"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check = T.check
 local one = task.workers() == 1
 
 -- A flat loop of spawns, awaited afterwards: started in spawn order (past the 16 that
@@ -76,4 +70,4 @@ local seen = drain(events)
 check(#seen == 3, "all three ran: " .. #seen)
 check(not one or table.concat(seen, " ") == "a b parent", "the yield waited: " .. table.concat(seen, " "))
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()

@@ -5,14 +5,8 @@
 -- through the closure. Every read, on either side, must be a value some write stored;
 -- a torn one (one value's type with another's payload) crashes or is counted here.
 local NAME = "task_upvalue_race"
-local checks, failures = 0, 0
-local function check(cond, msg)
-  checks = checks + 1
-  if not cond then
-    failures = failures + 1
-    print("FAIL #" .. checks .. ": " .. tostring(msg))
-  end
-end
+local T = dofile("helpers/check.lua")(NAME)
+local check = T.check
 
 local T1, T2 = {tag = "t1"}, {tag = "t2"}
 local LONG = string.rep("long string ", 8)
@@ -183,4 +177,4 @@ do
   check(n == 1, "a repeat loop reads it too")
 end
 
-print(NAME .. ": " .. checks .. " checks passed" .. (failures > 0 and (", " .. failures .. " FAILED") or ""))
+T.done()
