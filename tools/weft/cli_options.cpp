@@ -10,11 +10,13 @@
 namespace weft::cli {
 namespace {
 
+std::string gProgName = "weft";  // main thread (progName)
+
 // Lua's usage line instead of CLI11's "Usage: weft [OPTIONS]".
 class UsageFormatter : public CLI::Formatter {
  public:
   std::string make_usage(const CLI::App*, std::string) const override {
-    return std::string("usage: ") + kProgName + " [options] [script [args]]\n";
+    return std::string("usage: ") + progName() + " [options] [script [args]]\n";
   }
 };
 
@@ -69,8 +71,22 @@ void defineOptions(CLI::App& app, RawOptions& raw, CliOptions& out) {
       "Exit status: 0 on success, 1 on a Lua error, 3 when the collector finds a fault.");
 }
 
-void usageError(const CLI::App& app, const std::string& message) {
-  std::fprintf(stderr, "%s: %s\n%s", kProgName, message.c_str(), app.help().c_str());
+// A bad command line gets lua's short usage (lua's own options only); --help lists all.
+void usageError(const std::string& message) {
+  std::fprintf(stderr,
+               "%s: %s\n"
+               "usage: %s [options] [script [args]]\n"
+               "Available options are:\n"
+               "  -e stat   execute string 'stat'\n"
+               "  -i        enter interactive mode after executing 'script'\n"
+               "  -l mod    require library 'mod' into global 'mod'\n"
+               "  -l g=mod  require library 'mod' into global 'g'\n"
+               "  -v        show version information\n"
+               "  -E        ignore environment variables\n"
+               "  -W        turn warnings on\n"
+               "  --        stop handling options\n"
+               "  -         stop handling options and execute stdin\n",
+               progName(), message.c_str(), progName());
   std::fflush(stderr);
 }
 
@@ -178,15 +194,18 @@ bool parseByteSize(const std::string& text, size_t& out) {
   return true;
 }
 
+const char* progName() { return gProgName.c_str(); }
+
 ParseResult parseCommandLine(int argc, char** argv) {
+  if (argc > 0 && argv[0] && argv[0][0]) gProgName = argv[0];
   ParseResult result;
   RawOptions raw;
-  CLI::App app("Weft: a Lua 5.4 runtime", kProgName);
+  CLI::App app("Weft: a Lua 5.4 runtime", progName());
   defineOptions(app, raw, result.options);
   std::vector<std::string> options;
   std::string splitError = splitArgs(app, argc, argv, options, result.options);
   if (!splitError.empty()) {
-    usageError(app, splitError);
+    usageError(splitError);
     result.exitCode = 1;
     return result;
   }
@@ -197,7 +216,7 @@ ParseResult parseCommandLine(int argc, char** argv) {
     std::fputs(app.help().c_str(), stdout);
     return result;
   } catch (const CLI::ParseError& e) {
-    usageError(app, e.what());
+    usageError(e.what());
     result.exitCode = 1;
     return result;
   }

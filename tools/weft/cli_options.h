@@ -13,7 +13,9 @@
 
 namespace weft::cli {
 
-inline constexpr const char* kProgName = "weft";
+// The program name in messages: argv[0] as invoked, as lua.c's progname ("weft" when
+// argv[0] is empty). Set by parseCommandLine before anything is printed; main thread.
+const char* progName();
 inline constexpr const char* kVersionLine = "Weft 0.1.0 (Lua 5.4 compatible)";
 
 // An option that runs something, in command-line order.

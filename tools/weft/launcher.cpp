@@ -137,7 +137,7 @@ Status finishRuntimeMayGC(runtime::Runtime& rt, const CliOptions& options, Statu
     status = fin;
   }
   if (rt.failed()) {
-    std::fprintf(stderr, "%s: fatal: %s\n", kProgName, rt.failureReason().c_str());
+    std::fprintf(stderr, "%s: fatal: %s\n", progName(), rt.failureReason().c_str());
     status = Status(StatusCode::kFatal);
   }
   if (options.stats) std::fputs(rt.statsReport().c_str(), stderr);

@@ -12,7 +12,7 @@ namespace weft::cli {
 namespace {
 
 int fail(const std::string& message) {
-  std::fprintf(stderr, "%s: %s\n", kProgName, message.c_str());
+  std::fprintf(stderr, "%s: %s\n", progName(), message.c_str());
   return kExitLuaError;
 }
 

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   stateOptions.gc = options.gc;
   std::unique_ptr<weft::vm::State> state = weft::vm::newStandardState(stateOptions, options.ignoreEnv);
   if (!state) {
-    std::fprintf(stderr, "%s: cannot create state: not enough memory\n", kProgName);
+    std::fprintf(stderr, "%s: cannot create state: not enough memory\n", progName());
     return kExitLuaError;
   }
   weft::runtime::RuntimeOptions runtimeOptions;
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   runtimeOptions.seed = options.schedSeed;
   auto runtime = weft::runtime::Runtime::start(*state, runtimeOptions);
   if (!runtime) {
-    std::fprintf(stderr, "%s: fatal: %s\n", kProgName, runtime.error().message.c_str());
+    std::fprintf(stderr, "%s: fatal: %s\n", progName(), runtime.error().message.c_str());
     return kExitFatal;
   }
   gRuntime = runtime->get();

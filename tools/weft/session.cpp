@@ -59,7 +59,7 @@ void Session::reportTopMayGC(Status status) {
 }
 
 void Session::reportMessage(const std::string& message) {
-  if (prefix_) std::fprintf(stderr, "%s: ", kProgName);
+  if (prefix_) std::fprintf(stderr, "%s: ", progName());
   std::fprintf(stderr, "%s\n", message.c_str());
   std::fflush(stderr);
 }
