@@ -67,7 +67,10 @@ inline void bindExecContext(ExecContext* ctx) { tlsExecContext = ctx; }
 
 struct StateOptions {
   gc::Config gc;
-  uint32_t maxCallDepth = 200000;  // Lua frames per thread ("stack overflow" beyond)
+  // Lua frames per thread ("stack overflow" beyond). As many as stack slots, so by default
+  // the stack's size (kMaxStackSlots) binds first, as in Lua: depth depends on the frames'
+  // sizes (f(n) = 1 + f(n - 1) reaches about 500,000, as in lua5.4).
+  uint32_t maxCallDepth = 1000000;
   uint32_t maxNativeDepth = 200;   // nested native->Lua re-entries ("C stack overflow")
 };
 

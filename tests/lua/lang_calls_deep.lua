@@ -43,4 +43,14 @@ eq(depthOk(150), 150, "150-deep non-tail recursion")
 local function sum(n) if n == 0 then return 0 end return n + sum(n - 1) end
 eq(sum(100000), 5000050000, "100,000-deep non-tail recursion")
 
+-- How deep recursion goes is set by the stack's size alone, as in Lua: the deeper the
+-- smaller the frames (about 500,000 frames of two slots, a quarter as many of eight).
+local reached = 0
+local function small(n) reached = n; return 1 + small(n + 1) end
+check(not pcall(small, 1), "small frames overflow")
+check(reached > 490000 and reached <= 500000, "depth of two-slot frames: " .. reached)
+local function large(n, a, b, c) reached = n; local x, y, z = a, b, c; return large(n + 1, x, y, z) + 1 end
+check(not pcall(large, 1), "large frames overflow")
+check(reached > 120000 and reached <= 125000, "depth of eight-slot frames: " .. reached)
+
 T.done()
