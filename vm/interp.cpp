@@ -155,7 +155,14 @@ Status newClosure(State& S, ThreadData* t, CallFrame* f, Proto* p, uint32_t dest
   return Status::ok();
 }
 
-Status setList(State& S, ThreadData* t, uint32_t ra, uint32_t n, uint32_t last) {
+// n == 0: the items run up to the top an open call or vararg left. The verifier proves
+// the instruction's shape, not the values it meets: a hostile binary chunk can still aim
+// SETLIST at a register holding no table, or leave the top below it, so both are errors.
+Status setListMayGC(State& S, ThreadData* t, uint32_t ra, uint32_t n, uint32_t last) {
+  if (!t->stack[ra].isTable() || (n == 0 && t->top <= ra)) {
+    return runtimeErrorMayGC(S, t, "bad binary chunk (SETLIST without its table)");
+  }
+  if (n == 0) n = t->top - ra - 1;
   Table* h = t->stack[ra].asTable();
   uint64_t end = uint64_t(last) + n;
   if (end > h->arraySize && end <= UINT32_MAX) {
@@ -1247,13 +1254,12 @@ op_SETLIST: {
   Value* ra = RA();
   uint32_t n = getB(i);
   uint32_t last = getC(i);
-  if (n == 0) n = t->top - IDX(ra) - 1;
   if (getK(i)) {
     last += uint32_t(getAx(*pc)) * (kMaxArgC + 1);
     pc++;
   }
   SAVEPC();
-  status = setList(S, t, IDX(ra), n, last);
+  status = setListMayGC(S, t, IDX(ra), n, last);
   if (!status.isOk()) goto onError;
   DISPATCH();
 }
