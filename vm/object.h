@@ -41,7 +41,9 @@ inline constexpr size_t kMaxShortString = 40;
 struct String {
   gc::ObjectHeader header;  // hash: content hash (aux bit 0: hash computed, for long strings)
   uint32_t flags;           // kStringShort | kStringReserved (a reserved word index in the upper bits)
-  uint32_t pad;
+  uint32_t identity;        // long strings: the identity hash allocation gave (header.hash is
+                            // the content hash), so %p tells equal long strings apart, as Lua's
+                            // addresses do; short strings: unused (interned, one per content)
   size_t length;
   char data[1];             // length bytes followed by a NUL
 

@@ -131,6 +131,7 @@ String* newString(State& state, std::string_view bytes) {
   String* s = allocateString(state, bytes.size());
   if (!s) return nullptr;
   std::memcpy(s->data, bytes.data(), bytes.size());
+  s->identity = s->header.hash;
   s->header.hash = state.hashSeed();
   return s;
 }
@@ -138,6 +139,7 @@ String* newString(State& state, std::string_view bytes) {
 String* newStringUninit(State& state, size_t length) {
   String* s = allocateString(state, length);
   if (!s) return nullptr;
+  s->identity = s->header.hash;
   s->header.hash = state.hashSeed();
   return s;
 }

@@ -42,6 +42,9 @@ uint32_t processHashSeed();
 
 // Lua equality on strings (short: identity; long: content).
 bool stringEquals(const String* a, const String* b);
+// What %p shows for a string: one value per short string (they are interned), one per
+// long string object (survives moves, as every identity hash does).
+inline uint32_t stringIdentity(const String* s) { return s->isShort() ? s->header.hash : s->identity; }
 // Lua's ordering for strings (byte-wise, embedded zeros allowed, as strcoll in the C locale).
 int stringCompare(const String* a, const String* b);
 

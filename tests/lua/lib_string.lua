@@ -379,4 +379,18 @@ eq(err(function() return "1" // "0" end), "attempt to divide by zero", "string /
 eq(err(function() return "1" % "0" end), "attempt to perform 'n%0'", "string % 0")
 eq("5" + setmetatable({}, {__add = function(a, b) return "mt" end}), "mt", "defers to the other metamethod")
 
+-- %p shows a string's identity (manual 6.4.1, lua_topointer): short strings are interned,
+-- so equal ones show alike; long strings are objects of their own, and two equal ones
+-- differ, while one keeps its identity across collections (which may move it in Weft).
+do
+  local p = function(v) return string.format("%p", v) end
+  local long1, long2 = string.rep("x", 100), string.rep("x", 100)
+  check(p(long1) ~= p(long2), "distinct equal long strings differ")
+  local before = p(long1)
+  for _ = 1, 3 do local junk = {} for i = 1, 1000 do junk[i] = {i} end collectgarbage() end
+  eq(p(long1), before, "a long string keeps its identity across collections")
+  eq(p("abc"), p("ab" .. string.char(99)), "equal short strings show alike")
+  check(p("abc") ~= p("abd"), "different short strings differ")
+end
+
 T.done()

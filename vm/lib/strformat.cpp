@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "vm/lib/string.h"
+#include "vm/string.h"
 
 namespace weft::vm {
 
@@ -189,7 +190,8 @@ namespace {
 void pointerText(const Value& v, std::string& text) {
   char buf[40];
   int n;
-  if (v.isCollectable()) n = std::snprintf(buf, sizeof buf, "0x%08x", v.u.obj->header.hash);
+  if (v.isString()) n = std::snprintf(buf, sizeof buf, "0x%08x", stringIdentity(v.asString()));
+  else if (v.isCollectable()) n = std::snprintf(buf, sizeof buf, "0x%08x", v.u.obj->header.hash);
   else if (v.tag == Tag::LightUserdata) n = std::snprintf(buf, sizeof buf, "%p", v.u.p);
   else if (v.tag == Tag::LightNative) n = std::snprintf(buf, sizeof buf, "%p", reinterpret_cast<void*>(v.u.fn));
   else n = std::snprintf(buf, sizeof buf, "(null)");
