@@ -391,6 +391,12 @@ do
   eq(p(long1), before, "a long string keeps its identity across collections")
   eq(p("abc"), p("ab" .. string.char(99)), "equal short strings show alike")
   check(p("abc") ~= p("abd"), "different short strings differ")
+  -- A gsub that replaces nothing (no match, or every replacement nil or false) returns
+  -- its subject itself; one that replaces something returns a new string.
+  eq(p((string.gsub(long1, "y", "z"))), p(long1), "gsub without a match")
+  eq(p((string.gsub(long1, ".", {y = "z"}))), p(long1), "gsub whose table replaces nothing")
+  eq(p((string.gsub(long1, ".", function() return false end))), p(long1), "gsub whose function replaces nothing")
+  check(p((string.gsub(long1, "x", "x"))) ~= p(long1), "gsub with a string replacement makes a new string")
 end
 
 T.done()

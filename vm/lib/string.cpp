@@ -434,14 +434,20 @@ struct GsubState {
   uint32_t subjectSlot;
   uint32_t patternSlot;
   uint32_t replSlot;
+  // Whether some match was replaced by other text; a gsub that changed nothing returns
+  // its subject itself, as Lua does (its identity shows through %p).
+  bool changed = false;
 };
 
 // Computes the replacement for one match; may call Lua (the matcher is rebound after).
-bool addReplacementMayGC(CallContext& cx, PatternMatcher& m, const GsubState& g, size_t start, size_t end, std::string& out,
+bool addReplacementMayGC(CallContext& cx, PatternMatcher& m, GsubState& g, size_t start, size_t end, std::string& out,
                     NativeResult& outcome) {
   std::string_view subject = cx.at(g.subjectSlot).asString()->view();
   Value repl = cx.at(g.replSlot);
-  if (repl.isString()) return addReplacementString(cx, m, subject, repl.asString()->view(), start, end, out, outcome);
+  if (repl.isString()) {
+    g.changed = true;
+    return addReplacementString(cx, m, subject, repl.asString()->view(), start, end, out, outcome);
+  }
   uint32_t base = cx.top();
   Value result;
   if (repl.isTable()) {
@@ -466,6 +472,7 @@ bool addReplacementMayGC(CallContext& cx, PatternMatcher& m, const GsubState& g,
   }
   subject = cx.at(g.subjectSlot).asString()->view();
   m.rebind(subject, cx.at(g.patternSlot).asString()->view());
+  g.changed = g.changed || !result.isFalsy();
   bool ok = addReplacementValue(cx, result, subject.substr(start, end - start), out, outcome);
   cx.setTop(base);
   return ok;
@@ -522,7 +529,7 @@ NativeResult strGsub(CallContext& cx) {
     if (m.anchored()) break;
   }
   std::string_view subject = cx.at(g.subjectSlot).asString()->view();
-  if (n == 0) {
+  if (!g.changed) {
     cx.push(cx.at(g.subjectSlot));
   } else {
     out.append(subject.substr(copied));
