@@ -64,8 +64,6 @@ KNOWN_FAILING = {
               "hooks give no ftransfer/ntransfer",
     "files.lua": "coroutine.wrap(dofile): dofile's chunk cannot yield",
     "gc.lua": "collectgarbage('step') runs a full collection; the weak-table part times out",
-    "literals.lua": "equal long string constants of one chunk are distinct objects (Lua's "
-                    "lexer makes them one), so their %p differ",
     "locals.lua": "a __close handler cannot yield (closing runs as a native re-entry)",
     "nextvar.lua": "a __pairs metamethod cannot yield",
 }

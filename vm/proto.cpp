@@ -5,6 +5,8 @@
 #include "vm/proto.h"
 
 #include <new>
+#include <string_view>
+#include <unordered_map>
 
 #include "vm/state.h"
 #include "vm/string.h"
@@ -18,7 +20,20 @@ T* allocateObject(State& state, Kind kind, size_t bytes) {
   return reinterpret_cast<T*>(state.mutator().allocate(uint8_t(kind), bytes));
 }
 
-Value constantValue(State& state, const frontend::Constant& c, bool& ok) {
+// The long string constants of one chunk, by content: Lua's compiler anchors each string
+// of a chunk once, so equal long constants anywhere in the chunk are one object (their
+// identity shows through string.format("%p")). Short strings are interned anyway.
+using LongConstants = std::unordered_map<std::string_view, String*>;
+
+String* longConstant(State& state, const std::string& bytes, LongConstants& shared) {
+  auto it = shared.find(bytes);
+  if (it != shared.end()) return it->second;
+  String* s = newString(state, bytes);
+  if (s) shared.emplace(std::string_view(bytes), s);
+  return s;
+}
+
+Value constantValue(State& state, const frontend::Constant& c, LongConstants& shared, bool& ok) {
   using K = frontend::Constant::Kind;
   switch (c.kind) {
     case K::Nil: return Value::nil();
@@ -27,7 +42,8 @@ Value constantValue(State& state, const frontend::Constant& c, bool& ok) {
     case K::Integer: return Value::integer(c.integer);
     case K::Float: return Value::number(c.number);
     case K::String: {
-      String* s = newString(state, c.string);
+      String* s = c.string.size() > kMaxShortString ? longConstant(state, c.string, shared)
+                                                     : newString(state, c.string);
       ok = s != nullptr;
       return s ? Value::string(s) : Value::nil();
     }
@@ -38,9 +54,10 @@ Value constantValue(State& state, const frontend::Constant& c, bool& ok) {
 // Builds the Proto of `data`. A nested Proto's data belongs to the tree of `root`; the
 // root Proto takes the tree from `owner` as soon as it exists and is registered as
 // external before anything else can fail, so a partly built tree is freed by the
-// collector like any dead Proto.
+// collector like any dead Proto. `shared` holds the tree's long string constants so far
+// (keys point into the tree's ProtoData, which lives as long as the tree).
 Proto* buildProto(State& state, frontend::ProtoData* data, Proto* root, String* parentSource,
-                  std::unique_ptr<frontend::ProtoData>* owner) {
+                  LongConstants& shared, std::unique_ptr<frontend::ProtoData>* owner) {
   auto* p = allocateObject<Proto>(state, Kind::Proto, sizeof(Proto));
   if (!p) return nullptr;
   p->data = data;
@@ -67,7 +84,7 @@ Proto* buildProto(State& state, frontend::ProtoData* data, Proto* root, String* 
     p->numConstants = uint32_t(nk);
     for (size_t i = 0; i < nk; ++i) {
       bool ok = true;
-      Value v = constantValue(state, data->constants[i], ok);
+      Value v = constantValue(state, data->constants[i], shared, ok);
       if (!ok) return nullptr;
       storeValue(p, p->constants[i], v);
     }
@@ -79,7 +96,7 @@ Proto* buildProto(State& state, frontend::ProtoData* data, Proto* root, String* 
     p->numProtos = uint32_t(np);
     Proto* treeRoot = root ? root : p;
     for (size_t i = 0; i < np; ++i) {
-      Proto* child = buildProto(state, data->protos[i].get(), treeRoot, source, nullptr);
+      Proto* child = buildProto(state, data->protos[i].get(), treeRoot, source, shared, nullptr);
       if (!child) return nullptr;
       storeRef(p, p->protos[i], child);
     }
@@ -92,7 +109,8 @@ Proto* buildProto(State& state, frontend::ProtoData* data, Proto* root, String* 
 Proto* loadProto(State& state, std::unique_ptr<frontend::ProtoData> data) {
   if (!data) return nullptr;
   frontend::ProtoData* tree = data.get();
-  return buildProto(state, tree, nullptr, nullptr, &data);
+  LongConstants shared;
+  return buildProto(state, tree, nullptr, nullptr, shared, &data);
 }
 
 LuaClosure* newLuaClosure(State& state, Proto* proto, uint32_t nup) {

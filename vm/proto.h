@@ -15,8 +15,9 @@ namespace weft::vm {
 
 class State;
 
-// Builds the heap Proto tree of a compiled chunk: constant strings are interned, nested
-// prototypes loaded recursively; the Proto takes ownership of the ProtoData (its code
+// Builds the heap Proto tree of a compiled chunk: constant strings are interned (equal
+// long string constants of the tree become one object, as Lua's compiler makes them),
+// nested prototypes loaded recursively; the Proto takes ownership of the ProtoData (its code
 // and debug information stay off-heap at stable addresses). Each Proto is registered
 // with the heap as external, so its off-heap arrays are freed when it dies.
 Proto* loadProto(State& state, std::unique_ptr<frontend::ProtoData> data);

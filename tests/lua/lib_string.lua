@@ -399,4 +399,28 @@ do
   check(p((string.gsub(long1, "x", "x"))) ~= p(long1), "gsub with a string replacement makes a new string")
 end
 
+-- Lua's compiler keeps one object per string of a chunk, so equal long string literals
+-- anywhere in one chunk (other functions, <const> locals, nested functions) are one
+-- string, while a long string built at run time, or compiled in another chunk, is not.
+do
+  local p = function(v) return string.format("%p", v) end
+  local a <const> = "a literal longer than forty bytes, so not an interned one"
+  local b = "a literal longer than forty bytes, so not an interned one"
+  local function inner() return "a literal longer than forty bytes, so not an interned one" end
+  local function viaUpvalue() return a end
+  local function nested() return function() return "a literal longer than forty bytes, so not an interned one" end end
+  eq(p(b), p(a), "equal long literals of one function")
+  eq(p(inner()), p(a), "an equal long literal in a nested function")
+  eq(p(viaUpvalue()), p(a), "a <const> long literal through a function")
+  eq(p(nested()()), p(a), "an equal long literal two functions down")
+  local built = "a literal longer than forty bytes, " .. "so not an interned one"
+  check(built == a and p(built) ~= p(a), "a long string built at run time is another object")
+  local other = load('return "a literal longer than forty bytes, so not an interned one"')()
+  check(other == a and p(other) ~= p(a), "an equal long literal of another chunk is another object")
+  local f = load('local x = "another literal of more than forty bytes, the second one" '
+                 .. 'return x, function() return "another literal of more than forty bytes, the second one" end')
+  local x, g = f()
+  eq(p(g()), p(x), "equal long literals of a loaded chunk")
+end
+
 T.done()
