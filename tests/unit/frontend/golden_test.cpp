@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 
 fs::path goldenDir() {
   if (const char* d = std::getenv("WEFT_GOLDEN_DIR")) return d;
-  return fs::path(__FILE__).parent_path() / ".." / ".." / "golden" / "frontend";
+  return fs::path(WEFT_TESTS_DIR) / "golden" / "frontend";
 }
 
 std::string readFile(const fs::path& p) {
