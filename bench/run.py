@@ -4,7 +4,8 @@
 For each script: best wall time of N runs under each interpreter, peak RSS (max over the
 runs, from wait4's resource usage), a check that both print the same output, and the
 ratio weft/lua5.4 (below 1 means weft is faster). Ends with the geometric mean of the
-ratios. Exit status 1 if any output differs or a run fails.
+ratios, then start-up (`-e ''`: best of many runs, and its peak RSS) beside lua5.4's, which
+the mean leaves out. Exit status 1 if any output differs or a run fails.
 
   python3 bench/run.py [--weft build/tools/weft] [--lua lua5.4] [-n 3] [--quick] [script ...]
 
@@ -101,6 +102,15 @@ def main():
         geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         print("-" * len(header))
         print("geometric mean of ratios (weft / lua5.4, %d scripts): %.2f" % (len(ratios), geomean))
+    startup_runs = 20 if args.quick else 200
+    lua_t, lua_rss, _, lua_err = measure([args.lua, "-e", ""], startup_runs)
+    weft_t, weft_rss, _, weft_err = measure([weft, "-e", ""], startup_runs)
+    if lua_err or weft_err:
+        failed = True
+        print("start-up FAILED: %s" % (lua_err or weft_err))
+    else:
+        print("start-up (-e '', best of %d): lua5.4 %.2f ms, weft %.2f ms, ratio %.2f; RSS %d K, %d K" % (
+            startup_runs, lua_t * 1000, weft_t * 1000, weft_t / lua_t, lua_rss, weft_rss))
     print("RSS floor (this runner's own peak, inherited at exec): %d K" % floor)
     return 1 if failed else 0
 

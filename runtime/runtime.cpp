@@ -80,7 +80,7 @@ Status RuntimeImpl::onThreadStart() {
     // failed only because another's had already closed the heap would name the closing
     // instead of its cause (a flake of fault_gc_register, about 1 run in 40).
     std::string first = state.heap().failureReason();
-    failClosed(first.empty() ? m.error().message : first);
+    failClosed("worker registration: " + (first.empty() ? m.error().message : first));
     return Status(StatusCode::kFatal);
   }
   auto* wc = new WorkerContext();
@@ -423,7 +423,23 @@ bool RuntimeImpl::cancelTask(LuaTask* task) {
   return first;
 }
 
+Status RuntimeImpl::ensureWorkers() {
+  if (workersTried_.load(std::memory_order_acquire)) [[likely]] {
+    if (startStatus_.isOk()) return Status::ok();
+  } else {
+    std::lock_guard lock(workersMutex_);
+    if (!workersTried_.load(std::memory_order_relaxed)) {
+      startStatus_ = scheduler->start();
+      if (!startStatus_.isOk()) failClosed("worker start: " + scheduler->closeReason());
+      workersTried_.store(true, std::memory_order_release);
+    }
+    if (startStatus_.isOk()) return Status::ok();
+  }
+  return Status(StatusCode::kFatal);
+}
+
 void RuntimeImpl::probeForDeadlock() {
+  if (!ensureWorkers().isOk()) return;  // closed: the waiter sees it and ends
   auto* probe = new ProbeTask();
   scheduler->spawn(probe);
   probe->release();
@@ -489,8 +505,6 @@ Expected<std::unique_ptr<Runtime>> Runtime::start(vm::State& state, const Runtim
   rt.installOsWaitHooks();
   Status st = openTaskLib(rt);
   if (!st.isOk()) return Error{st.code(), "cannot open the task library: not enough memory"};
-  st = rt.scheduler->start();
-  if (!st.isOk()) return Error{StatusCode::kFatal, "worker registration: " + rt.scheduler->closeReason()};
   return runtime;
 }
 

@@ -5,6 +5,8 @@
 // from the collector) when it waits.
 //
 // Protocol with the collector (docs/design/tasks.md):
+//  - The scheduler's threads start at the first spawn, deadlock probe or timer
+//    (RuntimeImpl::ensureWorkers), so a script without tasks starts no thread.
 //  - Each worker registers a gc::Mutator at start and binds a vm::ExecContext to its
 //    thread; it is attached only while it dispatches tasks (Executor::onBusy/onIdle) and
 //    detached around blocking waits. A failed attach or registration closes the runtime.
@@ -37,7 +39,8 @@ class RuntimeImpl;
 
 class Runtime {
  public:
-  // Starts the workers and opens the `task` library in `state`. The state must outlive
+  // Opens the `task` library in `state`; the workers start at the first use that needs
+  // them (their registration failing then closes the runtime). The state must outlive
   // the runtime; the calling thread becomes the main task's thread.
   static Expected<std::unique_ptr<Runtime>> start(vm::State& state, const RuntimeOptions& options);
   ~Runtime();

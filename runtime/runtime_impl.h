@@ -110,6 +110,12 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   void probeForDeadlock();
   [[noreturn]] void reportDeadlockAndExit();
 
+  // Starts the scheduler's threads at the first use that needs them (a spawn, the
+  // deadlock probe, a timer), so a script without tasks starts none (start-up cost,
+  // docs/design/scheduler.md). Any thread that runs Lua. A failure closes the runtime
+  // with "worker registration: ..." (invariant 5) and is returned to every later call.
+  Status ensureWorkers();
+
   // Main-task blocking waits consult these (deadlock detection, shutdown).
   std::atomic<bool> deadlocked{false};
   std::atomic<int> aliveTasks{0};   // spawned tasks not yet terminal
@@ -117,6 +123,11 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   std::condition_variable finishCv;
 
  private:
+  std::mutex workersMutex_;  // serializes the first start; startStatus_ under it
+  Status startStatus_;
+  // Set (release) under workersMutex_ once the start was tried; read (acquire) first, so
+  // a caller that sees it also sees startStatus_ and the started threads.
+  std::atomic<bool> workersTried_{false};
   sched::RunOutcome dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t& budget);
   bool nativeWaitsOpen();
   sched::RunOutcome finishDispatchMayGC(LuaTask& task, Status st, int32_t& budget);

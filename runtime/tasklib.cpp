@@ -118,6 +118,7 @@ NativeResult spawnImpl(CallContext& cx, bool sticky) {
   // Parallel tasks rely on 16-byte value accesses that cannot tear (vm/value.h); without
   // them a racing script could break memory safety, so there are no tasks at all.
   if (!vm::slotAccessIsAtomic()) return cx.error("cannot spawn: tasks need a processor with AVX");
+  if (!rt.ensureWorkers().isOk()) return NativeResult{0, StatusCode::kFatal};
   LuaTask* task = rt.newTask(cx, cx.argIndex(1), cx.argCount() - 1);
   if (!task) return cx.memoryError();
   task->setSticky(sticky);

@@ -115,6 +115,7 @@ Status timedOutResults(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t&
 }
 
 void armTimer(LuaTask& self, double timeout) {
+  if (!self.rt.ensureWorkers().isOk()) return;  // closed: the wait ends at once
   auto ref = std::make_shared<TaskRef>(&self);
   uint64_t gen = self.waitGen();
   auto delay = std::chrono::duration_cast<sched::Clock::duration>(std::chrono::duration<double>(timeout));

@@ -1,5 +1,6 @@
 // Reading a line for the prompt: libedit (editing and history) on a terminal, plain
-// stdio otherwise (where the prompt is still written, as lua.c does without readline).
+// stdio otherwise, or when libedit cannot be loaded (the prompt is still written, as
+// lua.c does without readline).
 #pragma once
 
 #include <optional>
@@ -16,6 +17,9 @@ class LineReader {
 
  private:
   bool terminal_;
+  // libedit's functions, loaded on a terminal (line_reader.cpp); null: stdio.
+  char* (*readline_)(const char*) = nullptr;
+  int (*addHistory_)(const char*) = nullptr;
 };
 
 }  // namespace weft::cli
