@@ -58,7 +58,6 @@ DEFAULT_INTERVAL = 1000
 # expected to fail in plain mode, for the reason given (printed next to a failure so a
 # new failure stands out). A file missing here is expected to pass.
 KNOWN_FAILING = {
-    "calls.lua": "binary chunks are in Weft's own format, not luac's (header check)",
     "coroutine.lua": "pcall as a coroutine's body is called natively, so its callee cannot yield",
     "db.lua": "no _HOOKKEY table in the registry (Lua keeps hooks there); call and return "
               "hooks give no ftransfer/ntransfer",

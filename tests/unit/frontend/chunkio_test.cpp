@@ -75,7 +75,7 @@ TEST(ChunkIo, ForeignHeadersAreRejected) {
   v[4] = 0x53;
   check(v, "version mismatch");
   v = bytes;
-  v[5] = 0;  // PUC Lua's official format
+  v[5] = 0x57;  // the format byte of Weft's former chunks
   check(v, "format mismatch");
   v = bytes;
   v[8] = 'X';
@@ -85,6 +85,42 @@ TEST(ChunkIo, ForeignHeadersAreRejected) {
   auto named = undumpChunk(bytes.substr(0, 10), "\x1bLua...");
   ASSERT_FALSE(named.hasValue());
   EXPECT_EQ(named.error().message, "binary string: bad binary format (truncated chunk)");
+}
+
+TEST(ChunkIo, HeaderIsLuacs) {
+  auto p = compileOk("return 1");
+  std::string bytes = dumpChunk(*p, true);
+  std::string header("\x1bLua\x54\x00\x19\x93\r\n\x1a\n\x04\x08\x08"
+                     "\x78\x56\0\0\0\0\0\0"                // 0x5678
+                     "\0\0\0\0\0\x28\x77\x40",             // 370.5
+                     31);
+  EXPECT_EQ(bytes.substr(0, 31), header);
+  EXPECT_EQ(static_cast<uint8_t>(bytes[31]), 1);  // the main function's one upvalue
+}
+
+// Lines far apart and long runs on one line need luac's absolute entries; loading them
+// back gives every instruction its line again.
+TEST(ChunkIo, AbsoluteLineEntriesRoundTrip) {
+  std::string src = "local x = 0\n";
+  for (int i = 0; i < 150; ++i) src += "x = x + 1 ";
+  src += std::string(300, '\n') + "x = x * 2\n" + std::string(200, '\n') + "return function() return x end\n";
+  auto p = compileOk(src.c_str());
+  ASSERT_TRUE(p);
+  std::string bytes = dumpChunk(*p, false);
+  auto back = undumpChunk(bytes, "=lines");
+  ASSERT_TRUE(back.hasValue()) << back.error().message;
+  EXPECT_EQ(back.value()->lineinfo, p->lineinfo);
+  EXPECT_EQ(back.value()->protos[0]->lineinfo, p->protos[0]->lineinfo);
+  EXPECT_EQ(back.value()->protos[0]->source, p->source);  // written once, inherited
+}
+
+TEST(ChunkIo, OverlongSizeIsAnOverflow) {
+  auto p = compileOk("return 1");
+  std::string bytes = dumpChunk(*p, false);
+  bytes.insert(32, std::string(12, '\x7f'));  // the main function's source size
+  auto r = undumpChunk(bytes, "=o");
+  ASSERT_FALSE(r.hasValue());
+  EXPECT_EQ(r.error().message, "o: bad binary format (integer overflow)");
 }
 
 TEST(ChunkIo, TruncationAtEveryByteIsAnError) {
