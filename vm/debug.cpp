@@ -89,6 +89,12 @@ std::string rkName(const ProtoData* p, int pc, Instruction i) {
   return "?";
 }
 
+// A stripped chunk's upvalues have no names (empty in ProtoData); Lua calls them '?'.
+std::string upvalueName(const ProtoData* p, int index) {
+  if (index >= int(p->upvalues.size()) || p->upvalues[size_t(index)].name.empty()) return "?";
+  return p->upvalues[size_t(index)].name;
+}
+
 bool isEnv(const ProtoData* p, int pc, Instruction i, bool isUp) {
   int t = getB(i);
   std::string n;
@@ -133,7 +139,7 @@ const char* getObjName(const ProtoData* p, int lastpc, int reg, std::string& nam
       name = constantName(p, getC(i));
       return isEnv(p, pc, i, false) ? "global" : "field";
     case Op::GETUPVAL:
-      name = getB(i) < int(p->upvalues.size()) ? p->upvalues[getB(i)].name : "?";
+      name = upvalueName(p, getB(i));
       return "upvalue";
     case Op::LOADK:
     case Op::LOADKX: {
@@ -235,7 +241,7 @@ std::string varInfo(ThreadData* t, VarRef ref) {
   const char* kind = nullptr;
   if (ref.kind == VarRef::Upvalue) {
     if (ref.index < p->data->upvalues.size()) {
-      name = p->data->upvalues[ref.index].name;
+      name = upvalueName(p->data, int(ref.index));
       kind = "upvalue";
     }
   } else {

@@ -117,6 +117,10 @@ do
   debug.setupvalue(stripped, 1, 1)
   eq(select(2, pcall(stripped, nil)), "?:-1: attempt to perform arithmetic on a nil value",
      "a runtime error without lines")
+  local up = 0
+  local addUp = load(string.dump(function() return up + 1 end, true))  -- up: the globals
+  eq(select(2, pcall(addUp)), "?:-1: attempt to perform arithmetic on a table value (upvalue '?')",
+     "an upvalue without a name")
 end
 
 -- _ENV need not be the first upvalue; load sets the first one whatever its name.
