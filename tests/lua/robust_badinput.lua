@@ -118,6 +118,69 @@ group("SETLIST on a register without a table", function()
   check(not ok and tostring(msg):find("bad binary chunk", 1, true) ~= nil, "SETLIST raised: " .. tostring(msg))
 end)
 
+-- Chunks built field by field in luac's format (chunkio.h describes it). Lua loads what
+-- follows without looking; Weft derives what its prototypes need (a line per instruction)
+-- and checks it, so under weft each is a "bad binary format" error.
+local function size(n)
+  local bytes = {}
+  repeat
+    table.insert(bytes, 1, n & 0x7f)
+    n = n >> 7
+  until n == 0
+  bytes[#bytes] = bytes[#bytes] | 0x80
+  return string.char(table.unpack(bytes))
+end
+local function str(s) return s and size(#s + 1) .. s or size(0) end
+local function abc(op, a, b, c) return op | (a << 7) | (b << 16) | (c << 24) end
+-- function() return 42 end as luac compiles a main chunk: VARARGPREP, LOADI, RETURN.
+local function fn(f)
+  local code = f.code or {81, 1 | ((42 + 65535) << 15), abc(70, 0, 2, 1)}
+  local parts = {str(f.source), size(0), size(0), string.char(0, 1, 2), size(#code)}
+  for _, i in ipairs(code) do parts[#parts + 1] = string.pack("<I4", i) end
+  parts[#parts + 1] = size(0)  -- constants
+  local ups = f.ups or {{1, 0, 0}}
+  parts[#parts + 1] = size(#ups)
+  for _, u in ipairs(ups) do parts[#parts + 1] = string.char(table.unpack(u)) end
+  local protos = f.protos or {}
+  parts[#parts + 1] = size(#protos)
+  for _, p in ipairs(protos) do parts[#parts + 1] = p end
+  local lines = f.lines or "\1\0\0"
+  parts[#parts + 1] = size(#lines) .. lines
+  local abs = f.abs or {}
+  parts[#parts + 1] = size(#abs)
+  for _, e in ipairs(abs) do parts[#parts + 1] = size(e[1]) .. size(e[2]) end
+  parts[#parts + 1] = size(0) .. size(0)  -- locals, upvalue names
+  return table.concat(parts)
+end
+local function chunk(f, nups)
+  return string.pack("<c4BBc6BBBi8d", "\27Lua", 0x54, 0, "\x19\x93\r\n\x1a\n", 4, 8, 8, 0x5678, 370.5) ..
+         string.char(nups or 1) .. fn(f)
+end
+
+group("hostile chunks in luac's format", function()
+  local good = load(chunk({source = "=built"}), "=built", "b")
+  check(good and good() == 42, "the chunk builder's baseline runs")
+  local nested = fn({ups = {}})
+  for _ = 1, 300 do nested = fn({ups = {}, protos = {nested}}) end
+  local hostile = {
+    {"an absolute line past the code", chunk({abs = {{7, 1}}})},
+    {"absolute lines out of order", chunk({lines = "\x80\x80\0", abs = {{1, 5}, {0, 3}}})},
+    {"fewer lines than instructions", chunk({lines = "\1"})},
+    {"an upvalue of an unknown kind", chunk({ups = {{1, 0, 9}}})},
+    {"a main upvalue count unlike its function's", chunk({}, 3)},
+    {"functions nested 300 deep", chunk({ups = {}, protos = {nested}}, 0)},
+  }
+  for _, case in ipairs(hostile) do
+    local what, bytes = case[1], case[2]
+    loadsCleanly(bytes, "b", what)
+    if os.getenv("WEFT_TEST") then
+      local f, err = load(bytes, "=hostile", "b")
+      check(not f and tostring(err):find("^hostile: bad binary format %(") ~= nil,
+            what .. ": " .. tostring(err))
+    end
+  end
+end)
+
 group("bad files exit with status 1", function()
   runsAndFails(dump:sub(1, #dump // 2), "truncated chunk file")
   runsAndFails(dump:sub(1, 5) .. "\xff\xff" .. dump:sub(8), "chunk file with a bad header")
