@@ -273,9 +273,11 @@ inline Value* liveStrSlot(Table* h, const String* key) {
 // Index of the instruction a Lua frame is executing (its pc is already past it).
 inline uint32_t pcIndex(const CallFrame& f, const Proto* p) { return uint32_t(f.pc - p->code) - 1; }
 
+// Line 0 is a stripped chunk's (it has no lines): hooks get nil for it, as in Lua.
 inline int lineAt(const Proto* p, uint32_t pc) {
   const auto& lines = p->data->lineinfo;
-  return pc < lines.size() ? lines[pc] : p->data->lineDefined;
+  if (pc >= lines.size()) return p->data->lineDefined;
+  return lines[pc] > 0 ? lines[pc] : -1;
 }
 
 // Hooks on, at a frame change (startFrame/reload): a function that starts gets its call

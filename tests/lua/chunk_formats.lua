@@ -123,6 +123,22 @@ do
      "an upvalue without a name")
 end
 
+-- A stripped function has no lines: no active lines, and its line hook gets nil.
+do
+  local function three()
+    local a = 1
+    local b = a + 1
+    return b
+  end
+  local stripped = load(string.dump(three, true))
+  eq(next(debug.getinfo(stripped, "L").activelines), nil, "no active lines")
+  local lines = {}
+  debug.sethook(function(_, line) lines[#lines + 1] = tostring(line) end, "l")
+  stripped()
+  debug.sethook()
+  eq(table.concat(lines, " ", 2, #lines - 1), "nil", "the line hook of a stripped function")
+end
+
 -- _ENV need not be the first upvalue; load sets the first one whatever its name.
 do
   local x = 1

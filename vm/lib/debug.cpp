@@ -179,9 +179,11 @@ NativeResult dbGetInfo(CallContext& cx) {
     ok = ok && lines;
     if (ok) {
       // A vararg function's VARARGPREP (its first instruction, as the verifier checks)
-      // carries the line of the header, which is not a line the function runs.
+      // carries the line of the header, which is not a line the function runs. Line 0
+      // is a stripped chunk's: it has no lines, and the table stays empty.
       const std::vector<int>& info = p->data->lineinfo;
       for (size_t i = p->data->isVararg ? 1 : 0; i < info.size(); i++) {
+        if (info[i] == 0) continue;
         ok = ok && tableSetInt(cx.state(), lines, info[i], Value::boolean(true)).isOk();
       }
       ok = ok && setField(cx, r, "activelines", Value::table(lines));
