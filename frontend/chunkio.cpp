@@ -28,6 +28,10 @@ constexpr size_t kMaxUpvalues = 255;  // Lua's MAXUPVAL; the main function's cou
 constexpr int kAbsLine = -0x80;
 constexpr int kLineDeltaLimit = 0x80;
 constexpr int kMaxRelativeRun = 128;
+// The largest int luac's reader (and ours) accepts: a size whose value before its last
+// 7 bits reaches INT_MAX >> 7 is an overflow. Derived lines stay below it, so any of
+// them can be written back as an absolute entry and read again.
+constexpr int64_t kMaxLine = ((int64_t{INT_MAX} >> 7) - 1) * 128 + 127;
 
 // The fewest bytes a nested function can take (a one-byte size for each of its source,
 // two line numbers, code, constant, upvalue and prototype counts and four debug counts,
@@ -358,7 +362,7 @@ class Reader {
       } else {
         line += static_cast<int8_t>(deltas[pc]);
       }
-      if (line < 0 || line > INT_MAX) fail("bad line information");
+      if (line < 0 || line > kMaxLine) fail("bad line information");
       f.lineinfo[pc] = static_cast<int>(line);
     }
     if (next != absolute.size()) fail("bad line information");

@@ -114,6 +114,28 @@ TEST(ChunkIo, AbsoluteLineEntriesRoundTrip) {
   EXPECT_EQ(back.value()->protos[0]->source, p->source);  // written once, inherited
 }
 
+// Lines that deltas push past the largest int a chunk can carry would load but not
+// survive a redump (an absolute entry could not be read back), so they are refused.
+TEST(ChunkIo, LinesStayWritable) {
+  auto p = compileOk("return 1");
+  ASSERT_TRUE(p);
+  constexpr int kMaxLine = 2147483519;  // INT_MAX - 128: the largest size luac can read
+  p->lineinfo.assign(p->code.size(), kMaxLine - 10);
+  std::string bytes = dumpChunk(*p, false);
+  auto back = undumpChunk(bytes, "=l");
+  ASSERT_TRUE(back.hasValue()) << back.error().message;
+  EXPECT_EQ(back.value()->lineinfo, p->lineinfo);
+  std::string deltas("\x80\x00", 2);  // pc 0 absolute, pc 1 on the same line
+  size_t at = bytes.rfind(deltas);
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 1] = 20;  // pc 1 twenty lines further: past kMaxLine
+  auto r = undumpChunk(bytes, "=l");
+  ASSERT_FALSE(r.hasValue());
+  EXPECT_EQ(r.error().message, "l: bad binary format (bad line information)");
+  bytes[at + 1] = 10;  // exactly kMaxLine
+  EXPECT_TRUE(undumpChunk(bytes, "=l").hasValue());
+}
+
 TEST(ChunkIo, OverlongSizeIsAnOverflow) {
   auto p = compileOk("return 1");
   std::string bytes = dumpChunk(*p, false);
