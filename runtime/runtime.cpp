@@ -340,7 +340,6 @@ RunOutcome RuntimeImpl::cancelTaskMayGC(LuaTask& task) {
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     vm::ThreadData* t = *it;
     t->suspendedChild = nullptr;
-    t->continuation = nullptr;
     t->resumer = nullptr;
     t->taskSuspending = false;
     t->status = vm::ThreadStatus::Suspended;

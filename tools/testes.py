@@ -58,13 +58,9 @@ DEFAULT_INTERVAL = 1000
 # expected to fail in plain mode, for the reason given (printed next to a failure so a
 # new failure stands out). A file missing here is expected to pass.
 KNOWN_FAILING = {
-    "coroutine.lua": "pcall as a coroutine's body is called natively, so its callee cannot yield",
     "db.lua": "no _HOOKKEY table in the registry (Lua keeps hooks there); call and return "
               "hooks give no ftransfer/ntransfer",
-    "files.lua": "coroutine.wrap(dofile): dofile's chunk cannot yield",
     "gc.lua": "collectgarbage('step') runs a full collection; the weak-table part times out",
-    "locals.lua": "a __close handler cannot yield (closing runs as a native re-entry)",
-    "nextvar.lua": "a __pairs metamethod cannot yield",
 }
 
 PRELUDE = "_port=true _soft=true"

@@ -147,7 +147,33 @@ NativeResult CallContext::yield(int32_t n) {
     if (!s) return memoryError();
     return raise(Value::string(s));
   }
+  t_->frame().k = nullptr;
   return NativeResult{n, StatusCode::kYield};
+}
+
+NativeResult CallContext::yieldK(int32_t n, intptr_t ctx, NativeK k) {
+  NativeResult r = yield(n);
+  if (r.status == StatusCode::kYield) {
+    t_->frame().k = k;
+    t_->frame().ctx = ctx;
+  }
+  return r;
+}
+
+NativeResult CallContext::callK(uint32_t func, int32_t nargs, int32_t nresults, intptr_t ctx, NativeK k) {
+  t_->top = func + 1 + uint32_t(nargs);
+  Status st = callKMayGC(state_, t_, func, nresults, k, ctx);
+  if (st.isOk()) return k(*this, StatusCode::kOk, ctx);
+  return NativeResult{st.code() == StatusCode::kYield ? kYieldedInCallee : 0, st.code()};
+}
+
+NativeResult CallContext::pcallK(uint32_t func, int32_t nargs, int32_t nresults, uint32_t errFunc, intptr_t ctx,
+                                 NativeK k) {
+  t_->top = func + 1 + uint32_t(nargs);
+  Status st = pcallKMayGC(state_, t_, func, nresults, errFunc, k, ctx);
+  if (st.code() == StatusCode::kYield) return NativeResult{kYieldedInCallee, st.code()};
+  if (st.code() == StatusCode::kFatal) return NativeResult{0, st.code()};
+  return k(*this, st.code(), ctx);
 }
 
 bool CallContext::checkIntegerSlow(uint32_t i, int64_t& out) {

@@ -12,6 +12,12 @@
 //    Stack indices are stable; Value* pointers into the stack are not (the stack may be
 //    reallocated by any call).
 //  - Errors are values: a native never throws; failures return through NativeResult.
+//  - A native whose callee may yield calls it with callK or pcallK and a continuation
+//    (docs/design/continuations.md): if the thread yields inside, the native's C++
+//    activation ends at once (callK returns the yield) and the continuation ends the
+//    native after the resume, with nothing but the stack, its arguments and the context
+//    it gave. callMayGC's callee cannot yield ("attempt to yield across a C-call
+//    boundary"), as lua_call's cannot.
 #pragma once
 
 #include <cstdarg>
@@ -29,11 +35,15 @@ namespace weft::vm {
 struct Thread;
 struct ThreadData;
 
-// What a native returns: a result count (>= 0) or a non-ok status.
+// What a native returns: a result count (>= 0) or a non-ok status. With kYield, the
+// count is the number of values yielded (on top of the stack), or kYieldedInCallee.
 struct NativeResult {
   int32_t count = 0;
   StatusCode status = StatusCode::kOk;
 };
+// The count of a kYield that a native passes on from its callee (callK, pcallK): the
+// callee's own yield already recorded how many values it yields.
+inline constexpr int32_t kYieldedInCallee = -1;
 
 class CallContext {
  public:
@@ -88,6 +98,21 @@ class CallContext {
   NativeResult stackOverflow();
   // Suspends the running coroutine, yielding the top n values (coroutine.yield).
   NativeResult yield(int32_t n);
+  // As yield, and after the resume k(cx, kYield, ctx) ends the native, the values
+  // resume passed on top of the stack (lua_yieldk).
+  NativeResult yieldK(int32_t n, intptr_t ctx, NativeK k);
+
+  // Calls with a continuation, as lua_callk does: calls the value at stack index `func`
+  // with the nargs values above it (results as callMayGC leaves them), then ends the
+  // native with k(cx, kOk, ctx). If the thread yields inside the callee (where
+  // coroutine.isyieldable allows), this returns that yield at once, and the native must
+  // return it untouched: after the resume and the callee's return, k(cx, kYield, ctx)
+  // ends the native. An error is returned as is.
+  NativeResult callK(uint32_t func, int32_t nargs, int32_t nresults, intptr_t ctx, NativeK k);
+  // As callK, catching errors as protectedCallMayGC does, with the message handler at
+  // stack index `errFunc` (0: none), as lua_pcallk does: k then gets the error's code
+  // and finds the error value at `func`, the top after it.
+  NativeResult pcallK(uint32_t func, int32_t nargs, int32_t nresults, uint32_t errFunc, intptr_t ctx, NativeK k);
 
   // Argument checks, like luaL_check*: on failure they record the error and return
   // false; the native then returns cx.failure(). The common case is inline.
@@ -141,6 +166,7 @@ class CallContext {
   // Like callMayGC but catches errors (pcall semantics); on error the error value is
   // left at `func` and the status says which error.
   Status protectedCallMayGC(uint32_t func, int32_t nargs, int32_t nresults);
+  // (callK and pcallK above are the yieldable forms.)
 
   // Table access with metamethods (__index/__newindex/__len/__eq/__lt/__le/__concat
   // may run Lua code).

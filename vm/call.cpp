@@ -139,19 +139,6 @@ Status resolveCallableMayGC(State& S, ThreadData* t, uint32_t func, int calleeRe
   return Status::ok();
 }
 
-Status continueNativeMayGC(State& S, ThreadData* t) {
-  NativeFn k = t->continuation;
-  t->continuation = nullptr;
-  const CallFrame& nf = t->frame();
-  CallContext cx(S, *t->self, nf.func, nf.top - nf.func - 1);
-  NativeResult r = k(cx);
-  if (r.status == StatusCode::kOk || r.status == StatusCode::kYield) {
-    t->resumeCount = uint32_t(r.count);
-    return Status(r.status);
-  }
-  return Status(r.status);
-}
-
 Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags) {
   uint32_t limit = S.options().maxCallDepth + (t->inErrorHandler ? 250 : 0);
   if (t->frameCount >= limit) return stackOverflowMayGC(S, t);
@@ -162,7 +149,7 @@ Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults,
   f->func = func;
   f->base = func + 1;
   f->top = t->top;
-  f->pc = nullptr;
+  f->k = nullptr;
   f->nresults = nresults;
   f->flags = flags;
   if (t->hookMask & kHookMaskCall) [[unlikely]] {
@@ -189,13 +176,11 @@ Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults,
     t->frameCount--;
     return Status::ok();
   }
-  if (r.status == StatusCode::kYield) t->resumeCount = uint32_t(r.count);
+  if (r.status == StatusCode::kYield && r.count != kYieldedInCallee) t->resumeCount = uint32_t(r.count);
   return Status(r.status);
 }
 
-namespace {
-
-Status finishProtected(State& S, ThreadData* t) {
+void finishProtected(ThreadData* t) {
   CallFrame& m = t->frame();
   uint32_t x = (m.flags & kFrameXpcall) ? 1 : 0;
   uint32_t start = m.func + x;  // `true` goes here, the results follow
@@ -207,8 +192,9 @@ Status finishProtected(State& S, ThreadData* t) {
   t->frameCount--;
   t->cDepth--;
   moveResults(t, func, start, n, wanted);
-  return Status::ok();
 }
+
+namespace {
 
 // pcall/xpcall called by OP_CALL: a marker frame instead of a native activation.
 Status beginProtectedMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags, bool isX) {
@@ -250,7 +236,8 @@ Status beginProtectedMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresu
   if (t->stack[target].isLuaClosure()) return pushLuaFrameMayGC(S, t, target, -1, 0);
   st = callNativeMayGC(S, t, target, -1, 0);
   if (!st.isOk()) return st;
-  return finishProtected(S, t);
+  finishProtected(t);
+  return Status::ok();
 }
 
 }  // namespace
@@ -273,13 +260,15 @@ Status callNonLuaMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults,
   return callNativeMayGC(S, t, func, nresults, flags);
 }
 
-Status afterReturnMayGC(State& S, ThreadData* t, uint32_t dest, uint16_t flags) {
-  if (flags & kFrameFinishOp) return finishOpMayGC(S, t, dest);
-  if (t->frame().flags & kFrameProtected) return finishProtected(S, t);
-  return Status::ok();
-}
+namespace {
 
-Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t frameFlags) {
+// A nested loop invocation for the call at `func` (callMayGC). `yieldable`: nny is left
+// as it is, so the callee may yield when nothing below forbids it; a yield then leaves
+// the invocation's frames in place and turns its entry frame into one that returns
+// into the frame below (with `resumeFlags` added), to be continued after the resume
+// (thread.h invariant 5). Otherwise the call counts in nny and cannot be yielded across.
+Status invokeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t frameFlags, bool yieldable,
+                   uint16_t resumeFlags) {
   uint32_t maxDepth = S.options().maxNativeDepth + (t->inErrorHandler ? 20 : 0);
   uint32_t depth = t->nativeDepth + t->cDepth;
   if (depth >= maxDepth) {
@@ -294,8 +283,9 @@ Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint1
   if (!st.isOk()) return st;
   if (nresults > 0 && !ensureStackSlots(t, uint64_t(func) + uint32_t(nresults) + kExtraStack)) return stackOverflowMayGC(S, t);
   uint32_t savedFrames = t->frameCount;
+  uint32_t nny = yieldable ? 0 : 1;
   t->nativeDepth++;
-  t->nny++;
+  t->nny += nny;
   if (t->stack[func].isLuaClosure()) {
     st = pushLuaFrameMayGC(S, t, func, nresults, kFrameEntry | frameFlags);
     if (st.isOk()) st = executeMayGC(S, t);
@@ -303,7 +293,13 @@ Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint1
     st = callNativeMayGC(S, t, func, nresults, frameFlags);
   }
   t->nativeDepth--;
-  t->nny--;
+  t->nny -= nny;
+  if (st.code() == StatusCode::kYield && yieldable) {
+    CallFrame& entry = t->frames[savedFrames];
+    entry.flags = uint16_t((entry.flags & ~kFrameEntry) | resumeFlags);
+    if ((resumeFlags & kFrameFinishOp) && (entry.flags & kFrameLua)) t->cDepth++;
+    return st;
+  }
   // The handler already ran at the error point; the frames of this invocation go, so
   // that the caller's own search for a protected frame starts at its own level.
   if (!st.isOk()) {
@@ -311,23 +307,35 @@ Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint1
     recountCDepth(t);
   }
   if (st.code() == StatusCode::kYield) {
-    // Only the coroutine's own loop invocation may suspend (cx.yield checks nny).
+    // Only a yieldable invocation may suspend (cx.yield checks nny).
     return runtimeErrorMayGC(S, t, "attempt to yield across a C-call boundary");
   }
   return st;
 }
 
-Status pcallMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults) {
+}  // namespace
+
+Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t frameFlags) {
+  return invokeMayGC(S, t, func, nresults, frameFlags, false, 0);
+}
+
+Status callYieldableMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t resumeFlags) {
+  return invokeMayGC(S, t, func, nresults, 0, true, resumeFlags);
+}
+
+Status pcallMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint32_t errFunc) {
   uint32_t savedFrames = t->frameCount;
   uint32_t savedErrFunc = t->errFunc;
-  t->errFunc = 0;
+  t->errFunc = errFunc;
   Status st = callMayGC(S, t, func, nresults);
+  if (!st.isOk()) {
+    // The handler stays active while the variables close, as in Lua: an error in a
+    // __close goes through it too.
+    st = unwindForErrorMayGC(S, t, savedFrames, func, st);
+    t->stack[func] = t->error;
+    t->top = func + 1;
+  }
   t->errFunc = savedErrFunc;
-  if (st.isOk()) return st;
-  st = unwindForErrorMayGC(S, t, savedFrames, func, st);
-  t->errFunc = savedErrFunc;
-  t->stack[func] = t->error;
-  t->top = func + 1;
   return st;
 }
 
@@ -346,31 +354,42 @@ Status unwindForErrorMayGC(State& S, ThreadData* t, uint32_t frameLevel, uint32_
 }
 
 Status closeTbcMayGC(State& S, ThreadData* t, uint32_t level, Status st) {
+  if (t->tbcCount == 0 || t->tbc[t->tbcCount - 1] < level) return st;
+  uint32_t oldTop = t->top;
+  // The pending error waits in a slot above every variable to close: a __close may
+  // catch errors of its own, and each of those overwrites t->error.
+  uint32_t errSlot = std::max(scratchTop(t), t->tbc[t->tbcCount - 1] + 1);
+  if (!ensureStackSlots(t, uint64_t(errSlot) + 1 + kExtraStack)) return stackOverflowMayGC(S, t);
+  t->stack[errSlot] = st.isOk() ? Value::nil() : t->error;
+  t->top = errSlot + 1;
   while (t->tbcCount && t->tbc[t->tbcCount - 1] >= level) {
     uint32_t idx = t->tbc[--t->tbcCount];
     Value obj = t->stack[idx];
     Value tm = metamethodOf(S, obj, Meta::Close);
-    uint32_t oldTop = t->top;
     uint32_t fn = scratchTop(t);
-    if (fn < idx + 1) fn = idx + 1;
     if (!ensureStackSlots(t, uint64_t(fn) + 3 + kExtraStack)) return stackOverflowMayGC(S, t);
     t->stack[fn] = tm;
     t->stack[fn + 1] = obj;
-    t->stack[fn + 2] = st.isOk() ? Value::nil() : t->error;
+    t->stack[fn + 2] = t->stack[errSlot];
     t->top = fn + 3;
     if (st.isOk()) {
       Status cs = callMayGC(S, t, fn, 0);
-      t->top = oldTop;
-      if (!cs.isOk()) return cs;
+      if (!cs.isOk()) {
+        t->top = oldTop;
+        return cs;
+      }
     } else {
       Status cs = pcallMayGC(S, t, fn, 0);
+      if (cs.code() == StatusCode::kFatal) return cs;
       if (!cs.isOk()) {
-        t->error = t->stack[fn];
+        t->stack[errSlot] = t->stack[fn];
         st = cs;
       }
-      t->top = oldTop;
     }
+    t->top = errSlot + 1;
   }
+  if (!st.isOk()) t->error = t->stack[errSlot];
+  t->top = oldTop;
   return st;
 }
 

@@ -477,28 +477,14 @@ Status executeMayGC(State& S, ThreadData* t) {
   } while (0)
 
   if (!(t->frame().flags & kFrameLua)) {
+    // Resuming a coroutine suspended in a native: an error the resume raises there, or
+    // the native's results (the values the resume passed, or its continuation's).
     if (t->resumeStatus != StatusCode::kOk) [[unlikely]] {
       status = Status(t->resumeStatus);
       t->resumeStatus = StatusCode::kOk;
       goto onError;
     }
-    if (t->continuation) [[unlikely]] {
-      status = continueNativeMayGC(S, t);
-      if (status.code() == StatusCode::kYield) return status;
-      if (!status.isOk()) goto onError;
-    }
-    // Resuming a coroutine suspended in a native (coroutine.yield): its results are the
-    // values the resume passed.
-    CallFrame& nf = t->frame();
-    uint32_t dest = nf.func;
-    uint16_t flags = nf.flags;
-    int32_t wanted = nf.nresults;
-    moveResults(t, dest, t->top - t->resumeCount, t->resumeCount, wanted);
-    t->frameCount--;
-    if (flags & kFrameEntry) return Status::ok();
-    status = afterReturnMayGC(S, t, dest, flags);
-    if (!status.isOk()) goto onError;
-    goto reload;
+    goto unroll;
   }
 
 startFrame:
@@ -970,7 +956,7 @@ op_CLOSE: {
   SYNC_SHARED();  // the __close handlers may read locals captured below `level`
   uint32_t level = IDX(RA());
   closeUpvalues(t, level);
-  status = closeTbcMayGC(S, t, level, Status::ok());
+  status = closeTbcInFrameMayGC(S, t, level);
   if (!status.isOk()) goto onError;
   goto reload;
 }
@@ -1140,7 +1126,8 @@ op_RETURN: {
     if (b != 0) t->top = retSrc + retCount;
     closeUpvalues(t, f->base);
     if (t->tbcCount && t->tbc[t->tbcCount - 1] >= f->base) {
-      status = closeTbcMayGC(S, t, f->base, Status::ok());
+      f->extra = retCount;  // a __close that yields repeats this RETURN (finishOpMayGC)
+      status = closeTbcInFrameMayGC(S, t, f->base);
       if (!status.isOk()) goto onError;
       LOADFRAME();
     }
@@ -1177,14 +1164,12 @@ doReturn: {
   if (flags & (kFrameEntry | kFrameFinishOp)) [[unlikely]] {
     if (flags & kFrameEntry) return Status::ok();
     t->cDepth--;
-    status = afterReturnMayGC(S, t, dest, flags);
+    status = finishOpMayGC(S, t, dest);
     if (!status.isOk()) goto onError;
     goto reload;
   }
-  if (t->frame().flags & kFrameProtected) [[unlikely]] {
-    status = afterReturnMayGC(S, t, dest, flags);
-    if (!status.isOk()) goto onError;
-  }
+  // Into a pcall marker, or (after a yield) a native's continuation.
+  if (!(t->frame().flags & kFrameLua)) [[unlikely]] goto unroll;
   goto reload;
 }
 
@@ -1304,27 +1289,28 @@ onError: {
   if (t->frameCount && (t->frame().flags & kFrameLua) && t->openTop > t->frame().base) {
     syncSharedFrame(t, t->frame().base);
   }
-  // The nearest protected marker frame of this loop invocation catches the error.
+  // The nearest catcher of this loop invocation (or, after a yield, below it) catches
+  // the error; unrolling closes its call's variables and ends it.
   for (uint32_t idx = t->frameCount; idx-- > 0;) {
-    CallFrame& c = t->frames[idx];
-    if (c.flags & kFrameProtected) {
-      uint32_t func = c.func;
-      t->errFunc = c.extra;
-      status = unwindForErrorMayGC(S, t, idx + 1, func + 1, status);
-      if (status.code() == StatusCode::kFatal) return status;
-      CallFrame& m = t->frames[idx];
-      t->errFunc = m.extra;
-      t->stack[func] = Value::boolean(false);
-      t->stack[func + 1] = t->error;
-      int32_t wanted = m.nresults;
-      moveResults(t, func, func, 2, wanted);
-      t->frameCount = idx;
-      recountCDepth(t);
-      goto reload;
+    uint16_t fl = t->frames[idx].flags;
+    if (fl & (kFrameProtected | kFramePcallK)) {
+      catchErrorAt(S, t, idx, status);
+      goto unroll;
     }
-    if (c.flags & kFrameEntry) break;
+    if (fl & kFrameEntry) break;
   }
   return status;
+}
+
+// Slow path: the top frame is not a Lua frame (a resumed native, a pcall marker, a
+// native's continuation, a catcher closing variables): it ends as its C++ activation
+// would have.
+unroll: {
+  bool leave;
+  status = unrollMayGC(S, t, leave);
+  if (!status.isOk()) goto onError;
+  if (leave) return Status::ok();
+  goto reload;
 }
 
 #undef LOADFRAME

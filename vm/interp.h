@@ -1,6 +1,6 @@
 // The interpreter's entry points and the call/return/error machinery shared by the loop
 // (vm/interp.cpp), the native calling convention (vm/call.cpp, vm/api.cpp), metamethods
-// (vm/meta.cpp) and coroutines (vm/coroutine.cpp).
+// (vm/meta.cpp), continuations (vm/continuation.cpp) and coroutines (vm/coroutine.cpp).
 //
 // Protocol:
 //  - Calls: the function sits at a stack index `func`, its arguments in [func+1, t->top).
@@ -9,13 +9,20 @@
 //  - Lua-to-Lua calls, returns and tail calls, pcall/xpcall called from Lua code and
 //    metamethods called by opcodes are frames of the same loop invocation (no C++
 //    recursion). Only natives that call back into Lua (callMayGC) nest the loop; each
-//    nesting counts in nativeDepth ("C stack overflow" beyond maxNativeDepth) and in nny
-//    (a coroutine cannot yield across it).
+//    nesting counts in nativeDepth ("C stack overflow" beyond maxNativeDepth) and, unless
+//    it is yieldable (callKMayGC, pcallKMayGC, __close calls), in nny (a coroutine cannot
+//    yield across it).
+//  - Yields are Status values too: kYield returns through every C++ activation up to the
+//    resume and leaves the frames in place. A yieldable nesting's entry frame then
+//    returns into the frame below it, whose continuation (a native's k, a pcall marker,
+//    a catcher closing variables, an opcode's finish) unrollMayGC runs after the resume
+//    (docs/design/continuations.md).
 //  - Errors are Status values. The error object is in t->error. A raise runs the active
 //    message handler at once (xpcall), while the frames of the error point still exist;
 //    the frames are cut back only by the protected boundary that catches the error (a
-//    pcall marker frame, pcallMayGC, coroutine.resume), which also closes upvalues and
-//    to-be-closed variables above its level.
+//    pcall marker frame or a native in pcallK: catchErrorAt; pcallMayGC;
+//    coroutine.resume), which also closes upvalues and to-be-closed variables above its
+//    level, the handler still active.
 #pragma once
 
 #include <cstdarg>
@@ -27,31 +34,65 @@
 namespace weft::vm {
 
 // Runs the loop from the top frame until the frame marked kFrameEntry returns. The top
-// frame is a Lua frame pushed by pushLuaFrameMayGC, or (resuming a coroutine) a native frame
-// whose t->resumeCount results are at the top of the stack.
+// frame is a Lua frame pushed by pushLuaFrameMayGC, or (resuming a coroutine) any frame
+// a yield left on top: a native's is continued by unrollMayGC, with t->resumeCount
+// values at the top of the stack.
 Status executeMayGC(State& S, ThreadData* t);
 
 // Calls the value at `func` with the arguments [func+1, t->top). Re-enters Lua.
-// `frameFlags` are added to the callee's frame (kFrameHook for debug hooks).
+// `frameFlags` are added to the callee's frame (kFrameHook for debug hooks). The callee
+// cannot yield (it counts in nny).
 Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t frameFlags = 0);
-// As callMayGC, catching errors: on error the frames, upvalues and to-be-closed
-// variables above `func` are closed and the error value is left at `func` (t->top =
-// func + 1).
-Status pcallMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults);
+// As callMayGC, catching errors with `errFunc` (a stack index, 0 for none) as the message
+// handler: on error the frames, upvalues and to-be-closed variables above `func` are
+// closed and the error value is left at `func` (t->top = func + 1).
+Status pcallMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint32_t errFunc = 0);
+// As callMayGC, but the callee may yield (when nothing below forbids it: nny == 0). On
+// kYield the call's frames stay and its entry frame returns, after the resume, into the
+// frame below with `resumeFlags` added (0: the frame below continues by unrollMayGC;
+// kFrameFinishOp: it finishes the instruction that made the call).
+Status callYieldableMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t resumeFlags);
+
+// Continuations (vm/continuation.cpp; thread.h invariants 5 and 6). The top frame is the
+// calling native's. callKMayGC: as callMayGC, but with k set and nny == 0 the callee may
+// yield: kYield then means the native must return at once (CallContext::callK), and
+// k(cx, kYield, ctx) ends it after the resume. Without k or when nny > 0, callMayGC.
+Status callKMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, NativeK k, intptr_t ctx);
+// As callKMayGC, catching errors as pcallMayGC does (lua_pcallk). An error caught before
+// any yield returns its status here, the error value at `func`; caught after one, it
+// goes to k with its code, the error value at `func` too.
+Status pcallKMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint32_t errFunc, NativeK k,
+                   intptr_t ctx);
+// Catches an error at the catcher frame `idx` (a pcall marker or a native in pcallK):
+// cuts the frames above it, closes the upvalues of its protected call, keeps the error
+// in the call's slot and marks the catcher kFrameErrClose. Collects nothing.
+void catchErrorAt(State& S, ThreadData* t, uint32_t idx, Status st);
+// The top frame is a catcher marked kFrameErrClose: closes the protected call's
+// to-be-closed variables, each in a call that may yield. Returns kYield (the catcher
+// continues after the resume), kFatal, or the final error status with the error value
+// in the call's slot (t->top after it) and the catcher's errFunc restored.
+Status closeForErrorMayGC(State& S, ThreadData* t);
+// Continues a thread whose top frame is not a Lua frame: a native resumed after its
+// yield, a native whose callee returned after a yield (its continuation), a pcall marker
+// whose callee returned, a catcher closing variables. Stops when a Lua frame is on top
+// (ok), when a frame marked kFrameEntry ended (ok, `leave` set: the loop invocation
+// returns), at a yield (kYield) or at an error (its status; the loop catches it).
+Status unrollMayGC(State& S, ThreadData* t, bool& leave);
+// OP_CLOSE and OP_RETURN: closes the to-be-closed variables at or above `level` with no
+// error, each in a call that may yield; a yield leaves that call to finish the
+// instruction (finishOpMayGC), which then runs again for the variables left.
+Status closeTbcInFrameMayGC(State& S, ThreadData* t, uint32_t level);
 
 // Pushes the frame of the Lua closure at `func` (arguments up to t->top), adjusting
 // fixed parameters. Raises "stack overflow" (ok otherwise): only that raise may collect,
 // as it runs the message handler.
 Status pushLuaFrameMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags);
 // Calls the native at `func` (arguments up to t->top) and moves its results to `func`.
-// The frame stays on kYield (the resume finishes it).
+// The frame stays on kYield (the resume finishes it: unrollMayGC).
 Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags);
 // OP_CALL of a value that is not a Lua closure: natives, the pcall/xpcall markers, and
 // __call. May push a Lua frame for the loop to run.
 Status callNonLuaMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t flags);
-// Runs the continuation of the top native frame (thread.h): on kOk its resumeCount
-// results are at the top, for the frame to return them.
-Status continueNativeMayGC(State& S, ThreadData* t);
 // Makes the value at `func` callable: if it is not a function, inserts its __call
 // metamethod below the arguments (raises "attempt to call" otherwise).
 Status resolveCallableMayGC(State& S, ThreadData* t, uint32_t func, int calleeReg);
@@ -60,10 +101,8 @@ Status resolveCallableMayGC(State& S, ThreadData* t, uint32_t func, int calleeRe
 // t->top after the kept results.
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted);
 
-// After a frame delivered its results to `dest` (t->top after them) and was popped:
-// finishes an interrupted opcode, a pcall marker, and so on, until the top frame is a
-// Lua frame ready to continue. `flags` are the popped frame's flags.
-Status afterReturnMayGC(State& S, ThreadData* t, uint32_t dest, uint16_t flags);
+// The pcall marker on top ends its protected call: `true` and the results on top.
+void finishProtected(ThreadData* t);
 
 // First free slot above everything the top frame uses.
 uint32_t scratchTop(ThreadData* t);

@@ -396,6 +396,15 @@ Status finishOpMayGC(State& S, ThreadData* t, uint32_t result) {
       t->stack[first + count - 2] = res;
       return concatLoopMayGC(S, t, first, count - 1);
     }
+    // A __close that yielded (closeTbcInFrameMayGC) returned: the instruction runs again
+    // for the variables left, RETURN with its results where they were.
+    case Op::RETURN:
+      t->top = f.base + getA(inst) + f.extra;
+      f.pc--;
+      break;
+    case Op::CLOSE:
+      f.pc--;
+      break;
     default:
       break;
   }

@@ -40,7 +40,8 @@ Status unaryLoopMayGC(State& S, ThreadData* t, const Value& a, Meta event, VarRe
 Status compareLoopMayGC(State& S, ThreadData* t, const Value& a, const Value& b, Meta event);
 Status equalsLoopMayGC(State& S, ThreadData* t, const Value& a, const Value& b);
 Status concatLoopMayGC(State& S, ThreadData* t, uint32_t first, uint32_t count);
-// Completes the instruction interrupted by a metamethod whose result is at `result`.
+// Completes the instruction interrupted by a metamethod whose result is at `result`, or
+// makes CLOSE or RETURN run again after a __close that yielded.
 Status finishOpMayGC(State& S, ThreadData* t, uint32_t result);
 
 // Synchronous forms.

@@ -61,7 +61,6 @@ void resetThreadData(ThreadData& t, State& state) {
   t.resumeStatus = StatusCode::kOk;
   t.resumer = nullptr;
   t.suspendedChild = nullptr;
-  t.continuation = nullptr;
   t.taskSuspending = false;
   mi_free(t.random);  // the next task seeds its own
   t.random = nullptr;
@@ -296,7 +295,7 @@ CallFrame* pushFrameSlow(ThreadData* t) {
     t->frameCap = cap;
   }
   CallFrame* f = &t->frames[t->frameCount++];
-  f->pad = 0;
+  f->errStatus = 0;
   f->varargDelta = 0;
   f->extra = 0;
   return f;

@@ -15,6 +15,17 @@
 //     belongs to it (resume re-enters the interpreter from the frames alone).
 //  4. Open upvalues are sorted by descending stack index and there is at most one per
 //     slot.
+//  5. Continuations (docs/design/continuations.md): a native frame below the running code
+//     has a continuation (CallFrame::k), set by callK/pcallK while its callee runs, and
+//     nothing else of it survives a yield: its C++ activation is gone, so what it needs
+//     afterwards is in its stack slots and its context (CallFrame::ctx). Only natives
+//     whose calls are yieldable (k set, nny == 0) leave the C++ stack during a call; every
+//     other native re-entry counts in nny and cannot be yielded across.
+//  6. A catcher (a pcall marker, or a native in pcallK: kFramePcallK) that caught an
+//     error keeps it in its callee's slot while it closes the protected call's
+//     to-be-closed variables (kFrameErrClose); each __close runs as a call that may yield
+//     and whose error replaces the pending one. Nothing above the catcher is left of the
+//     failed call but those __close calls.
 #pragma once
 
 #include <atomic>
@@ -39,6 +50,8 @@ inline constexpr uint16_t kFrameTail = 1u << 5;       // entered by a tail call
 inline constexpr uint16_t kFrameHook = 1u << 6;       // running a debug hook
 inline constexpr uint16_t kFrameFinalizer = 1u << 7;  // running a __gc finalizer
 inline constexpr uint16_t kFrameClose = 1u << 8;      // running a __close metamethod
+inline constexpr uint16_t kFramePcallK = 1u << 9;     // native in pcallK: catches errors of the frames above (invariant 6)
+inline constexpr uint16_t kFrameErrClose = 1u << 10;  // catcher closing variables for a caught error (invariant 6)
 
 // ThreadData::hookMask bits (debug.sethook's "c", "r", "l" and a count).
 inline constexpr uint8_t kHookMaskCall = 1;
@@ -49,18 +62,34 @@ inline constexpr uint8_t kHookMaskCount = 8;
 inline constexpr int32_t kUnlimitedBudget = INT32_MAX;
 inline constexpr int32_t kBudgetRecheck = 1024;
 
+class CallContext;
+struct NativeResult;
+// A native frame's continuation (invariant 5; vm/api.h, CallContext::callK): run in
+// place of the rest of the native when its callee returns after a yield (status kYield),
+// when it yielded with one (kYield), or when its pcallK caught an error (the error's
+// code); it ends the native as the native would have.
+using NativeK = NativeResult (*)(CallContext& cx, StatusCode status, intptr_t ctx);
+
 // One activation record. Everything is a stack index or an off-heap pointer, so the
 // frame array needs no tracing of its own (the stack slots it names are traced).
 struct CallFrame {
-  const Instruction* pc;  // Lua: next instruction; saved before anything that may GC or raise
+  union {
+    const Instruction* pc;  // Lua: next instruction; saved before anything that may GC or raise
+    NativeK k;              // native: its pending continuation (invariant 5), or nullptr
+  };
   uint32_t func;          // stack index of the called function (protected marker: of pcall itself)
   uint32_t base;          // Lua: stack index of register 0; native: first argument
   uint32_t top;           // Lua: base + maxStackSize; native: top when it was called
   int32_t nresults;       // results the caller wants; -1 for all of them
   uint16_t flags;         // kFrame*
-  uint16_t pad;
-  uint32_t varargDelta;   // Lua vararg function: slots between the original func and func
-  uint32_t extra;         // protected: errFunc to restore; finish-op CONCAT: pending count
+  uint16_t errStatus;     // kFrameErrClose: the StatusCode of the error being closed for
+  union {
+    uint32_t varargDelta;  // Lua vararg function: slots between the original func and func
+    uint32_t calleeSlot;   // native in pcallK: its callee's slot (where an error goes)
+  };
+  uint32_t extra;         // protected marker, native in pcallK: errFunc to restore;
+                          // finish-op CONCAT: pending count; finish-op RETURN: result count
+  intptr_t ctx;           // native: its continuation's context
 };
 
 struct ThreadData {
@@ -123,12 +152,11 @@ struct ThreadData {
   void* task = nullptr;         // the runtime's task running on this thread (opaque to vm)
   // A task waiting inside coroutines suspends the whole chain (docs/design/tasks.md): the
   // thread whose native started the wait returns kYield with taskSuspending set; each
-  // resumer's coroutine.resume (or wrap) records the child in suspendedChild, sets a
-  // continuation for its own native frame and yields in turn, up to the task's root.
+  // resumer's coroutine.resume (or wrap) records the child in suspendedChild, yields in
+  // turn with a continuation for its own native frame (CallFrame::k), up to the task's root.
   // Resuming the root runs the continuations down the chain.
   ThreadData* resumer = nullptr;         // the thread that resumed this one, while it runs
   ThreadData* suspendedChild = nullptr;  // the coroutine this thread's resume is suspended in
-  NativeFn continuation = nullptr;       // finishes the top native frame on resume
   // math.random's generator (4 words) when this thread is the root of a chain (the main
   // thread or a task's own): allocated and seeded on first use, so most tasks carry
   // none (lib/math.cpp); freed with the data, or when it is recycled.
@@ -227,7 +255,7 @@ CallFrame* pushFrameSlow(ThreadData* t);
 inline CallFrame* pushFrame(ThreadData* t) {
   if (t->frameCount == t->frameCap) [[unlikely]] return pushFrameSlow(t);
   CallFrame* f = &t->frames[t->frameCount++];
-  f->pad = 0;
+  f->errStatus = 0;
   f->varargDelta = 0;
   f->extra = 0;
   return f;

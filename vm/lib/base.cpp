@@ -109,6 +109,9 @@ NativeResult baseNext(CallContext& cx) {
   return cx.results(2);
 }
 
+// __pairs may yield (as in Lua 5.4): its three results end pairs.
+NativeResult pairsCont(CallContext& cx, StatusCode, intptr_t) { return cx.results(3); }
+
 NativeResult basePairs(CallContext& cx) {
   if (!cx.checkAny(1)) return cx.failure();
   Value v = cx.arg(1);
@@ -122,9 +125,7 @@ NativeResult basePairs(CallContext& cx) {
   uint32_t func = cx.top();
   cx.push(tm);
   cx.push(v);
-  Status st = cx.callMayGC(func, 1, 3);
-  if (!st.isOk()) return fail(st);
-  return cx.results(3);
+  return cx.callK(func, 1, 3, 0, pairsCont);
 }
 
 NativeResult ipairsAux(CallContext& cx) {
@@ -275,51 +276,54 @@ NativeResult baseAssert(CallContext& cx) {
 
 }  // namespace
 
-NativeResult basePcall(CallContext& cx) {
-  if (!cx.checkAny(1)) return cx.failure();
-  uint32_t func = cx.argIndex(1);
-  Status st = cx.protectedCallMayGC(func, int32_t(cx.argCount()) - 1, -1);
-  if (st.code() == StatusCode::kFatal) return fail(st);
-  if (!st.isOk()) {
-    cx.setAt(func, Value::boolean(false));
-    cx.setTop(func + 1);
-    cx.push(cx.threadData()->error);
+namespace {
+
+// The end of pcall and xpcall, at once or after a yield in the protected call (their
+// continuation): `true` sits in slot `ctx`, the results above it; or the error value
+// is on top, and false and it are the results.
+NativeResult finishPcall(CallContext& cx, StatusCode status, intptr_t ctx) {
+  uint32_t first = uint32_t(ctx);
+  if (status != StatusCode::kOk && status != StatusCode::kYield) {
+    Value err = cx.at(cx.top() - 1);
+    cx.setAt(first, Value::boolean(false));
+    cx.setAt(first + 1, err);
+    cx.setTop(first + 2);
     return cx.results(2);
   }
-  uint32_t top = cx.top();
-  if (!cx.ensureStack(1)) return cx.stackOverflow();
-  cx.setTop(top + 1);
-  for (uint32_t j = top; j > func; j--) cx.setAt(j, cx.at(j - 1));
-  cx.setAt(func, Value::boolean(true));
-  return cx.results(int32_t(top + 1 - func));
+  return cx.results(int32_t(cx.top() - first));
 }
 
+// Opens n slots at `at`, moving what is above them up.
+bool openSlots(CallContext& cx, uint32_t at, uint32_t n) {
+  uint32_t top = cx.top();
+  if (!cx.ensureStack(n)) return false;
+  cx.setTop(top + n);
+  for (uint32_t j = top; j-- > at;) cx.setAt(j + n, cx.at(j));
+  return true;
+}
+
+}  // namespace
+
+// pcall called by a native or as a coroutine's body (Lua code runs it as a marker frame):
+// true goes below the function, which is called in place with its arguments.
+NativeResult basePcall(CallContext& cx) {
+  if (!cx.checkAny(1)) return cx.failure();
+  uint32_t first = cx.argIndex(1);
+  if (!openSlots(cx, first, 1)) return cx.stackOverflow();
+  cx.setAt(first, Value::boolean(true));
+  return cx.pcallK(first + 1, int32_t(cx.argCount()) - 1, -1, 0, first, finishPcall);
+}
+
+// xpcall(f, msgh, ...): true and a copy of f go above the handler, the arguments above
+// them.
 NativeResult baseXpcall(CallContext& cx) {
   if (!cx.checkType(2, Tag::LuaClosure)) return cx.failure();
-  ThreadData* t = cx.threadData();
-  uint32_t nargs = cx.argCount() - 2;
-  uint32_t func = cx.top();
-  if (!cx.ensureStack(nargs + 1)) return cx.stackOverflow();
-  cx.push(cx.arg(1));
-  for (uint32_t j = 0; j < nargs; j++) cx.push(cx.arg(3 + j));
-  uint32_t savedErrFunc = t->errFunc;
-  t->errFunc = cx.argIndex(2);
-  Status st = cx.protectedCallMayGC(func, int32_t(nargs), -1);
-  t->errFunc = savedErrFunc;
-  if (st.code() == StatusCode::kFatal) return fail(st);
-  if (!st.isOk()) {
-    Value err = cx.at(func);
-    cx.setTop(func);
-    cx.push(Value::boolean(false));
-    cx.push(err);
-    return cx.results(2);
-  }
-  uint32_t top = cx.top();
-  if (!cx.ensureStack(1)) return cx.stackOverflow();
-  cx.setTop(top + 1);
-  for (uint32_t j = top; j > func; j--) cx.setAt(j, cx.at(j - 1));
-  cx.setAt(func, Value::boolean(true));
-  return cx.results(int32_t(top + 1 - func));
+  uint32_t first = cx.argIndex(3);
+  Value f = cx.arg(1);
+  if (!openSlots(cx, first, 2)) return cx.stackOverflow();
+  cx.setAt(first, Value::boolean(true));
+  cx.setAt(first + 1, f);
+  return cx.pcallK(first + 1, int32_t(cx.argCount()) - 2, -1, cx.argIndex(2), first, finishPcall);
 }
 
 namespace {
@@ -411,11 +415,17 @@ bool readFile(const char* path, std::string& out, std::string& err) {
     err = std::string("cannot read ") + (path ? path : "stdin");
     return false;
   }
-  // A first line starting with '#' (a shebang) is skipped, keeping the line count.
-  if (!out.empty() && out[0] == '#') {
-    size_t nl = out.find('\n');
-    out = nl == std::string::npos ? std::string() : out.substr(nl);
+  // As Lua's loadfile: a UTF-8 byte-order mark is skipped, then a first line starting
+  // with '#' (a shebang), keeping the line count unless a binary chunk follows.
+  size_t pos = out.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  bool comment = pos < out.size() && out[pos] == '#';
+  if (comment) {
+    size_t nl = out.find('\n', pos);
+    pos = nl == std::string::npos ? out.size() : nl + 1;
   }
+  bool binary = pos < out.size() && out[pos] == '\x1b';
+  out.erase(0, pos);
+  if (comment && !binary) out.insert(0, 1, '\n');
   return true;
 }
 
@@ -435,6 +445,11 @@ NativeResult baseLoadFile(CallContext& cx) {
   return loadResult(cx, st, fn, err, 3);
 }
 
+// The chunk's results, from slot `ctx` on, end dofile (at once, or after a yield in it).
+NativeResult doFileCont(CallContext& cx, StatusCode, intptr_t ctx) {
+  return cx.results(int32_t(cx.top() - uint32_t(ctx)));
+}
+
 NativeResult baseDoFile(CallContext& cx) {
   String* fname;
   if (!cx.optString(1, nullptr, fname)) return cx.failure();
@@ -452,9 +467,7 @@ NativeResult baseDoFile(CallContext& cx) {
   }
   uint32_t func = cx.top();
   cx.push(fn);
-  st = cx.callMayGC(func, 0, -1);
-  if (!st.isOk()) return fail(st);
-  return cx.results(int32_t(cx.top() - func));
+  return cx.callK(func, 0, -1, func, doFileCont);
 }
 
 NativeResult baseCollectGarbage(CallContext& cx) {

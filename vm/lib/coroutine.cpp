@@ -38,11 +38,11 @@ NativeResult coCreate(CallContext& cx) {
 // After a resume (or its continuation): leaves true/false and the values on top of
 // `first`. If the task suspended inside `co`, this native yields too and `k` continues it.
 NativeResult afterResume(CallContext& cx, ThreadData* co, uint32_t first, Status st, uint32_t nres,
-                         const char* resumeError, bool& failed, NativeFn k) {
+                         const char* resumeError, bool& failed, NativeK k) {
   failed = false;
   ThreadData* t = cx.threadData();
   if (st.code() == StatusCode::kYield && t->suspendedChild == co) {
-    t->continuation = k;
+    t->frame().k = k;
     t->taskSuspending = true;
     return NativeResult{0, StatusCode::kYield};
   }
@@ -71,7 +71,7 @@ NativeResult afterResume(CallContext& cx, ThreadData* co, uint32_t first, Status
 }
 
 // Resumes with the arguments above `first`.
-NativeResult auxResumeMayGC(CallContext& cx, ThreadData* co, uint32_t first, bool& failed, NativeFn k) {
+NativeResult auxResumeMayGC(CallContext& cx, ThreadData* co, uint32_t first, bool& failed, NativeK k) {
   uint32_t nargs = cx.top() - first;
   uint32_t nres = 0;
   const char* resumeError = nullptr;
@@ -80,7 +80,7 @@ NativeResult auxResumeMayGC(CallContext& cx, ThreadData* co, uint32_t first, boo
 }
 
 // Continues the coroutine the task suspended in (thread.h).
-NativeResult auxContinueMayGC(CallContext& cx, bool& failed, NativeFn k) {
+NativeResult auxContinueMayGC(CallContext& cx, bool& failed, NativeK k) {
   ThreadData* co = cx.threadData()->suspendedChild;
   uint32_t first = cx.top();
   uint32_t nres = 0;
@@ -89,7 +89,7 @@ NativeResult auxContinueMayGC(CallContext& cx, bool& failed, NativeFn k) {
   return afterResume(cx, co, first, st, nres, resumeError, failed, k);
 }
 
-NativeResult coResumeContinue(CallContext& cx) {
+NativeResult coResumeContinue(CallContext& cx, StatusCode, intptr_t) {
   bool failed;
   return auxContinueMayGC(cx, failed, coResumeContinue);
 }
@@ -123,7 +123,7 @@ NativeResult wrapOutcomeMayGC(CallContext& cx, ThreadData* co, NativeResult r, b
   return cx.results(r.count - 1);
 }
 
-NativeResult coWrapContinue(CallContext& cx) {
+NativeResult coWrapContinue(CallContext& cx, StatusCode, intptr_t) {
   ThreadData* co = cx.threadData()->suspendedChild;
   bool failed;
   NativeResult r = auxContinueMayGC(cx, failed, coWrapContinue);
