@@ -20,6 +20,9 @@ namespace {
 
 // Where a catcher keeps the error it caught: its callee's slot, below every variable of
 // the protected call.
+// CallFrame::errStatus: the error's StatusCode, and whether a __close ran for it.
+constexpr uint16_t kClosedSome = 0x100;
+
 uint32_t catcherSlot(const CallFrame& c) {
   if (c.flags & kFrameProtected) return c.func + 1 + ((c.flags & kFrameXpcall) ? 1 : 0);
   return c.calleeSlot;
@@ -142,11 +145,29 @@ void catchErrorAt(State& S, ThreadData* t, uint32_t idx, Status st) {
   uint32_t slot = catcherSlot(c);
   closeUpvalues(t, slot);
   t->stack[slot] = t->error;
+  uint16_t closed = (c.flags & kFrameErrClose) ? uint16_t(c.errStatus & kClosedSome) : 0;
   c.flags |= kFrameErrClose;
-  c.errStatus = uint16_t(st.code());
-  clearDeadSlots(t, slot + 1, deadEnd);
+  c.errStatus = uint16_t(uint16_t(st.code()) | closed);
+  clearDeadSlots(t, slot + 1, std::max(deadEnd, scratchTop(t)));
   t->top = slot + 1;
 }
+
+namespace {
+
+// The end of closing for an error: the catcher on top leaves its closing state with its
+// errFunc restored and the error in its callee's slot, the top after it.
+StatusCode endErrorClose(ThreadData* t) {
+  CallFrame& c = t->frame();
+  uint32_t slot = catcherSlot(c);
+  c.flags &= uint16_t(~kFrameErrClose);
+  t->errFunc = c.extra;
+  t->top = slot + 1;
+  // What the __close calls left in registers the caller's frame spans.
+  if (c.errStatus & kClosedSome) clearDeadSlots(t, slot + 1, deadEndAbove(t));
+  return StatusCode(c.errStatus & 0xff);
+}
+
+}  // namespace
 
 Status closeForErrorMayGC(State& S, ThreadData* t) {
   for (;;) {
@@ -165,6 +186,7 @@ Status closeForErrorMayGC(State& S, ThreadData* t) {
       t->stack[fn + 1] = obj;
       t->stack[fn + 2] = t->stack[slot];
       t->top = fn + 3;
+      t->frames[idx].errStatus |= kClosedSome;
       st = callYieldableMayGC(S, t, fn, 0, 0);
     }
     if (st.code() == StatusCode::kYield || st.code() == StatusCode::kFatal) return st;
@@ -172,13 +194,7 @@ Status closeForErrorMayGC(State& S, ThreadData* t) {
     if (!st.isOk()) catchErrorAt(S, t, idx, st);
     t->top = slot + 1;
   }
-  CallFrame& c = t->frame();
-  uint32_t slot = catcherSlot(c);
-  c.flags &= uint16_t(~kFrameErrClose);
-  t->errFunc = c.extra;
-  t->top = slot + 1;
-  clearDeadSlots(t, slot + 1, deadEndAbove(t));
-  return Status(StatusCode(c.errStatus));
+  return Status(endErrorClose(t));
 }
 
 Status unrollMayGC(State& S, ThreadData* t, bool& leave) {

@@ -1168,8 +1168,12 @@ doReturn: {
     if (!status.isOk()) goto onError;
     goto reload;
   }
-  // Into a pcall marker, or (after a yield) a native's continuation.
-  if (!(t->frame().flags & kFrameLua)) [[unlikely]] goto unroll;
+  // Into a pcall marker (its caller is a Lua frame), or (after a yield) a native's
+  // continuation or a catcher closing variables.
+  if (!(t->frame().flags & kFrameLua)) [[unlikely]] {
+    if ((t->frame().flags & (kFrameProtected | kFrameErrClose)) != kFrameProtected) goto unroll;
+    finishProtected(t);
+  }
   goto reload;
 }
 
