@@ -26,6 +26,8 @@
 //     to-be-closed variables (kFrameErrClose); each __close runs as a call that may yield
 //     and whose error replaces the pending one. Nothing above the catcher is left of the
 //     failed call but those __close calls.
+//  Invariants 5 and 6 are checked by tests/lua/lang_yield_across.lua and
+//  task_yield_across.lua (plainly and under relocation stress).
 #pragma once
 
 #include <atomic>

@@ -2,7 +2,8 @@
 -- dofile, pairs' __pairs, __close (on block exit, on return, while an error unwinds),
 -- metamethods; and where Lua forbids them (table.sort, string.gsub, tostring, load's
 -- reader, require's loader, coroutine.close) with Lua's message. Checked against lua5.4
--- (5.4.4) and Lua 5.4.8, which agree on all of it.
+-- (5.4.4) and Lua 5.4.8, which agree on all of it. The checker of vm/thread.h invariants
+-- 5 and 6 (continuations, catchers closing variables; docs/design/continuations.md).
 local NAME = "lang_yield_across"
 local T = dofile("helpers/check.lua")(NAME)
 local check, eq = T.check, T.eq

@@ -3,6 +3,7 @@
 -- wait, task.yield and preemption inside a pcall or xpcall run natively, a dofile'd
 -- chunk, a __pairs metamethod, a __close on return and while an error unwinds; and a
 -- wait where no continuation exists (table.sort's comparator) still works, by blocking.
+-- With lang_yield_across, the checker of vm/thread.h invariants 5 and 6.
 local NAME = "task_yield_across"
 local T = dofile("helpers/check.lua")(NAME)
 local check, eq = T.check, T.eq
