@@ -141,6 +141,11 @@ for _ in ipairs(setmetatable({}, {__index = function(_, i) if i <= 4 then return
   plain[#plain + 1] = true
 end
 eq(#plain, 4, "ipairs respects __index")
+-- ipairs' step wraps at math.maxinteger (integer arithmetic), asking __index for mininteger.
+local asked
+local stepper, state = ipairs(setmetatable({}, {__index = function(_, i) asked = i end}))
+stepper(state, math.maxinteger)
+eq(asked, math.mininteger, "ipairs' step wraps around")
 
 -- __close and __gc are tested elsewhere; __mode makes weak tables.
 local weak = setmetatable({}, {__mode = "k"})

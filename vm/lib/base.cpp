@@ -131,7 +131,7 @@ NativeResult basePairs(CallContext& cx) {
 NativeResult ipairsAux(CallContext& cx) {
   int64_t i;
   if (!cx.checkInteger(2, i)) return cx.failure();
-  i++;
+  i = int64_t(uint64_t(i) + 1);  // wraps at math.maxinteger, as Lua's integer arithmetic does
   Value v;
   Value t = cx.arg(1);
   if (t.isTable()) {
