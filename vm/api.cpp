@@ -127,11 +127,6 @@ NativeResult CallContext::memoryError() {
   return pending_;
 }
 
-NativeResult CallContext::tableWriteError(Status st) {
-  if (st.code() == StatusCode::kMemoryError) return memoryError();
-  return error("concurrent table write");
-}
-
 NativeResult CallContext::stackOverflow() {
   Status st = stackOverflowMayGC(state_, t_);
   pending_ = NativeResult{0, st.code()};

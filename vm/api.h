@@ -91,10 +91,6 @@ class CallContext {
   // "bad argument #i to 'name' (EXPECTED expected, got TYPE)"
   NativeResult typeError(uint32_t i, std::string_view expected);
   NativeResult memoryError();
-  // A raw table store (tableSet*) failed with `st`: a memory error, or else another task
-  // was restructuring the table ("concurrent table write", as the interpreter says).
-  // The key must be neither nil nor NaN.
-  NativeResult tableWriteError(Status st);
   NativeResult stackOverflow();
   // Suspends the running coroutine, yielding the top n values (coroutine.yield).
   NativeResult yield(int32_t n);

@@ -164,15 +164,7 @@ Status setListMayGC(State& S, ThreadData* t, uint32_t ra, uint32_t n, uint32_t l
   }
   if (n == 0) n = t->top - ra - 1;
   Table* h = t->stack[ra].asTable();
-  uint64_t end = uint64_t(last) + n;
-  if (end > h->arraySize && end <= UINT32_MAX) {
-    Status st = tableResize(S, h, uint32_t(end), 0);
-    if (!st.isOk()) return memoryErrorStatus(S, t);
-  }
-  for (uint32_t j = 1; j <= n; j++) {
-    Status st = tableSetInt(S, h, int64_t(last) + j, t->stack[ra + j]);
-    if (!st.isOk()) return memoryErrorStatus(S, t);
-  }
+  if (!tableSetList(S, h, int64_t(last), &t->stack[ra + 1], n).isOk()) return memoryErrorStatus(S, t);
   return Status::ok();
 }
 
@@ -653,10 +645,11 @@ op_SETTABUP: {
   const Value* rc = RKC();
   if (up.isTable()) [[likely]] {
     Table* h = up.asTable();
+    uint32_t seq = tableWriteBegin(h);  // table.h invariant 7, as in every store below
     if (Value* slot = liveStrSlot(h, key->asString())) [[likely]] {
       storeValue(h, *slot, *rc);
       tableTouched(h);
-      DISPATCH();
+      if (tableWriteHeld(h, seq)) [[likely]] DISPATCH();
     }
   }
   SLOW(newIndexLoopMayGC(S, t, up, *key, *rc, VarRef::upval(getA(i))));
@@ -667,11 +660,13 @@ op_SETTABLE: {
   const Value* rc = RKC();
   if (ra->isTable()) [[likely]] {
     Table* h = ra->asTable();
+    uint32_t seq = tableWriteBegin(h);
     if (rb->isInt()) {
       if (const Value* slot = tableArraySlot(h, rb->u.i); slot && !slot->isNil()) {
         storeValue(h, *const_cast<Value*>(slot), *rc);
         tableTouched(h);
-        DISPATCH();
+        if (tableWriteHeld(h, seq)) [[likely]] DISPATCH();
+        SLOW(newIndexLoopMayGC(S, t, *ra, *rb, *rc, VarRef::reg(getA(i))));
       }
       // Without __newindex, one probe of the hash part finds the key or inserts it.
       if (lacksMeta(h, Meta::NewIndex)) {
@@ -681,12 +676,14 @@ op_SETTABLE: {
       if (const Value* slot = tableHashIntSlot(h, rb->u.i); slot && !slot->isNil()) {
         storeValue(h, *const_cast<Value*>(slot), *rc);
         tableTouched(h);
-        DISPATCH();
+        if (tableWriteHeld(h, seq)) [[likely]] DISPATCH();
+        SLOW(newIndexLoopMayGC(S, t, *ra, *rb, *rc, VarRef::reg(getA(i))));
       }
     } else if (Value* slot = tableFindSlot(h, *rb)) {
       storeValue(h, *slot, *rc);
       tableTouched(h);
-      DISPATCH();
+      if (tableWriteHeld(h, seq)) [[likely]] DISPATCH();
+      SLOW(newIndexLoopMayGC(S, t, *ra, *rb, *rc, VarRef::reg(getA(i))));
     }
     // A new key: a raw insert allocates but never collects, so nothing needs reloading.
     if (lacksMeta(h, Meta::NewIndex) && tableSet(S, h, *rb, *rc).isOk()) DISPATCH();
@@ -698,9 +695,11 @@ op_SETI: {
   const Value* rc = RKC();
   if (ra->isTable()) [[likely]] {
     Table* h = ra->asTable();
+    uint32_t seq = tableWriteBegin(h);
     if (const Value* slot = tableArraySlot(h, getB(i)); slot && !slot->isNil()) {
       storeValue(h, *const_cast<Value*>(slot), *rc);
-      DISPATCH();
+      if (tableWriteHeld(h, seq)) [[likely]] DISPATCH();
+      SLOW(newIndexLoopMayGC(S, t, *ra, Value::integer(getB(i)), *rc, VarRef::reg(getA(i))));
     }
     if (lacksMeta(h, Meta::NewIndex) && tableSetInt(S, h, getB(i), *rc).isOk()) DISPATCH();
   }
@@ -712,10 +711,12 @@ op_SETFIELD: {
   const Value* rc = RKC();
   if (ra->isTable()) [[likely]] {
     Table* h = ra->asTable();
+    uint32_t seq = tableWriteBegin(h);
     if (Value* slot = liveStrSlot(h, key->asString())) [[likely]] {
       storeValue(h, *slot, *rc);
       tableTouched(h);
-      DISPATCH();
+      if (tableWriteHeld(h, seq)) [[likely]] DISPATCH();
+      SLOW(newIndexLoopMayGC(S, t, *ra, *key, *rc, VarRef::reg(getA(i))));
     }
     if (lacksMeta(h, Meta::NewIndex) && tableSetStr(S, h, key->asString(), *rc).isOk()) DISPATCH();
   }

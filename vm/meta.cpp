@@ -91,9 +91,9 @@ Status rawSetCheckedMayGC(State& S, ThreadData* t, Table* h, const Value& key, c
   Status st = tableSet(S, h, key, val);
   if (st.isOk()) return st;
   if (st.code() == StatusCode::kMemoryError) return memoryErrorStatus(S, t);
+  // The only other failure: a nil or NaN key (table.h).
   if (key.isNil()) return runtimeErrorMayGC(S, t, "index is nil");
-  if (key.isFloat() && key.asFloat() != key.asFloat()) return runtimeErrorMayGC(S, t, "index is NaN");
-  return runtimeErrorMayGC(S, t, "concurrent table write");
+  return runtimeErrorMayGC(S, t, "index is NaN");
 }
 
 Status resolveNewIndexMayGC(State& S, ThreadData* t, const Value& obj, const Value& key, const Value& val, VarRef ref,
@@ -104,10 +104,12 @@ Status resolveNewIndexMayGC(State& S, ThreadData* t, const Value& obj, const Val
     Value tm;
     if (cur.isTable()) {
       Table* h = cur.asTable();
+      uint32_t seq = tableWriteBegin(h);
       if (Value* slot = tableFindSlot(h, key)) {
         storeValue(h, *slot, val);
         tableTouched(h);
-        return Status::ok();
+        if (tableWriteHeld(h, seq)) [[likely]] return Status::ok();
+        return rawSetCheckedMayGC(S, t, h, key, val);  // a racing rebuild may have copied the slot first
       }
       tm = metaField(S, tableMetatable(h), Meta::NewIndex);
       if (tm.isNil()) return rawSetCheckedMayGC(S, t, h, key, val);

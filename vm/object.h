@@ -84,7 +84,10 @@ struct Table {
   uint32_t arraySize;   // logical size of the array part (<= array->capacity)
   uint32_t nodeCount;   // live+dead keys in the hash part (for the load factor)
   uint32_t lengthHint;  // a border found by the last # (speeds up the next)
-  uint32_t writers;     // concurrent-write detection (scheduler issue); 0 today
+  // Writers' sequence word (table.cpp, "Shared writers"): odd while a writer holds the
+  // table's claim. Every writer of any thread reads it; claimers take and release it.
+  // Always 0 while no tasks run.
+  uint32_t sync;
 };
 
 struct Proto;

@@ -29,19 +29,26 @@
 //    published with a release store of its pointer (publishPart); a reader acquires the
 //    pointer once and bounds every index by that part's capacity. Old parts stay
 //    alive until the next collection, which runs only with every task stopped, so a
-//    reader or an unclaimed writer holding one touches valid memory (its store may be
-//    lost: the script's race). Slots move between parts with loadSlot/storeValue, so a
-//    value stored concurrently is copied whole or not at all.
+//    reader or an unclaimed writer holding one touches valid memory. Slots move between
+//    parts with loadSlot/storeValue, so a value stored concurrently is copied whole or
+//    not at all.
+//  - Shared writers (table.h invariant 7, WriterClaim below): structural changes wait
+//    for the table's claim; a store into an existing slot checks the claim's sequence
+//    word after the store and stores again through the claim if a rebuild may have
+//    copied the slot before the store reached it. A rebuild makes every placement before
+//    it writes anything another task sees, so when racing writers revived more keys
+//    than it counted it can start again with more room instead of dropping one.
 // Nothing here collects: allocation failure leaves the table unchanged and reports
 // kMemoryError.
 #include "vm/table.h"
 
-#include <atomic>
-
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
+#include "vm/heavy_barrier.h"
 #include "vm/number.h"
 #include "vm/state.h"
 #include "vm/string.h"
@@ -221,7 +228,7 @@ Node* findIntNode(const NodeArray* na, int64_t key) {
   return nullptr;
 }
 
-ValueArray* newValueArray(State& state, uint32_t capacity) {
+[[gnu::always_inline]] inline ValueArray* newValueArray(State& state, uint32_t capacity) {
   auto* a = reinterpret_cast<ValueArray*>(
       state.mutator().allocate(uint8_t(Kind::ValueArray), valueArraySize(capacity)));
   if (!a) return nullptr;
@@ -357,40 +364,75 @@ void publishPart(Table* t, Part*& field, Part* part) {
 inline void setArraySize(Table* t, uint32_t n) { __atomic_store_n(&t->arraySize, n, __ATOMIC_RELAXED); }
 inline void setLengthHint(Table* t, uint32_t n) { __atomic_store_n(&t->lengthHint, n, __ATOMIC_RELAXED); }
 
-// Structural changes (a new key, an append, a rehash) claim the table's writer flag once
-// tasks may run in parallel: a second writer at the same moment fails with kRuntimeError
-// ("concurrent table write", meta.cpp) instead of interleaving two rebuilds. Acquire and
-// release order the rebuild's stores between consecutive writers. Best effort: writers
-// of existing keys, and readers, never claim; they see the old or the new parts, both
-// alive until the next collection.
+// Shared writers (table.h invariant 7, docs/design/shared-tables.md). Once tasks may run
+// in parallel (State::tablesShared), a structural change (a new key, an append, a
+// rebuild) holds the table's claim: Table::sync goes from an even g to g + 1, and at the
+// end to g + 2 if the holder copied existing slots (beforeCopy), else back to g. Only a
+// copy can lose a racing store, so only a copy makes writers store again, and the word
+// advances only with copies, each of which allocates a part (the wrap argument in the
+// design note). A second claimer waits for the first.
+// The holder runs a bounded stretch of this file: it reaches no safepoint, collects
+// nothing (allocation here never collects; a refill takes the heap lock briefly and
+// never waits for a stop), calls no Lua and waits for nothing; a thread holds at most
+// one claim. So a waiter's wait ends even while a stop-the-world is pending: the
+// requester waits for both threads, which reach their next safepoint once the holder
+// has finished and the waiter has had its turn.
+// The acquire of a claim pairs with the release that ended the previous one, so a holder
+// sees the parts, sizes and counts its predecessor left; a writer whose tableWriteHeld
+// reads that release sees them too. Without tasks no claim is taken: sync stays 0, so
+// every tableWriteHeld succeeds.
 class WriterClaim {
  public:
-  WriterClaim(State& state, Table* t) : flag_(t->writers) {
-    bool shared = state.tablesShared.load(std::memory_order_relaxed);
-    held_ = !shared || flag_.exchange(1, std::memory_order_acquire) == 0;
-    owns_ = held_ && shared;
+  WriterClaim(State& state, Table* t) : t_(t), shared_(state.tablesShared.load(std::memory_order_relaxed)) {
+    if (shared_) begun_ = lock(t);
   }
   ~WriterClaim() {
-    if (owns_) flag_.store(0, std::memory_order_release);
+    if (shared_) __atomic_store_n(&t_->sync, copied_ ? begun_ + 2 : begun_, __ATOMIC_RELEASE);
   }
   WriterClaim(const WriterClaim&) = delete;
   WriterClaim& operator=(const WriterClaim&) = delete;
-  bool held() const { return held_; }
   // Whether other tasks may be writing too (the claim was really taken).
-  bool shared() const { return owns_; }
+  bool shared() const { return shared_; }
+
+  // Called before the holder reads existing slots to count or copy them. A writer of an
+  // existing slot stores first and reads sync after, with no fence between (tableWriteHeld);
+  // the heavy barrier supplies the fence on this side: once it returns, every such store
+  // made before the writer could see this claim has reached memory, and every writer
+  // whose check comes later sees an odd or newer word and stores again after the claim.
+  // A table with no parts has no slot a store could be lost from.
+  void beforeCopy() {
+    if (!shared_ || copied_ || (!t_->array && !t_->nodes)) return;
+    heavyBarrier();
+    copied_ = true;
+  }
 
  private:
-  std::atomic_ref<uint32_t> flag_;
-  bool held_;
-  bool owns_;
+  static uint32_t lock(Table* t) {
+    for (int spins = 0;; ++spins) {
+      uint32_t word = __atomic_load_n(&t->sync, __ATOMIC_RELAXED);
+      if (!(word & 1) &&
+          __atomic_compare_exchange_n(&t->sync, &word, word + 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        return word;
+      }
+      if (spins > 64) std::this_thread::yield();  // the holder may have been descheduled
+      else cpuPause();
+    }
+  }
+  static void cpuPause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
+  Table* t_;
+  bool shared_;
+  bool copied_ = false;  // beforeCopy ran: the release advances the word
+  uint32_t begun_ = 0;
 };
 
-// A value that appeared after rehash counted the keys finds no room: only a racing
-// writer can do that, so without tasks it is a bug in the sizing.
-bool lostToRace(State& state) {
-  WEFT_CHECK(state.tablesShared.load(std::memory_order_relaxed), "rehash sizing counts every key");
-  return true;
-}
+// A rebuild's placements found no room: racing writers revived more keys after they were
+// counted than the part was sized for (only with a claim shared). Internal to this file.
+constexpr StatusCode kNoRoom = StatusCode::kRuntimeError;
 
 // The old part is read in order, but its keys' homes in the new part are scattered: on
 // a large table every placement would wait for a cache miss. Fetching the home of the
@@ -418,8 +460,11 @@ inline void touchForWrite(Node& node) {
 }
 
 // Rebuilds the table with an array part of `arraySize` and room for `hashCount` keys in
-// the hash part. Dead keys are dropped. The table is unchanged on failure.
-Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount) {
+// the hash part, `reserve` of them kept free for keys the caller places next. Dead keys
+// are dropped. The table is unchanged on failure: kMemoryError, or kNoRoom when racing
+// writers revived keys after the caller counted them (every placement comes before any
+// store another task can see, so the caller can rebuild again with more room).
+Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount, uint32_t reserve) {
   ValueArray* oldArray = t->array;
   uint32_t oldSize = t->arraySize;
   uint32_t oldCap = oldArray ? oldArray->capacity : 0;
@@ -437,7 +482,7 @@ Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount) {
 
   uint32_t count = 0;
   auto placeOrFail = [&](const Value& key, const Value& value) {
-    if (!nodes || count + 1 > maxLoad(nodes->capacity)) return false;
+    if (!nodes || count + 1 + reserve > maxLoad(nodes->capacity)) return false;
     uint32_t home = tableHomeSlot(key, nodes->capacity);
     touchForWrite(nodes->nodes[home]);
     // The new part is not published yet: no reader sees keys move.
@@ -445,21 +490,15 @@ Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount) {
     count++;
     return true;
   };
-  // Array entries beyond the new size move to the hash part.
-  // Values may change under us (writers of existing keys do not claim): each is read
-  // once, whole. A slot that turns nil after rehash counted it leaves a spare place; one
-  // that turns non-nil is dropped, a write lost to the script's own race.
+  // Array entries beyond the new size move to the hash part. Values may change under
+  // us (writers of existing slots do not claim): each is read once, whole; a writer whose
+  // store this copy may miss stores again after the claim (WriterClaim::beforeCopy).
   for (uint32_t i = arraySize; i < oldSize && oldArray && i < oldCap; ++i) {
     Value v = loadSlot(oldArray->data[i]);
     if (v.isNil()) continue;
-    placeOrFail(Value::integer(int64_t(i) + 1), v) || lostToRace(state);
+    if (!placeOrFail(Value::integer(int64_t(i) + 1), v)) return Status(kNoRoom);
   }
-  if (array != oldArray) {
-    uint32_t keep = oldSize < arraySize ? oldSize : arraySize;
-    for (uint32_t i = 0; i < keep && i < oldCap; ++i) storeValue(t, array->data[i], loadSlot(oldArray->data[i]));
-  } else {
-    for (uint32_t i = arraySize; i < oldSize && i < oldCap; ++i) storeSlot(array->data[i], Value::nil());
-  }
+  bool intoOldArray = false;  // hash keys that move into the old array, in a second pass
   if (oldNodes) {
     for (uint32_t i = 0; i < oldNodes->capacity; ++i) {
       prefetchHome(nodes, oldNodes, i + kRebuildPrefetchAhead);
@@ -468,11 +507,26 @@ Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount) {
       Value v = loadSlot(node.value);
       if (key.isNil() || v.isNil()) continue;
       if (key.isInt() && inArrayRange(key.asInt(), arraySize)) {
-        storeValue(t, array->data[key.asInt() - 1], v);
-      } else {
-        placeOrFail(key, v) || lostToRace(state);
+        // The old array is shared: it is written only once every placement succeeded.
+        if (array != oldArray) storeValue(t, array->data[key.asInt() - 1], v);
+        else intoOldArray = true;
+      } else if (!placeOrFail(key, v)) {
+        return Status(kNoRoom);
       }
     }
+  }
+  if (array != oldArray) {
+    uint32_t keep = oldSize < arraySize ? oldSize : arraySize;
+    for (uint32_t i = 0; i < keep && i < oldCap; ++i) storeValue(t, array->data[i], loadSlot(oldArray->data[i]));
+  } else {
+    for (uint32_t i = 0; intoOldArray && i < oldNodes->capacity; ++i) {
+      const Node& node = oldNodes->nodes[i];
+      Value key = node.key;
+      if (key.isInt() && inArrayRange(key.asInt(), arraySize)) {
+        storeValue(t, array->data[key.asInt() - 1], loadSlot(node.value));
+      }
+    }
+    for (uint32_t i = arraySize; i < oldSize && i < oldCap; ++i) storeSlot(array->data[i], Value::nil());
   }
   publishPart(t, t->array, array);
   setArraySize(t, arraySize);
@@ -482,12 +536,27 @@ Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount) {
   return Status::ok();
 }
 
+// rebuild, and when racing writers revived too many keys (kNoRoom), once more with room
+// for every key the old parts can hold: no key is ever dropped to make it fit.
+Status rebuildWithRoom(State& state, Table* t, uint32_t arraySize, uint64_t hashCount, uint32_t reserve,
+                       const WriterClaim& claim) {
+  Status s = rebuild(state, t, arraySize, hashCount, reserve);
+  if (s.code() != kNoRoom) return s;
+  WEFT_CHECK(claim.shared(), "rehash sizing counts every key");
+  uint64_t bound = uint64_t(t->nodes ? t->nodes->capacity : 0) + t->arraySize + reserve;
+  s = rebuild(state, t, arraySize, bound > hashCount ? bound : hashCount, reserve);
+  WEFT_CHECK(s.code() != kNoRoom, "a hash part sized for every old slot holds them all");
+  return s;
+}
+
 // Bin of a positive integer key for the array sizing: keys in (2^(b-1), 2^b] go to b.
 inline int keyBin(uint64_t k) { return k <= 1 ? 0 : 64 - __builtin_clzll(k - 1); }
 
 // Rehash before inserting `extra` (a key absent from the table): picks the array size
-// as Lua 5.4 does and sizes the hash part for the remaining keys.
-Status rehash(State& state, Table* t, const Value& extra) {
+// as Lua 5.4 does and sizes the hash part for the remaining keys, keeping a node free
+// for `extra` if it goes there.
+Status rehash(State& state, Table* t, const Value& extra, WriterClaim& claim) {
+  claim.beforeCopy();
   uint64_t bins[kMaxArrayBits + 1] = {};
   uint64_t intKeys = 0, totalKeys = 0;
   auto countKey = [&](const Value& key) {
@@ -519,11 +588,12 @@ Status rehash(State& state, Table* t, const Value& extra) {
       inArray = cumulative;
     }
   }
-  return rebuild(state, t, uint32_t(arraySize), totalKeys - inArray);
+  bool extraInHash = !(extra.isInt() && inArrayRange(extra.asInt(), uint32_t(arraySize)));
+  return rebuildWithRoom(state, t, uint32_t(arraySize), totalKeys - inArray, extraInHash ? 1 : 0, claim);
 }
 
 // Appends key arraySize+1 (absent from the hash part) to the array part.
-Status appendArray(State& state, Table* t, const Value& value) {
+Status appendArray(State& state, Table* t, const Value& value, WriterClaim& claim) {
   ValueArray* a = t->array;
   uint32_t n = t->arraySize;
   if (!a || n >= a->capacity) {
@@ -532,6 +602,7 @@ Status appendArray(State& state, Table* t, const Value& value) {
     if (newCap > kMaxArrayCapacity) return Status(StatusCode::kMemoryError);
     ValueArray* bigger = newValueArray(state, newCap);
     if (!bigger) return Status(StatusCode::kMemoryError);
+    claim.beforeCopy();
     for (uint32_t i = 0; i < n && a && i < a->capacity; ++i) storeValue(t, bigger->data[i], loadSlot(a->data[i]));
     publishPart(t, t->array, bigger);
     a = bigger;
@@ -541,39 +612,17 @@ Status appendArray(State& state, Table* t, const Value& value) {
   return Status::ok();
 }
 
-// Stores into the hash part; `key` is normalised, not nil/NaN, and not in the array part.
-// The probe that looks for the key also finds where to insert it.
-Status setInHash(State& state, Table* t, const Value& key, const Value& value) {
-  NodeArray* na = tableNodePart(t);
-  HashProbe p = probeHash(na, key);
-  if (p.found) {
-    storeValue(t, p.found->value, value);
-    return Status::ok();
-  }
-  if (value.isNil()) return Status::ok();
-  WriterClaim claim(state, t);
-  if (!claim.held()) return Status(StatusCode::kRuntimeError);
-  if (claim.shared()) {
-    // Another writer may have rebuilt the table, or inserted this key, between the
-    // probe and the claim: look again, so the key goes into the live parts, once.
-    if (key.isInt() && inArrayRange(key.asInt(), t->arraySize) && key.asInt() - 1 < t->array->capacity) {
-      storeValue(t, t->array->data[key.asInt() - 1], value);
-      return Status::ok();
-    }
-    na = t->nodes;
-    p = probeHash(na, key);
-    if (p.found) {
-      storeValue(t, p.found->value, value);
-      return Status::ok();
-    }
-  }
+// Inserts `key` (normalised, not nil/NaN, absent from both parts, `value` not nil) under
+// the claim; `na` and `p` are the hash part and the key's probe in it.
+Status insertClaimed(State& state, Table* t, NodeArray* na, const HashProbe& p, const Value& key,
+                     const Value& value, WriterClaim& claim) {
   // With tasks about, a key once stored stays in its node until a rebuild makes a new
   // part: a reader that matched a dead key must not then read a value stored for
   // another key that reused the node. Dead keys go at the next rehash instead.
   Node* dead = claim.shared() ? nullptr : p.dead;
   if (key.isInt() && uint64_t(key.asInt()) == uint64_t(t->arraySize) + 1 &&
       tableArraySize(t) < kMaxArrayCapacity) {
-    return appendArray(state, t, value);
+    return appendArray(state, t, value, claim);
   }
   if (dead) {
     if (key.isCollectable()) markUnordered(na);  // keeps ordered parts free of such keys
@@ -586,21 +635,76 @@ Status setInHash(State& state, Table* t, const Value& key, const Value& value) {
     t->nodeCount++;
     return Status::ok();
   }
-  Status s = rehash(state, t, key);
+  Status s = rehash(state, t, key, claim);
   if (!s.isOk()) return s;
   if (key.isInt() && inArrayRange(key.asInt(), t->arraySize)) {
     storeValue(t, t->array->data[key.asInt() - 1], value);
     return Status::ok();
   }
-  // No room left means racing writers revived keys after rehash counted them: report
-  // the race (kRuntimeError, "concurrent table write") rather than lose the key.
   NodeArray* rebuilt = t->nodes;
-  if (!rebuilt || !placeNode(t, rebuilt, tableHomeSlot(key, rebuilt->capacity), key, value, claim.shared())) {
-    lostToRace(state);
-    return Status(StatusCode::kRuntimeError);
-  }
+  bool placed = rebuilt && placeNode(t, rebuilt, tableHomeSlot(key, rebuilt->capacity), key, value, claim.shared());
+  WEFT_CHECK(placed, "rehash keeps a node free for the key it was called for");
   t->nodeCount++;
   return Status::ok();
+}
+
+// Stores `key` (normalised, not nil/NaN) under the claim: no part changes meanwhile, so
+// a store into an existing slot needs no check.
+Status setClaimed(State& state, Table* t, const Value& key, const Value& value, WriterClaim& claim) {
+  if (key.isInt() && inArrayRange(key.asInt(), t->arraySize) && key.asInt() - 1 < t->array->capacity) {
+    storeValue(t, t->array->data[key.asInt() - 1], value);
+    return Status::ok();
+  }
+  NodeArray* na = t->nodes;
+  HashProbe p = probeHash(na, key);
+  if (p.found) {
+    storeValue(t, p.found->value, value);
+    return Status::ok();
+  }
+  if (value.isNil()) return Status::ok();
+  return insertClaimed(state, t, na, p, key, value, claim);
+}
+
+// Stores into the hash part; `key` is normalised, not nil/NaN, and was not in the array
+// part as the caller saw it after reading `seq` (tableWriteBegin). The probe that looks
+// for the key also finds where to insert it.
+Status setInHash(State& state, Table* t, const Value& key, const Value& value, uint32_t seq) {
+  NodeArray* na = tableNodePart(t);
+  HashProbe p = probeHash(na, key);
+  if (p.found) {
+    storeValue(t, p.found->value, value);
+    if (tableWriteHeld(t, seq)) [[likely]] return Status::ok();
+  } else if (value.isNil() && tableWriteHeld(t, seq)) {
+    return Status::ok();  // no claim since the lookup: the key is absent and stays so
+  }
+  WriterClaim claim(state, t);
+  // Another writer may have rebuilt the table, or inserted this key, since the probe:
+  // look again, so the key goes into the live parts, once.
+  if (claim.shared()) return setClaimed(state, t, key, value, claim);
+  return insertClaimed(state, t, na, p, key, value, claim);
+}
+
+// tableResize's work, under the caller's claim.
+Status resizeClaimed(State& state, Table* t, uint32_t arraySize, uint32_t hashSize, WriterClaim& claim) {
+  if (arraySize < t->arraySize) arraySize = t->arraySize;
+  uint32_t nodeCap = t->nodes ? t->nodes->capacity : 0;
+  ValueArray* a = t->array;
+  if (arraySize == t->arraySize && maxLoad(nodeCap) >= uint64_t(t->nodeCount) + hashSize) return Status::ok();
+  if (arraySize > t->arraySize && a && arraySize <= a->capacity && !t->nodes) {
+    setArraySize(t, arraySize);  // slots beyond the old size are already nil
+    if (hashSize == 0) return Status::ok();
+  }
+  claim.beforeCopy();
+  uint64_t liveHash = 0;
+  if (const NodeArray* na = t->nodes) {
+    for (uint32_t i = 0; i < na->capacity; ++i) {
+      const Node& node = na->nodes[i];
+      if (node.key.isNil() || node.value.isNil()) continue;
+      if (node.key.isInt() && inArrayRange(node.key.asInt(), arraySize)) continue;
+      liveHash++;
+    }
+  }
+  return rebuildWithRoom(state, t, arraySize, liveHash > hashSize ? liveHash : hashSize, 0, claim);
 }
 
 }  // namespace
@@ -642,7 +746,7 @@ Table* newTable(State& state, uint32_t arrayHint, uint32_t hashHint) {
   auto* t = reinterpret_cast<Table*>(state.mutator().allocate(uint8_t(Kind::Table), sizeof(Table)));
   if (!t) return nullptr;
   if (arrayHint || hashHint) {
-    if (!rebuild(state, t, arrayHint > kMaxArrayCapacity ? kMaxArrayCapacity : arrayHint, hashHint).isOk()) {
+    if (!rebuild(state, t, arrayHint > kMaxArrayCapacity ? kMaxArrayCapacity : arrayHint, hashHint, 0).isOk()) {
       return nullptr;
     }
   }
@@ -694,26 +798,27 @@ Value tableGet(const Table* t, const Value& key) {
 
 Status tableSetInt(State& state, Table* t, int64_t key, const Value& value) {
   tableTouched(t);
+  uint32_t seq = tableWriteBegin(t);
   if (ValueArray* a = tableArrayPart(t); a && inArrayRange(key, tableArraySize(t)) && uint64_t(key) - 1 < a->capacity) {
     storeValue(t, a->data[key - 1], value);
-    return Status::ok();
+    if (tableWriteHeld(t, seq)) [[likely]] return Status::ok();
+    WriterClaim claim(state, t);  // a rebuild may have copied the slot first: again, under the claim
+    return setClaimed(state, t, Value::integer(key), value, claim);
   }
   if (!tableNodePart(t) && uint64_t(key) == uint64_t(tableArraySize(t)) + 1 && !value.isNil() &&
       tableArraySize(t) < kMaxArrayCapacity) {
     WriterClaim claim(state, t);
-    if (!claim.held()) return Status(StatusCode::kRuntimeError);
     // Fast path: no hash part can hold the key. Checked again under the claim, since
     // another writer may have appended or rebuilt since.
-    if (!t->nodes && uint64_t(key) == uint64_t(t->arraySize) + 1) return appendArray(state, t, value);
+    if (!t->nodes && uint64_t(key) == uint64_t(t->arraySize) + 1) return appendArray(state, t, value, claim);
   }
-  Value k = Value::integer(key);
-  return setInHash(state, t, k, value);
+  return setInHash(state, t, Value::integer(key), value, seq);
 }
 
 Status tableSetStr(State& state, Table* t, String* key, const Value& value) {
   tableTouched(t);
-  Value k = Value::string(key);
-  return setInHash(state, t, k, value);
+  uint32_t seq = tableWriteBegin(t);
+  return setInHash(state, t, Value::string(key), value, seq);
 }
 
 Status tableSet(State& state, Table* t, const Value& key, const Value& value) {
@@ -734,7 +839,8 @@ Status tableSet(State& state, Table* t, const Value& key, const Value& value) {
       break;
   }
   tableTouched(t);
-  return setInHash(state, t, key, value);
+  uint32_t seq = tableWriteBegin(t);
+  return setInHash(state, t, key, value, seq);
 }
 
 Value* tableFindSlot(Table* t, const Value& rawKey) {
@@ -847,27 +953,32 @@ Status tableNext(const Table* t, Value& key, Value& value, bool& found) {
 
 Status tableResize(State& state, Table* t, uint32_t arraySize, uint32_t hashSize) {
   if (arraySize > kMaxArrayCapacity) return Status(StatusCode::kMemoryError);
-  // Every field below is read under the claim, so no other writer changes the parts.
+  // Every field is read under the claim, so no other writer changes the parts.
   WriterClaim claim(state, t);
-  if (!claim.held()) return Status(StatusCode::kRuntimeError);
-  if (arraySize < t->arraySize) arraySize = t->arraySize;
-  uint32_t nodeCap = t->nodes ? t->nodes->capacity : 0;
+  return resizeClaimed(state, t, arraySize, hashSize, claim);
+}
+
+Status tableSetList(State& state, Table* t, int64_t first, const Value* values, uint32_t n) {
+  tableTouched(t);
+  // One claim for the whole list: its stores need no check (table.h invariant 7).
+  WriterClaim claim(state, t);
+  uint64_t end = uint64_t(first) + n;
+  if (end > t->arraySize && end <= UINT32_MAX) {
+    if (end > kMaxArrayCapacity) return Status(StatusCode::kMemoryError);
+    if (Status st = resizeClaimed(state, t, uint32_t(end), 0, claim); !st.isOk()) return st;
+  }
+  // Pre-sized, so normally every key is in the array part; any other goes the long way.
   ValueArray* a = t->array;
-  if (arraySize == t->arraySize && maxLoad(nodeCap) >= uint64_t(t->nodeCount) + hashSize) return Status::ok();
-  if (arraySize > t->arraySize && a && arraySize <= a->capacity && !t->nodes) {
-    setArraySize(t, arraySize);  // slots beyond the old size are already nil
-    if (hashSize == 0) return Status::ok();
+  uint32_t size = t->arraySize, j = 0;
+  for (; j < n; j++) {
+    uint64_t i = uint64_t(first) + j;  // slot of key first + 1 + j
+    if (i >= size || i >= a->capacity) break;
+    storeValue(t, a->data[i], values[j]);
   }
-  uint64_t liveHash = 0;
-  if (const NodeArray* na = t->nodes) {
-    for (uint32_t i = 0; i < na->capacity; ++i) {
-      const Node& node = na->nodes[i];
-      if (node.key.isNil() || node.value.isNil()) continue;
-      if (node.key.isInt() && inArrayRange(node.key.asInt(), arraySize)) continue;
-      liveHash++;
-    }
+  for (; j < n; j++) {
+    if (Status st = setClaimed(state, t, Value::integer(first + 1 + j), values[j], claim); !st.isOk()) return st;
   }
-  return rebuild(state, t, arraySize, liveHash > hashSize ? liveHash : hashSize);
+  return Status::ok();
 }
 
 // Release: a task that reads the new metatable pointer sees the metatable's contents.

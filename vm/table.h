@@ -21,6 +21,15 @@
 //     capacity, never only against arraySize or a capacity read from another part.
 //     Slots are read with loadSlot and written with storeValue (value.h invariant 4);
 //     the slot-returning functions below hand out pointers for the caller to read so.
+//  7. No write is lost to a racing writer of another key, and no write fails because of
+//     one (docs/design/shared-tables.md). Structural changes (a new key, an append, a
+//     rebuild) hold the table's claim, waiting for it if another writer has it. A store
+//     into an existing slot takes no claim: it reads the sequence word before finding
+//     the slot (tableWriteBegin) and checks it after the store (tableWriteHeld); if a
+//     claim was held or taken meanwhile, the slot may have been copied before the store
+//     reached it, and the store is done again through tableSet, which then claims.
+//     A claim holder never reaches a safepoint, never collects and never waits for
+//     anything but another claim, so waiting for a claim cannot deadlock with a stop.
 #pragma once
 
 #include <cstdint>
@@ -92,14 +101,40 @@ inline const Value* tableStrSlot(const Table* t, const String* key) {
 }
 
 // Raw writes. kRuntimeError for a nil or NaN key (the caller raises "index is nil" /
-// "index is NaN"), kMemoryError when a resize cannot allocate. Never collects.
+// "index is NaN"), kMemoryError when a resize cannot allocate; never fails otherwise,
+// whatever other tasks write at the same time (invariant 7). Never collects; may wait
+// for another writer's claim (a few hundred instructions, or a rebuild's copy).
 Status tableSet(State& state, Table* t, const Value& key, const Value& value);
 Status tableSetInt(State& state, Table* t, int64_t key, const Value& value);
 Status tableSetStr(State& state, Table* t, String* key, const Value& value);
 
+// SETLIST: stores values[0..n) at keys first+1..first+n, pre-sizing the array part for
+// them; kMemoryError when that cannot allocate. `values` must not be in the heap
+// (a thread's stack is fine: nothing here collects or moves it).
+Status tableSetList(State& state, Table* t, int64_t first, const Value* values, uint32_t n);
+
 // Pointer to the value slot of an existing key with a non-nil value, or nullptr. Stores
-// through it must use storeValue(t, *slot, v) (barrier) and clear the cache (tableTouched).
+// through it must use storeValue(t, *slot, v) (barrier), clear the cache (tableTouched)
+// and be checked with tableWriteHeld against a tableWriteBegin read before this call.
 Value* tableFindSlot(Table* t, const Value& key);
+
+// A store into a slot found by the lookups above (invariant 7):
+//   uint32_t seq = tableWriteBegin(t);  // before the lookup loads a part
+//   ... find slot; storeValue(t, *slot, v) ...
+//   if (!tableWriteHeld(t, seq)) store again with tableSet (or the metamethod path);
+// Acquire on both loads pairs with the release that ends a claim: a writer that reads a
+// newer word also sees the parts that claim published, so its lookup or its second
+// store finds the live slot. The compiler fence keeps the check after the store in the
+// program; the processor may still let the check's load pass the store, which the
+// claim's heavy barrier (table.cpp) covers, so the fast path needs no fence instruction.
+// The begun value drops the claim bit: if a claim was held, the word is g + 1 and the
+// check passes only if it is back at g, which a claim that copied nothing leaves (a
+// copying claim leaves g + 2; table.cpp, WriterClaim).
+inline uint32_t tableWriteBegin(const Table* t) { return __atomic_load_n(&t->sync, __ATOMIC_ACQUIRE) & ~1u; }
+[[gnu::always_inline]] inline bool tableWriteHeld(const Table* t, uint32_t begun) {
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  return __atomic_load_n(&t->sync, __ATOMIC_ACQUIRE) == begun;
+}
 
 // A border of the table (Lua's # without __len).
 uint64_t tableLength(Table* t);

@@ -81,8 +81,7 @@ local selch = task.channel()
 local selector = task.spawn(function() local c <close> = closer("select"); task.select({{selch, "recv"}, {task.channel(1), "recv"}}) end)
 local awaiter = task.spawn(function() local c <close> = closer("await"); sleeper:await() end)
 -- The running ones say when their variable exists: a task cancelled before its first
--- dispatch never runs, so it would have nothing to close. The keys exist beforehand,
--- as in `closed`: three tasks adding keys at once is a concurrent table write.
+-- dispatch never runs, so it would have nothing to close.
 local started = {yield = false, spin = false, rec = false}
 local yielder = task.spawn(function()
   local c <close> = closer("yield"); started.yield = true; while true do task.yield() end

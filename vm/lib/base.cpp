@@ -197,7 +197,7 @@ NativeResult baseRawSet(CallContext& cx) {
   Value key = cx.arg(2);
   Status st = tableSet(cx.state(), t, key, cx.arg(3));
   bool badKey = key.isNil() || (key.isFloat() && key.asFloat() != key.asFloat());
-  if (!st.isOk() && !badKey) return cx.tableWriteError(st);
+  if (!st.isOk() && !badKey) return cx.memoryError();
   if (!st.isOk()) {
     String* msg = cx.newString(key.isNil() ? "index is nil" : "index is NaN");
     if (!msg) return cx.memoryError();

@@ -264,10 +264,10 @@ NativeResult pkgRequire(CallContext& cx) {
   if (!loaded.isTable()) return cx.error("'package.loaded' must be a table");
   String* key = cx.at(nameSlot).asString();
   if (!result.isNil()) {
-    if (Status st = tableSetStr(cx.state(), loaded.asTable(), key, result); !st.isOk()) return cx.tableWriteError(st);
+    if (Status st = tableSetStr(cx.state(), loaded.asTable(), key, result); !st.isOk()) return cx.memoryError();
   } else if (tableGetStr(loaded.asTable(), key).isNil()) {
     Status st = tableSetStr(cx.state(), loaded.asTable(), key, Value::boolean(true));
-    if (!st.isOk()) return cx.tableWriteError(st);
+    if (!st.isOk()) return cx.memoryError();
   }
   cx.setTop(callBase);
   cx.push(tableGetStr(loaded.asTable(), key));

@@ -47,7 +47,7 @@ class Seq {
   Status setMayGC(int64_t i, const Value& v) {
     if (Table* t = rawTable()) {
       Status st = tableSetInt(cx_.state(), t, i, v);
-      if (!st.isOk()) return Status(cx_.tableWriteError(st).status);
+      if (!st.isOk()) return Status(cx_.memoryError().status);
       return st;
     }
     return cx_.setMayGC(object(), Value::integer(i), v);
@@ -418,7 +418,7 @@ NativeResult tabSort(CallContext& cx) {
       r = quickSortMayGC(fast, 1, n, 0x2545f491u);
       if (r == SortResult::kInvalidOrder) return cx.error("invalid order function for sorting");
       for (int64_t i = 1; i <= n; i++)
-        if (Status st = tableSetInt(cx.state(), raw, i, fast.v[size_t(i)]); !st.isOk()) return cx.tableWriteError(st);
+        if (Status st = tableSetInt(cx.state(), raw, i, fast.v[size_t(i)]); !st.isOk()) return cx.memoryError();
       return cx.results(0);
     }
   }
