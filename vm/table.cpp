@@ -614,7 +614,7 @@ Status appendArray(State& state, Table* t, const Value& value, WriterClaim& clai
 
 // Inserts `key` (normalised, not nil/NaN, absent from both parts, `value` not nil) under
 // the claim; `na` and `p` are the hash part and the key's probe in it.
-Status insertClaimed(State& state, Table* t, NodeArray* na, const HashProbe& p, const Value& key,
+[[gnu::always_inline]] inline Status insertClaimed(State& state, Table* t, NodeArray* na, const HashProbe& p, const Value& key,
                      const Value& value, WriterClaim& claim) {
   // With tasks about, a key once stored stays in its node until a rebuild makes a new
   // part: a reader that matched a dead key must not then read a value stored for
@@ -705,6 +705,24 @@ Status resizeClaimed(State& state, Table* t, uint32_t arraySize, uint32_t hashSi
     }
   }
   return rebuildWithRoom(state, t, arraySize, liveHash > hashSize ? liveHash : hashSize, 0, claim);
+}
+
+// tableSetInt's append: no hash part can hold the key, which is checked again under
+// the claim, since another writer may have appended or rebuilt since. Out of line: the
+// claim would make tableSetInt save registers on every path.
+[[gnu::noinline]] Status appendOrSetInHash(State& state, Table* t, int64_t key, const Value& value, uint32_t seq) {
+  {
+    WriterClaim claim(state, t);
+    if (!t->nodes && uint64_t(key) == uint64_t(t->arraySize) + 1) return appendArray(state, t, value, claim);
+  }
+  return setInHash(state, t, Value::integer(key), value, seq);
+}
+
+// tableSetInt's array store failed its check: a rebuild may have copied the slot first.
+// Stores again, under the claim; out of line, off the array path.
+[[gnu::noinline]] Status setIntAgain(State& state, Table* t, int64_t key, const Value& value) {
+  WriterClaim claim(state, t);
+  return setClaimed(state, t, Value::integer(key), value, claim);
 }
 
 }  // namespace
@@ -802,15 +820,11 @@ Status tableSetInt(State& state, Table* t, int64_t key, const Value& value) {
   if (ValueArray* a = tableArrayPart(t); a && inArrayRange(key, tableArraySize(t)) && uint64_t(key) - 1 < a->capacity) {
     storeValue(t, a->data[key - 1], value);
     if (tableWriteHeld(t, seq)) [[likely]] return Status::ok();
-    WriterClaim claim(state, t);  // a rebuild may have copied the slot first: again, under the claim
-    return setClaimed(state, t, Value::integer(key), value, claim);
+    return setIntAgain(state, t, key, value);
   }
   if (!tableNodePart(t) && uint64_t(key) == uint64_t(tableArraySize(t)) + 1 && !value.isNil() &&
       tableArraySize(t) < kMaxArrayCapacity) {
-    WriterClaim claim(state, t);
-    // Fast path: no hash part can hold the key. Checked again under the claim, since
-    // another writer may have appended or rebuilt since.
-    if (!t->nodes && uint64_t(key) == uint64_t(t->arraySize) + 1) return appendArray(state, t, value, claim);
+    return appendOrSetInHash(state, t, key, value, seq);
   }
   return setInHash(state, t, Value::integer(key), value, seq);
 }
