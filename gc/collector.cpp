@@ -1,11 +1,19 @@
-// The copying collector (Cheney), with Lua 5.4 weak tables and finalizers.
+// The copying collector (Cheney), generational (docs/design/gc-v2.md), with Lua 5.4 weak
+// tables and finalizers.
 //
 // Protocol (one collection, world stopped, run only from safepointMayGC/collectMayGC on
 // the requesting mutator's thread, while every other attached mutator is parked and
-// detached ones cannot attach: safepoint.cpp):
+// detached ones cannot attach: safepoint.cpp). A major collection copies every
+// reachable object; a minor one only the young ones (no kBitOld), promoting them into
+// old chunks: an old object counts as reached and is neither copied nor traced, unless
+// it is in the remembered set. Every copy is old. So after either kind no object is
+// young and the remembered set is empty.
 //  1. Copy the roots (root sources, the handle slots of every registered mutator,
-//     persistent handles, pending finalizers) into fresh to-space chunks and scan to-space breadth-first; weak
-//     containers report themselves with deferWeak instead of visiting weak parts.
+//     persistent handles, pending finalizers) into fresh to-space chunks (a minor: into
+//     the old generation's promotion chunks, from where the last collection stopped) and
+//     scan to-space breadth-first; a minor also traces every remembered holder (old
+//     objects a barrier recorded, Thread objects whose stacks ran). Weak containers
+//     report themselves with deferWeak instead of visiting weak parts.
 //  2. Ephemeron fixpoint: trace the values of weak-key tables whose keys are live, until
 //     a round copies nothing.
 //  3. clearWeak(kClearValues): drop entries with dead weak values. This comes before
@@ -19,10 +27,11 @@
 //     collection, after their finalizers ran. Containers first reached in step 4 get
 //     their values cleared here too.
 //  6. Sweep weak roots (the string table), release off-heap memory of dead registered
-//     externals, then install to-space and free (or, relocate mode, quarantine) old space.
-// To-space membership is the epoch bit in gcBits: every object in current space carries
-// the heap's epoch; copies get the flipped one. So a slot visited twice is harmless and
-// isLive needs no address lookup.
+//     externals (a minor: only those registered since the last collection), then install
+//     to-space and free (or, relocate mode, quarantine) old space (a minor: the nursery).
+// To-space membership: in a major, the epoch bit in gcBits (every object in current
+// space carries the heap's epoch; copies get the flipped one); in a minor, kBitOld. So a
+// slot visited twice is harmless and isLive needs no address lookup.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -47,13 +56,18 @@ size_t nextGrowth(size_t live, int64_t external, const Config& config) {
 
 class Collector final : public Visitor {
  public:
-  explicit Collector(Heap& heap) : heap_(heap), impl_(*heap.impl_), toEpoch_(impl_.epoch ^ kBitEpoch) {}
+  Collector(Heap& heap, CollectionKind kind)
+      : heap_(heap),
+        impl_(*heap.impl_),
+        minor_(kind == CollectionKind::kMinor),
+        toEpoch_(minor_ ? impl_.epoch : impl_.epoch ^ kBitEpoch) {}
   ~Collector() override;
 
   bool run();
-  void install(uint64_t collection, Mutator& collector);
+  void install(uint64_t collection);
   const std::string& error() const { return error_; }
   size_t copiedBytes() const { return copiedBytes_; }
+  size_t promotedBytes() const { return minor_ ? copiedBytes_ + keptBytes_ : 0; }
 
   void visit(Object*& slot) override;
   void deferWeak(Object* container, bool weakKeys, bool weakValues) override;
@@ -67,19 +81,24 @@ class Collector final : public Visitor {
   void prefetchAlong();
   void ephemeronFixpoint();
   void traceRoots();
+  void traceRemembered();
   void clearWeak(int phase);
   void resurrectFinalizable();
   void sweepExternals();
   void fail(const char* what, const Object* obj);
-  bool inToSpace(const Object* obj) const { return (obj->header.gcBits & kBitEpoch) == toEpoch_; }
+  bool inToSpace(const Object* obj) const {
+    return minor_ ? (obj->header.gcBits & kBitOld) != 0 : (obj->header.gcBits & kBitEpoch) == toEpoch_;
+  }
   Object* current(Object* obj) const { return obj->header.kind == kForwardedKind ? forwardee(obj) : obj; }
 
   Heap& heap_;
   Heap::Impl& impl_;
+  bool minor_;
   uint8_t toEpoch_;
   bool copying_ = true;  // false while clearing: a dead reference is then left alone
   bool installed_ = false;
   std::vector<Chunk*> toChunks_;  // standard chunks, in allocation order
+  Chunk* reusedTail_ = nullptr;   // a minor: the old chunk promotion continued in (not ours)
   std::vector<Chunk*> toLarge_;   // one large object each
   Chunk* current_ = nullptr;      // the chunk copies are bumped into
   size_t scanChunk_ = 0;          // Cheney scan position: toChunks_[scanChunk_] at scanPtr_
@@ -93,13 +112,15 @@ class Collector final : public Visitor {
   std::vector<Object*> ephemerons_;  // those with weak keys and strong values
   uint64_t copiedObjects_ = 0;
   size_t copiedBytes_ = 0;
+  size_t keptBytes_ = 0;  // large objects kept in place
   size_t externalReleased_ = 0;  // off-heap bytes the releases of dead externals returned
   std::string error_;
 };
 
 Collector::~Collector() {
   if (installed_) return;
-  for (Chunk* chunk : toChunks_) unmapChunk(chunk);
+  for (Chunk* chunk : toChunks_)
+    if (chunk != reusedTail_) unmapChunk(chunk);
   for (Chunk* chunk : toLarge_) {
     if (chunk->kept) chunk->kept = false;  // still old space's
     else unmapChunk(chunk);
@@ -153,17 +174,18 @@ Object* Collector::copy(Object* obj) {
     return obj;
   }
   size_t size = objectBytes(impl_.types[kind], obj);
-  if (size >= Heap::kLargeObjectSize && heap_.config_.stress != StressMode::kRelocate) {
+  if (size >= Heap::kLargeObjectSize && (minor_ || heap_.config_.stress != StressMode::kRelocate)) {
     if (Object* kept = keepLarge(obj)) return kept;
   }
   char* to = size < (size_t{1} << 47) ? allocateTo(size) : nullptr;
   if (!to) {
-    fail("no memory for to-space", obj);
+    fail(minor_ ? "no memory to promote into (gc.promote)" : "no memory for to-space", obj);
     return obj;
   }
   copyObject(to, obj, size);
   Object* moved = reinterpret_cast<Object*>(to);
-  moved->header.gcBits = static_cast<uint8_t>((moved->header.gcBits & ~kBitEpoch) | toEpoch_);
+  moved->header.gcBits =
+      static_cast<uint8_t>((moved->header.gcBits & ~(kBitEpoch | kBitRemembered)) | toEpoch_ | kBitOld);
   setForwardee(obj, moved);
   if (impl_.types[kind].prefetch && size < Heap::kLargeObjectSize) prefetchQueue_.push_back(moved);
   copiedBytes_ += size;
@@ -184,9 +206,11 @@ Object* Collector::keepLarge(Object* obj) {
     chunk = it->second;
   }
   if (!chunk->large || chunk->kept) return nullptr;
-  obj->header.gcBits = static_cast<uint8_t>((obj->header.gcBits & ~kBitEpoch) | toEpoch_);
+  obj->header.gcBits =
+      static_cast<uint8_t>((obj->header.gcBits & ~(kBitEpoch | kBitRemembered)) | toEpoch_ | kBitOld);
   chunk->kept = true;
   toLarge_.push_back(chunk);
+  keptBytes_ += static_cast<size_t>(chunk->top - chunk->base);
   ++copiedObjects_;  // progress for the ephemeron fixpoint, as a copy would be
   return obj;
 }
@@ -200,7 +224,16 @@ char* Collector::allocateTo(size_t size) {
     toLarge_.push_back(chunk);
     return chunk->base;
   }
+  if (!current_ && minor_ && impl_.promotionTail) {
+    // Promotion continues where the last collection stopped, so old chunks fill up.
+    current_ = reusedTail_ = impl_.promotionTail;
+    toChunks_.push_back(current_);
+    scanChunk_ = 0;
+    scanPtr_ = current_->top;
+  }
   if (!current_ || size > static_cast<size_t>(current_->base + current_->size - current_->top)) {
+    // The fault site stands for a promotion (or a to-space chunk) the system refuses.
+    if (minor_ && fault::hit("gc.promote")) return nullptr;
     Chunk* chunk;
     {
       std::lock_guard lock(impl_.mutex);
@@ -277,7 +310,28 @@ void Collector::ephemeronFixpoint() {
   }
 }
 
+// Every holder recorded this cycle loses its bit; a minor traces it whole (its young
+// referents are promoted), a major reaches it like any object. Bits are cleared before
+// any copy, so no copy carries one.
+void Collector::traceRemembered() {
+  std::vector<Object*> orphans;
+  takeOrphanRemembered(heap_, orphans);
+  auto take = [&](std::vector<Object*>& list) {
+    for (Object* holder : list) holder->header.gcBits &= static_cast<uint8_t>(~kBitRemembered);
+    if (minor_) {
+      for (Object* holder : list) {
+        const TypeInfo& info = impl_.types[holder->header.kind];
+        if (info.trace) info.trace(holder, *this);
+      }
+    }
+    list.clear();
+  };
+  for (Mutator* m : impl_.mutators) take(m->remembered_);
+  take(orphans);
+}
+
 void Collector::traceRoots() {
+  traceRemembered();
   for (RootSource* source : impl_.roots) source->traceRoots(*this);
   for (Mutator* m : impl_.mutators)
     for (Object** slot = m->handleBase_; slot < m->handleTop_; ++slot) visit(*slot);
@@ -311,21 +365,29 @@ void Collector::resurrectFinalizable() {
   for (auto it = dying.rbegin(); it != dying.rend(); ++it) impl_.pending.push_back(*it);
 }
 
+// A minor sweeps only the externals registered since the last collection: the old ones
+// (a parked task's thread) are alive as far as a minor knows. Survivors join the old list.
 void Collector::sweepExternals() {
-  std::vector<Object*>& externals = impl_.externals;
-  size_t kept = 0;
-  constexpr size_t kAhead = 8;  // each header is a cache miss: overlap them
-  for (size_t i = 0; i < externals.size(); i++) {
-    if (i + kAhead < externals.size()) __builtin_prefetch(externals[i + kAhead]);
-    Object* obj = externals[i];
-    if (isLive(obj)) {
-      externals[kept++] = current(obj);
-      continue;
+  std::vector<Object*>& old = impl_.externals;
+  auto sweep = [&](std::vector<Object*>& externals, size_t from, std::vector<Object*>& survivors) {
+    size_t kept = from;
+    constexpr size_t kAhead = 8;  // each header is a cache miss: overlap them
+    for (size_t i = from; i < externals.size(); i++) {
+      if (i + kAhead < externals.size()) __builtin_prefetch(externals[i + kAhead]);
+      Object* obj = externals[i];
+      if (isLive(obj)) {
+        if (&survivors == &externals) externals[kept++] = current(obj);
+        else survivors.push_back(current(obj));
+        continue;
+      }
+      auto release = impl_.types[obj->header.kind].release;
+      if (release) externalReleased_ += release(obj);
     }
-    auto release = impl_.types[obj->header.kind].release;
-    if (release) externalReleased_ += release(obj);
-  }
-  externals.resize(kept);
+    if (&survivors == &externals) externals.resize(kept);
+  };
+  if (!minor_) sweep(old, 0, old);
+  sweep(impl_.youngExternals, 0, old);
+  impl_.youngExternals.clear();
 }
 
 bool Collector::run() {
@@ -344,31 +406,54 @@ bool Collector::run() {
   return error_.empty();
 }
 
-// Makes to-space current: old chunks are recycled, unmapped or (relocate) quarantined;
-// the collecting mutator continues in the tail of the last to-space chunk.
-void Collector::install(uint64_t collection, Mutator& collector) {
+// Makes to-space current. A major: every chunk of the old space is recycled, unmapped
+// or (relocate) quarantined. A minor: only the nursery's are (mutator buffers, young
+// large objects nobody reached); old chunks stay, joined by the promotion chunks and the
+// young large chunks kept in place. No mutator gets a buffer in to-space: the next
+// collection's promotion continues in its last chunk, so old chunks fill up.
+void Collector::install(uint64_t collection) {
   installed_ = true;
   std::unique_lock lock(impl_.mutex);
-  std::vector<Chunk*> old = std::move(impl_.space);
-  impl_.space = toChunks_;
-  impl_.space.insert(impl_.space.end(), toLarge_.begin(), toLarge_.end());
+  std::vector<Chunk*> old;  // to free
+  std::vector<Chunk*> space;
+  if (minor_) {
+    for (Chunk* chunk : impl_.space) {
+      if (!chunk->young) space.push_back(chunk);
+      else if (!chunk->kept) old.push_back(chunk);
+    }
+    for (Chunk* chunk : toChunks_)
+      if (chunk != reusedTail_) space.push_back(chunk);
+  } else {
+    for (Chunk* chunk : impl_.space)
+      if (!chunk->kept) old.push_back(chunk);
+    space = toChunks_;
+  }
+  space.insert(space.end(), toLarge_.begin(), toLarge_.end());
   impl_.chunkIndex.clear();
   size_t live = 0;
-  for (Chunk* chunk : impl_.space) {
+  for (Chunk* chunk : space) {
+    chunk->kept = false;
+    chunk->young = false;
     impl_.chunkIndex[reinterpret_cast<uintptr_t>(chunk->base)] = chunk;
     live += static_cast<size_t>(chunk->top - chunk->base);
   }
-  impl_.epoch = toEpoch_;
-  for (Mutator* m : impl_.mutators) m->gcBits_ = toEpoch_;
+  impl_.space = std::move(space);
+  if (!minor_) {
+    impl_.epoch = toEpoch_;
+    for (Mutator* m : impl_.mutators) m->gcBits_ = toEpoch_;
+  }
+  if (current_ || !minor_) impl_.promotionTail = current_;
 
   const Config& config = heap_.config_;
   bool relocate = config.stress == StressMode::kRelocate;
   impl_.externalBytes -= static_cast<int64_t>(externalReleased_);
   impl_.externalAfterLastGC = impl_.externalBytes;
-  impl_.threshold = std::max(config.initialThreshold, live + nextGrowth(live, impl_.externalBytes, config));
-  // Keeping free chunks up to the next threshold costs no extra peak (old space was at
-  // least that big) and spares the next cycle's buffers and to-space the page faults.
-  impl_.poolLimit = std::max(16 * Heap::kChunkSize, impl_.threshold);
+  impl_.threshold = live + config.initialThreshold;
+  if (!minor_) impl_.majorThreshold = std::max(config.initialThreshold, live + nextGrowth(live, impl_.externalBytes, config));
+  // Free chunks are kept for the next nursery (and v1's to-space, for a major): the
+  // freed space was at least that big, so keeping them adds nothing to the peak and
+  // spares the next cycle's buffers the page faults.
+  impl_.poolLimit = std::max(16 * Heap::kChunkSize, minor_ ? 2 * config.initialThreshold : impl_.threshold);
   // A large chunk no allocation reused since the last collection is unlikely to fit
   // one soon (large objects of another size): unmapped, so the pool adds to the peak
   // RSS only what the next cycle actually reuses.
@@ -376,12 +461,9 @@ void Collector::install(uint64_t collection, Mutator& collector) {
   impl_.largePool.clear();
   impl_.largePoolBytes = 0;
   std::vector<Chunk*> quarantined;
-  if (relocate) quarantined.swap(old);
+  if (relocate && !minor_) quarantined.swap(old);
   for (Chunk* chunk : old) {
-    if (chunk->kept) {
-      chunk->kept = false;  // now part of to-space
-      continue;
-    }
+    chunk->young = false;
     size_t pooled = impl_.pool.size() * Heap::kChunkSize + impl_.largePoolBytes;
     if (!chunk->large && chunk->size == Heap::kChunkSize && pooled < impl_.poolLimit) {
       chunk->dirty = true;
@@ -408,26 +490,14 @@ void Collector::install(uint64_t collection, Mutator& collector) {
 
   impl_.usedBytes.store(live, std::memory_order_relaxed);
   impl_.liveAfterLastGC = live;
-
-  if (current_) {
-    size_t tail = static_cast<size_t>(current_->base + current_->size - current_->top);
-    if (config.heapLimit) tail = std::min(tail, config.heapLimit > live ? (config.heapLimit - live) & ~(kObjectAlignment - 1) : 0);
-    if (tail >= kMinObjectSize) {
-      if (current_->dirty) std::memset(current_->top, 0, tail);
-      collector.chunk_ = current_;
-      collector.cursor_ = current_->top;
-      collector.limit_ = current_->top + tail;
-      impl_.usedBytes.fetch_add(tail, std::memory_order_relaxed);
-    }
-  }
-  for (Chunk* chunk : toChunks_) chunk->dirty = false;
+  impl_.lastWasMajor = !minor_;
   impl_.thresholdCrossed.store(false, std::memory_order_relaxed);
   impl_.reserveOpen.store(false, std::memory_order_relaxed);
   heap_.requested_.store(config.stress != StressMode::kNone, std::memory_order_relaxed);
   // Poisoning is slow and touches only chunks no mutator can reach: keep the lock free
   // for detach and the registry meanwhile.
   lock.unlock();
-  if (relocate) quarantineOldSpace(quarantined, collection);
+  if (!quarantined.empty()) quarantineOldSpace(quarantined, collection);
 }
 
 // ---- The collection proper (safepoint.cpp runs it, world stopped) ----
@@ -447,7 +517,52 @@ static std::string verifyBefore(Heap& heap, bool enabled) {
   return fault;
 }
 
-Status Heap::collectNow(Mutator& collector) {
+// Relocate stress makes every collection a major one (every object moves); plain stress
+// makes every eighth one major, so both kinds run under --gc-stress --gc-verify. An
+// explicit request gets what it asked for; otherwise a major one comes when the old
+// generation outgrew its threshold, when the heap limit is near, or after a memory
+// error (the emergency reserve: old garbage must go).
+CollectionKind Heap::chooseKind(bool force, CollectionKind asked) {
+  Impl& impl = *impl_;
+  if (config_.stress == StressMode::kRelocate) return CollectionKind::kMajor;
+  if (force) return asked;
+  if (config_.stress == StressMode::kCollect && ++impl.stressCollections % 8 == 0) return CollectionKind::kMajor;
+  if (impl.reserveOpen.load(std::memory_order_relaxed)) return CollectionKind::kMajor;
+  if (impl.liveAfterLastGC >= impl.majorThreshold) return CollectionKind::kMajor;
+  size_t limit = config_.heapLimit;
+  if (limit && impl.liveAfterLastGC + config_.initialThreshold >= limit - limit / 4) return CollectionKind::kMajor;
+  return CollectionKind::kMinor;
+}
+
+namespace {
+
+uint64_t percentile(std::vector<uint64_t> pauses, double p) {
+  if (pauses.empty()) return 0;
+  auto at = pauses.begin() + static_cast<std::ptrdiff_t>(p * static_cast<double>(pauses.size() - 1) + 0.5);
+  std::nth_element(pauses.begin(), at, pauses.end());
+  return *at;
+}
+
+void notePause(PauseStats& stats, std::vector<uint64_t>& pauses, uint64_t nanos) {
+  ++stats.count;
+  stats.totalNanos += nanos;
+  stats.longestNanos = std::max(stats.longestNanos, nanos);
+  pauses.push_back(nanos);
+}
+
+}  // namespace
+
+Stats Heap::stats() const {
+  std::lock_guard lock(impl_->mutex);
+  Stats out = stats_;
+  out.minor.p50Nanos = percentile(impl_->minorPauses, 0.5);
+  out.minor.p99Nanos = percentile(impl_->minorPauses, 0.99);
+  out.major.p50Nanos = percentile(impl_->majorPauses, 0.5);
+  out.major.p99Nanos = percentile(impl_->majorPauses, 0.99);
+  return out;
+}
+
+Status Heap::collectNow(CollectionKind kind) {
   Impl& impl = *impl_;
   if (impl.broken.load(std::memory_order_relaxed)) return Status(StatusCode::kFatal);
   auto start = std::chrono::steady_clock::now();
@@ -456,16 +571,17 @@ Status Heap::collectNow(Mutator& collector) {
   uint64_t number = stats().collections + 1;
   std::string fault = verifyBefore(*this, config_.verify);
   if (!fault.empty()) return failCollection("verify failed", "before collection #" + std::to_string(number) + ": " + fault);
-  Collector run(*this);
+  Collector run(*this, kind);
   if (!run.run()) return failCollection("collection failed", run.error());
-  run.install(number, collector);
+  run.install(number);
   {
     std::lock_guard lock(impl.mutex);
     stats_.collections = number;
     stats_.bytesCopiedTotal += run.copiedBytes();
+    stats_.bytesPromotedTotal += run.promotedBytes();
   }
   if (config_.verify) {
-    fault = verifyHeap();
+    fault = verifyHeapAfterCollection();
     if (!fault.empty()) return failCollection("verify failed", "after collection #" + std::to_string(number) + ": " + fault);
   }
   auto nanos = static_cast<uint64_t>(
@@ -473,6 +589,8 @@ Status Heap::collectNow(Mutator& collector) {
   std::lock_guard lock(impl.mutex);
   stats_.totalPauseNanos += nanos;
   stats_.longestPauseNanos = std::max(stats_.longestPauseNanos, nanos);
+  if (kind == CollectionKind::kMinor) notePause(stats_.minor, impl.minorPauses, nanos);
+  else notePause(stats_.major, impl.majorPauses, nanos);
   return Status::ok();
 }
 

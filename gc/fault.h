@@ -4,8 +4,10 @@
 //
 // Protocol: the spec is "site[:n][,site[:n]]..." (n is 1-based, default 1): the n-th
 // call of hit(site) returns true, every other call false. Sites are free strings; the
-// collector's are "gc.register", "gc.attach", "gc.epoch-ack", "gc.deadline" and
-// "gc.verify", the runtime adds its own. The spec comes from configure(), or at the
+// collector's are "gc.register", "gc.attach", "gc.epoch-ack", "gc.deadline",
+// "gc.verify", "gc.promote" (a minor collection cannot get a chunk to promote into) and
+// "gc.barrier-drop" (a write barrier records nothing: the negative test of verify's
+// remembered-set check), the runtime adds its own. The spec comes from configure(), or at the
 // first hit() from the environment variable WEFT_FAULT when configure() was never
 // called. Every function is thread-safe; when nothing is configured hit() costs one
 // relaxed atomic load.

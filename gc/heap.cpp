@@ -17,9 +17,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "gc/fault.h"
 #include "gc/heap_internal.h"
 
 namespace weft::gc {
+
+thread_local Mutator* tCurrentMutator = nullptr;
 
 size_t pageSize() {
   static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -63,6 +66,7 @@ Mutator::Mutator(Heap& heap) : heap_(heap) {
 }
 
 Mutator::~Mutator() {
+  if (tCurrentMutator == this) tCurrentMutator = nullptr;
   Heap::Impl& impl = *heap_.impl_;
   {
     std::unique_lock lock(impl.mutex);
@@ -89,8 +93,10 @@ Object* Mutator::allocateSlow(uint8_t kind, size_t bytes) {
 
 Heap::Heap(const Config& config) : impl_(std::make_unique<Impl>()), config_(config) {
   impl_->threshold = config_.initialThreshold;
+  impl_->majorThreshold = config_.initialThreshold;
   mainMutator_ = std::make_unique<Mutator>(*this);
   mainMutator_->attached_ = true;  // no other thread exists yet
+  tCurrentMutator = mainMutator_.get();
   if (config_.verify) setVerify(true);
   if (config_.stress != StressMode::kNone) requested_.store(true, std::memory_order_relaxed);
   if (config_.stress == StressMode::kRelocate) installStaleReferenceHandler();
@@ -100,9 +106,11 @@ Heap::Heap(const Config& config) : impl_(std::make_unique<Impl>()), config_(conf
 Heap::~Heap() {
   setVerify(false);
   flushMutators();  // the externals still in the mutators' own lists
-  for (Object* obj : impl_->externals) {
-    auto release = impl_->types[obj->header.kind].release;
-    if (release) impl_->externalBytes -= static_cast<int64_t>(release(obj));
+  for (auto* list : {&impl_->externals, &impl_->youngExternals}) {
+    for (Object* obj : *list) {
+      auto release = impl_->types[obj->header.kind].release;
+      if (release) impl_->externalBytes -= static_cast<int64_t>(release(obj));
+    }
   }
   impl_->owned.clear();
   mainMutator_.reset();
@@ -139,14 +147,19 @@ void Mutator::noteExternalBytes(int64_t delta) {
 void Heap::flushExternalLocked(Mutator& m) {
   impl_->externalBytes += std::exchange(m.externalPending_, 0);
   if (!m.externals_.empty()) {
-    impl_->externals.insert(impl_->externals.end(), m.externals_.begin(), m.externals_.end());
+    impl_->youngExternals.insert(impl_->youngExternals.end(), m.externals_.begin(), m.externals_.end());
     m.externals_.clear();
   }
 }
 
+// The bits are set atomically: a barrier on another worker may set kBitRemembered in
+// the same byte at the same moment.
+static bool setBitOnce(Object* obj, uint8_t bit) {
+  return !(std::atomic_ref<uint8_t>(obj->header.gcBits).fetch_or(bit, std::memory_order_relaxed) & bit);
+}
+
 void Mutator::registerExternal(Object* obj) {
-  if (obj->header.gcBits & kBitExternal) return;  // release must run once
-  obj->header.gcBits |= kBitExternal;
+  if (!setBitOnce(obj, kBitExternal)) return;  // release must run once
   externals_.push_back(obj);
 }
 
@@ -215,6 +228,7 @@ char* Heap::refill(Mutator& m, size_t size) {
       impl.usedBytes.fetch_add(size, std::memory_order_relaxed);
     }
     chunk->large = true;
+    chunk->young = true;
     chunk->top = chunk->base + size;
     addChunkLocked(chunk);
     stats_.bytesAllocatedTotal += size;
@@ -233,6 +247,7 @@ char* Heap::refill(Mutator& m, size_t size) {
   if (!chunk) return nullptr;
   if (chunk->dirty) std::memset(chunk->base, 0, capacity);
   chunk->dirty = false;
+  chunk->young = true;
   chunk->top = chunk->base;
   addChunkLocked(chunk);
   m.chunk_ = chunk;
@@ -311,15 +326,13 @@ void Heap::removeWeakRootSource(WeakRootSource* source) {
 
 // The header bits belong to the caller's own object; the list is shared.
 void Heap::registerExternal(Object* obj) {
-  if (obj->header.gcBits & kBitExternal) return;  // release must run once
-  obj->header.gcBits |= kBitExternal;
+  if (!setBitOnce(obj, kBitExternal)) return;  // release must run once
   std::lock_guard lock(impl_->mutex);
-  impl_->externals.push_back(obj);
+  impl_->youngExternals.push_back(obj);
 }
 
 void Heap::registerFinalizable(Object* obj) {
-  if (obj->header.gcBits & kBitFinalizable) return;  // Lua marks an object once
-  obj->header.gcBits |= kBitFinalizable;
+  if (!setBitOnce(obj, kBitFinalizable)) return;  // Lua marks an object once
   std::lock_guard lock(impl_->mutex);
   impl_->finalizable.push_back(obj);
 }
@@ -347,11 +360,6 @@ void Heap::queueAllFinalizers() {
   list.clear();
 }
 
-Stats Heap::stats() const {
-  std::lock_guard lock(impl_->mutex);
-  return stats_;
-}
-
 size_t Heap::bytesInUse(const Mutator& m) const {
   return impl_->usedBytes.load(std::memory_order_relaxed) - static_cast<size_t>(m.limit_ - m.cursor_);
 }
@@ -369,6 +377,46 @@ bool Heap::isCurrentObject(const Object* obj) const {
   if (!obj || (reinterpret_cast<uintptr_t>(obj) & (kObjectAlignment - 1)) || !contains(obj)) return false;
   uint8_t kind = obj->header.kind;
   return kind < kMaxKinds && impl_->registered[kind] && (obj->header.gcBits & kBitEpoch) == impl_->epoch;
+}
+
+// ---- The remembered set (gc-v2.md) ----
+
+namespace {
+std::mutex gOrphanMutex;
+std::vector<Object*> gOrphans;  // gOrphanMutex
+}  // namespace
+
+// Once per old holder per cycle: the bit is set first (atomically, so of two workers
+// storing into one holder at once at least one records it; both may, harmlessly), then
+// the holder joins the calling thread's mutator's buffer. The fault site drops the
+// record but keeps the bit, as a missing barrier would leave the set: the negative test
+// of --gc-verify's remembered-set check.
+void rememberSlow(Object* holder) {
+  if (!setBitOnce(holder, kBitRemembered)) return;
+  if (fault::hit("gc.barrier-drop")) return;
+  if (Mutator* m = tCurrentMutator) {
+    m->remembered_.push_back(holder);
+    return;
+  }
+  std::lock_guard lock(gOrphanMutex);
+  gOrphans.push_back(holder);
+}
+
+void takeOrphanRemembered(Heap& heap, std::vector<Object*>& out) {
+  std::lock_guard lock(gOrphanMutex);
+  if (gOrphans.empty()) return;
+  size_t kept = 0;
+  for (Object* obj : gOrphans) {
+    if (heap.contains(obj)) out.push_back(obj);
+    else gOrphans[kept++] = obj;
+  }
+  gOrphans.resize(kept);
+}
+
+void forEachOrphanRemembered(Heap& heap, const std::function<void(Object*)>& f) {
+  std::lock_guard lock(gOrphanMutex);
+  for (Object* obj : gOrphans)
+    if (heap.contains(obj)) f(obj);
 }
 
 }  // namespace weft::gc

@@ -1,5 +1,5 @@
-// The heap and its collector, version 1: precise, copying (Cheney), stop-the-world, run
-// only at safepoints, shared by many mutator threads.
+// The heap and its collector: precise, generational (docs/design/gc-v2.md), copying
+// (Cheney), stop-the-world, run only at safepoints, shared by many mutator threads.
 //
 // Protocol:
 //  - Each thread that touches the heap owns a Mutator (registerMutator) and is attached
@@ -17,21 +17,32 @@
 //    fresh space, processes weak containers and finalizable objects (Lua 5.4 manual
 //    §2.5), sweeps weak roots (the string table), releases off-heap memory of dead
 //    registered objects, and discards the old space.
+//  - Generations (gc-v2.md): objects are young from allocation (the mutators' bump
+//    buffers, new large objects) until the first collection that finds them alive,
+//    which promotes them (kBitOld). A minor collection evacuates only the young
+//    objects, starting from the roots and the remembered set: the old objects that
+//    writeBarrier recorded as holding a young reference this cycle, and the Thread
+//    objects whose stacks ran or were written (the parked-stack rule: a stack that did
+//    neither is not rescanned). A major collection copies everything, as version 1
+//    did. After any collection no object is young and the remembered set is empty.
 //  - Between safepoints no object moves, so code that cannot reach a safepoint may hold
 //    raw Object pointers freely.
-//  - Pacing (docs/design/gc-v1.md): the next collection comes when the bytes allocated
+//  - Pacing (gc-v1.md, gc-v2.md): the next collection comes when the bytes allocated
 //    since the last one, on the heap plus the off-heap bytes that objects own and only
-//    a collection frees (Mutator::noteExternalBytes: stacks, task records), exceed
-//    (live heap + live off-heap) * (pause - 100) / 100. A collection's work grows with
-//    both, so a heap of small objects owning big stacks is not collected over and over.
+//    a collection frees (Mutator::noteExternalBytes: stacks, task records), exceed the
+//    nursery budget (Config::initialThreshold). It is a major one when the old
+//    generation grew past (live after the last major + live off-heap) * pause / 100.
 //
 // Invariants (each has a checker: --gc-verify, or a named unit test):
 //  1. Collections happen only inside safepointMayGC/collectMayGC (a function that may
 //     collect says MayGC in its name).
-//  2. After a collection no root and no reachable object refers to old space; with
-//     verify on, verifyHeap() checks every reference before and after each collection
-//     (valid kind, inside current space, not forwarded).
-//  3. Every reference store into a heap object goes through writeBarrier().
+//  2. After a collection no root and no reachable object refers to old space, no object
+//     is young and no remembered bit is set; with verify on, verifyHeap() checks every
+//     reference before and after each collection (valid kind, inside current space, not
+//     forwarded, generation matching its chunk's).
+//  3. Every reference store into a heap object goes through writeBarrier(), so every old
+//     object holding a young reference is in the remembered set (kBitRemembered set and
+//     recorded in a mutator's buffer); verify checks it before every collection.
 //  4. Identity hashes survive moves (object.h invariant 2).
 //  5. Allocation beyond the heap limit fails with nullptr; it never aborts.
 //  6. A collection runs only while every other attached mutator is parked inside
@@ -46,6 +57,14 @@
 //     deadline, collection, verify, close) breaks the heap and records its reason; every
 //     waiter wakes, and every later attach, register and safepoint returns kFatal. A
 //     requester waits at most Config::safepointDeadlineMs for acknowledgements.
+// 10. A minor collection traces no old object outside the remembered set: a thread's
+//     stack that did not run and was not written since the last collection is not
+//     rescanned, and holds no young reference (verify checks the second part).
+//
+// Pinning (the contract issue 13's C API builds on; gc-v2.md, planned): an object that
+// native code must see at a stable address is allocated non-moving or pinned for as
+// long as the native code holds its address. Until then only large objects stay in
+// place, and only outside relocate stress.
 #pragma once
 
 #include <atomic>
@@ -67,9 +86,15 @@ class Heap;
 enum class StressMode : uint8_t {
   kNone,
   kCollect,   // --gc-stress: collect at every (or every N-th / seeded random) safepoint
-  kRelocate,  // --gc-stress=relocate: as kCollect, and every collection moves every
-              // movable object; old space is poisoned and protected so a stale
-              // pointer faults at once and is reported as a stale reference
+  kRelocate,  // --gc-stress=relocate: as kCollect, and every collection is a major
+              // one that moves every movable object; old space is poisoned and
+              // protected so a stale pointer faults at once and is reported
+};
+
+// Which generations a collection evacuates (gc-v2.md).
+enum class CollectionKind : uint8_t {
+  kMinor,  // the young objects only, from the roots and the remembered set
+  kMajor,  // everything (a full copy in this version)
 };
 
 struct Config {
@@ -78,8 +103,12 @@ struct Config {
   uint64_t interval = 1;        // --gc-interval=N: stress collects every N-th safepoint
   uint64_t seed = 0;            // --gc-seed=S (non-zero): at random safepoints, 1 in N on average
   size_t heapLimit = 0;         // --heap-limit in bytes; 0 means none
-  size_t initialThreshold = 4u << 20;  // bytes allocated before the first collection
-  unsigned pauseMultiplier = 200;      // next growth = (live + off-heap) * (pause - 100) / 100
+  // The nursery budget: bytes allocated (heap and noted off-heap) between collections,
+  // and the old generation's size below which no major collection is automatic.
+  size_t initialThreshold = 4u << 20;
+  // The old generation may grow by (live after the last major + live off-heap) *
+  // (pause - 100) / 100 before the next collection is a major one.
+  unsigned pauseMultiplier = 200;
   // A requester that waits longer than this for acknowledgements fails the collection
   // (invariant 9) instead of hanging on a mutator that stopped polling.
   uint32_t safepointDeadlineMs = 10000;
@@ -87,12 +116,22 @@ struct Config {
 
 // Written by the collector and the refill path under the heap lock; Heap::stats()
 // returns a snapshot taken under it, so any thread may read it.
+struct PauseStats {
+  uint64_t count = 0;
+  uint64_t totalNanos = 0;
+  uint64_t p50Nanos = 0;  // the median pause (0 with none)
+  uint64_t p99Nanos = 0;
+  uint64_t longestNanos = 0;
+};
 struct Stats {
-  uint64_t collections = 0;
+  uint64_t collections = 0;          // minors and majors
   uint64_t bytesAllocatedTotal = 0;  // up to the last buffer refill or collection
   uint64_t bytesCopiedTotal = 0;
+  uint64_t bytesPromotedTotal = 0;   // copied (or kept in place) into the old generation by minors
   uint64_t totalPauseNanos = 0;
   uint64_t longestPauseNanos = 0;
+  PauseStats minor;
+  PauseStats major;
 };
 
 // Visits reference slots. The collector's copying visitor updates each slot to the
@@ -131,6 +170,12 @@ class WeakRootSource {
 inline constexpr uint8_t kBitEpoch = 0x01;        // which space generation the object is in
 inline constexpr uint8_t kBitFinalizable = 0x02;  // registered with registerFinalizable
 inline constexpr uint8_t kBitExternal = 0x04;     // registered with registerExternal
+// Generations (gc-v2.md). kBitOld: promoted (or in an old chunk). kBitRemembered: an old
+// object recorded in a mutator's remembered buffer this cycle (writeBarrier); for a
+// Thread object, its stack's dirty flag. Both are read and set by mutators with atomic
+// byte operations (two workers may store into one shared table), cleared world stopped.
+inline constexpr uint8_t kBitOld = 0x08;
+inline constexpr uint8_t kBitRemembered = 0x10;
 
 // Bytes a request of `bytes` occupies: rounded up to alignment, at least kMinObjectSize.
 constexpr size_t roundObjectSize(size_t bytes) {
@@ -190,6 +235,7 @@ class Mutator {
   Object* allocateSlow(uint8_t kind, size_t bytes);
   inline Object* initObject(char* p, uint8_t kind);
   void noteStop(uint64_t nanos);
+  friend void rememberSlow(Object* holder);
   static constexpr int64_t kExternalBatch = 64 << 10;
   Heap& heap_;
   int64_t externalPending_ = 0;  // noted, not yet added to the heap's count
@@ -208,6 +254,9 @@ class Mutator {
   bool attached_ = false;
   uint64_t lastAckedEpoch_ = 0;
   MutatorStats stats_;
+  // The remembered set's part this mutator recorded (old holders of young references,
+  // dirty stacks' Thread objects): owning thread, or world stopped.
+  std::vector<Object*> remembered_;
 };
 
 class Heap {
@@ -273,12 +322,13 @@ class Heap {
   // (threshold or stress), stop the world and collect (invariant 6). kFatal if a
   // transition failed or the heap is broken (invariant 9), otherwise ok.
   Status safepointMayGC(Mutator& m);
-  // A full collection now (collectgarbage("collect")), through the same handshake; if
-  // another mutator's stop is pending, `m` takes part in that one instead.
-  Status collectMayGC(Mutator& m);
+  // A collection now (collectgarbage("collect") wants a major one), through the same
+  // handshake; if another mutator's stop is pending, `m` takes part in that one first,
+  // and collects again if that was not a major one but a major one was asked for.
+  Status collectMayGC(Mutator& m, CollectionKind kind = CollectionKind::kMajor);
   // For mainMutator(): single-threaded users.
   Status safepointMayGC() { return safepointMayGC(*mainMutator_); }
-  Status collectMayGC() { return collectMayGC(*mainMutator_); }
+  Status collectMayGC(CollectionKind kind = CollectionKind::kMajor) { return collectMayGC(*mainMutator_, kind); }
 
   // Fail closed from outside (the runtime closing): breaks the heap with reason
   // "close: <reason>" and wakes every waiter; they and every later call return kFatal.
@@ -324,8 +374,10 @@ class Heap {
   void setVerify(bool on);
   Stats stats() const;
 
-  // Walks every root and object and checks every reference (invariant 2). Returns an
-  // empty string when the heap is sound, otherwise a description of the first fault.
+  // Walks every root and object and checks every reference (invariant 2) and the
+  // remembered set (invariants 3 and 10). Returns an empty string when the heap is
+  // sound, otherwise a description of the first fault. World stopped, or no other
+  // mutator thread running.
   std::string verifyHeap();
 
   // True if `p` points into space the heap currently allocates from.
@@ -348,6 +400,7 @@ class Heap {
   friend class HandleScope;
   friend class PersistentHandle;
   friend void writeBarrierSlow(Object* holder, Object* value);
+  friend void rememberSlow(Object* holder);
   char* refill(Mutator& mutator, size_t size);
   void retireLocked(Mutator& mutator);
   void flushExternalLocked(Mutator& mutator);
@@ -359,12 +412,14 @@ class Heap {
   void flushMutators();
   bool stressSaysCollect();
   bool wantsCollectionLocked();
-  Status pollSlowMayGC(Mutator& m, bool force);
+  Status pollSlowMayGC(Mutator& m, bool force, CollectionKind kind);
   Status acknowledgeLocked(Mutator& m, std::unique_lock<std::mutex>& lock);
-  Status stopTheWorldLocked(Mutator& m, std::unique_lock<std::mutex>& lock);
+  Status stopTheWorldLocked(Mutator& m, std::unique_lock<std::mutex>& lock, bool force, CollectionKind kind);
   size_t unacknowledgedLocked(uint64_t epoch) const;
   void waitForNoStopLocked(std::unique_lock<std::mutex>& lock);
-  Status collectNow(Mutator& collector);
+  Status collectNow(CollectionKind kind);
+  CollectionKind chooseKind(bool force, CollectionKind asked);
+  std::string verifyHeapAfterCollection();
   Status failCollection(const char* what, const std::string& detail);
   Status failLocked(const std::string& message, bool report);
   bool isCurrentObject(const Object* obj) const;
@@ -409,16 +464,33 @@ inline Object* Mutator::initObject(char* p, uint8_t kind) {
   return obj;
 }
 
-// The one write-barrier entry (heap.h invariant 3). The copying collector of version 1
-// needs no barrier work; with verification on it checks that the holder is a live object
-// in current space, which catches stores into stale copies. The generational collector
-// will record old-to-young stores here.
+// The one write-barrier entry (heap.h invariant 3; gc-v2.md "The write barrier"). Called
+// before every store of a reference `value` (may be null) into heap object `holder`.
+// Fast path, the sequence the JIT inlines too: one byte load of the holder's gcBits;
+// only an old holder not yet remembered this cycle loads the value's gcBits, and only
+// a young value takes the slow path, which records the holder once per cycle. Relaxed
+// atomic byte loads (plain loads on x86): another worker may set the holder's
+// remembered bit at the same moment, and either outcome is correct. With verification
+// on, the checking barrier of version 1 also runs (holder and value live, current).
 // gBarrierChecks is true while some heap has verify on; written only by Heap's
 // constructor, destructor and setVerify, before mutator threads start.
 void writeBarrierSlow(Object* holder, Object* value);
+void rememberSlow(Object* holder);
 extern bool gBarrierChecks;
-inline void writeBarrier(Object* holder, Object* value) {
+inline uint8_t loadGcBits(const Object* obj) {
+  return std::atomic_ref<uint8_t>(const_cast<uint8_t&>(obj->header.gcBits)).load(std::memory_order_relaxed);
+}
+[[gnu::always_inline]] inline void writeBarrier(Object* holder, Object* value) {
+  if ((loadGcBits(holder) & (kBitOld | kBitRemembered)) == kBitOld) [[unlikely]] {
+    if (value && !(loadGcBits(value) & kBitOld)) rememberSlow(holder);
+  }
   if (gBarrierChecks) [[unlikely]] writeBarrierSlow(holder, value);
+}
+// Records an old `holder` whatever was stored: for code that writes references into
+// memory the holder owns off the heap without a barrier per store (a thread's stack:
+// the parked-stack rule, gc-v2.md), or copies many references at once.
+inline void writeBarrierBulk(Object* holder) {
+  if ((loadGcBits(holder) & (kBitOld | kBitRemembered)) == kBitOld) [[unlikely]] rememberSlow(holder);
 }
 
 // Scoped handles: a stack of slots per mutator that the collector treats as roots. A

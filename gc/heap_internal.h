@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,9 @@ struct Chunk {
   bool large = false;   // holds one object of at least kLargeObjectSize bytes
   bool dirty = false;   // recycled memory: must be zeroed before a mutator bumps in it
   bool kept = false;    // during a collection: a large chunk that joined to-space in place
+  // The nursery: a mutator's bump buffer, or a large object allocated since the last
+  // collection. Its objects are young (no kBitOld); an old chunk's are all old.
+  bool young = false;
 };
 
 size_t pageSize();
@@ -50,6 +54,15 @@ inline constexpr uint8_t kPoisonByte = 0xdb;
 // The registry of heaps with verify on, which writeBarrierSlow consults (verify.cpp).
 void registerVerifyHeap(Heap* heap);
 void unregisterVerifyHeap(Heap* heap);
+
+// The attached mutator of the calling thread (attach sets it, detach clears it; a heap's
+// constructor sets its main mutator's): where rememberSlow records. Thread-local.
+extern thread_local Mutator* tCurrentMutator;
+// Holders recorded by a thread with no attached mutator (none do today), under a global
+// lock; each collection takes those of its own heap (collector.cpp).
+void takeOrphanRemembered(Heap& heap, std::vector<Object*>& out);
+// The orphans recorded for `heap`, for verify (which also reads the mutators' buffers).
+void forEachOrphanRemembered(Heap& heap, const std::function<void(Object*)>& f);
 
 struct Heap::Impl {
   // The lock of the refill path and of the tables below marked "lock".
@@ -96,7 +109,15 @@ struct Heap::Impl {
   // safepoint's fast path reads it relaxed (a late read reaches the locked path, which
   // rereads it, at the next poll), and every decision is rechecked under the lock.
   std::atomic<bool> broken{false};
-  size_t liveAfterLastGC = 0;  // world stopped
+  size_t liveAfterLastGC = 0;  // world stopped: the old generation's bytes
+  // World stopped: the old generation's size past which the next collection is major.
+  size_t majorThreshold = 0;
+  // World stopped: the old chunk promotion continues in (its top is exact), or nullptr.
+  Chunk* promotionTail = nullptr;
+  uint64_t stressCollections = 0;   // world stopped: collections the stress schedule asked for
+  bool lastWasMajor = false;        // lock: the kind of the newest collection
+  std::vector<uint64_t> minorPauses;  // lock: every pause, for --stats percentiles
+  std::vector<uint64_t> majorPauses;
   uint8_t epoch = 0;           // world stopped: the epoch bit of current-space objects
 
   TypeInfo types[kMaxKinds];   // written at start-up, read by the collector
@@ -106,7 +127,8 @@ struct Heap::Impl {
   std::vector<RootSource*> roots;
   std::vector<WeakRootSource*> weakRoots;
   std::vector<Object*> finalizable;  // registration order
-  std::vector<Object*> externals;
+  std::vector<Object*> externals;       // old objects (a major sweeps them)
+  std::vector<Object*> youngExternals;  // registered since the last collection (every collection sweeps them)
   std::deque<Object*> pending;       // finalizers due, in the order they run
 
   // Slots: created and freed by attached mutators under the lock; each slot is read and

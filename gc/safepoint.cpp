@@ -120,6 +120,7 @@ Status Heap::attach(Mutator& m) {
     m.attached_ = true;
     m.lastAckedEpoch_ = impl.stopEpoch;  // no stop is pending: nothing older to acknowledge
   }
+  tCurrentMutator = &m;
   // Relocate mode's trap wants an alternate signal stack on every mutator thread.
   if (config_.stress == StressMode::kRelocate) installStaleReferenceHandler();
   return Status::ok();
@@ -129,6 +130,7 @@ void Heap::detach(Mutator& m) {
   std::lock_guard lock(impl_->mutex);
   WEFT_CHECK(m.attached_, "detach: the mutator is not attached");
   m.attached_ = false;
+  if (tCurrentMutator == &m) tCurrentMutator = nullptr;
   if (impl_->requester) impl_->acksCv.notify_all();
 }
 
@@ -140,18 +142,24 @@ Status Heap::safepointMayGC(Mutator& m) {
   if (!stopRequested_.load(std::memory_order_relaxed) && config_.stress == StressMode::kNone &&
       !impl.thresholdCrossed.load(std::memory_order_relaxed))
     return Status::ok();
-  return pollSlowMayGC(m, false);
+  return pollSlowMayGC(m, false, CollectionKind::kMinor);
 }
 
-Status Heap::collectMayGC(Mutator& m) { return pollSlowMayGC(m, true); }
+Status Heap::collectMayGC(Mutator& m, CollectionKind kind) { return pollSlowMayGC(m, true, kind); }
 
-Status Heap::pollSlowMayGC(Mutator& m, bool force) {
+Status Heap::pollSlowMayGC(Mutator& m, bool force, CollectionKind kind) {
   std::unique_lock lock(impl_->mutex);
   if (impl_->broken.load(std::memory_order_relaxed)) return Status(StatusCode::kFatal);
   WEFT_CHECK(m.attached_, "a safepoint of a detached mutator");
-  if (impl_->requester) return acknowledgeLocked(m, lock);
+  if (impl_->requester) {
+    // Take part in the pending stops; an explicit major request that met someone
+    // else's minor makes its own after them.
+    Status st;
+    while (impl_->requester && st.isOk()) st = acknowledgeLocked(m, lock);
+    if (!st.isOk() || !force || kind == CollectionKind::kMinor || impl_->lastWasMajor) return st;
+  }
   if (!force && !wantsCollectionLocked()) return Status::ok();
-  return stopTheWorldLocked(m, lock);
+  return stopTheWorldLocked(m, lock, force, kind);
 }
 
 bool Heap::wantsCollectionLocked() {
@@ -187,7 +195,7 @@ size_t Heap::unacknowledgedLocked(uint64_t epoch) const {
   return n;
 }
 
-Status Heap::stopTheWorldLocked(Mutator& m, std::unique_lock<std::mutex>& lock) {
+Status Heap::stopTheWorldLocked(Mutator& m, std::unique_lock<std::mutex>& lock, bool force, CollectionKind kind) {
   Impl& impl = *impl_;
   auto start = Clock::now();
   uint64_t epoch = ++impl.stopEpoch;
@@ -211,7 +219,7 @@ Status Heap::stopTheWorldLocked(Mutator& m, std::unique_lock<std::mutex>& lock) 
                         true);
   } else {
     lock.unlock();
-    status = collectNow(m);
+    status = collectNow(chooseKind(force, kind));
     lock.lock();
   }
   impl.requester = nullptr;

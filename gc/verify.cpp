@@ -1,5 +1,5 @@
 // Heap verification (--gc-verify) and the checking write barrier: the checkers of heap.h
-// invariants 2 and 3.
+// invariants 2, 3 and 10.
 //
 // Protocol: verifyHeap first walks every current-space chunk object by object (kind
 // registered, not forwarded, current epoch, size inside its chunk), recording object
@@ -10,9 +10,14 @@
 // reference must be non-null, aligned and exactly the start of a current-space object,
 // so stale pointers and interior pointers are both caught. Headers of unknown memory are never
 // read: a stale reference into protected old space is reported, not faulted on.
+// Generations (gc-v2.md): an object's kBitOld must match its chunk's generation; an old
+// object with kBitRemembered must be in some mutator's remembered buffer; an old object
+// without it must hold no young reference (for a Thread object: its stack is clean).
+// After a collection no object may be young or remembered, and every buffer is empty.
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
+#include <string_view>
 #include <unistd.h>
 
 #include "gc/heap_internal.h"
@@ -23,10 +28,11 @@ bool gBarrierChecks = false;
 
 class Verifier final : public Visitor {
  public:
-  explicit Verifier(Heap& heap) : heap_(heap), impl_(*heap.impl_) {}
+  Verifier(Heap& heap, bool afterCollection) : heap_(heap), impl_(*heap.impl_), after_(afterCollection) {}
 
   std::string run() {
     heap_.flushMutators();
+    gatherRemembered();
     walkSpace();
     checkRoots();
     checkObjects();
@@ -40,6 +46,7 @@ class Verifier final : public Visitor {
   bool isLive(Object*) override { return true; }
 
  private:
+  void gatherRemembered();
   void walkSpace();
   void walkChunk(const Chunk* chunk);
   void checkRoots();
@@ -54,7 +61,10 @@ class Verifier final : public Visitor {
 
   Heap& heap_;
   Heap::Impl& impl_;
+  bool after_;  // right after a collection: nothing young, nothing remembered
   std::vector<const Object*> starts_;  // sorted: chunks are walked in address order
+  std::vector<const Object*> recorded_;  // sorted: every remembered buffer's holders
+  bool holderClean_ = false;  // the holder is old and not remembered: no young referent
   // Who holds the reference being checked (formatted only on failure).
   const Object* holder_ = nullptr;
   const char* rootKind_ = nullptr;
@@ -79,6 +89,13 @@ void Verifier::report(const char* fmt, const void* p, size_t n) {
   fault_ = buf;
 }
 
+void Verifier::gatherRemembered() {
+  for (const Mutator* m : impl_.mutators) recorded_.insert(recorded_.end(), m->remembered_.begin(), m->remembered_.end());
+  forEachOrphanRemembered(heap_, [this](Object* obj) { recorded_.push_back(obj); });
+  std::sort(recorded_.begin(), recorded_.end());
+  if (after_ && !recorded_.empty()) report("remembered buffers still hold %p after the collection", recorded_.front());
+}
+
 void Verifier::walkSpace() {
   for (const auto& [base, chunk] : impl_.chunkIndex) {
     if (chunk->top < chunk->base || chunk->top > chunk->base + chunk->size) {
@@ -99,6 +116,11 @@ void Verifier::walkChunk(const Chunk* chunk) {
       return report("object %p in current space has unregistered kind %zu", obj, kind);
     if ((obj->header.gcBits & kBitEpoch) != impl_.epoch)
       return report("object %p in current space carries the previous epoch", obj);
+    bool old = obj->header.gcBits & kBitOld;
+    if (old == chunk->young)
+      return report(old ? "object %p in a nursery chunk is old" : "object %p in an old chunk is young", obj);
+    if (after_ && !old) return report("object %p is young after the collection", obj);
+    if (after_ && (obj->header.gcBits & kBitRemembered)) return report("object %p is remembered after the collection", obj);
     size_t size = objectBytes(impl_.types[kind], obj);
     if (size > static_cast<size_t>(chunk->top - p))
       return report("object %p of %zu bytes overruns its chunk (sizeOf disagrees with allocation)", obj, size);
@@ -115,6 +137,15 @@ void Verifier::check(const Object* ref) {
   else if (!std::binary_search(starts_.begin(), starts_.end(), ref))
     problem = heap_.contains(ref) ? "reference into the middle of an object or past allocated space"
                                   : "reference outside current space (stale or foreign)";
+  if (!problem && holderClean_ && !(ref->header.gcBits & kBitOld)) {
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "remembered set: %s holds young reference %p, but no write barrier recorded it%s", holderText().c_str(),
+                  static_cast<const void*>(ref),
+                  std::string_view(kindName(holder_->header.kind)) == "thread" ? " (a clean stack holds a young reference)" : "");
+    fault_ = buf;
+    return;
+  }
   if (!problem) return;
   char buf[240];
   std::snprintf(buf, sizeof buf, "%s %p held by %s", problem, static_cast<const void*>(ref), holderText().c_str());
@@ -148,12 +179,19 @@ void Verifier::checkObjects() {
     const TypeInfo& info = impl_.types[obj->header.kind];
     holder_ = obj;
     weakDeferred_ = false;
+    uint8_t bits = obj->header.gcBits;
+    bool remembered = bits & kBitRemembered;
+    if (remembered && !std::binary_search(recorded_.begin(), recorded_.end(), obj))
+      return report("remembered set: object %p has its remembered bit but is in no remembered buffer", obj);
+    holderClean_ = (bits & kBitOld) && !remembered;
     if (info.trace) info.trace(obj, *this);
     if (weakDeferred_ && info.clearWeak) info.clearWeak(obj, *this, kClearKeys | kClearValues);
   }
+  holderClean_ = false;
 }
 
-std::string Heap::verifyHeap() { return Verifier(*this).run(); }
+std::string Heap::verifyHeap() { return Verifier(*this, false).run(); }
+std::string Heap::verifyHeapAfterCollection() { return Verifier(*this, true).run(); }
 
 // ---- The checking write barrier ----
 

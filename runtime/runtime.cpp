@@ -175,6 +175,9 @@ Status RuntimeImpl::attachCurrent() {
     return st;
   }
   if (wc) wc->attached = true;
+  // A collection may have cleaned the running thread's stack while this thread waited
+  // detached; the native that waited goes on writing into it.
+  if (vm::ThreadData* running = state.context().running) vm::markStackDirty(running);
   return st;
 }
 
@@ -233,6 +236,8 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t&
     return RunOutcome::kPanicked;
   }
   wc.exec.running = t;
+  // The chain runs again (and its leaf receives the wait's results): dirty stacks.
+  for (vm::ThreadData* c = t; c; c = c->suspendedChild) vm::markStackDirty(c);
   t->budget = budget;
   t->preempted = false;
   if (!task.started) {
@@ -516,6 +521,7 @@ Status Runtime::finishMayGC() {
     rt.finishCv.wait(lock, [&] { return rt.aliveTasks.load(std::memory_order_acquire) == 0 || rt.closed(); });
   }
   Status st = rt.state.heap().attach(rt.state.mutator());
+  if (vm::ThreadData* running = rt.state.context().running) vm::markStackDirty(running);  // as attachCurrent
   rt.scheduler->shutdown();
   rt.reportUnobservedErrors();
   if (rt.closed() || !st.isOk()) return Status(StatusCode::kFatal);

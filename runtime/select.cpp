@@ -148,6 +148,19 @@ std::string RuntimeImpl::statsReport() const {
     for (uint64_t n : all[i].stealsFrom) out += " " + std::to_string(n);
     out += '\n';
   }
+  // The collector's pauses by generation (docs/design/gc-v2.md).
+  gc::Stats gs = state.heap().stats();
+  std::snprintf(line, sizeof line, "%-7s %8s %12s %10s %10s %10s\n", "gc", "count", "total_us", "p50_us", "p99_us",
+                "max_us");
+  out += line;
+  for (const auto& [name, p] : {std::pair{"minor", gs.minor}, std::pair{"major", gs.major}}) {
+    std::snprintf(line, sizeof line, "%-7s %8" PRIu64 " %12.1f %10.1f %10.1f %10.1f\n", name, p.count,
+                  double(p.totalNanos) / 1e3, double(p.p50Nanos) / 1e3, double(p.p99Nanos) / 1e3,
+                  double(p.longestNanos) / 1e3);
+    out += line;
+  }
+  out += "gc promoted " + std::to_string(gs.bytesPromotedTotal) + " bytes, copied " +
+         std::to_string(gs.bytesCopiedTotal) + " bytes\n";
   return out;
 }
 

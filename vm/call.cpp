@@ -21,11 +21,15 @@ ThreadData* currentThread(State& S) {
     main->isMain = true;
     main->status = ThreadStatus::Running;
     ctx.running = main;
+    markStackDirty(main);
   }
   return ctx.running;
 }
 
-void setCurrentThread(State& S, ThreadData* t) { S.context().running = t; }
+void setCurrentThread(State& S, ThreadData* t) {
+  S.context().running = t;
+  if (t) markStackDirty(t);
+}
 
 uint32_t scratchTop(ThreadData* t) {
   if (t->frameCount == 0) return t->top;
@@ -452,6 +456,7 @@ void runFinalizersMayGC(State& S, ThreadData* t) {
 Status safepointMayGC(State& S, ThreadData* t) {
   Status st = S.heap().safepointMayGC(S.mutator());
   if (!st.isOk()) return st;
+  markStackDirty(t);
   if (S.heap().hasPendingFinalizers()) runFinalizersMayGC(S, t);
   return Status::ok();
 }

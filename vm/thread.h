@@ -239,6 +239,15 @@ inline constexpr uint32_t kExtraStack = 5;        // headroom above a Lua frame 
 
 ThreadData* threadData(const Value& v);
 
+// The parked-stack rule (docs/design/gc-v2.md): a minor collection rescans a thread's
+// stack only if its Thread object is remembered (its stack's dirty flag), so this is
+// called whenever `t` becomes its worker's running thread, after a safepoint at which a
+// collection may have cleaned it while it runs, and before writing into the stack (or
+// the traced fields) of a thread that is not running.
+inline void markStackDirty(ThreadData* t) {
+  if (t->self) gc::writeBarrierBulk(asGc(t->self));
+}
+
 // Whether code running on `t` can suspend its task: every thread from `t` up its chain
 // of resumers to the task's root runs at the bottom of its own loop (nothing native below).
 inline bool taskChainSuspendable(const ThreadData* t) {

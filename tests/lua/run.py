@@ -4,6 +4,9 @@
 Modes:
   plain     weft SCRIPT                                   stdout == NAME.expected
   relocate  weft --gc-stress=relocate --gc-verify SCRIPT  stdout == NAME.expected
+  generational  weft --gc-stress --gc-verify SCRIPT       stdout == NAME.expected
+            (collections at every safepoint, mostly minor ones: the remembered
+            set and the parked-stack rule verified before each; gc-v2.md)
   workers1  weft --workers=1 SCRIPT                       stdout == NAME.expected
   workers4  weft --workers=4 SCRIPT                       stdout == NAME.expected
   oracle    lua5.4 SCRIPT                                 stdout == NAME.expected
@@ -15,13 +18,13 @@ Header comments in the script's first lines:
 Standard error is always compared: with NAME.expected-stderr when that file exists (the
 program name normalised), else it must be empty, so a spurious report (an error in a task
 nobody awaited, a warning) fails the run.
-  -- weft-gc-interval: N    relocate mode collects at every N-th safepoint
-  -- weft-args: ARGS         extra weft options for plain and relocate runs (e.g.
+  -- weft-gc-interval: N    relocate and generational modes collect at every N-th safepoint
+  -- weft-args: ARGS         extra weft options for plain and stress runs (e.g.
                             --heap-limit=2M), split like a shell would
   -- weft-env: NAME=VALUE    an environment variable for the weft runs (fault injection)
   -- weft-tasks             a task script: CMake also registers workers1 and workers4
                             runs (weft --workers 1 / --workers 4 SCRIPT), and the
-                            relocate run uses --workers 4
+                            relocate and generational runs use --workers 4
 
 weft runs get WEFT_TEST=1 in their environment; lua5.4 runs do not. On a mismatch the
 runner prints a unified diff and exits 1. Standard library only: no dependencies.
@@ -82,10 +85,10 @@ def command_for(args, headers, script):
     cmd = [args.weft] + headers.get("weft-args", [])
     if args.mode == "workers1":
         cmd.append("--workers=1")
-    if args.mode == "workers4" or (args.mode == "relocate" and "weft-tasks" in headers):
+    if args.mode == "workers4" or (args.mode in ("relocate", "generational") and "weft-tasks" in headers):
         cmd.append("--workers=4")
-    if args.mode == "relocate":
-        cmd += ["--gc-stress=relocate", "--gc-verify"]
+    if args.mode in ("relocate", "generational"):
+        cmd += ["--gc-stress=relocate" if args.mode == "relocate" else "--gc-stress", "--gc-verify"]
         if "weft-gc-interval" in headers:
             cmd.append("--gc-interval=%d" % headers["weft-gc-interval"])
     return cmd + [script]
@@ -93,7 +96,7 @@ def command_for(args, headers, script):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=["plain", "relocate", "oracle", "workers1", "workers4"], required=True)
+    parser.add_argument("--mode", choices=["plain", "relocate", "generational", "oracle", "workers1", "workers4"], required=True)
     parser.add_argument("--weft", default="weft")
     parser.add_argument("--lua", default="lua5.4")
     parser.add_argument("--timeout", type=float, default=600)

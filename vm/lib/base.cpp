@@ -485,6 +485,7 @@ NativeResult baseCollectGarbage(CallContext& cx) {
     case 0: case 4: {
       Status st = heap.collectMayGC(cx.state().mutator());
       if (!st.isOk()) return fail(st);
+      markStackDirty(cx.threadData());
       runFinalizersMayGC(S, cx.threadData());
       if (which == 0) cx.push(Value::integer(0));
       else cx.push(Value::boolean(!S.gcGenerational));

@@ -291,8 +291,10 @@ NativeResult dbSetLocal(CallContext& cx) {
     cx.push(Value::nil());
     return cx.results(1);
   }
-  // Stack slots are roots the collector rescans, so no barrier (as for any register).
+  // Stack slots take no barrier (as for any register), but `t` may be a parked
+  // coroutine whose stack a minor collection would not rescan: mark it dirty.
   // A captured local's cell gets the value too, before any closure reads it.
+  markStackDirty(t);
   t->stack[index] = cx.arg(a + 2);
   syncOpenUpvalueAt(t, index);
   String* s = cx.newString(name);
@@ -452,6 +454,7 @@ NativeResult dbSetHook(CallContext& cx) {
     clearHook(t);
     return cx.noResults();
   }
+  markStackDirty(t);  // the hook is traced with t's stack (t may be a parked coroutine)
   t->hook = cx.arg(a);
   t->hookMask = m;
   t->hookCount = int32_t(count);

@@ -58,7 +58,10 @@ TEST(GcHeap, Invariant1_AllocationNeverCollectsButRaisesRequest) {
   EXPECT_FALSE(h.heap.collectionRequested());
 }
 
-TEST(GcHeap, ThresholdFollowsLiveSizeTimesPause) {
+// Pacing (gc-v2.md): a collection is requested after a nursery's worth of allocation
+// (initialThreshold) whatever the live size, and it is a major one only once the old
+// generation outgrew live * pause / 100.
+TEST(GcHeap, NurseryPacesCollectionsAndPausePacesMajors) {
   Config config;
   config.initialThreshold = 1 << 20;
   config.pauseMultiplier = 200;
@@ -69,31 +72,55 @@ TEST(GcHeap, ThresholdFollowsLiveSizeTimesPause) {
   h.collect();
   size_t live = h.heap.bytesInUse();
   EXPECT_GE(live, 200000 * kNodeBytes);
-  // Allocating up to about `live` more stays under live * 2; well beyond it requests.
-  for (int i = 0; i < 100000; ++i) h.pair();
+  for (int i = 0; i < 20000; ++i) h.pair();  // 0.6 MB (and a buffer's tail): within the nursery
   EXPECT_FALSE(h.heap.collectionRequested());
-  for (int i = 0; i < 200000; ++i) h.pair();
+  for (int i = 0; i < 30000; ++i) h.pair();
   EXPECT_TRUE(h.heap.collectionRequested());
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());
+  EXPECT_EQ(h.heap.stats().minor.count, 1u) << "the old generation is far below live * 2";
+  EXPECT_EQ(h.heap.stats().major.count, 1u);
+  // Promote another `live` worth: the next automatic collection is a major one.
+  Node* more = nullptr;
+  for (int i = 0; i < 220000; ++i) more = h.node(obj(more), i);
+  h.root(more);
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());  // a minor promotes it
+  EXPECT_EQ(h.heap.stats().minor.count, 2u);
+  for (int i = 0; i < 60000; ++i) h.pair();
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());
+  EXPECT_EQ(h.heap.stats().major.count, 2u);
 }
 
 // Off-heap memory that objects own paces collections too: noting it raises the request,
-// keeping it alive widens the next growth, and its release narrows it again.
+// keeping it alive widens the major threshold, and its release narrows it again.
 TEST(GcHeap, ExternalBytesPaceCollections) {
   Config config;
   config.initialThreshold = 1 << 20;
   ToyHeap h(config);
   releasedIds().clear();
   size_t held = h.root(h.ext(1, 8 << 20));
-  EXPECT_TRUE(h.heap.collectionRequested()) << "8 MB noted, far past the 1 MB threshold";
+  EXPECT_TRUE(h.heap.collectionRequested()) << "8 MB noted, far past the 1 MB nursery";
   h.collect();
   EXPECT_FALSE(h.heap.collectionRequested());
-  for (int i = 0; i < 100000; ++i) h.pair();  // 2.4 MB: within (live + 8 MB) * 1
-  EXPECT_FALSE(h.heap.collectionRequested());
-  h.roots.slots[held] = nullptr;
-  h.collect();
-  EXPECT_EQ(releasedIds()[1], 1);
-  for (int i = 0; i < 100000; ++i) h.pair();  // the 8 MB were released: back to 1 MB
+  Node* list = nullptr;
+  for (int i = 0; i < 100000; ++i) list = h.node(obj(list), i);  // 3.2 MB, promoted next
+  h.root(list);
   EXPECT_TRUE(h.heap.collectionRequested());
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());
+  for (int i = 0; i < 60000; ++i) h.pair();
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());
+  EXPECT_EQ(h.heap.stats().major.count, 1u) << "the 8 MB held keep the old generation's threshold wide";
+  EXPECT_EQ(h.heap.stats().minor.count, 2u);
+  h.roots.slots[held] = nullptr;
+  h.collect();  // a major: the threshold is now about twice the 3.2 MB live
+  EXPECT_EQ(releasedIds()[1], 1);
+  Node* more = nullptr;
+  for (int i = 0; i < 110000; ++i) more = h.node(obj(more), i);
+  h.root(more);
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());  // a minor promotes it: 6.7 MB old
+  EXPECT_EQ(h.heap.stats().minor.count, 3u);
+  for (int i = 0; i < 60000; ++i) h.pair();
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());
+  EXPECT_EQ(h.heap.stats().major.count, 3u) << "released: the threshold is back near twice the live size";
 }
 
 TEST(GcHeap, BytesInUseTracksAllocationAndDropsAfterCollection) {

@@ -60,7 +60,7 @@ TEST_P(InterpCoroutine, CloseRunsPendingClose) {
             "closedtruedead");
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, InterpCoroutine, ::testing::Values(Mode::kNormal, Mode::kStress),
+INSTANTIATE_TEST_SUITE_P(Modes, InterpCoroutine, ::testing::Values(Mode::kNormal, Mode::kStress, Mode::kGenerational),
                          [](const auto& info) { return std::string(modeName(info.param)); });
 
 }  // namespace

@@ -79,7 +79,7 @@ TEST_P(InterpHooks, HooksArePerThread) {
             "done true true");
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, InterpHooks, ::testing::Values(Mode::kNormal, Mode::kStress),
+INSTANTIATE_TEST_SUITE_P(Modes, InterpHooks, ::testing::Values(Mode::kNormal, Mode::kStress, Mode::kGenerational),
                          [](const auto& info) { return std::string(modeName(info.param)); });
 
 }  // namespace

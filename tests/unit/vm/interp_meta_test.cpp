@@ -71,7 +71,7 @@ TEST_P(InterpMeta, ProtectedMetatable) {
             "cannot change a protected metatable");
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, InterpMeta, ::testing::Values(Mode::kNormal, Mode::kStress),
+INSTANTIATE_TEST_SUITE_P(Modes, InterpMeta, ::testing::Values(Mode::kNormal, Mode::kStress, Mode::kGenerational),
                          [](const auto& info) { return std::string(modeName(info.param)); });
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Helpers for the interpreter tests: run a chunk through HostStack and return its
-// first result as a string (or "ERR: message"), optionally under collector stress.
+// first result as a string (or "ERR: message"), optionally under collector stress:
+// relocate (every safepoint a major collection, moving everything) or generational
+// (every safepoint a collection, mostly minors, with the remembered set verified).
 #pragma once
 
 #include <string>
@@ -8,12 +10,15 @@
 
 namespace weft::vm::testing {
 
-enum class Mode { kNormal, kStress };
+enum class Mode { kNormal, kStress, kGenerational };
 
 inline std::string runLua(const std::string& src, Mode mode = Mode::kNormal) {
   StateOptions opts;
   if (mode == Mode::kStress) {
     opts.gc.stress = gc::StressMode::kRelocate;
+    opts.gc.verify = true;
+  } else if (mode == Mode::kGenerational) {
+    opts.gc.stress = gc::StressMode::kCollect;
     opts.gc.verify = true;
   }
   auto S = newStandardState(opts);
@@ -30,6 +35,8 @@ inline std::string runLua(const std::string& src, Mode mode = Mode::kNormal) {
   return st.isOk() ? out : "ERR: " + out;
 }
 
-inline const char* modeName(Mode m) { return m == Mode::kNormal ? "Normal" : "Stress"; }
+inline const char* modeName(Mode m) {
+  return m == Mode::kNormal ? "Normal" : m == Mode::kStress ? "Stress" : "Generational";
+}
 
 }  // namespace weft::vm::testing
