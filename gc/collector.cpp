@@ -39,6 +39,7 @@
 
 #include "gc/fault.h"
 #include "gc/heap_internal.h"
+#include "gc/pass.h"
 
 namespace weft::gc {
 
@@ -68,6 +69,7 @@ class Collector final : public Visitor {
   const std::string& error() const { return error_; }
   size_t copiedBytes() const { return copiedBytes_; }
   size_t promotedBytes() const { return minor_ ? copiedBytes_ + keptBytes_ : 0; }
+  bool minor() const { return minor_; }
 
   void visit(Object*& slot) override;
   void deferWeak(Object* container, bool weakKeys, bool weakValues) override;
@@ -515,6 +517,12 @@ static std::string verifyBefore(Heap& heap, bool enabled) {
   std::string fault = heap.verifyHeap();
   if (fault.empty() && injected) fault = "fault injected (gc.verify)";
   return fault;
+}
+
+Pass passOf(const Visitor& visitor) {
+  const auto* collector = dynamic_cast<const Collector*>(&visitor);
+  if (!collector) return Pass::kCheck;
+  return collector->minor() ? Pass::kMinor : Pass::kMajor;
 }
 
 // Relocate stress makes every collection a major one (every object moves); plain stress

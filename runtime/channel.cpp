@@ -63,6 +63,7 @@ void registerWaiter(Channel& ch, WaiterQueue& q, LuaTask* self, int caseIndex, b
   w.caseIndex = caseIndex;
   w.isSend = isSend;
   w.source = &ch;
+  if (v.isCollectable()) self->rt.noteRecordWritten(*self);
   w.value = v;
   q.pushBack(&w);
 }
@@ -151,6 +152,7 @@ OpResult channelSend(Channel& ch, const Value& v, bool& closed, LuaTask* self, i
     }
     if (Waiter* r = claimPeer(ch.recvq, self)) {
       if (self && !settlePeer(r, ch.recvq, self, caseIndex)) return OpResult::kLost;
+      if (v.isCollectable()) r->task->rt.noteRecordWritten(*r->task);
       r->task->delivered = v;
       r->task->deliveredOk = true;
       wake = deliverTo(r);

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "gc/pass.h"
 #include "runtime/runtime_impl.h"
 #include "vm/debug.h"
 
@@ -72,18 +73,48 @@ RuntimeImpl::RegistryShard& RuntimeImpl::shardForNew() {
   return shards_[currentRegistryShard() % kRegistryShards];
 }
 
+namespace {
+
+void addDirtyLocked(std::vector<LuaTask*>& dirty, LuaTask* task) {
+  task->gcDirty.store(true, std::memory_order_relaxed);
+  dirty.push_back(task);
+  task->dirtySlot = uint32_t(dirty.size());
+}
+
+void removeDirtyLocked(std::vector<LuaTask*>& dirty, LuaTask* task) {
+  if (!task->gcDirty.load(std::memory_order_relaxed)) return;
+  LuaTask* last = dirty.back();
+  dirty[task->dirtySlot - 1] = last;
+  last->dirtySlot = task->dirtySlot;
+  dirty.pop_back();
+  task->dirtySlot = 0;
+  task->gcDirty.store(false, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+// A new record points to a young thread: dirty from the start.
 void RuntimeImpl::addTask(LuaTask* task) {
   RegistryShard& shard = shardForNew();
   task->regShard = uint8_t(&shard - shards_.data());
   std::lock_guard lock(shard.mutex);
   shard.tasks.insert(task);
+  addDirtyLocked(shard.dirty, task);
 }
 
 void RuntimeImpl::removeTask(LuaTask* task) {
   RegistryShard& shard = shards_[task->regShard];
   std::lock_guard lock(shard.mutex);
   if (shard.tasks.contains(task)) shard.tasks.erase(task);
+  removeDirtyLocked(shard.dirty, task);
   task->registered = false;
+}
+
+void RuntimeImpl::noteRecordWritten(LuaTask& task) {
+  if (task.gcDirty.load(std::memory_order_relaxed)) return;
+  RegistryShard& shard = shards_[task.regShard];
+  std::lock_guard lock(shard.mutex);
+  if (!task.gcDirty.load(std::memory_order_relaxed) && shard.tasks.contains(&task)) addDirtyLocked(shard.dirty, &task);
 }
 
 void RuntimeImpl::addChannel(Channel* ch) {
@@ -123,14 +154,29 @@ void RuntimeImpl::traceRoots(gc::Visitor& visitor) {
 // A hundred thousand suspended tasks are common: each costs cache misses on its record,
 // then on its Thread object and handle (copied here). Records are prefetched 2 * kAhead
 // tasks ahead, and the objects they point to kAhead ahead, once their record has arrived.
+// A minor collection traces only the dirty records: a record not written since the last
+// collection holds only old references (docs/design/gc-v2.md). Every collection leaves
+// every record clean; verification traces them all and changes nothing (gc/pass.h).
 void RuntimeImpl::traceShard(gc::Visitor& visitor, RegistryShard& shard) {
   constexpr size_t kAhead = 8;
-  const SlotList<LuaTask>& tasks = shard.tasks;
-  size_t n = tasks.slotCount();
-  for (size_t i = 0; i < n; i++) {
-    if (i + 2 * kAhead < n) prefetchRecord(tasks.at(i + 2 * kAhead));
-    if (i + kAhead < n) prefetchReferents(tasks.at(i + kAhead));
-    if (LuaTask* task = tasks.at(i)) traceTask(visitor, *task);
+  gc::Pass pass = gc::passOf(visitor);
+  if (pass == gc::Pass::kMinor) {
+    for (LuaTask* task : shard.dirty) traceTask(visitor, *task);
+  } else {
+    const SlotList<LuaTask>& tasks = shard.tasks;
+    size_t n = tasks.slotCount();
+    for (size_t i = 0; i < n; i++) {
+      if (i + 2 * kAhead < n) prefetchRecord(tasks.at(i + 2 * kAhead));
+      if (i + kAhead < n) prefetchReferents(tasks.at(i + kAhead));
+      if (LuaTask* task = tasks.at(i)) traceTask(visitor, *task);
+    }
+  }
+  if (pass != gc::Pass::kCheck) {
+    for (LuaTask* task : shard.dirty) {
+      task->dirtySlot = 0;
+      task->gcDirty.store(false, std::memory_order_relaxed);
+    }
+    shard.dirty.clear();
   }
   for (Channel* ch : shard.channels) {
     ch->buffer.forEach([&](Value& v) { visitValue(visitor, v); });

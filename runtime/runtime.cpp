@@ -365,6 +365,7 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
   vm::ThreadData* d = task->data;
   {
     std::lock_guard lock(task->doneMutex);
+    noteRecordWritten(*task);
     if (outcome == TaskState::kCompleted && d->top > 2) task->results.assign(d->stack + 2, d->stack + d->top);
     if (outcome == TaskState::kPanicked) task->error = d->error;
     task->done = true;

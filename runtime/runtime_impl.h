@@ -60,6 +60,11 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   void traceRoots(gc::Visitor& visitor) override;
   void addTask(LuaTask* task);
   void removeTask(LuaTask* task);
+  // Before a reference is written into `task`'s record (its results, the value a claimer
+  // delivers, a case's send value): the record joins its shard's dirty list, the only
+  // records a minor collection traces (docs/design/gc-v2.md: a parked task's record is
+  // as clean as its stack). Any thread; a lock only on the first write of a cycle.
+  void noteRecordWritten(LuaTask& task);
   void addChannel(Channel* ch);
   void removeChannel(Channel* ch);
   std::string describeBlockedTasks();
@@ -142,6 +147,8 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
     alignas(64) gc::SpinLock mutex;  // a few instructions per hold (gc/spin_lock.h)
     SlotList<LuaTask> tasks;     // mutex
     SlotList<Channel> channels;  // mutex
+    // mutex: the records written since the last collection (LuaTask::gcDirty).
+    std::vector<LuaTask*> dirty;
   };
   static constexpr size_t kRegistryShards = 8;
   RegistryShard& shardForNew();

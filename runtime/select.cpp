@@ -115,6 +115,7 @@ NativeResult taskSelect(CallContext& cx) {
     OpResult r = attempt(cases[size_t(i)], i, self, out, ok, closed);
     if (r == OpResult::kLost) break;
     if (r == OpResult::kDone) {
+      rt.noteRecordWritten(*self);
       self->delivered = out;
       self->deliveredOk = ok;
       self->sendClosed = closed;

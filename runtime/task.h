@@ -165,7 +165,11 @@ struct LuaTask final : sched::Task, WaitSource {
   std::unique_ptr<std::string> traceback;  // of an error, recorded by the message handler
 
   uint32_t regSlot = 0;         // the registry's index (its lock; runtime/slot_list.h)
+  uint32_t dirtySlot = 0;       // 1 + its index in the shard's dirty list (the shard's lock)
   uint8_t regShard = 0;         // the registry shard it is in (set once, at creation)
+  // In its shard's dirty list: written under the shard's lock, read relaxed first by
+  // noteRecordWritten (a stale false only takes the lock).
+  std::atomic<bool> gcDirty{false};
 
   bool isMain = false;
   bool started = false;         // first dispatch done

@@ -294,6 +294,7 @@ NativeResult recvMayGC(CallContext& cx, Channel* ch, double timeout) {
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
   self->beginWait(WaitOp::kRecv, 1, !canSuspend(cx.threadData()));
   if (channelRecv(*ch, v, ok, self, 0) == OpResult::kDone) {
+    self->rt.noteRecordWritten(*self);
     self->delivered = v;
     self->deliveredOk = ok;
   }

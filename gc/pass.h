@@ -1,0 +1,22 @@
+// Which pass visits a root source (docs/design/gc-v2.md): the collector's minor or major
+// collection, or anything else (verification, which must see every reference and change
+// nothing). A RootSource may skip, in a minor pass, the references it knows to be old:
+// held since before the last collection and not written since (the runtime's parked
+// task records). Kept out of heap.h: only such root sources need it.
+#pragma once
+
+#include <cstdint>
+
+namespace weft::gc {
+
+class Visitor;
+
+enum class Pass : uint8_t {
+  kCheck,  // verification or any other visitor: visit everything, keep every mark
+  kMinor,  // a minor collection: old references may be skipped, then marks are dropped
+  kMajor,  // a major collection: visit everything, then drop the marks
+};
+
+Pass passOf(const Visitor& visitor);
+
+}  // namespace weft::gc
