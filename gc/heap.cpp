@@ -22,7 +22,7 @@
 
 namespace weft::gc {
 
-thread_local Mutator* tCurrentMutator = nullptr;
+thread_local constinit Mutator* tCurrentMutator = nullptr;
 
 size_t pageSize() {
   static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));

@@ -57,7 +57,7 @@ void unregisterVerifyHeap(Heap* heap);
 
 // The attached mutator of the calling thread (attach sets it, detach clears it; a heap's
 // constructor sets its main mutator's): where rememberSlow records. Thread-local.
-extern thread_local Mutator* tCurrentMutator;
+extern thread_local constinit Mutator* tCurrentMutator;
 // Holders recorded by a thread with no attached mutator (none do today), under a global
 // lock; each collection takes those of its own heap (collector.cpp).
 void takeOrphanRemembered(Heap& heap, std::vector<Object*>& out);
