@@ -30,8 +30,9 @@
 //  - Pacing (gc-v1.md, gc-v2.md): the next collection comes when the bytes allocated
 //    since the last one, on the heap plus the off-heap bytes that objects own and only
 //    a collection frees (Mutator::noteExternalBytes: stacks, task records), exceed the
-//    nursery budget (Config::initialThreshold). It is a major one when the old
-//    generation grew past (live after the last major + live off-heap) * pause / 100.
+//    nursery budget: max(Config::initialThreshold, live * (pause - 100) / 200). It is a
+//    major one when the old generation grew past (live after the last major + live
+//    off-heap) * pause / 100.
 //
 // Invariants (each has a checker: --gc-verify, or a named unit test):
 //  1. Collections happen only inside safepointMayGC/collectMayGC (a function that may

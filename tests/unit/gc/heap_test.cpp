@@ -59,8 +59,8 @@ TEST(GcHeap, Invariant1_AllocationNeverCollectsButRaisesRequest) {
 }
 
 // Pacing (gc-v2.md): a collection is requested after a nursery's worth of allocation
-// (initialThreshold) whatever the live size, and it is a major one only once the old
-// generation outgrew live * pause / 100.
+// (initialThreshold, or half the growth a live heap allows), and it is a major one only
+// once the old generation outgrew live * pause / 100.
 TEST(GcHeap, NurseryPacesCollectionsAndPausePacesMajors) {
   Config config;
   config.initialThreshold = 1 << 20;
@@ -72,9 +72,9 @@ TEST(GcHeap, NurseryPacesCollectionsAndPausePacesMajors) {
   h.collect();
   size_t live = h.heap.bytesInUse();
   EXPECT_GE(live, 200000 * kNodeBytes);
-  for (int i = 0; i < 20000; ++i) h.pair();  // 0.6 MB (and a buffer's tail): within the nursery
+  for (int i = 0; i < 50000; ++i) h.pair();  // 1.6 MB (and a buffer's tail): within live / 2
   EXPECT_FALSE(h.heap.collectionRequested());
-  for (int i = 0; i < 30000; ++i) h.pair();
+  for (int i = 0; i < 60000; ++i) h.pair();
   EXPECT_TRUE(h.heap.collectionRequested());
   ASSERT_TRUE(h.heap.safepointMayGC().isOk());
   EXPECT_EQ(h.heap.stats().minor.count, 1u) << "the old generation is far below live * 2";
@@ -85,7 +85,7 @@ TEST(GcHeap, NurseryPacesCollectionsAndPausePacesMajors) {
   h.root(more);
   ASSERT_TRUE(h.heap.safepointMayGC().isOk());  // a minor promotes it
   EXPECT_EQ(h.heap.stats().minor.count, 2u);
-  for (int i = 0; i < 60000; ++i) h.pair();
+  for (int i = 0; i < 250000; ++i) h.pair();  // 8 MB: past the 6.7 MB nursery
   ASSERT_TRUE(h.heap.safepointMayGC().isOk());
   EXPECT_EQ(h.heap.stats().major.count, 2u);
 }
@@ -118,7 +118,7 @@ TEST(GcHeap, ExternalBytesPaceCollections) {
   h.root(more);
   ASSERT_TRUE(h.heap.safepointMayGC().isOk());  // a minor promotes it: 6.7 MB old
   EXPECT_EQ(h.heap.stats().minor.count, 3u);
-  for (int i = 0; i < 60000; ++i) h.pair();
+  for (int i = 0; i < 120000; ++i) h.pair();  // past the 3.4 MB nursery
   ASSERT_TRUE(h.heap.safepointMayGC().isOk());
   EXPECT_EQ(h.heap.stats().major.count, 3u) << "released: the threshold is back near twice the live size";
 }
