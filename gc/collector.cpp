@@ -84,6 +84,7 @@ class Collector final : public Visitor {
   void ephemeronFixpoint();
   void traceRoots();
   void traceRemembered();
+  void tracePinned();
   void clearWeak(int phase);
   void resurrectFinalizable();
   void sweepExternals();
@@ -176,6 +177,11 @@ Object* Collector::copy(Object* obj) {
     return obj;
   }
   size_t size = objectBytes(impl_.types[kind], obj);
+  if (obj->header.gcBits & kBitNonMoving) {
+    if (Object* kept = keepLarge(obj)) return kept;
+    fail("a non-moving object is not alone in its chunk", obj);
+    return obj;
+  }
   if (size >= Heap::kLargeObjectSize && (minor_ || heap_.config_.stress != StressMode::kRelocate)) {
     if (Object* kept = keepLarge(obj)) return kept;
   }
@@ -339,6 +345,21 @@ void Collector::traceRoots() {
     for (Object** slot = m->handleBase_; slot < m->handleTop_; ++slot) visit(*slot);
   for (Object*& slot : impl_.persistent) visit(slot);
   for (Object*& slot : impl_.pending) visit(slot);
+  tracePinned();
+}
+
+// Pinned objects are roots. This first step keeps the table's keys current as the
+// objects move; keeping them in place follows.
+void Collector::tracePinned() {
+  std::lock_guard lock(impl_.pinLock);
+  if (impl_.pins.empty()) return;
+  std::unordered_map<const Object*, uint32_t> moved;
+  for (auto [obj, count] : impl_.pins) {
+    Object* slot = const_cast<Object*>(obj);
+    visit(slot);
+    moved[slot] = count;
+  }
+  impl_.pins.swap(moved);
 }
 
 void Collector::clearWeak(int phase) {

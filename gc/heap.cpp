@@ -83,6 +83,19 @@ void Mutator::noteStop(uint64_t nanos) {
   stats_.stoppedNanosMax = std::max(stats_.stoppedNanosMax, nanos);
 }
 
+Object* Mutator::allocateNonMoving(uint8_t kind, size_t bytes) {
+  if (bytes > (size_t{1} << 47)) return nullptr;
+  char* p;
+  {
+    std::unique_lock lock(heap_.impl_->mutex);
+    p = heap_.allocateLargeLocked(roundObjectSize(bytes), lock);
+  }
+  if (!p) return nullptr;
+  Object* obj = initObject(p, kind);
+  obj->header.gcBits |= kBitNonMoving;
+  return obj;
+}
+
 Object* Mutator::allocateSlow(uint8_t kind, size_t bytes) {
   if (bytes > (size_t{1} << 47)) return nullptr;  // no address space is that big
   char* p = heap_.refill(*this, roundObjectSize(bytes));
@@ -205,36 +218,43 @@ size_t Heap::currentLimitLocked() const {
   return limit;
 }
 
+// A young chunk of its own for one object of `size` bytes, zero-filled; nullptr past
+// the limit or when the system refuses.
+char* Heap::allocateLargeLocked(size_t size, std::unique_lock<std::mutex>& lock) {
+  Impl& impl = *impl_;
+  size_t used = impl.usedBytes.load(std::memory_order_relaxed);
+  size_t heapLimit = currentLimitLocked();
+  if (heapLimit && (used > heapLimit || size > heapLimit - used)) return nullptr;
+  Chunk* chunk = takeLargeChunkLocked(size);
+  if (chunk) {
+    // The chunk is this mutator's alone now, and no collection starts before the
+    // allocation returns: zero it without holding up other mutators' refills. Its
+    // bytes count as used first, so their limit checks see them.
+    impl.usedBytes.fetch_add(size, std::memory_order_relaxed);
+    lock.unlock();
+    std::memset(chunk->base, 0, size);
+    lock.lock();
+    chunk->dirty = false;
+  } else {
+    chunk = mapChunk(size);
+    if (!chunk) return nullptr;
+    impl.usedBytes.fetch_add(size, std::memory_order_relaxed);
+  }
+  chunk->large = true;
+  chunk->young = true;
+  chunk->top = chunk->base + size;
+  addChunkLocked(chunk);
+  stats_.bytesAllocatedTotal += size;
+  noteGrowthLocked();
+  return chunk->base;
+}
+
 char* Heap::refill(Mutator& m, size_t size) {
   Impl& impl = *impl_;
   std::unique_lock lock(impl.mutex);
-  size_t used = impl.usedBytes.load(std::memory_order_relaxed);
+  if (size >= kLargeObjectSize) return allocateLargeLocked(size, lock);
   size_t heapLimit = currentLimitLocked();
-  if (size >= kLargeObjectSize) {
-    if (heapLimit && (used > heapLimit || size > heapLimit - used)) return nullptr;
-    Chunk* chunk = takeLargeChunkLocked(size);
-    if (chunk) {
-      // The chunk is this mutator's alone now, and no collection starts before the
-      // allocation returns: zero it without holding up other mutators' refills. Its
-      // bytes count as used first, so their limit checks see them.
-      impl.usedBytes.fetch_add(size, std::memory_order_relaxed);
-      lock.unlock();
-      std::memset(chunk->base, 0, size);
-      lock.lock();
-      chunk->dirty = false;
-    } else {
-      chunk = mapChunk(size);
-      if (!chunk) return nullptr;
-      impl.usedBytes.fetch_add(size, std::memory_order_relaxed);
-    }
-    chunk->large = true;
-    chunk->young = true;
-    chunk->top = chunk->base + size;
-    addChunkLocked(chunk);
-    stats_.bytesAllocatedTotal += size;
-    noteGrowthLocked();
-    return chunk->base;
-  }
+  size_t used;
   retireLocked(m);
   used = impl.usedBytes.load(std::memory_order_relaxed);
   size_t capacity = kChunkSize;
@@ -300,6 +320,24 @@ void Heap::registerType(uint8_t kind, const TypeInfo& info) {
 const TypeInfo& Heap::typeInfo(uint8_t kind) const {
   WEFT_CHECK(kind < kMaxKinds && impl_->registered[kind], "unregistered object kind");
   return impl_->types[kind];
+}
+
+void Heap::pin(Object* obj) {
+  std::lock_guard lock(impl_->pinLock);
+  ++impl_->pins[obj];
+}
+
+void Heap::unpin(Object* obj) {
+  std::lock_guard lock(impl_->pinLock);
+  auto it = impl_->pins.find(obj);
+  WEFT_CHECK(it != impl_->pins.end(), "unpin of an object that is not pinned");
+  if (--it->second == 0) impl_->pins.erase(it);
+}
+
+uint32_t Heap::pinCount(const Object* obj) const {
+  std::lock_guard lock(impl_->pinLock);
+  auto it = impl_->pins.find(obj);
+  return it == impl_->pins.end() ? 0 : it->second;
 }
 
 void Heap::addRootSource(RootSource* source) {

@@ -62,10 +62,10 @@
 //     stack that did not run and was not written since the last collection is not
 //     rescanned, and holds no young reference (verify checks the second part).
 //
-// Pinning (the contract issue 13's C API builds on; gc-v2.md, planned): an object that
-// native code must see at a stable address is allocated non-moving or pinned for as
-// long as the native code holds its address. Until then only large objects stay in
-// place, and only outside relocate stress.
+// Pinning (the contract issue 13's C API builds on; gc-v2.md "Pinning and non-moving
+// objects"): an object that native code must see at a stable address is allocated
+// non-moving (Mutator::allocateNonMoving) or pinned (Heap::pin / Heap::unpin) for as
+// long as the native code holds its address.
 #pragma once
 
 #include <atomic>
@@ -177,6 +177,9 @@ inline constexpr uint8_t kBitExternal = 0x04;     // registered with registerExt
 // byte operations (two workers may store into one shared table), cleared world stopped.
 inline constexpr uint8_t kBitOld = 0x08;
 inline constexpr uint8_t kBitRemembered = 0x10;
+// Allocated by Mutator::allocateNonMoving: the object never moves (gc-v2.md). Set at
+// allocation, never cleared.
+inline constexpr uint8_t kBitNonMoving = 0x20;
 
 // Bytes a request of `bytes` occupies: rounded up to alignment, at least kMinObjectSize.
 constexpr size_t roundObjectSize(size_t bytes) {
@@ -210,6 +213,12 @@ class Mutator {
   // identity hash. Never collects. Returns nullptr if the heap limit would be exceeded
   // (or the system is out of memory).
   inline Object* allocate(uint8_t kind, size_t bytes);
+  // As allocate, for an object that never moves, not even under relocate stress (which
+  // verifies it in place instead): its address stays valid for as long as it lives
+  // (userdata payloads handed to C). It is young until the first collection that finds
+  // it alive, which promotes it where it lies. Never collects; nullptr on exhaustion.
+  // Owning thread, attached.
+  Object* allocateNonMoving(uint8_t kind, size_t bytes);
 
   Heap& heap() { return heap_; }
   // As Heap::registerExternal, without a lock: the object joins this mutator's own list,
@@ -285,6 +294,14 @@ class Heap {
   // Start-up only (before mutator threads run): kinds are read unlocked.
   void registerType(uint8_t kind, const TypeInfo& info);
   const TypeInfo& typeInfo(uint8_t kind) const;
+
+  // Pinning (gc-v2.md): while its pin count is above zero, `obj` is a root and does not
+  // move, in minor and major collections, relocate stress included. Counted: every pin
+  // needs one unpin. Any attached mutator's thread; a short lock, no collection.
+  void pin(Object* obj);
+  void unpin(Object* obj);
+  // The pin count of `obj` (0 when not pinned), for tests and verification.
+  uint32_t pinCount(const Object* obj) const;
 
   // Root registrations: any attached mutator (under the heap lock).
   void addRootSource(RootSource* source);
@@ -403,6 +420,7 @@ class Heap {
   friend void writeBarrierSlow(Object* holder, Object* value);
   friend void rememberSlow(Object* holder);
   char* refill(Mutator& mutator, size_t size);
+  char* allocateLargeLocked(size_t size, std::unique_lock<std::mutex>& lock);
   void retireLocked(Mutator& mutator);
   void flushExternalLocked(Mutator& mutator);
   void addChunkLocked(Chunk* chunk);

@@ -19,9 +19,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gc/heap.h"
+#include "gc/spin_lock.h"
 
 namespace weft::gc {
 
@@ -135,6 +137,11 @@ struct Heap::Impl {
   // written by its handle's owner; the collector visits them world stopped.
   std::vector<Object*> persistent;   // nullptr in free slots
   std::vector<size_t> persistentFree;
+
+  // Pin counts (Heap::pin): attached mutators under pinLock; the collector reads them
+  // world stopped (under it too, for the verifier's sake).
+  mutable SpinLock pinLock;
+  std::unordered_map<const Object*, uint32_t> pins;
 
   uint64_t safepoints = 0;  // lock: stress schedule, shared by every mutator
   uint64_t rngState = 0;    // lock
