@@ -464,6 +464,11 @@ Status safepointMayGC(State& S, ThreadData* t) {
 Status loopSafepointMayGC(State& S, ThreadData* t) {
   Status st = safepointMayGC(S, t);
   if (!st.isOk() || t->budget >= 0) return st;
+  if (S.interruptPending.load(std::memory_order_relaxed) && t == S.mainRunning()) [[unlikely]] {
+    S.interruptPending.store(false, std::memory_order_relaxed);
+    t->budget = t->task ? kBudgetRecheck : kUnlimitedBudget;
+    return runtimeErrorMayGC(S, t, "interrupted!");
+  }
   // Only code at the bottom of its loop, in a chain of coroutines up to a task's root,
   // can give up its worker; a native re-entry inside a task checks again soon.
   if (!t->inHook && !t->runningFinalizers && taskChainSuspendable(t)) {

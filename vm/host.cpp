@@ -207,4 +207,9 @@ void HostStack::closeMayGC() {
   runFinalizersMayGC(state_, t);
 }
 
+void requestInterrupt(State& state) {
+  state.interruptPending.store(true, std::memory_order_relaxed);
+  if (ThreadData* t = state.mainRunning()) __atomic_store_n(&t->budget, -1, __ATOMIC_RELAXED);
+}
+
 }  // namespace weft::vm

@@ -23,6 +23,12 @@ std::unique_ptr<State> newStandardState(const StateOptions& options);
 // it while opening, so it must be set before they are opened).
 std::unique_ptr<State> newStandardState(const StateOptions& options, bool ignoreEnvironment);
 
+// Asks the Lua code that the State's main context runs to stop with "interrupted!" at
+// its next loop safepoint, as lua.c's SIGINT hook does. Async-signal-safe: it stores an
+// atomic flag and that thread's budget (which the safepoint then finds below zero).
+// Code waiting outside the interpreter (a task wait, a read) is not interrupted.
+void requestInterrupt(State& state);
+
 class HostStack {
  public:
   explicit HostStack(State& state);

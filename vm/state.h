@@ -88,6 +88,9 @@ class State {
     return c && c->state == this ? *c : mainContext_;
   }
   gc::Mutator& mutator() { return *context().mutator; }
+  // The thread the State's own (main) context runs now; read by a signal handler
+  // (requestInterrupt in vm/host.h), hence the atomic load.
+  ThreadData* mainRunning() const { return __atomic_load_n(&mainContext_.running, __ATOMIC_RELAXED); }
   StringTable& strings() { return *strings_; }
   ThreadPool& threadPool() { return *threadPool_; }
   const StateOptions& options() const { return options_; }
@@ -138,6 +141,11 @@ class State {
   // enterOsWait/leaveOsWait).
   void (*osWaitEnter)(State&, OsWait) = nullptr;
   Status (*osWaitLeave)(State&, OsWait) = nullptr;
+  // Ctrl-C (the CLI's SIGINT handler, requestInterrupt in vm/host.h): the main
+  // context's running Lua code stops with "interrupted!" at its next loop safepoint.
+  // Relaxed: the handler also sends that thread's budget below zero, which is what
+  // makes the safepoint look.
+  std::atomic<bool> interruptPending{false};
   bool gcGenerational = true;  // collectgarbage's mode name (lua.c starts in generational mode)
   // collectgarbage's "setpause"/"setstepmul" values, kept in quarters as lua5.4 keeps them
   // (so 150 reads back as 148); the copying collector does not use them.

@@ -1,14 +1,37 @@
 // Chunk running and error reporting for the command line.
 #include "tools/weft/session.h"
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 
 namespace weft::cli {
 
+namespace {
+
+// The State whose chunk runs now, for the SIGINT handler (lock-free, so signal-safe).
+std::atomic<vm::State*> interruptible{nullptr};
+
+// As lua.c's: the first Ctrl-C stops the running Lua code with "interrupted!" (and its
+// traceback); the handler puts the default action back, so a second Ctrl-C ends a
+// program that does not reach the interpreter's safepoints (a long wait or native).
+void onInterrupt(int signal) {
+  std::signal(signal, SIG_DFL);
+  if (vm::State* S = interruptible.load(std::memory_order_relaxed)) vm::requestInterrupt(*S);
+}
+
+}  // namespace
+
 Status Session::callMayGC(int nargs, int nresults) {
+  interruptible.store(&host_.state(), std::memory_order_relaxed);
+  std::signal(SIGINT, onInterrupt);
   Status status = host_.pcallMayGC(nargs, nresults, /*traceback=*/true);
+  std::signal(SIGINT, SIG_DFL);
+  interruptible.store(nullptr, std::memory_order_relaxed);
+  // A request that came after the chunk's last safepoint must not stop the next chunk.
+  host_.state().interruptPending.store(false, std::memory_order_relaxed);
   if (status.isError()) reportTopMayGC(status);
   return status;
 }
