@@ -116,6 +116,10 @@ static void files(lua_State *L) {
   lua_pop(L, 1);
   loadAndRun(L, "truncated.luac", NULL);
 
+  writeText("stdin.lua", "#!shebang\nreturn 'from ' .. debug.getinfo(1, 'S').source .. ' line ' .. debug.getinfo(1, 'l').currentline");
+  CHECK(freopen("stdin.lua", "r", stdin) != NULL);
+  loadAndRun(L, NULL, NULL);
+
   int status;
   writeText("dofile.lua", "x = (x or 0) + 1; return x");
   printf("dofile -> %d", luaL_dofile(L, "dofile.lua"));

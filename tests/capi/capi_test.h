@@ -23,7 +23,7 @@
   } while (0)
 
 /* Prints a protected call's status and, on error, its message (popped). */
-static void showStatus(lua_State *L, const char *what, int status) {
+static inline void showStatus(lua_State *L, const char *what, int status) {
   if (status == LUA_OK) {
     printf("%s: ok\n", what);
   } else {
@@ -34,7 +34,7 @@ static void showStatus(lua_State *L, const char *what, int status) {
 }
 
 /* Runs a chunk of Lua source; prints its error if it fails. */
-static void runLua(lua_State *L, const char *code) {
+static inline void runLua(lua_State *L, const char *code) {
   int status = luaL_loadbuffer(L, code, strlen(code), "=test");
   if (status == LUA_OK) status = lua_pcall(L, 0, 0, 0);
   if (status != LUA_OK) showStatus(L, code, status);
