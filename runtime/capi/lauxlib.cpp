@@ -169,7 +169,7 @@ bool isBoxed(const luaL_Buffer *B) { return B->b != B->init.b; }
 // The largest buffer: a Lua string's length must fit a lua_Integer and a size_t.
 constexpr size_t kMaxBufferSize = sizeof(size_t) < sizeof(lua_Integer)
                                       ? SIZE_MAX
-                                      : static_cast<size_t>(INT64_MAX);
+                                      : static_cast<size_t>(LUA_MAXINTEGER);
 
 // The capacity after growing B for `extra` more bytes: 1.5 times the old one, or just
 // enough if that is more.

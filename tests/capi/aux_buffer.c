@@ -177,8 +177,18 @@ static int buildWhileCollecting(lua_State *L) {
   return 1;
 }
 
+static int tooLarge(lua_State *L) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addchar(&b, 'x');
+  luaL_prepbuffsize(&b, (size_t)-1);
+  return 0;
+}
+
 static void errorsAndCollection(lua_State *L) {
   int top = lua_gettop(L);
+  lua_pushcfunction(L, tooLarge);
+  showStatus(L, "too large", lua_pcall(L, 0, 0, 0));
   for (int size = 10; size <= 100000; size *= 100) {
     lua_pushcfunction(L, failingBuild);
     lua_pushinteger(L, size);
