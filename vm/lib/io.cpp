@@ -25,12 +25,22 @@ namespace weft::vm {
 
 namespace {
 
-enum class Closer : uint8_t { kStd, kFile, kPipe };
-
+// The payload has luaL_Stream's layout (include/weft/lua/lauxlib.h), so C modules that
+// take a file with luaL_checkudata(L, i, LUA_FILEHANDLE) read its FILE* and see it closed
+// when closef is null (lfs.lock, luaposix). Weft's own handles hold in closef the address
+// of one of the tags below, saying how to close them; a handle made by a C module holds
+// its lua_CFunction, which this library cannot call from the VM: it closes such a handle
+// with fclose.
 struct FileBox {
-  FILE* f;  // nullptr once closed
-  Closer closer;
+  FILE* f;            // nullptr once closed by this library
+  const void* closef;  // nullptr once closed; otherwise a closer tag or a module's function
 };
+
+constexpr char kStdCloser = 's';   // standard streams: never closed by Lua
+constexpr char kFileCloser = 'f';  // fclose
+constexpr char kPipeCloser = 'p';  // pclose, with execResult's results
+
+bool isOpen(const FileBox* box) { return box->f != nullptr && box->closef != nullptr; }
 
 constexpr const char* kFileKey = "FILE*";
 constexpr const char* kInputKey = "_IO_input";
@@ -69,7 +79,7 @@ bool checkFileBox(CallContext& cx, uint32_t arg, FileBox*& box, NativeResult& ou
 bool checkOpenFile(CallContext& cx, uint32_t arg, FILE*& f, NativeResult& outcome) {
   FileBox* box;
   if (!checkFileBox(cx, arg, box, outcome)) return false;
-  if (!box->f) {
+  if (!isOpen(box)) {
     outcome = cx.error("attempt to use a closed file");
     return false;
   }
@@ -86,7 +96,7 @@ FileBox* newFile(CallContext& cx) {
   if (!u || !mt.isTable()) return nullptr;
   auto* box = reinterpret_cast<FileBox*>(u->data);
   box->f = nullptr;
-  box->closer = Closer::kFile;
+  box->closef = &kFileCloser;
   storeRef(u, u->metatable, mt.asTable());
   state.heap().registerFinalizable(asGc(u));
   if (!cx.push(Value::userdata(u))) return nullptr;
@@ -116,11 +126,13 @@ NativeResult execResult(CallContext& cx, int stat) {
 }
 
 NativeResult closeBox(CallContext& cx, FileBox* box) {
-  if (box->closer == Closer::kStd) return failResult(cx, "cannot close standard file", 0);
+  if (box->closef == &kStdCloser) return failResult(cx, "cannot close standard file", 0);
   FILE* f = box->f;
+  const void* closer = box->closef;
   box->f = nullptr;
+  box->closef = nullptr;
   errno = 0;
-  if (box->closer == Closer::kPipe) {
+  if (closer == &kPipeCloser) {
     enterOsWait(cx.state());
     int stat = pclose(f);
     if (!leaveOsWait(cx.state()).isOk()) return NativeResult{0, StatusCode::kFatal};
@@ -374,7 +386,7 @@ bool flushStream(CallContext& cx, FILE* f) {
 bool defaultFile(CallContext& cx, const char* key, FILE*& f, Value& file, NativeResult& outcome) {
   file = registryGet(cx.state(), key);
   FileBox* box = fileBoxOf(cx.state(), file);
-  if (!box || !box->f) {
+  if (!box || !isOpen(box)) {
     outcome = cx.error("default %s file is closed", key == kInputKey ? "input" : "output");
     return false;
   }
@@ -425,7 +437,7 @@ NativeResult ioOutput(CallContext& cx) { return setDefault(cx, kOutputKey, "w");
 // file at the end, then the formats.
 NativeResult linesStep(CallContext& cx) {
   FileBox* box = fileBoxOf(cx.state(), cx.upvalue(0));
-  if (!box || !box->f) return cx.error("file is already closed");
+  if (!box || !isOpen(box)) return cx.error("file is already closed");
   int count = int(cx.upvalue(1).asInt());
   uint32_t base = cx.top();
   NativeResult r = readFormats(cx, box->f, count, 2, [&](int i) { return cx.upvalue(3 + uint32_t(i)); });
@@ -438,7 +450,7 @@ NativeResult linesStep(CallContext& cx) {
   cx.setTop(base);
   if (cx.upvalue(2).isTruthy()) {
     box = fileBoxOf(cx.state(), cx.upvalue(0));
-    if (box && box->f) {
+    if (box && isOpen(box)) {
       NativeResult c = closeBox(cx, box);
       if (c.status != StatusCode::kOk) return c;
       cx.setTop(base);
@@ -519,7 +531,7 @@ NativeResult ioPopen(CallContext& cx) {
   std::fflush(nullptr);
   errno = 0;
   box->f = popen(command.c_str(), m.c_str());
-  box->closer = Closer::kPipe;
+  box->closef = &kPipeCloser;
   if (!box->f) return fileResult(cx, false, command.c_str());
   return cx.results(1);
 }
@@ -537,14 +549,14 @@ NativeResult ioType(CallContext& cx) {
   if (!cx.checkAny(1)) return cx.failure();
   FileBox* box = fileBoxOf(cx.state(), cx.arg(1));
   if (!box) return pushOne(cx, Value::nil());
-  return returnString(cx, box->f ? "file" : "closed file");
+  return returnString(cx, isOpen(box) ? "file" : "closed file");
 }
 
 NativeResult ioClose(CallContext& cx) {
   if (cx.arg(1).isNil()) {
     Value file = registryGet(cx.state(), kOutputKey);
     FileBox* box = fileBoxOf(cx.state(), file);
-    if (!box || !box->f) return cx.error("attempt to use a closed file");
+    if (!box || !isOpen(box)) return cx.error("attempt to use a closed file");
     return closeBox(cx, box);
   }
   FILE* f;
@@ -669,7 +681,7 @@ NativeResult fGc(CallContext& cx) {
   FileBox* box;
   NativeResult outcome;
   if (!checkFileBox(cx, 1, box, outcome)) return outcome;  // called by hand on a non-file
-  if (box->f && box->closer != Closer::kStd) {
+  if (isOpen(box) && box->closef != &kStdCloser) {
     uint32_t base = cx.top();
     closeBox(cx, box);
     cx.setTop(base);
@@ -681,7 +693,7 @@ NativeResult fToString(CallContext& cx) {
   FileBox* box;
   NativeResult outcome;
   if (!checkFileBox(cx, 1, box, outcome)) return outcome;
-  if (!box->f) return returnString(cx, "file (closed)");
+  if (!isOpen(box)) return returnString(cx, "file (closed)");
   char buf[48];
   std::snprintf(buf, sizeof buf, "file (%p)", static_cast<void*>(box->f));
   return returnString(cx, buf);
@@ -733,7 +745,7 @@ Status makeStdFile(State& state, Table* lib, FILE* f, const char* field, const c
   if (!u || !mt.isTable()) return Status(StatusCode::kMemoryError);
   auto* box = reinterpret_cast<FileBox*>(u->data);
   box->f = f;
-  box->closer = Closer::kStd;
+  box->closef = &kStdCloser;
   storeRef(u, u->metatable, mt.asTable());
   if (Status st = setField(state, lib, field, Value::userdata(u)); !st.isOk()) return st;
   if (registryKey) return registrySet(state, registryKey, Value::userdata(u));
