@@ -7,7 +7,12 @@
 // reachable object; a minor one only the young ones (no kBitOld), promoting them into
 // old chunks: an old object counts as reached and is neither copied nor traced, unless
 // it is in the remembered set. Every copy is old. So after either kind no object is
-// young and the remembered set is empty.
+// young and the remembered set is empty. Non-moving objects (kBitNonMoving) and pinned
+// ones are never copied: they are marked where they lie (to-space epoch, kBitOld) and
+// traced from a list, as copies are from to-space (gc-v2.md "Pinning and non-moving
+// objects").
+//  0. Pinned objects first, before anything could copy them: each is marked in place,
+//     and one in a standard chunk keeps its chunk (keepPinned).
 //  1. Copy the roots (root sources, the handle slots of every registered mutator,
 //     persistent handles, pending finalizers) into fresh to-space chunks (a minor: into
 //     the old generation's promotion chunks, from where the last collection stopped) and
@@ -27,8 +32,11 @@
 //     collection, after their finalizers ran. Containers first reached in step 4 get
 //     their values cleared here too.
 //  6. Sweep weak roots (the string table), release off-heap memory of dead registered
-//     externals (a minor: only those registered since the last collection), then install
-//     to-space and free (or, relocate mode, quarantine) old space (a minor: the nursery).
+//     externals (a minor: only those registered since the last collection), free the
+//     cells of dead non-moving objects (a minor: only young ones), then install
+//     to-space and free (or, relocate mode, quarantine) old space (a minor: the
+//     nursery), but for the chunks kept for pinned objects, whose other contents become
+//     fillers.
 // To-space membership: in a major, the epoch bit in gcBits (every object in current
 // space carries the heap's epoch; copies get the flipped one); in a minor, kBitOld. So a
 // slot visited twice is harmless and isLive needs no address lookup.
@@ -78,13 +86,16 @@ class Collector final : public Visitor {
  private:
   Object* copy(Object* obj);
   Object* keepLarge(Object* obj);
+  Object* keepNonMoving(Object* obj);
+  void markInPlace(Object* obj, size_t size);
+  void keepPinned();
+  void fillKeptChunks(bool poison);
   char* allocateTo(size_t size);
   void scan();
   void prefetchAlong();
   void ephemeronFixpoint();
   void traceRoots();
   void traceRemembered();
-  void tracePinned();
   void clearWeak(int phase);
   void resurrectFinalizable();
   void sweepExternals();
@@ -103,6 +114,13 @@ class Collector final : public Visitor {
   std::vector<Chunk*> toChunks_;  // standard chunks, in allocation order
   Chunk* reusedTail_ = nullptr;   // a minor: the old chunk promotion continued in (not ours)
   std::vector<Chunk*> toLarge_;   // one large object each
+  // Objects marked where they lie (non-moving cells, pinned objects of standard
+  // chunks), traced by the scan from scanInPlace_ on, and the standard chunks kept in
+  // place for pinned objects (fillKeptChunks turns their other objects into fillers).
+  std::vector<Object*> inPlace_;
+  size_t scanInPlace_ = 0;
+  std::vector<Chunk*> keptChunks_;
+  std::vector<Chunk*> emptiedCells_;  // a major: cell chunks its sweep left empty
   Chunk* current_ = nullptr;      // the chunk copies are bumped into
   size_t scanChunk_ = 0;          // Cheney scan position: toChunks_[scanChunk_] at scanPtr_
   char* scanPtr_ = nullptr;
@@ -128,6 +146,7 @@ Collector::~Collector() {
     if (chunk->kept) chunk->kept = false;  // still old space's
     else unmapChunk(chunk);
   }
+  for (Chunk* chunk : keptChunks_) chunk->kept = false;
 }
 
 void Collector::fail(const char* what, const Object* obj) {
@@ -176,12 +195,8 @@ Object* Collector::copy(Object* obj) {
     fail("reference to an object of unregistered kind", obj);
     return obj;
   }
+  if (obj->header.gcBits & kBitNonMoving) return keepNonMoving(obj);
   size_t size = objectBytes(impl_.types[kind], obj);
-  if (obj->header.gcBits & kBitNonMoving) {
-    if (Object* kept = keepLarge(obj)) return kept;
-    fail("a non-moving object is not alone in its chunk", obj);
-    return obj;
-  }
   if (size >= Heap::kLargeObjectSize && (minor_ || heap_.config_.stress != StressMode::kRelocate)) {
     if (Object* kept = keepLarge(obj)) return kept;
   }
@@ -221,6 +236,97 @@ Object* Collector::keepLarge(Object* obj) {
   keptBytes_ += static_cast<size_t>(chunk->top - chunk->base);
   ++copiedObjects_;  // progress for the ephemeron fixpoint, as a copy would be
   return obj;
+}
+
+// Marks `obj` reached where it lies: it takes the to-space epoch and becomes old (a
+// young one is promoted in place), and the scan traces it as it does copies.
+void Collector::markInPlace(Object* obj, size_t size) {
+  obj->header.gcBits =
+      static_cast<uint8_t>((obj->header.gcBits & ~(kBitEpoch | kBitRemembered)) | toEpoch_ | kBitOld);
+  inPlace_.push_back(obj);
+  keptBytes_ += size;
+  ++copiedObjects_;  // progress for the ephemeron fixpoint, as a copy would be
+}
+
+// A non-moving object stays where it is whatever the mode: in a cell, or alone in a
+// large chunk (which keepLarge keeps even under relocate stress).
+Object* Collector::keepNonMoving(Object* obj) {
+  size_t size = objectBytes(impl_.types[obj->header.kind], obj);
+  if (size > kMaxCellSize) {
+    if (Object* kept = keepLarge(obj)) return kept;
+    fail("a big non-moving object is not alone in its chunk", obj);
+    return obj;
+  }
+  markInPlace(obj, size);
+  return obj;
+}
+
+// First of all (before anything is copied): every pinned object is reached where it
+// lies. A non-moving or large one is kept as such; one in a standard chunk keeps the
+// whole chunk, which joins the old generation as it is (fillKeptChunks). Old objects in
+// a minor are not moving anyway. The fault site forgets one pin (the object may then
+// move or die), which --gc-verify reports (verify.cpp, the pinned roots).
+void Collector::keepPinned() {
+  std::lock_guard pinLock(impl_.pinLock);
+  for (const auto& entry : impl_.pins) {
+    Object* obj = const_cast<Object*>(entry.first);
+    if (inToSpace(obj) || fault::hit("gc.pin-drop")) continue;
+    if (obj->header.gcBits & kBitNonMoving) {
+      keepNonMoving(obj);
+      continue;
+    }
+    Chunk* chunk = nullptr;
+    {
+      std::lock_guard lock(impl_.mutex);
+      auto it = impl_.chunkIndex.upper_bound(reinterpret_cast<uintptr_t>(obj));
+      if (it != impl_.chunkIndex.begin()) chunk = std::prev(it)->second;
+    }
+    if (!chunk || reinterpret_cast<char*>(obj) >= chunk->top) {
+      fail("a pinned object is not in the heap", obj);
+      return;
+    }
+    if (chunk->large) {
+      if (!keepLarge(obj)) fail("a pinned large object is not alone in its chunk", obj);
+      continue;
+    }
+    markInPlace(obj, objectBytes(impl_.types[obj->header.kind], obj));
+    if (!chunk->kept) {
+      chunk->kept = true;
+      keptChunks_.push_back(chunk);
+    }
+  }
+}
+
+// After the collection proper (nothing reads a forwarding address any more): in each
+// chunk kept for pinned objects, everything but the objects reached in place becomes a
+// filler of the same size (a copy's old image, or a dead object), poisoned under
+// relocate stress as old space is.
+void Collector::fillKeptChunks(bool poison) {
+  for (Chunk* chunk : keptChunks_) {
+    for (char* p = chunk->base; p < chunk->top;) {
+      auto* obj = reinterpret_cast<Object*>(p);
+      size_t size;
+      if (obj->header.kind == kFillerKind) {
+        p += fillerBytes(p);
+        continue;
+      }
+      if (obj->header.kind == kForwardedKind) {
+        Object* to = forwardee(obj);
+        size = objectBytes(impl_.types[to->header.kind], to);
+      } else {
+        size = objectBytes(impl_.types[obj->header.kind], obj);
+        if (inToSpace(obj)) {
+          p += size;
+          continue;
+        }
+      }
+      obj->header = ObjectHeader{kFillerKind, 0, 0, 0};
+      fillerBytes(p) = size;
+      if (poison && size > 2 * sizeof(ObjectHeader))
+        std::memset(p + 2 * sizeof(ObjectHeader), kPoisonByte, size - 2 * sizeof(ObjectHeader));
+      p += size;
+    }
+  }
 }
 
 char* Collector::allocateTo(size_t size) {
@@ -284,6 +390,12 @@ void Collector::scan() {
       if (info.trace) info.trace(obj, *this);
       progress = true;
     }
+    while (scanInPlace_ < inPlace_.size()) {
+      Object* obj = inPlace_[scanInPlace_++];
+      const TypeInfo& info = impl_.types[obj->header.kind];
+      if (info.trace) info.trace(obj, *this);
+      progress = true;
+    }
     if (!progress) return;
   }
 }
@@ -339,27 +451,13 @@ void Collector::traceRemembered() {
 }
 
 void Collector::traceRoots() {
+  keepPinned();
   traceRemembered();
   for (RootSource* source : impl_.roots) source->traceRoots(*this);
   for (Mutator* m : impl_.mutators)
     for (Object** slot = m->handleBase_; slot < m->handleTop_; ++slot) visit(*slot);
   for (Object*& slot : impl_.persistent) visit(slot);
   for (Object*& slot : impl_.pending) visit(slot);
-  tracePinned();
-}
-
-// Pinned objects are roots. This first step keeps the table's keys current as the
-// objects move; keeping them in place follows.
-void Collector::tracePinned() {
-  std::lock_guard lock(impl_.pinLock);
-  if (impl_.pins.empty()) return;
-  std::unordered_map<const Object*, uint32_t> moved;
-  for (auto [obj, count] : impl_.pins) {
-    Object* slot = const_cast<Object*>(obj);
-    visit(slot);
-    moved[slot] = count;
-  }
-  impl_.pins.swap(moved);
 }
 
 void Collector::clearWeak(int phase) {
@@ -426,6 +524,7 @@ bool Collector::run() {
   clearWeak(kClearKeys | kClearValues);
   for (WeakRootSource* source : impl_.weakRoots) source->sweepWeakRoots(*this);
   sweepExternals();
+  heap_.sweepCells(minor_, toEpoch_, heap_.config_.stress == StressMode::kRelocate, emptiedCells_);
   return error_.empty();
 }
 
@@ -439,6 +538,9 @@ void Collector::install(uint64_t collection) {
   std::unique_lock lock(impl_.mutex);
   std::vector<Chunk*> old;  // to free
   std::vector<Chunk*> space;
+  // Cell chunks stay (a minor finds them old; a major takes them from their classes,
+  // without those its sweep emptied); kept chunks (pinned objects, large objects kept
+  // in place) join the old generation as they are.
   if (minor_) {
     for (Chunk* chunk : impl_.space) {
       if (!chunk->young) space.push_back(chunk);
@@ -448,19 +550,22 @@ void Collector::install(uint64_t collection) {
       if (chunk != reusedTail_) space.push_back(chunk);
   } else {
     for (Chunk* chunk : impl_.space)
-      if (!chunk->kept) old.push_back(chunk);
+      if (!chunk->kept && !chunk->cellSize) old.push_back(chunk);
     space = toChunks_;
+    for (const CellClass& c : impl_.cells) space.insert(space.end(), c.chunks.begin(), c.chunks.end());
   }
   space.insert(space.end(), toLarge_.begin(), toLarge_.end());
+  space.insert(space.end(), keptChunks_.begin(), keptChunks_.end());
   impl_.chunkIndex.clear();
-  size_t live = 0;
+  size_t live = impl_.cellBytes;
   for (Chunk* chunk : space) {
     chunk->kept = false;
     chunk->young = false;
     impl_.chunkIndex[reinterpret_cast<uintptr_t>(chunk->base)] = chunk;
-    live += static_cast<size_t>(chunk->top - chunk->base);
+    if (!chunk->cellSize) live += static_cast<size_t>(chunk->top - chunk->base);
   }
   impl_.space = std::move(space);
+  for (Chunk* chunk : emptiedCells_) unmapChunk(chunk);
   if (!minor_) {
     impl_.epoch = toEpoch_;
     for (Mutator* m : impl_.mutators) m->gcBits_ = toEpoch_;
@@ -469,6 +574,7 @@ void Collector::install(uint64_t collection) {
 
   const Config& config = heap_.config_;
   bool relocate = config.stress == StressMode::kRelocate;
+  fillKeptChunks(relocate);
   impl_.externalBytes -= static_cast<int64_t>(externalReleased_);
   impl_.externalAfterLastGC = impl_.externalBytes;
   // The nursery grows with the old generation: a minor still sweeps the whole interned

@@ -72,6 +72,7 @@ Mutator::~Mutator() {
     std::unique_lock lock(impl.mutex);
     heap_.waitForNoStopLocked(lock);
     heap_.retireLocked(*this);
+    heap_.retireCellsLocked(*this);
     impl.mutators.erase(std::find(impl.mutators.begin(), impl.mutators.end(), this));
   }
   munmap(handleBase_, kMaxHandles * sizeof(Object*));
@@ -81,19 +82,6 @@ void Mutator::noteStop(uint64_t nanos) {
   ++stats_.stops;
   stats_.stoppedNanosTotal += nanos;
   stats_.stoppedNanosMax = std::max(stats_.stoppedNanosMax, nanos);
-}
-
-Object* Mutator::allocateNonMoving(uint8_t kind, size_t bytes) {
-  if (bytes > (size_t{1} << 47)) return nullptr;
-  char* p;
-  {
-    std::unique_lock lock(heap_.impl_->mutex);
-    p = heap_.allocateLargeLocked(roundObjectSize(bytes), lock);
-  }
-  if (!p) return nullptr;
-  Object* obj = initObject(p, kind);
-  obj->header.gcBits |= kBitNonMoving;
-  return obj;
 }
 
 Object* Mutator::allocateSlow(uint8_t kind, size_t bytes) {
@@ -307,7 +295,10 @@ Chunk* Heap::takeChunkLocked() {
 
 void Heap::flushMutators() {
   std::lock_guard lock(impl_->mutex);
-  for (Mutator* m : impl_->mutators) retireLocked(*m);
+  for (Mutator* m : impl_->mutators) {
+    retireLocked(*m);
+    retireCellsLocked(*m);
+  }
 }
 
 void Heap::registerType(uint8_t kind, const TypeInfo& info) {
@@ -399,7 +390,7 @@ void Heap::queueAllFinalizers() {
 }
 
 size_t Heap::bytesInUse(const Mutator& m) const {
-  return impl_->usedBytes.load(std::memory_order_relaxed) - static_cast<size_t>(m.limit_ - m.cursor_);
+  return impl_->usedBytes.load(std::memory_order_relaxed) - static_cast<size_t>(m.limit_ - m.cursor_) - m.cellCached_;
 }
 
 bool Heap::contains(const void* p) const {

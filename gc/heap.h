@@ -61,11 +61,19 @@
 // 10. A minor collection traces no old object outside the remembered set: a thread's
 //     stack that did not run and was not written since the last collection is not
 //     rescanned, and holds no young reference (verify checks the second part).
+// 11. An object allocated non-moving never moves, and a pinned object does not move
+//     while its pin count is above zero; no reference points at a freed cell or a
+//     filler (verify checks all three: every kBitNonMoving object lies in a non-moving
+//     cell or alone in a large chunk, every pinned address is an object of current
+//     space; negative test: fault site "gc.pin-drop").
 //
 // Pinning (the contract issue 13's C API builds on; gc-v2.md "Pinning and non-moving
 // objects"): an object that native code must see at a stable address is allocated
 // non-moving (Mutator::allocateNonMoving) or pinned (Heap::pin / Heap::unpin) for as
-// long as the native code holds its address.
+// long as the native code holds its address. Non-moving objects live in size-classed
+// cells (nonmoving.cpp; over kMaxCellSize bytes, a chunk of their own) that
+// collections mark in place and sweep; a pinned object is a root marked in place, and
+// the chunk it lies in is kept whole, its other contents turned into fillers.
 #pragma once
 
 #include <atomic>
@@ -188,6 +196,11 @@ constexpr size_t roundObjectSize(size_t bytes) {
 
 struct Chunk;
 
+// The non-moving space's size classes (nonmoving.cpp): cells of 16 bytes up to
+// kMaxCellSize; a bigger non-moving object gets a chunk of its own.
+inline constexpr int kCellClasses = 24;
+inline constexpr size_t kMaxCellSize = 2048;
+
 // The pauses one mutator experienced, as requester or as a parked acknowledger.
 struct MutatorStats {
   uint64_t stops = 0;
@@ -267,6 +280,13 @@ class Mutator {
   // The remembered set's part this mutator recorded (old holders of young references,
   // dirty stacks' Thread objects): owning thread, or world stopped.
   std::vector<Object*> remembered_;
+  // Free cells of the non-moving space this mutator took from the heap, one list per
+  // size class (linked through the cells), their bytes (counted as used, like a bump
+  // buffer's tail) and the cells it allocated since they were last handed back: owning
+  // thread, or world stopped (Heap::retireNonMovingLocked gives them back).
+  char* cellFree_[kCellClasses] = {};
+  size_t cellCached_ = 0;
+  std::vector<Object*> youngCells_;
 };
 
 class Heap {
@@ -296,8 +316,10 @@ class Heap {
   const TypeInfo& typeInfo(uint8_t kind) const;
 
   // Pinning (gc-v2.md): while its pin count is above zero, `obj` is a root and does not
-  // move, in minor and major collections, relocate stress included. Counted: every pin
-  // needs one unpin. Any attached mutator's thread; a short lock, no collection.
+  // move, in minor and major collections, relocate stress included (invariant 11). A
+  // young pinned object keeps its nursery chunk, which becomes old. Counted: every pin
+  // needs one unpin (an unpin without a pin is a fatal misuse). Any attached mutator's
+  // thread; a hash-map update under a spin lock, never a collection.
   void pin(Object* obj);
   void unpin(Object* obj);
   // The pin count of `obj` (0 when not pinned), for tests and verification.
@@ -407,7 +429,8 @@ class Heap {
 
   // Chunk geometry: a mutator's bump buffer is one chunk; an object of at least
   // kLargeObjectSize bytes gets a chunk of its own, which a collection keeps in place
-  // (collector.cpp keepLarge) except under relocate stress.
+  // (collector.cpp keepLarge) except under relocate stress (a non-moving or pinned one
+  // stays even then).
   static constexpr size_t kChunkSize = 256u << 10;
   static constexpr size_t kLargeObjectSize = kChunkSize / 8;
 
@@ -421,6 +444,9 @@ class Heap {
   friend void rememberSlow(Object* holder);
   char* refill(Mutator& mutator, size_t size);
   char* allocateLargeLocked(size_t size, std::unique_lock<std::mutex>& lock);
+  char* refillCells(Mutator& m, int cls);
+  void retireCellsLocked(Mutator& m);
+  void sweepCells(bool minor, uint8_t liveEpoch, bool poison, std::vector<Chunk*>& emptied);
   void retireLocked(Mutator& mutator);
   void flushExternalLocked(Mutator& mutator);
   void addChunkLocked(Chunk* chunk);

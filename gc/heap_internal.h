@@ -39,6 +39,33 @@ struct Chunk {
   // The nursery: a mutator's bump buffer, or a large object allocated since the last
   // collection. Its objects are young (no kBitOld); an old chunk's are all old.
   bool young = false;
+  // Non-zero: a chunk of the non-moving space, cut into cells of this many bytes
+  // (nonmoving.cpp). Never young (its objects carry their own generation), never moved.
+  uint32_t cellSize = 0;
+};
+
+// Headers the collector writes over memory no object occupies (gc-v2.md "Pinning and
+// non-moving objects"). Neither is a registered kind, so a reference to one is caught
+// by verify and by the checking barrier as a reference to a freed object.
+//  - A free cell of the non-moving space: the next free cell's address at +8.
+//  - A filler: the dead part of a chunk kept in place for a pinned object (an object
+//    that moved out or died), its size in bytes at +8.
+inline constexpr uint8_t kFreeCellKind = 0xfe;
+inline constexpr uint8_t kFillerKind = 0xfd;
+inline char*& nextFreeCell(char* cell) { return *reinterpret_cast<char**>(cell + sizeof(ObjectHeader)); }
+inline size_t& fillerBytes(char* p) { return *reinterpret_cast<size_t*>(p + sizeof(ObjectHeader)); }
+inline size_t fillerBytes(const char* p) { return *reinterpret_cast<const size_t*>(p + sizeof(ObjectHeader)); }
+
+// The non-moving space's size classes (nonmoving.cpp): the class of a rounded object
+// size (-1 above kMaxCellSize) and the cell size of a class.
+int cellClassOf(size_t size);
+size_t cellSizeOf(int cls);
+
+// One size class of the non-moving space. Lock, or world stopped.
+struct CellClass {
+  std::vector<Chunk*> chunks;  // every chunk of the class, in the order they were mapped
+  Chunk* carve = nullptr;      // the newest: [top, base + size) is not cut into cells yet
+  char* free = nullptr;        // free cells, linked through nextFreeCell
 };
 
 size_t pageSize();
@@ -137,6 +164,15 @@ struct Heap::Impl {
   // written by its handle's owner; the collector visits them world stopped.
   std::vector<Object*> persistent;   // nullptr in free slots
   std::vector<size_t> persistentFree;
+
+  // The non-moving space (nonmoving.cpp). Lock, or world stopped.
+  CellClass cells[kCellClasses];
+  // Bytes of cells handed to mutators (allocated or in their caches): the part of
+  // usedBytes the cell chunks account for.
+  size_t cellBytes = 0;
+  // Cells allocated since the last collection (handed back by retireCellsLocked): a
+  // minor frees those it did not reach, without walking the old ones.
+  std::vector<Object*> youngCells;
 
   // Pin counts (Heap::pin): attached mutators under pinLock; the collector reads them
   // world stopped (under it too, for the verifier's sake).

@@ -14,6 +14,12 @@
 // object with kBitRemembered must be in some mutator's remembered buffer; an old object
 // without it must hold no young reference (for a Thread object: its stack is clean).
 // After a collection no object may be young or remembered, and every buffer is empty.
+// Pinning and non-moving objects (gc-v2.md): cell chunks are walked cell by cell (an
+// object of kBitNonMoving or a free cell each); a filler is skipped; an object with
+// kBitNonMoving anywhere but a cell or alone in a large chunk has moved. A reference
+// to a free cell or a filler is a reference to a freed object. Every pinned object must
+// be an object of current space where it was pinned (so a pinned object that moved or
+// died, gc.pin-drop, is reported).
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
@@ -49,6 +55,8 @@ class Verifier final : public Visitor {
   void gatherRemembered();
   void walkSpace();
   void walkChunk(const Chunk* chunk);
+  void walkCells(const Chunk* chunk);
+  bool checkHeader(const Chunk* chunk, const Object* obj, bool young);
   void checkRoots();
   void checkObjects();
   void check(const Object* ref);
@@ -63,6 +71,7 @@ class Verifier final : public Visitor {
   Heap::Impl& impl_;
   bool after_;  // right after a collection: nothing young, nothing remembered
   std::vector<const Object*> starts_;  // sorted: chunks are walked in address order
+  std::vector<const char*> freed_;     // free cells and fillers, sorted the same way
   std::vector<const Object*> recorded_;  // sorted: every remembered buffer's holders
   bool holderClean_ = false;  // the holder is old and not remembered: no young referent
   // Who holds the reference being checked (formatted only on failure).
@@ -107,20 +116,59 @@ void Verifier::walkSpace() {
   }
 }
 
+// The checks every object's header passes; `young`: whether its chunk says it must be
+// young (cell chunks hold both generations: pass the object's own).
+bool Verifier::checkHeader(const Chunk* chunk, const Object* obj, bool young) {
+  uint8_t kind = obj->header.kind;
+  if (kind == kForwardedKind) return report("object %p in current space is forwarded", obj), false;
+  if (kind >= kMaxKinds || !impl_.registered[kind])
+    return report("object %p in current space has unregistered kind %zu", obj, kind), false;
+  if ((obj->header.gcBits & kBitEpoch) != impl_.epoch)
+    return report("object %p in current space carries the previous epoch", obj), false;
+  bool old = obj->header.gcBits & kBitOld;
+  if (old == young)
+    return report(old ? "object %p in a nursery chunk is old" : "object %p in an old chunk is young", obj), false;
+  if (after_ && !old) return report("object %p is young after the collection", obj), false;
+  if (after_ && (obj->header.gcBits & kBitRemembered))
+    return report("object %p is remembered after the collection", obj), false;
+  bool nonMoving = obj->header.gcBits & kBitNonMoving;
+  if (nonMoving != (chunk->cellSize != 0) && !(nonMoving && chunk->large))
+    return report(nonMoving ? "non-moving object %p has moved out of the non-moving space"
+                            : "movable object %p lies in a non-moving cell",
+                  obj),
+           false;
+  return true;
+}
+
+void Verifier::walkCells(const Chunk* chunk) {
+  size_t cell = chunk->cellSize;
+  for (const char* p = chunk->base; p + cell <= chunk->top; p += cell) {
+    const Object* obj = reinterpret_cast<const Object*>(p);
+    if (obj->header.kind == kFreeCellKind) {
+      freed_.push_back(p);
+      continue;
+    }
+    if (!checkHeader(chunk, obj, !(obj->header.gcBits & kBitOld))) return;
+    size_t size = objectBytes(impl_.types[obj->header.kind], obj);
+    if (size > cell) return report("non-moving object %p of %zu bytes overruns its cell", obj, size);
+    starts_.push_back(obj);
+  }
+}
+
 void Verifier::walkChunk(const Chunk* chunk) {
+  if (chunk->cellSize) return walkCells(chunk);
   for (const char* p = chunk->base; p < chunk->top;) {
     const Object* obj = reinterpret_cast<const Object*>(p);
     uint8_t kind = obj->header.kind;
-    if (kind == kForwardedKind) return report("object %p in current space is forwarded", obj);
-    if (kind >= kMaxKinds || !impl_.registered[kind])
-      return report("object %p in current space has unregistered kind %zu", obj, kind);
-    if ((obj->header.gcBits & kBitEpoch) != impl_.epoch)
-      return report("object %p in current space carries the previous epoch", obj);
-    bool old = obj->header.gcBits & kBitOld;
-    if (old == chunk->young)
-      return report(old ? "object %p in a nursery chunk is old" : "object %p in an old chunk is young", obj);
-    if (after_ && !old) return report("object %p is young after the collection", obj);
-    if (after_ && (obj->header.gcBits & kBitRemembered)) return report("object %p is remembered after the collection", obj);
+    if (kind == kFillerKind) {
+      size_t size = fillerBytes(p);
+      if (size < kMinObjectSize || size > static_cast<size_t>(chunk->top - p))
+        return report("filler %p of %zu bytes overruns its chunk", p, size);
+      freed_.push_back(p);
+      p += size;
+      continue;
+    }
+    if (!checkHeader(chunk, obj, chunk->young)) return;
     size_t size = objectBytes(impl_.types[kind], obj);
     if (size > static_cast<size_t>(chunk->top - p))
       return report("object %p of %zu bytes overruns its chunk (sizeOf disagrees with allocation)", obj, size);
@@ -135,8 +183,10 @@ void Verifier::check(const Object* ref) {
   if (!ref) problem = "null reference";
   else if (reinterpret_cast<uintptr_t>(ref) & (kObjectAlignment - 1)) problem = "misaligned reference";
   else if (!std::binary_search(starts_.begin(), starts_.end(), ref))
-    problem = heap_.contains(ref) ? "reference into the middle of an object or past allocated space"
-                                  : "reference outside current space (stale or foreign)";
+    problem = std::binary_search(freed_.begin(), freed_.end(), reinterpret_cast<const char*>(ref))
+                  ? "reference to a freed object (a free non-moving cell or a filler)"
+              : heap_.contains(ref) ? "reference into the middle of an object or past allocated space"
+                                    : "reference outside current space (stale or foreign)";
   if (!problem && holderClean_ && !(ref->header.gcBits & kBitOld)) {
     char buf[240];
     std::snprintf(buf, sizeof buf,
@@ -170,6 +220,14 @@ void Verifier::checkRoots() {
   for (rootIndex_ = 0; rootIndex_ < impl_.finalizable.size(); ++rootIndex_) check(impl_.finalizable[rootIndex_]);
   rootKind_ = "external registration";
   for (rootIndex_ = 0; rootIndex_ < impl_.externals.size(); ++rootIndex_) check(impl_.externals[rootIndex_]);
+  // A pinned object that moved leaves its key behind: no object starts there any more.
+  rootKind_ = "pinned object (moved or freed while pinned)";
+  rootIndex_ = 0;
+  std::lock_guard lock(impl_.pinLock);
+  for (const auto& entry : impl_.pins) {
+    check(entry.first);
+    ++rootIndex_;
+  }
 }
 
 void Verifier::checkObjects() {
