@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -363,6 +364,27 @@ TEST_F(TableTest, ProtoAndClosureObjectsTrace) {
   EXPECT_EQ(u->userValue.asString()->view(), "user-value");
   EXPECT_EQ(u->size, 100u);
   EXPECT_EQ(u->userValues, kMaxUserValues);
+}
+
+// Every userdata is non-moving (gc-v2.md "Pinning and non-moving objects"): its payload
+// keeps its address across minors and majors under relocate stress, which moves the
+// table holding it, and a dead one's cell is reused.
+TEST(UserdataTest, PayloadNeverMovesUnderRelocateStress) {
+  StateOptions options;
+  options.gc.stress = gc::StressMode::kRelocate;
+  options.gc.verify = true;
+  State state(options);
+  gc::HandleScope scope(state.heap());
+  gc::Handle<Table> holder(scope, newTable(state, 0, 1));
+  Userdata* u = newUserdata(state, 40);
+  ASSERT_NE(u, nullptr);
+  std::memcpy(u->data, "stable payload", 15);
+  ASSERT_TRUE(tableSetInt(state, holder.get(), 1, Value::userdata(u)).isOk());
+  Table* before = holder.get();
+  for (int k = 0; k < 3; ++k) ASSERT_TRUE(state.heap().collectMayGC().isOk());
+  EXPECT_NE(holder.get(), before) << "the table moved";
+  EXPECT_EQ(tableGetInt(holder.get(), 1).asUserdata(), u);
+  EXPECT_STREQ(reinterpret_cast<const char*>(u->data), "stable payload");
 }
 
 // The user-value count is fixed per object (io handles ask for none); more than
