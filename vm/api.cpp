@@ -322,6 +322,7 @@ const char* typeName(const Value& v) {
     case Tag::LightUserdata:
     case Tag::Userdata: return "userdata";
     case Tag::LightNative:
+    case Tag::LightCFunction:
     case Tag::LuaClosure:
     case Tag::NativeClosure: return "function";
     case Tag::String: return "string";

@@ -160,7 +160,7 @@ Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults,
     if (Status st = runHookMayGC(S, t, "call", -1); !st.isOk()) return st;
   }
   Value fv = t->stack[func];
-  NativeFn fn = fv.tag == Tag::LightNative ? fv.u.fn : fv.asNativeClosure()->fn;
+  NativeFn fn = fv.tag == Tag::LightNative ? fv.u.fn : fv.tag == Tag::NativeClosure ? fv.asNativeClosure()->fn : S.callLightC;
   CallContext cx(S, t, func, nargs);
   NativeResult r = fn(cx);
   if (r.status == StatusCode::kOk) [[likely]] {

@@ -530,6 +530,7 @@ std::string defaultToString(State& S, const Value& v) {
       std::snprintf(buf, sizeof buf, "userdata: %p", v.u.p);
       return buf;
     case Tag::LightNative:
+    case Tag::LightCFunction:
       std::snprintf(buf, sizeof buf, "function: builtin: %p", reinterpret_cast<void*>(v.u.fn));
       return buf;
     default: {

@@ -121,6 +121,7 @@ struct NativeClosure {
   const char* name;  // for messages ("bad argument #1 to 'insert'"); static storage
   uint32_t numUpvalues;
   uint32_t pad;
+  void (*cfunction)();  // a C API closure (lua_pushcclosure): its lua_CFunction; else null
   Value upvalues[1];
 };
 

@@ -146,6 +146,11 @@ class State {
   // Relaxed: the handler also sends that thread's budget below zero, which is what
   // makes the safepoint look.
   std::atomic<bool> interruptPending{false};
+  // The C API layer (runtime/capi/capi.h): its per-State data, and the native that runs
+  // a light C function value (Tag::LightCFunction). Both are set before such a value
+  // exists on this State; null while the C API was never used on it.
+  void* capi = nullptr;
+  NativeFn callLightC = nullptr;
   bool gcGenerational = true;  // collectgarbage's mode name (lua.c starts in generational mode)
   // collectgarbage's "setpause"/"setstepmul" values, kept in quarters as lua5.4 keeps them
   // (so 150 reads back as 148); the copying collector does not use them.

@@ -743,6 +743,7 @@ uint32_t hashValue(const Value& key) {
     case Tag::Float:
     case Tag::LightUserdata:
     case Tag::LightNative:
+    case Tag::LightCFunction:
       return mixBits(uint64_t(key.u.i));
     case Tag::False:
       return 0x2f0d1a4bu;

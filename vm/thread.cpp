@@ -1,6 +1,8 @@
 // Thread objects: allocation, tracing, stack growth and open upvalues (vm/thread.h).
 #include "vm/thread.h"
 
+#include <cstring>
+
 #include <mimalloc.h>
 
 #include <algorithm>
@@ -26,7 +28,8 @@ void freeThreadData(ThreadData* t) {
   mi_free(t->stack);
   mi_free(t->frames);
   mi_free(t->tbc);
-  delete t;
+  t->~ThreadData();
+  mi_free(reinterpret_cast<char*>(t) - kThreadExtraSpace);
 }
 
 // Every field back to a new thread's but the buffers (stack, frames, tbc), which the
@@ -178,8 +181,13 @@ void registerThreadKind(gc::Heap& heap) {
 namespace {
 
 ThreadData* allocateThreadData(State& state) {
-  auto* data = new (std::nothrow) ThreadData();
-  if (!data) return nullptr;
+  // The extra space sits in front of the data (thread.h, kThreadExtraSpace); a new
+  // thread starts with a copy of the main thread's, as lua_newthread's does.
+  auto* block = static_cast<char*>(mi_malloc_aligned(kThreadExtraSpace + sizeof(ThreadData), alignof(ThreadData)));
+  if (!block) return nullptr;
+  std::memset(block, 0, kThreadExtraSpace);
+  if (state.mainThread) std::memcpy(block, reinterpret_cast<char*>(state.mainThread->data) - kThreadExtraSpace, kThreadExtraSpace);
+  auto* data = new (block + kThreadExtraSpace) ThreadData();
   data->state = &state;
   data->stack = static_cast<Value*>(mi_malloc(sizeof(Value) * kInitialStack));
   data->frames = static_cast<CallFrame*>(mi_malloc(sizeof(CallFrame) * kInitialFrames));

@@ -188,6 +188,12 @@ struct ThreadData {
   uint32_t liveTop() const;
 };
 
+// Bytes of raw memory in front of every ThreadData, the host's to use: the C API's
+// lua_getextraspace (LUA_EXTRASPACE, the last 8 of them) is a macro that reads the bytes
+// before a lua_State, which is the ThreadData's address (runtime/capi/capi.h). A new
+// thread's start as a copy of the main thread's.
+inline constexpr size_t kThreadExtraSpace = 16;
+
 struct Thread {
   gc::ObjectHeader header;
   ThreadData* data;

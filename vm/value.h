@@ -58,6 +58,7 @@ enum class Tag : uint8_t {
   Float = 4,
   LightUserdata = 5,
   LightNative = 6,  // a native function without upvalues: a plain function pointer
+  LightCFunction = 7,  // a C API function without upvalues (lua_CFunction): State::callLightC runs it
   kFirstHeap = 16,
   String = kFirstHeap + uint8_t(Kind::String),
   Table = kFirstHeap + uint8_t(Kind::Table),
@@ -120,7 +121,8 @@ struct alignas(16) Value {
   bool isTable() const { return tag == Tag::Table; }
   bool isLuaClosure() const { return tag == Tag::LuaClosure; }
   bool isFunction() const {
-    return tag == Tag::LuaClosure || tag == Tag::NativeClosure || tag == Tag::LightNative;
+    return tag == Tag::LuaClosure || tag == Tag::NativeClosure || tag == Tag::LightNative ||
+           tag == Tag::LightCFunction;
   }
   bool isUserdata() const { return tag == Tag::Userdata || tag == Tag::LightUserdata; }
   bool isThread() const { return tag == Tag::Thread; }
@@ -226,7 +228,8 @@ inline BasicType basicType(const Value& v) {
     case Tag::False: case Tag::True: return BasicType::Boolean;
     case Tag::Int: case Tag::Float: return BasicType::Number;
     case Tag::LightUserdata: return BasicType::LightUserdata;
-    case Tag::LightNative: case Tag::LuaClosure: case Tag::NativeClosure: return BasicType::Function;
+    case Tag::LightNative: case Tag::LightCFunction: case Tag::LuaClosure: case Tag::NativeClosure:
+      return BasicType::Function;
     case Tag::String: return BasicType::String;
     case Tag::Table: return BasicType::Table;
     case Tag::Userdata: return BasicType::Userdata;

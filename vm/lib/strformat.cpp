@@ -193,7 +193,7 @@ void pointerText(const Value& v, std::string& text) {
   if (v.isString()) n = std::snprintf(buf, sizeof buf, "0x%08x", stringIdentity(v.asString()));
   else if (v.isCollectable()) n = std::snprintf(buf, sizeof buf, "0x%08x", v.u.obj->header.hash);
   else if (v.tag == Tag::LightUserdata) n = std::snprintf(buf, sizeof buf, "%p", v.u.p);
-  else if (v.tag == Tag::LightNative) n = std::snprintf(buf, sizeof buf, "%p", reinterpret_cast<void*>(v.u.fn));
+  else if (v.tag == Tag::LightNative || v.tag == Tag::LightCFunction) n = std::snprintf(buf, sizeof buf, "%p", reinterpret_cast<void*>(v.u.fn));
   else n = std::snprintf(buf, sizeof buf, "(null)");
   text.assign(buf, size_t(n));
 }
