@@ -416,6 +416,10 @@ Status runHookMayGC(State& S, ThreadData* t, const char* event, int line) {
 }
 
 void emitWarning(State& S, std::string_view message, bool toContinue) {
+  if (S.warnHook) {
+    S.warnHook(S, message, toContinue);
+    return;
+  }
   if (!S.warningsOn) {
     S.warningContinues = toContinue;
     return;

@@ -45,6 +45,12 @@ std::string globalFunctionName(State& S, const Value& fn);
 // protected marker frames; -1 when there is no such level.
 int frameAtLevel(ThreadData* t, int level);
 
+// Name of the n-th local active at `pc` (1-based), as Lua numbers them; nullptr if none.
+// Names live in the prototype's debug information (stable while it lives).
+const char* activeLocalName(const Proto* p, int64_t n, int pc);
+// Name of local `n` of frame `frameIdx` and its stack index, like lua_getlocal: named
+// locals, negative n for varargs, then any other slot of the frame as a temporary.
+const char* frameLocal(ThreadData* t, int frameIdx, int64_t n, uint32_t& index);
 // lua5.4's traceback text ("stack traceback:\n\t..."), starting at `level`.
 std::string traceback(State& S, ThreadData* t, std::string_view message, int level, bool hasMessage);
 

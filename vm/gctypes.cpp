@@ -251,7 +251,10 @@ void traceUpvalue(Object* obj, Visitor& visitor) {
   if (u->nextOpen) visitor.visit(slotOf(u->nextOpen));
 }
 
-size_t userdataSizeOf(const Object* obj) { return userdataSize(reinterpret_cast<const Userdata*>(obj)->size); }
+size_t userdataSizeOf(const Object* obj) {
+  auto* u = reinterpret_cast<const Userdata*>(obj);
+  return userdataSize(u->size, u->userValues);
+}
 
 size_t releaseUserdata(Object* obj) {
   auto* u = reinterpret_cast<Userdata*>(obj);
@@ -262,7 +265,7 @@ size_t releaseUserdata(Object* obj) {
 void traceUserdata(Object* obj, Visitor& visitor) {
   auto* u = reinterpret_cast<Userdata*>(obj);
   if (u->metatable) visitor.visit(slotOf(u->metatable));
-  visitValue(u->userValue, visitor);
+  for (uint32_t i = 0; i < u->userValues; i++) visitValue(userValueSlot(u, i), visitor);
 }
 
 // ---- Proto ----

@@ -152,9 +152,10 @@ struct Proto {
 };
 
 // Full userdata: a block of bytes with a metatable and `userValues` user values, fixed at
-// creation as lua_newuserdatauv's count (io handles have none). At most
-// kMaxUserValues; `userValue` stays nil while userValues == 0.
-inline constexpr uint32_t kMaxUserValues = 1;
+// creation as lua_newuserdatauv's count (io handles have none), at most kMaxUserValues
+// (Lua's limit). The bytes start at a fixed, 16-byte aligned offset (lua_touserdata is
+// `data`); the user values follow them (userValueSlot), at a 16-byte aligned offset.
+inline constexpr uint32_t kMaxUserValues = 65534;
 struct Userdata;
 // Frees what a host userdata owns off the heap (newHostUserdata); returns the bytes it
 // had noted with gc::Mutator::noteExternalBytes.
@@ -162,11 +163,11 @@ using UserdataRelease = size_t (*)(Userdata* u);
 struct Userdata {
   gc::ObjectHeader header;
   Table* metatable;
-  Value userValue;
   size_t size;
   uint32_t userValues;
+  uint32_t pad;
   UserdataRelease release;  // nullptr but for host userdata; called once, when it dies
-  alignas(8) unsigned char data[8];
+  alignas(16) unsigned char data[16];
 };
 
 // Value fields of heap objects are 16-byte aligned (objects are, gc/object.h), so
@@ -176,14 +177,21 @@ static_assert(offsetof(ValueArray, data) % 16 == 0 && offsetof(NodeArray, nodes)
 static_assert(offsetof(Node, value) % 16 == 0 && sizeof(Node) % 16 == 0);
 static_assert(offsetof(Upvalue, cell) % 16 == 0 && offsetof(Upvalue, shadow) % 16 == 0);
 static_assert(offsetof(NativeClosure, upvalues) % 16 == 0);
-static_assert(offsetof(Userdata, userValue) % 16 == 0);
+static_assert(offsetof(Userdata, data) % 16 == 0);
 
 inline constexpr size_t stringSize(size_t length) { return offsetof(String, data) + length + 1; }
 inline constexpr size_t valueArraySize(uint32_t n) { return offsetof(ValueArray, data) + sizeof(Value) * n; }
 inline constexpr size_t nodeArraySize(uint32_t n) { return offsetof(NodeArray, nodes) + sizeof(Node) * n; }
 inline constexpr size_t luaClosureSize(uint32_t n) { return offsetof(LuaClosure, upvalues) + sizeof(Upvalue*) * (n ? n : 1); }
 inline constexpr size_t nativeClosureSize(uint32_t n) { return offsetof(NativeClosure, upvalues) + sizeof(Value) * (n ? n : 1); }
-inline constexpr size_t userdataSize(size_t n) { return offsetof(Userdata, data) + (n < 8 ? 8 : n); }
+inline constexpr size_t userdataBytesRounded(size_t n) { return n == 0 ? 16 : (n + 15) & ~size_t(15); }
+inline constexpr size_t userdataSize(size_t n, uint32_t userValues) {
+  return offsetof(Userdata, data) + userdataBytesRounded(n) + sizeof(Value) * userValues;
+}
+// User value i (0-based, i < userValues) of a full userdata.
+inline Value& userValueSlot(Userdata* u, uint32_t i) {
+  return reinterpret_cast<Value*>(u->data + userdataBytesRounded(u->size))[i];
+}
 
 // Registers the TypeInfo of every kind defined here (all but Thread, which
 // vm/thread.cpp registers with registerThreadKind). Implemented in vm/gctypes.cpp.

@@ -141,7 +141,8 @@ Upvalue* newUpvalueClosed(State& state, const Value& value) {
 // hands out its payload's address for as long as it lives.
 Userdata* newUserdata(State& state, size_t size, uint32_t userValues) {
   if (size > (size_t(1) << 40) || userValues > kMaxUserValues) return nullptr;
-  auto* u = reinterpret_cast<Userdata*>(state.mutator().allocateNonMoving(uint8_t(Kind::Userdata), userdataSize(size)));
+  auto* u = reinterpret_cast<Userdata*>(
+      state.mutator().allocateNonMoving(uint8_t(Kind::Userdata), userdataSize(size, userValues)));
   if (!u) return nullptr;
   u->size = size;
   u->userValues = userValues;

@@ -32,7 +32,7 @@ Upvalue* newUpvalueClosed(State& state, const Value& value);
 // A full userdata of `size` zeroed bytes, no metatable, and `userValues` (at most
 // kMaxUserValues) nil user values. It never moves (gc::Mutator::allocateNonMoving), so
 // its payload's address stays valid for as long as it lives.
-Userdata* newUserdata(State& state, size_t size, uint32_t userValues = kMaxUserValues);
+Userdata* newUserdata(State& state, size_t size, uint32_t userValues = 1);
 // A userdata without user values whose `release` runs on the collecting thread after the
 // collection that found it dead (or when the heap goes), instead of a __gc finalizer: no
 // resurrection, no Lua call. `release` must not touch the heap.

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 
 #include "gc/heap.h"
 #include "vm/object.h"
@@ -151,6 +152,9 @@ class State {
   // exists on this State; null while the C API was never used on it.
   void* capi = nullptr;
   NativeFn callLightC = nullptr;
+  // lua_setwarnf's warn function: when set, every warning piece goes to it, control
+  // messages ("@on", "@off") included, instead of the built-in stderr writer.
+  void (*warnHook)(State&, std::string_view message, bool toContinue) = nullptr;
   bool gcGenerational = true;  // collectgarbage's mode name (lua.c starts in generational mode)
   // collectgarbage's "setpause"/"setstepmul" values, kept in quarters as lua5.4 keeps them
   // (so 150 reads back as 148); the copying collector does not use them.

@@ -523,7 +523,7 @@ NativeResult baseWarn(CallContext& cx) {
   for (uint32_t i = 2; i <= n; i++) if (!cx.checkString(i, s)) return cx.failure();
   State& S = cx.state();
   String* first = cx.arg(1).asString();
-  if (n == 1 && first->length > 0 && first->data[0] == '@' && !S.warningContinues) {
+  if (n == 1 && first->length > 0 && first->data[0] == '@' && !S.warningContinues && !S.warnHook) {
     std::string_view ctl = first->view();
     if (ctl == "@on") S.warningsOn = true;
     else if (ctl == "@off") S.warningsOn = false;

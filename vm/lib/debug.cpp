@@ -193,7 +193,8 @@ NativeResult dbGetInfo(CallContext& cx) {
   return cx.results(1);
 }
 
-// Name of the n-th local active at `pc` (1-based), as Lua numbers them; nullptr if none.
+}  // namespace
+
 const char* activeLocalName(const Proto* p, int64_t n, int pc) {
   int64_t count = 0;
   for (const auto& lv : p->data->locals) {
@@ -202,6 +203,8 @@ const char* activeLocalName(const Proto* p, int64_t n, int pc) {
   }
   return nullptr;
 }
+
+namespace {
 
 // Vararg -n of a Lua frame: the extra arguments sit just below the moved function.
 const char* frameVararg(const CallFrame& f, const Proto* p, int64_t n, uint32_t& index) {
@@ -212,8 +215,8 @@ const char* frameVararg(const CallFrame& f, const Proto* p, int64_t n, uint32_t&
   return "(vararg)";
 }
 
-// Name of local `n` of frame `frameIdx` and its stack index, like lua_getlocal: named
-// locals, negative n for varargs, then any other slot of the frame as a temporary.
+}  // namespace
+
 const char* frameLocal(ThreadData* t, int frameIdx, int64_t n, uint32_t& index) {
   const CallFrame& f = t->frames[frameIdx];
   bool isLua = f.flags & kFrameLua;
@@ -230,6 +233,8 @@ const char* frameLocal(ThreadData* t, int frameIdx, int64_t n, uint32_t& index) 
   index = f.base + uint32_t(n - 1);
   return isLua ? "(temporary)" : "(C temporary)";
 }
+
+namespace {
 
 // The frame of the level argument at `a`, or -1 after recording the error.
 int levelFrame(CallContext& cx, ThreadData* t, uint32_t a) {
@@ -501,7 +506,7 @@ NativeResult dbGetUserValue(CallContext& cx) {
     cx.push(Value::nil());
     return cx.results(1);
   }
-  cx.push(loadSlot(v.asUserdata()->userValue));
+  cx.push(loadSlot(userValueSlot(v.asUserdata(), uint32_t(n - 1))));
   cx.push(Value::boolean(true));
   return cx.results(2);
 }
@@ -515,7 +520,7 @@ NativeResult dbSetUserValue(CallContext& cx) {
     return cx.results(1);
   }
   Userdata* u = cx.arg(1).asUserdata();
-  storeValue(u, u->userValue, cx.arg(2));
+  storeValue(u, userValueSlot(u, uint32_t(n - 1)), cx.arg(2));
   cx.push(cx.arg(1));
   return cx.results(1);
 }

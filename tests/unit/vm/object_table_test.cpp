@@ -351,7 +351,7 @@ TEST_F(TableTest, ProtoAndClosureObjectsTrace) {
   gc::Handle<NativeClosure> n(scope, newNativeClosure(state_, nullptr, "native", 2));
   storeValue(n.get(), n->upvalues[1], str("native-up"));
   gc::Handle<Userdata> u(scope, newUserdata(state_, 100));
-  storeValue(u.get(), u->userValue, str("user-value"));
+  storeValue(u.get(), userValueSlot(u.get(), 0), str("user-value"));
   ASSERT_TRUE(state_.heap().collectMayGC().isOk());
   EXPECT_EQ(state_.heap().verifyHeap(), "");
   EXPECT_EQ(p->constants[0].asString()->view(), "const-string");
@@ -361,9 +361,9 @@ TEST_F(TableTest, ProtoAndClosureObjectsTrace) {
   EXPECT_EQ(c->proto->constants[0].asFloat(), 2.5);
   EXPECT_EQ(c->upvalues[0]->cell.asString()->view(), "upvalue-string");
   EXPECT_EQ(n->upvalues[1].asString()->view(), "native-up");
-  EXPECT_EQ(u->userValue.asString()->view(), "user-value");
+  EXPECT_EQ(userValueSlot(u.get(), 0).asString()->view(), "user-value");
   EXPECT_EQ(u->size, 100u);
-  EXPECT_EQ(u->userValues, kMaxUserValues);
+  EXPECT_EQ(u->userValues, 1u);
 }
 
 // Every userdata is non-moving (gc-v2.md "Pinning and non-moving objects"): its payload
@@ -394,11 +394,18 @@ TEST_F(TableTest, UserdataUserValueCount) {
   gc::Handle<Userdata> none(scope, newUserdata(state_, 16, 0));
   ASSERT_NE(none.get(), nullptr);
   EXPECT_EQ(none->userValues, 0u);
-  EXPECT_TRUE(none->userValue.isNil());
   EXPECT_EQ(newUserdata(state_, 16, kMaxUserValues + 1), nullptr);
+  // Any count up to the limit: each user value is its own traced slot after the bytes.
+  gc::Handle<Userdata> many(scope, newUserdata(state_, 5, 40));
+  ASSERT_NE(many.get(), nullptr);
+  for (uint32_t i = 0; i < 40; i++) storeValue(many.get(), userValueSlot(many.get(), i), str(std::to_string(i) + "-uv"));
+  std::memset(many->data, 0xab, 5);
   ASSERT_TRUE(state_.heap().collectMayGC().isOk());
   EXPECT_EQ(none->userValues, 0u);
   EXPECT_EQ(none->size, 16u);
+  EXPECT_EQ(state_.heap().verifyHeap(), "");
+  for (uint32_t i = 0; i < 40; i++) EXPECT_EQ(userValueSlot(many.get(), i).asString()->view(), std::to_string(i) + "-uv");
+  EXPECT_EQ(many->data[4], 0xab);
 }
 
 TEST_F(TableTest, StateRegistryLayout) {

@@ -106,7 +106,7 @@ TEST(SlotAccess, HeapValueFieldsAreAligned) {
     EXPECT_TRUE(aligned(&uv->shadow));
     Userdata* u = newUserdata(*S, n);
     ASSERT_NE(u, nullptr);
-    EXPECT_TRUE(aligned(&u->userValue));
+    EXPECT_TRUE(aligned(&userValueSlot(u, 0)));
     NativeClosure* c = newNativeClosure(*S, nullptr, "f", n);
     ASSERT_NE(c, nullptr);
     EXPECT_TRUE(aligned(c->upvalues));
