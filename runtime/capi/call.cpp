@@ -1,0 +1,249 @@
+// Calling C functions and calling Lua from C (manual §4.5-4.7): the trampoline that
+// runs every lua_CFunction and continuation, errors (lua_error and the API's own), the
+// continuations of lua_callk/lua_pcallk/lua_yieldk, lua_load and lua_dump.
+//
+// Protocol (docs/design/c-api.md): enterC is the only C++ frame between the VM and a C
+// function. It records a CCall (with a jmp_buf) on the OS thread's chain; a raise inside
+// any lua_* function stores its outcome there and longjmps back, so the C function's
+// activation (and any lua_* frames above it) ends without C++ unwinding. A yield leaves
+// the same way, its continuation recorded in the native frame by the VM (callK, pcallK,
+// yieldK), and a continuation later runs through enterC again.
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <utility>
+
+#include "frontend/chunkio.h"
+#include "runtime/capi/internal.h"
+#include "runtime/capi/lock.h"
+#include "vm/proto.h"
+#include "vm/string.h"
+
+using namespace weft;
+using namespace weft::capi;
+using vm::Value;
+
+namespace weft::capi {
+
+thread_local CCall* tlsCCall = nullptr;
+
+[[noreturn]] void raiseStatus(lua_State* L, vm::NativeResult outcome) {
+  CCall* c = tlsCCall;
+  vm::ThreadData* t = threadOf(L);
+  if (c && c->thread == t) {
+    c->outcome = outcome;
+    std::longjmp(c->jump, 1);
+  }
+  // Unprotected: nothing catches it. The panic function sees the error on top.
+  CApiState& cs = capiOf(L);
+  if (outcome.status != StatusCode::kYield && t->top < t->stackSize) t->stack[t->top++] = t->error;
+  if (cs.panic) cs.panic(L);
+  std::abort();
+}
+
+vm::NativeResult enterC(vm::CallContext& cx, lua_CFunction f, lua_KFunction k, int status, lua_KContext ctx) {
+  CCall c;
+  c.prev = tlsCCall;
+  c.thread = cx.threadData();
+  c.cx = &cx;
+  c.outcome = vm::NativeResult{0, StatusCode::kOk};
+  uint32_t base = cx.argIndex(1);
+  LibraryLock* lock = f ? enterLibrary(cx.state(), reinterpret_cast<void*>(f)) : enterLibrary(cx.state(), reinterpret_cast<void*>(k));
+  tlsCCall = &c;
+  if (setjmp(c.jump) == 0) {
+    lua_State* L = luaStateOf(c.thread);
+    int n = f ? f(L) : k(L, status, ctx);
+    vm::ThreadData* t = c.thread;
+    if (n < 0 || uint32_t(n) > t->top - base) n = int(t->top - base);
+    c.outcome = vm::NativeResult{n, StatusCode::kOk};
+  }
+  CCall* self = tlsCCall;  // re-read after a longjmp: the record is in memory
+  tlsCCall = self->prev;
+  leaveLibrary(cx.state(), lock);
+  unpinFrom(self->thread, base);
+  return self->outcome;
+}
+
+namespace {
+
+// Continuations: a frame records a NativeK and a context, and a C continuation needs a
+// lua_KFunction too. Each distinct lua_KFunction gets a slot here and the NativeK that
+// calls it; they are static code, so a program has few (kMaxContinuations is plenty; past
+// it a call is made without a continuation: not yieldable).
+constexpr size_t kMaxContinuations = 512;
+std::array<std::atomic<lua_KFunction>, kMaxContinuations> gContinuations{};
+std::atomic<size_t> gContinuationCount{0};
+std::mutex gContinuationMutex;
+
+template <size_t I>
+vm::NativeResult runContinuation(vm::CallContext& cx, StatusCode status, intptr_t ctx) {
+  // acquire: pairs with the release store that published slot I.
+  return enterC(cx, nullptr, gContinuations[I].load(std::memory_order_acquire), luaStatusOf(status), ctx);
+}
+
+template <size_t... I>
+constexpr std::array<vm::NativeK, sizeof...(I)> makeContinuations(std::index_sequence<I...>) {
+  return {&runContinuation<I>...};
+}
+constexpr auto kContinuationRunners = makeContinuations(std::make_index_sequence<kMaxContinuations>());
+
+}  // namespace
+
+vm::NativeK nativeKFor(lua_KFunction k) {
+  size_t n = gContinuationCount.load(std::memory_order_acquire);
+  for (size_t i = 0; i < n; i++) {
+    if (gContinuations[i].load(std::memory_order_relaxed) == k) return kContinuationRunners[i];
+  }
+  std::lock_guard<std::mutex> lock(gContinuationMutex);
+  n = gContinuationCount.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < n; i++) {
+    if (gContinuations[i].load(std::memory_order_relaxed) == k) return kContinuationRunners[i];
+  }
+  if (n == kMaxContinuations) return nullptr;
+  gContinuations[n].store(k, std::memory_order_release);
+  gContinuationCount.store(n + 1, std::memory_order_release);
+  return kContinuationRunners[n];
+}
+
+}  // namespace weft::capi
+
+namespace {
+
+// The CCall of the C function running on L, if L is running one.
+CCall* runningCall(lua_State* L) {
+  CCall* c = tlsCCall;
+  return c && c->thread == threadOf(L) ? c : nullptr;
+}
+
+uint32_t callSlotMayGC(lua_State* L, int nargs) {
+  vm::ThreadData* t = threadOf(L);
+  if (nargs < 0 || uint32_t(nargs) + 1 > t->top - baseOf(t)) raiseMessageMayGC(L, "not enough elements in the stack");
+  return t->top - uint32_t(nargs) - 1;
+}
+
+}  // namespace
+
+LUA_API int lua_error(lua_State* L) {
+  API_ENTRY(L);
+  vm::ThreadData* t = threadOf(L);
+  Value v = t->top > baseOf(t) ? t->stack[t->top - 1] : Value::nil();
+  raiseStatus(L, vm::raiseValueMayGC(stateOf(L), t, v));
+}
+
+LUA_API void lua_callk(lua_State* L, int nargs, int nresults, lua_KContext ctx, lua_KFunction k) {
+  API_ENTRY(L);
+  vm::State& S = stateOf(L);
+  vm::ThreadData* t = threadOf(L);
+  uint32_t func = callSlotMayGC(L, nargs);
+  CCall* c = runningCall(L);
+  vm::NativeK nk = k && c ? nativeKFor(k) : nullptr;
+  LibraryLock* held = releaseLibrary(S);
+  Status st = nk ? vm::callKMayGC(S, t, func, nresults, nk, ctx) : vm::callMayGC(S, t, func, nresults);
+  reacquireLibrary(S, held);
+  if (st.code() == StatusCode::kYield) raiseStatus(L, vm::NativeResult{vm::kYieldedInCallee, StatusCode::kYield});
+  if (!st.isOk()) raiseStatus(L, st);
+}
+
+LUA_API int lua_pcallk(lua_State* L, int nargs, int nresults, int errfunc, lua_KContext ctx, lua_KFunction k) {
+  API_ENTRY(L);
+  vm::State& S = stateOf(L);
+  vm::ThreadData* t = threadOf(L);
+  uint32_t func = callSlotMayGC(L, nargs);
+  uint32_t handler = errfunc == 0 ? 0 : slotOfMayGC(L, errfunc);
+  CCall* c = runningCall(L);
+  vm::NativeK nk = k && c ? nativeKFor(k) : nullptr;
+  LibraryLock* held = releaseLibrary(S);
+  Status st = nk ? vm::pcallKMayGC(S, t, func, nresults, handler, nk, ctx) : vm::pcallMayGC(S, t, func, nresults, handler);
+  reacquireLibrary(S, held);
+  if (st.code() == StatusCode::kYield) raiseStatus(L, vm::NativeResult{vm::kYieldedInCallee, StatusCode::kYield});
+  if (st.code() == StatusCode::kFatal) raiseStatus(L, st);
+  return luaStatusOf(st.code());
+}
+
+LUA_API int lua_yieldk(lua_State* L, int nresults, lua_KContext ctx, lua_KFunction k) {
+  API_ENTRY(L);
+  CCall* c = runningCall(L);
+  if (!c) raiseMessageMayGC(L, "attempt to yield from outside a coroutine");
+  vm::NativeK nk = k ? nativeKFor(k) : nullptr;
+  vm::NativeResult r = nk ? c->cx->yieldK(nresults, ctx, nk) : c->cx->yield(nresults);
+  raiseStatus(L, r);
+}
+
+// ---- Loading and dumping ----
+
+namespace {
+
+// Compiles the chunk and makes its closure; on failure `err` gets the message string.
+// A separate function: its C++ locals are gone before the caller may raise.
+Status compileChunk(vm::State& S, const char* bytes, size_t n, const char* chunkname, const char* mode, Value& fn,
+                    vm::String*& err) {
+  std::string message;
+  Status st = vm::loadChunk(S, std::string_view(bytes, n), chunkname ? chunkname : "?", mode ? mode : "bt", fn, message);
+  err = st.isOk() ? nullptr : vm::newString(S, message);
+  return st;
+}
+
+// The chunk's bytes in a malloc'd buffer (*size of them): freed by the caller.
+char* dumpChunk(const frontend::ProtoData& data, bool strip, size_t* size) {
+  std::string bytes = frontend::dumpChunk(data, strip);
+  char* copy = static_cast<char*>(std::malloc(bytes.size() ? bytes.size() : 1));
+  if (copy) std::memcpy(copy, bytes.data(), bytes.size());
+  *size = bytes.size();
+  return copy;
+}
+
+}  // namespace
+
+LUA_API int lua_load(lua_State* L, lua_Reader reader, void* data, const char* chunkname, const char* mode) {
+  API_ENTRY(L);
+  vm::State& S = stateOf(L);
+  // The reader is C code and may raise: the pieces gather in a plain buffer (lost if it
+  // does), never in an object with a destructor.
+  size_t size = 0, cap = 0;
+  char* buf = nullptr;
+  for (;;) {
+    size_t n = 0;
+    const char* piece = reader(L, data, &n);
+    if (!piece || n == 0) break;
+    if (size + n > cap) {
+      size_t grown = cap ? cap * 2 : 4096;
+      while (grown < size + n) grown *= 2;
+      char* nb = static_cast<char*>(std::realloc(buf, grown));
+      if (!nb) {
+        std::free(buf);
+        raiseMemory(L);
+      }
+      buf = nb;
+      cap = grown;
+    }
+    std::memcpy(buf + size, piece, n);
+    size += n;
+  }
+  Value fn;
+  vm::String* err = nullptr;
+  Status st = compileChunk(S, buf ? buf : "", size, chunkname, mode, fn, err);
+  std::free(buf);
+  if (!st.isOk()) {
+    if (!err) raiseMemory(L);
+    pushMayGC(L, Value::string(err));
+    return luaStatusOf(st.code());
+  }
+  pushMayGC(L, fn);
+  return LUA_OK;
+}
+
+LUA_API int lua_dump(lua_State* L, lua_Writer writer, void* data, int strip) {
+  API_ENTRY(L);
+  vm::ThreadData* t = threadOf(L);
+  Value f = t->stack[t->top - 1];
+  if (!f.isLuaClosure() || !f.asLuaClosure()->proto->data) return 1;
+  size_t size = 0;
+  char* bytes = dumpChunk(*f.asLuaClosure()->proto->data, strip != 0, &size);
+  if (!bytes) raiseMemory(L);
+  // The writer is C code and may raise: the bytes are in a plain buffer (lost if it does).
+  int status = writer(L, bytes, size, data);
+  std::free(bytes);
+  return status;
+}
