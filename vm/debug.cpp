@@ -304,8 +304,9 @@ std::string traceback(State& S, ThreadData* t, std::string_view message, int lev
   }
   out += "stack traceback:";
   int top = int(t->frameCount) - 1;
-  // The main thread's bottom level is the host that called the chunk ("[C]: in ?").
-  int lastLv = top + (t->isMain ? 1 : 0);
+  // The main thread's bottom level is the host that called the chunk ("[C]: in ?"), as
+  // lua.c's pmain is; a C host calling lua_pcall itself has no such level.
+  int lastLv = top + (t->isMain && S.hostLevel ? 1 : 0);
   int limit2show = (lastLv - level > 21) ? 10 : -1;
   int lv = level;
   while (lv <= lastLv) {

@@ -155,6 +155,10 @@ class State {
   // lua_setwarnf's warn function: when set, every warning piece goes to it, control
   // messages ("@on", "@off") included, instead of the built-in stderr writer.
   void (*warnHook)(State&, std::string_view message, bool toContinue) = nullptr;
+  // The main thread's bottom level is a host function (the CLI runs chunks as lua.c's
+  // pmain does): tracebacks end with "[C]: in ?". lua_newstate's hosts call Lua from C
+  // directly, without that level.
+  bool hostLevel = true;
   bool gcGenerational = true;  // collectgarbage's mode name (lua.c starts in generational mode)
   // collectgarbage's "setpause"/"setstepmul" values, kept in quarters as lua5.4 keeps them
   // (so 150 reads back as 148); the copying collector does not use them.

@@ -111,6 +111,7 @@ LUA_API lua_State* lua_newstate(lua_Alloc f, void* ud) {
   S->capi = c;
   c->state = S;
   c->ownsState = true;
+  S->hostLevel = false;
   c->alloc = f;
   c->allocUd = ud;
   vm::currentThread(*S);

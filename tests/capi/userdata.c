@@ -52,15 +52,15 @@ int main(void) {
   lua_setfield(L, LUA_REGISTRYINDEX, "Point");
   lua_pushcfunction(L, point_new);
   lua_setglobal(L, "Point");
-  run(L, "local p = Point(3, 4) print(#p, tostring(p)) local ps = {} for i = 1, 200 do ps[i] = Point(i, -i) end"
-         " local s = 0 for i = 1, 200 do s = s + #ps[i] end print('sum', s)");
+  run(L, "local p = Point(3, 4) print(#p, tostring(p)) local ps = {} for i = 1, 50 do ps[i] = Point(i, -i) end"
+         " local s = 0 for i = 1, 50 do s = s + #ps[i] end print('sum', s)");
 
   /* A payload pointer held by C across Lua code that allocates and collects. */
   Point *held = (Point *)lua_newuserdatauv(L, sizeof(Point), 0);
   held->x = 1.25;
   held->y = -2.5;
   strcpy(held->name, "held");
-  run(L, "local t = {} for i = 1, 20000 do t[i] = {i, tostring(i)} end collectgarbage() t = nil collectgarbage()");
+  run(L, "local t = {} for i = 1, 300 do t[i] = {i, tostring(i)} end collectgarbage() t = nil collectgarbage()");
   printf("held payload intact: %s %.2f %.2f same=%d\n", held->name, held->x, held->y, lua_touserdata(L, -1) == held);
   lua_pop(L, 1);
 
