@@ -63,6 +63,15 @@ vm::NativeResult enterC(vm::CallContext& cx, lua_CFunction f, lua_KFunction k, i
   tlsCCall = self->prev;
   leaveLibrary(cx.state(), lock);
   unpinFrom(self->thread, base);
+  vm::ThreadData* t = self->thread;
+  if (self->outcome.status == StatusCode::kOk && t->tbcCount > 0 && t->tbc[t->tbcCount - 1] >= base) {
+    // Slots the function marked with lua_toclose close when it returns, below its results.
+    uint32_t n = uint32_t(self->outcome.count);
+    uint32_t first = t->top - n;
+    Status st = vm::closeTbcMayGC(cx.state(), t, base, Status::ok());
+    if (!st.isOk()) return vm::NativeResult{0, st.code()};
+    t->top = first + n;
+  }
   return self->outcome;
 }
 

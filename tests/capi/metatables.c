@@ -32,6 +32,18 @@ static int close_mm(lua_State *L) {
   return 0;
 }
 
+/* A slot marked with lua_toclose closes when the C function returns. */
+static int tbc_func(lua_State *L) {
+  lua_newtable(L);
+  lua_newtable(L);
+  lua_pushcfunction(L, close_mm);
+  lua_setfield(L, -2, "__close");
+  lua_setmetatable(L, -2);
+  lua_toclose(L, -1);
+  lua_pushstring(L, "result");
+  return 1;
+}
+
 static int call_mm(lua_State *L) {
   lua_pushinteger(L, lua_gettop(L));
   return 1;
@@ -115,6 +127,8 @@ int main(void) {
   lua_toclose(L, -1);
   lua_settop(L, 0);
   printf("settop closed it\n");
+  lua_register(L, "tbc_func", tbc_func);
+  run(L, "print('tbc result:', tbc_func())");
   /* __gc at close. */
   lua_newtable(L);
   lua_newtable(L);
