@@ -2,12 +2,12 @@
 // runs every lua_CFunction and continuation, errors (lua_error and the API's own), the
 // continuations of lua_callk/lua_pcallk/lua_yieldk, lua_load and lua_dump.
 //
-// Protocol (docs/design/c-api.md): enterC is the only C++ frame between the VM and a C
+// Protocol (docs/design/c-api.md): enterCMayGC is the only C++ frame between the VM and a C
 // function. It records a CCall (with a jmp_buf) on the OS thread's chain; a raise inside
 // any lua_* function stores its outcome there and longjmps back, so the C function's
 // activation (and any lua_* frames above it) ends without C++ unwinding. A yield leaves
 // the same way, its continuation recorded in the native frame by the VM (callK, pcallK,
-// yieldK), and a continuation later runs through enterC again.
+// yieldK), and a continuation later runs through enterCMayGC again.
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -43,7 +43,7 @@ thread_local CCall* tlsCCall = nullptr;
   std::abort();
 }
 
-vm::NativeResult enterC(vm::CallContext& cx, lua_CFunction f, lua_KFunction k, int status, lua_KContext ctx) {
+vm::NativeResult enterCMayGC(vm::CallContext& cx, lua_CFunction f, lua_KFunction k, int status, lua_KContext ctx) {
   CCall c;
   c.prev = tlsCCall;
   c.thread = cx.threadData();
@@ -87,14 +87,14 @@ std::atomic<size_t> gContinuationCount{0};
 std::mutex gContinuationMutex;
 
 template <size_t I>
-vm::NativeResult runContinuation(vm::CallContext& cx, StatusCode status, intptr_t ctx) {
+vm::NativeResult runContinuationMayGC(vm::CallContext& cx, StatusCode status, intptr_t ctx) {
   // acquire: pairs with the release store that published slot I.
-  return enterC(cx, nullptr, gContinuations[I].load(std::memory_order_acquire), luaStatusOf(status), ctx);
+  return enterCMayGC(cx, nullptr, gContinuations[I].load(std::memory_order_acquire), luaStatusOf(status), ctx);
 }
 
 template <size_t... I>
 constexpr std::array<vm::NativeK, sizeof...(I)> makeContinuations(std::index_sequence<I...>) {
-  return {&runContinuation<I>...};
+  return {&runContinuationMayGC<I>...};
 }
 constexpr auto kContinuationRunners = makeContinuations(std::make_index_sequence<kMaxContinuations>());
 

@@ -2,7 +2,7 @@
 // helpers (they use capi.h and the public API). docs/design/c-api.md explains the design.
 //
 // Protocol:
-//  - Every C function runs under a trampoline (enterC, call.cpp): a CCall record on the
+//  - Every C function runs under a trampoline (enterCMayGC, call.cpp): a CCall record on the
 //    calling OS thread's chain holds the jmp_buf that lua_error and every failing lua_*
 //    function leave by (raiseStatus), with the outcome (an error or a yield) for the
 //    trampoline to return to the VM. Between setjmp and the C call the trampoline owns
@@ -101,7 +101,7 @@ const char* pinnedBytes(lua_State* L, uint32_t slot, vm::String* s);
 void unpinFrom(vm::ThreadData* t, uint32_t from);
 
 // Runs a C function (or a continuation: f null, k set) as the native of cx (call.cpp).
-vm::NativeResult enterC(vm::CallContext& cx, lua_CFunction f, lua_KFunction k, int status, lua_KContext ctx);
+vm::NativeResult enterCMayGC(vm::CallContext& cx, lua_CFunction f, lua_KFunction k, int status, lua_KContext ctx);
 // The NativeK that runs the C continuation `k` (nullptr when too many distinct
 // continuations exist: the call is then not yieldable).
 vm::NativeK nativeKFor(lua_KFunction k);

@@ -1,7 +1,7 @@
 // Strings whose bytes C holds (lua_tolstring, lua_pushstring, ...): pinned in the heap
 // (gc::Heap::pin) so that no collection moves them, from the moment C gets the pointer
 // until the stack slot that holds the string is popped (lua_settop) or the C function
-// that asked returns (enterC): Lua's rule that the pointer is valid while the value is on
+// that asked returns (enterCMayGC): Lua's rule that the pointer is valid while the value is on
 // the stack. A pin without a slot (a pseudo-index) lasts until the C function returns.
 #include <algorithm>
 

@@ -375,7 +375,7 @@ LUA_API void lua_pushcclosure(lua_State* L, lua_CFunction fn, int n) {
   if (n < 0 || n > 255 || uint32_t(n) > t->top - baseOf(t)) raiseMessageMayGC(L, "upvalue index too large");
   vm::NativeClosure* c = vm::newNativeClosure(S, S.callLightC, nullptr, uint32_t(n));
   if (!c) raiseMemory(L);
-  c->fn = [](vm::CallContext& cx) { return enterC(cx, reinterpret_cast<lua_CFunction>(cx.callee().asNativeClosure()->cfunction), nullptr, 0, 0); };
+  c->fn = [](vm::CallContext& cx) { return enterCMayGC(cx, reinterpret_cast<lua_CFunction>(cx.callee().asNativeClosure()->cfunction), nullptr, 0, 0); };
   c->cfunction = reinterpret_cast<void (*)()>(fn);
   for (int j = 0; j < n; j++) vm::storeValue(c, c->upvalues[j], t->stack[t->top - uint32_t(n) + uint32_t(j)]);
   t->top -= uint32_t(n);

@@ -61,12 +61,15 @@ int luaStatusOf(StatusCode code) {
 
 namespace {
 
+// The native of every light C function value (State::callLightC).
+vm::NativeResult runLightCMayGC(vm::CallContext& cx) {
+  return enterCMayGC(cx, reinterpret_cast<lua_CFunction>(cx.callee().u.p), nullptr, 0, 0);
+}
+
 // Makes `state` run C functions and gives its main thread a reserved slot 0.
 void prepareState(vm::State& state) {
   state.heap().addRootSource(&capiOf(state));
-  state.callLightC = [](vm::CallContext& cx) {
-    return enterC(cx, reinterpret_cast<lua_CFunction>(cx.callee().u.p), nullptr, 0, 0);
-  };
+  state.callLightC = runLightCMayGC;
   vm::ThreadData* main = state.mainThread->data;
   if (main->top == 0) {  // slot 0 of the main thread stays reserved (vm/host.cpp)
     main->stack[0] = vm::Value::nil();
