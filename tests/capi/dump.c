@@ -19,6 +19,8 @@ static int writer(lua_State *L, const void *p, size_t sz, void *ud) {
 
 static int failing_writer(lua_State *L, const void *p, size_t sz, void *ud) { return 7; }
 
+static int c_function(lua_State *L) { return 0; }
+
 /* Hands out the chunk a few bytes at a time. */
 struct piece_reader {
   const char *s;
@@ -91,7 +93,7 @@ int main(void) {
   call_and_show(L, "empty");
   load_string(L, "return 1", "=one");
   printf("failing writer=%d\n", lua_dump(L, failing_writer, NULL, 0));
-  lua_pushcfunction(L, (lua_CFunction)failing_writer);
+  lua_pushcfunction(L, c_function);
   printf("dump C function=%d\n", lua_dump(L, writer, b, 0));
   lua_settop(L, 0);
   /* The loaded chunk's first upvalue is the global table. */

@@ -23,8 +23,7 @@ long gCounter = 0;
 
 int bump(lua_State* L) {
   long seen = gCounter;
-  for (volatile int i = 0; i < 2000; i = i + 1) {
-  }
+  for (int i = 0; i < 2000; i++) asm volatile("" ::: "memory");  // a pause the compiler keeps
   gCounter = seen + 1;
   lua_pushinteger(L, gCounter);
   return 1;
