@@ -115,6 +115,7 @@ LUA_API lua_State* lua_newstate(lua_Alloc f, void* ud) {
   c->state = S;
   c->ownsState = true;
   S->hostLevel = false;
+  S->gcGenerational = false;  // lua_newstate's collector starts incremental (lua.c switches)
   c->alloc = f;
   c->allocUd = ud;
   vm::currentThread(*S);
