@@ -39,6 +39,16 @@ void readGcEnvironment(vm::StateOptions& options) {
   if (const char* v = std::getenv("WEFT_GC_VERIFY")) options.gc.verify = std::strcmp(v, "1") == 0;
 }
 
+// lua_getallocf's allocator for a State the C API did not create (the CLI's, a C++
+// host's): modules allocate their own memory through it (lpeg's compiled patterns).
+void* defaultAlloc(void*, void* ptr, size_t, size_t nsize) {
+  if (nsize == 0) {
+    std::free(ptr);
+    return nullptr;
+  }
+  return std::realloc(ptr, nsize);
+}
+
 }  // namespace
 
 CApiState& capiOf(vm::State& S) { return *static_cast<CApiState*>(S.capi); }
@@ -84,6 +94,7 @@ bool attachCApi(vm::State& state) {
   auto* c = new (std::nothrow) CApiState();
   if (!c) return false;
   c->state = &state;
+  c->alloc = defaultAlloc;
   state.capi = c;
   prepareState(state);
   return true;
