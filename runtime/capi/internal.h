@@ -13,6 +13,7 @@
 //    into Lua lives on the stack.
 #pragma once
 
+#include <atomic>
 #include <csetjmp>
 #include <cstdint>
 #include <mutex>
@@ -53,6 +54,9 @@ struct CApiState : gc::RootSource {
   };
   std::mutex pinsMutex;
   std::vector<Pin> pins;
+  // pins.size(), written under pinsMutex. A thread reads it unlocked to skip the lock when
+  // nothing is pinned: its own pins, the only ones it unpins, it wrote itself.
+  std::atomic<size_t> pinCount{0};
 };
 
 CApiState& capiOf(vm::State& S);

@@ -35,6 +35,7 @@ const char* pinnedBytes(lua_State* L, uint32_t slot, vm::String* s) {
       if (samePin(*it, t, slot, o)) return s->data;
     }
     c.pins.push_back(CApiState::Pin{t, slot, o});
+    c.pinCount.store(c.pins.size(), std::memory_order_relaxed);
   }
   S.heap().pin(o);
   return s->data;
@@ -44,12 +45,13 @@ void unpinFrom(vm::ThreadData* t, uint32_t from) {
   vm::State& S = *t->state;
   if (!S.capi) return;
   CApiState& c = capiOf(S);
+  if (c.pinCount.load(std::memory_order_relaxed) == 0) return;  // every C call ends here
   std::lock_guard<std::mutex> lock(c.pinsMutex);
-  if (c.pins.empty()) return;
   auto keep = std::stable_partition(c.pins.begin(), c.pins.end(),
                                     [&](const CApiState::Pin& p) { return p.thread != t || p.slot < from; });
   for (auto it = keep; it != c.pins.end(); ++it) S.heap().unpin(it->object);
   c.pins.erase(keep, c.pins.end());
+  c.pinCount.store(c.pins.size(), std::memory_order_relaxed);
 }
 
 }  // namespace weft::capi
