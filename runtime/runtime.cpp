@@ -13,6 +13,7 @@
 #include <typeinfo>
 
 #include "gc/fault.h"
+#include "runtime/port.h"
 #include "runtime/runtime_impl.h"
 #include "vm/debug.h"
 #include "vm/interp.h"
@@ -68,7 +69,22 @@ RuntimeImpl::~RuntimeImpl() {
     state.osWaitLeave = nullptr;
     state.runtime = nullptr;
   }
+  detachPorts();
   releaseLeftovers();
+}
+
+void RuntimeImpl::addPort(const std::shared_ptr<Port>& port) {
+  std::lock_guard lock(portsMutex_);
+  std::erase_if(ports_, [](const std::weak_ptr<Port>& p) { return p.expired(); });
+  ports_.push_back(port);
+}
+
+void RuntimeImpl::detachPorts() {
+  std::lock_guard lock(portsMutex_);
+  for (const std::weak_ptr<Port>& p : ports_) {
+    if (std::shared_ptr<Port> port = p.lock()) port->detach();
+  }
+  ports_.clear();
 }
 
 // --- Executor ---------------------------------------------------------------------
@@ -139,7 +155,7 @@ void RuntimeImpl::onAllBlocked() {
   if (closed() || !main || !main->blocked.load(std::memory_order_seq_cst) || main->phase() != WaitPhase::kWaiting) {
     return;
   }
-  if (!nativeWaitsOpen()) return;
+  if (!nativeWaitsOpen() || openPorts.load(std::memory_order_relaxed) > 0) return;
   deadlocked.store(true, std::memory_order_release);
   main->signalBlocked();
 }

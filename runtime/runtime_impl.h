@@ -121,6 +121,14 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // with "worker registration: ..." (invariant 5) and is returned to every later call.
   Status ensureWorkers();
 
+  // Ports (runtime/port.h): every port made, detached when the runtime ends. Any
+  // thread; portsMutex_.
+  void addPort(const std::shared_ptr<class Port>& port);
+  void detachPorts();
+  // Open ports: while one is, a post may still wake a task, so nothing is a deadlock.
+  // Relaxed: read when every worker is idle, after the parking that orders it.
+  std::atomic<int> openPorts{0};
+
   // Main-task blocking waits consult these (deadlock detection, shutdown).
   std::atomic<bool> deadlocked{false};
   std::atomic<int> aliveTasks{0};   // spawned tasks not yet terminal
@@ -128,6 +136,8 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   std::condition_variable finishCv;
 
  private:
+  std::mutex portsMutex_;
+  std::vector<std::weak_ptr<class Port>> ports_;  // portsMutex_
   std::mutex workersMutex_;  // serializes the first start; startStatus_ under it
   Status startStatus_;
   // Set (release) under workersMutex_ once the start was tried; read (acquire) first, so

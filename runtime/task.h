@@ -52,7 +52,7 @@ enum class WaitPhase : uint64_t { kIdle = 0, kWaiting, kClaiming, kClaimed, kTim
 inline constexpr int kPhaseBits = 3;
 
 // What a task waits for (the operation to finish when the wait ends).
-enum class WaitOp : uint8_t { kNone, kSleep, kRecv, kSend, kSelect, kAwait };
+enum class WaitOp : uint8_t { kNone, kSleep, kRecv, kSend, kSelect, kAwait, kPort };
 
 // Something a task can wait on: it keeps Waiters and removes them on request.
 class WaitSource {

@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "runtime/port.h"
 #include "runtime/runtime_impl.h"
 #include "vm/debug.h"
 #include "vm/interp.h"
@@ -462,6 +463,7 @@ Status openTaskLib(RuntimeImpl& rt) {
   rt.channelMeta = makeMetatable(S, kChannelMethods, kChannelMetas, "channel");
   if (!rt.taskMeta || !rt.channelMeta) return Status(StatusCode::kMemoryError);
   if (Status st = vm::openLibrary(S, "task", kTaskLib, nullptr); !st.isOk()) return st;
+  if (Status st = setField(S, S.registry, kPortMakerKey, Value::lightNative(portMakeMayGC)); !st.isOk()) return st;
   // The main chunk's task: the State's main thread, run by the thread that started us.
   vm::Userdata* u = vm::newHostUserdata(S, sizeof(TaskBox), releaseTaskBox);
   if (!u) return Status(StatusCode::kMemoryError);

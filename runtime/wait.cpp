@@ -197,6 +197,8 @@ std::string LuaTask::describeWait() const {
     case WaitOp::kAwait:
       if (!awaited) break;
       return "await task " + (awaited->isMain ? std::string("main") : std::to_string(awaited->id()));
+    case WaitOp::kPort:
+      return "posts from the host (a port)";
     case WaitOp::kNone:
       break;
   }

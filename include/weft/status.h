@@ -37,10 +37,14 @@ class [[nodiscard]] Status {
   StatusCode code_ = StatusCode::kOk;
 };
 
-// An error outside the VM (the frontend, the CLI, host set-up): a code and a message.
+// An error outside the VM (the frontend, the CLI, host set-up, the C++ API): a code and
+// a message; the C++ API (weft.hpp) adds the traceback of a Lua error.
 struct Error {
+  Error() = default;
+  Error(StatusCode c, std::string m, std::string tb = {}) : code(c), message(std::move(m)), traceback(std::move(tb)) {}
   StatusCode code = StatusCode::kRuntimeError;
   std::string message;
+  std::string traceback;  // of a Lua runtime error, when known
 };
 
 // Either a T or an Error.
@@ -59,6 +63,21 @@ class [[nodiscard]] Expected {
 
  private:
   std::variant<T, Error> v_;
+};
+
+// Success with nothing to return, or an Error.
+template <>
+class [[nodiscard]] Expected<void> {
+ public:
+  Expected() = default;
+  Expected(Error error) : error_(std::move(error)), failed_(true) {}
+  bool hasValue() const { return !failed_; }
+  explicit operator bool() const { return hasValue(); }
+  const Error& error() const { return error_; }
+
+ private:
+  Error error_;
+  bool failed_ = false;
 };
 
 }  // namespace weft
