@@ -9,7 +9,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(WEFT_LAYER_OBJECTS)
-foreach(layer weft_frontend weft_gc weft_vm weft_sched weft_runtime weft_capi)
+foreach(layer weft_frontend weft_gc weft_vm weft_sched weft_runtime weft_capi weft_embed)
   if(TARGET ${layer})
     get_target_property(type ${layer} TYPE)
     if(type STREQUAL "STATIC_LIBRARY")

@@ -114,7 +114,7 @@ size_t releasePortBox(vm::Userdata* u) {
 PortBox* boxOf(const Value& v) { return reinterpret_cast<PortBox*>(static_cast<void*>(v.asUserdata()->data)); }
 
 // next(): the courier's step; next(true) closes the port (the courier gives up).
-vm::NativeResult portNext(vm::CallContext& cx) {
+vm::NativeResult portNextMayGC(vm::CallContext& cx) {
   Port& port = *boxOf(cx.upvalue(0))->port;
   if (cx.arg(1).isTruthy()) {
     port.close();
@@ -134,7 +134,7 @@ vm::NativeResult portMakeMayGC(vm::CallContext& cx) {
   new (payload) PortBox{port};
   rt->addPort(port);
   if (!cx.push(Value::userdata(u))) return cx.stackOverflow();  // rooted while the closure is made
-  vm::NativeClosure* fn = vm::newNativeClosure(cx.state(), portNext, "next", 1);
+  vm::NativeClosure* fn = vm::newNativeClosure(cx.state(), portNextMayGC, "next", 1);
   if (!fn) return cx.memoryError();
   uint32_t boxSlot = cx.top() - 1;
   vm::storeValue(fn, fn->upvalues[0], cx.at(boxSlot));

@@ -58,7 +58,9 @@ class [[nodiscard]] Expected {
   T& value() { return std::get<0>(v_); }
   const T& value() const { return std::get<0>(v_); }
   T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
   T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
   const Error& error() const { return std::get<1>(v_); }
 
  private:

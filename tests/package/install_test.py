@@ -5,8 +5,9 @@ exports and its consumers.
 - Layout: the executable, libweft (shared with its soname links, and static), the
   headers, the CMake package, weft.pc and the man page are where cmake/libweft.cmake says.
 - Exports: `weft` and libweft.so export the Lua C API (lua_*, luaL_*, luaopen_*, version
-  node LUA_5.4 as Debian's lua5.4) and nothing else of their own; the only other
-  definitions allowed are glibc's data objects that an executable copies (stdin, ...).
+  node LUA_5.4 as Debian's lua5.4) and the C++ API's classes (node WEFT_0), and nothing
+  else of their own; the only other definitions allowed are glibc's data objects that an
+  executable copies (stdin, ...).
 - Consumers: each host under examples/embed/ (NAME.c with NAME.expected) is built against
   the installed tree twice, through find_package(Weft) with examples/embed/CMakeLists.txt
   and through `cc NAME.c $(pkg-config --cflags --libs weft)`, and both builds must print
@@ -23,6 +24,8 @@ import sys
 import tempfile
 
 API = re.compile(r"^(lua_|luaL_|luaopen_)")
+# The C++ API's classes (weft.hpp, WEFT_API), mangled: _ZN4weft + a name's length and name.
+CXX_API = re.compile(r"^_ZN[KS]*4weft(7Runtime|5Value|5Scope|4Task|7Channel|6detail)")
 LAYOUT = [
     "bin/weft", "lib/libweft.so", "lib/libweft.so.0", "lib/libweft.a",
     "lib/cmake/Weft/WeftConfig.cmake", "lib/cmake/Weft/WeftConfigVersion.cmake",
@@ -57,8 +60,9 @@ def defined_dynamic_symbols(path):
 
 def check_exports(path):
     own = [(n, v) for n, v in defined_dynamic_symbols(path) if not v.startswith("GLIBC_")]
-    stray = [n for n, v in own if not API.match(n) or v != "LUA_5.4"]
-    check(not stray, "%s exports only the Lua C API%s" % (
+    stray = [n for n, v in own
+             if not (API.match(n) and v == "LUA_5.4") and not (CXX_API.match(n) and v == "WEFT_0")]
+    check(not stray, "%s exports only the Lua C API and the C++ API%s" % (
         os.path.basename(path), "" if not stray else ": also " + " ".join(sorted(stray)[:10])))
 
 
