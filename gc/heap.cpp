@@ -24,6 +24,14 @@ namespace weft::gc {
 
 thread_local constinit Mutator* tCurrentMutator = nullptr;
 
+namespace {
+// Heaps alive in the process. With more than one (a host with several States), the
+// calling thread's current mutator may belong to another heap than the object it
+// remembers (rememberSlow checks). Relaxed: a heap is created and destroyed by its owner
+// before and after any thread uses it, and a stale count only costs a lookup.
+std::atomic<int> gLiveHeaps{0};
+}  // namespace
+
 size_t pageSize() {
   static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   return size;
@@ -98,6 +106,7 @@ Heap::Heap(const Config& config) : impl_(std::make_unique<Impl>()), config_(conf
   mainMutator_ = std::make_unique<Mutator>(*this);
   mainMutator_->attached_ = true;  // no other thread exists yet
   tCurrentMutator = mainMutator_.get();
+  gLiveHeaps.fetch_add(1, std::memory_order_relaxed);
   if (config_.verify) setVerify(true);
   if (config_.stress != StressMode::kNone) requested_.store(true, std::memory_order_relaxed);
   if (config_.stress == StressMode::kRelocate) installStaleReferenceHandler();
@@ -105,6 +114,7 @@ Heap::Heap(const Config& config) : impl_(std::make_unique<Impl>()), config_(conf
 
 // Every mutator thread has finished with the heap by now.
 Heap::~Heap() {
+  gLiveHeaps.fetch_sub(1, std::memory_order_relaxed);
   setVerify(false);
   flushMutators();  // the externals still in the mutators' own lists
   for (auto* list : {&impl_->externals, &impl_->youngExternals}) {
@@ -423,7 +433,10 @@ std::vector<Object*> gOrphans;  // gOrphanMutex
 void rememberSlow(Object* holder) {
   if (!setBitOnce(holder, kBitRemembered)) return;
   if (fault::hit("gc.barrier-drop")) return;
-  if (Mutator* m = tCurrentMutator) {
+  // The thread's current mutator is that of the heap it last attached to or created;
+  // with several heaps (States) in the process, it must be the holder's.
+  Mutator* m = tCurrentMutator;
+  if (m && (gLiveHeaps.load(std::memory_order_relaxed) == 1 || m->heap_.contains(holder))) {
     m->remembered_.push_back(holder);
     return;
   }

@@ -87,8 +87,9 @@ void unregisterVerifyHeap(Heap* heap);
 // The attached mutator of the calling thread (attach sets it, detach clears it; a heap's
 // constructor sets its main mutator's): where rememberSlow records. Thread-local.
 extern thread_local constinit Mutator* tCurrentMutator;
-// Holders recorded by a thread with no attached mutator (none do today), under a global
-// lock; each collection takes those of its own heap (collector.cpp).
+// Holders recorded by a thread with no attached mutator, or whose current mutator is
+// another heap's (several States on one thread), under a global lock; each collection
+// takes those of its own heap (collector.cpp).
 void takeOrphanRemembered(Heap& heap, std::vector<Object*>& out);
 // The orphans recorded for `heap`, for verify (which also reads the mutators' buffers).
 void forEachOrphanRemembered(Heap& heap, const std::function<void(Object*)>& f);

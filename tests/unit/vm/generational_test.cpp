@@ -53,5 +53,29 @@ TEST(VmGenerational, EveryRecordKeptRunsClean) {
   EXPECT_EQ(failure, "");
 }
 
+// Two States on one thread (a host with two interpreters): the thread's current mutator
+// is the last-made heap's, so the first State's barrier records must not go into it.
+// Before the fix, verification failed ("remembered bit but ... in no remembered buffer")
+// and the other heap's collector traced a foreign object.
+TEST(VmGenerational, TwoStatesOnOneThreadKeepTheirRecords) {
+  StateOptions opts;
+  opts.gc.stress = gc::StressMode::kCollect;
+  opts.gc.verify = true;
+  auto first = newStandardState(opts, true);
+  auto second = newStandardState(opts, true);  // now the thread's current heap
+  for (auto* S : {first.get(), second.get(), first.get()}) {
+    HostStack h(*S);
+    std::string out;
+    ASSERT_TRUE(h.loadMayGC(kProgram, "=test").isOk());
+    ASSERT_TRUE(h.pcallMayGC(0, 1, false).isOk()) << S->heap().failureReason();
+    ASSERT_TRUE(h.toStringMayGC(-1, out).isOk());
+    EXPECT_EQ(out, "500");
+    EXPECT_EQ(S->heap().failureReason(), "");
+    h.setTop(h.top() - 1);
+  }
+  HostStack(*second).closeMayGC();
+  HostStack(*first).closeMayGC();
+}
+
 }  // namespace
 }  // namespace weft::vm
