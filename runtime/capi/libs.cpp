@@ -4,6 +4,7 @@
 // glb == 0 still finds the global set (docs/embedding.md).
 #include "lualib.h"
 #include "runtime/capi/internal.h"
+#include "runtime/capi/loadlib.h"
 #include "runtime/capi/lock.h"
 #include "vm/lib/libs.h"
 #include "vm/string.h"
@@ -44,7 +45,13 @@ LUAMOD_API int luaopen_string(lua_State* L) { return openAndPushMayGC(L, vm::ope
 LUAMOD_API int luaopen_utf8(lua_State* L) { return openAndPushMayGC(L, vm::openUtf8Lib, LUA_UTF8LIBNAME); }
 LUAMOD_API int luaopen_math(lua_State* L) { return openAndPushMayGC(L, vm::openMathLib, LUA_MATHLIBNAME); }
 LUAMOD_API int luaopen_debug(lua_State* L) { return openAndPushMayGC(L, vm::openDebugLib, LUA_DBLIBNAME); }
-LUAMOD_API int luaopen_package(lua_State* L) { return openAndPushMayGC(L, vm::openPackageLib, LUA_LOADLIBNAME); }
+// The VM's package library, then the C module loader (loadlib.cpp) into it.
+LUAMOD_API int luaopen_package(lua_State* L) {
+  openAndPushMayGC(L, vm::openPackageLib, LUA_LOADLIBNAME);
+  lua_pushcfunction(L, openCLoader);
+  lua_call(L, 0, 0);
+  return 1;
+}
 
 LUALIB_API void luaL_openlibs(lua_State* L) {
   API_ENTRY(L);

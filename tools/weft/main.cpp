@@ -6,6 +6,7 @@
 #include "tools/weft/launcher.h"
 #include "tools/weft/listing_mode.h"
 #include "tools/weft/session.h"
+#include "runtime/capi/loadlib.h"
 #include "runtime/runtime.h"
 #include "vm/api.h"
 #include "vm/host.h"
@@ -36,6 +37,11 @@ int main(int argc, char** argv) {
   stateOptions.gc = options.gc;
   std::unique_ptr<weft::vm::State> state = weft::vm::newStandardState(stateOptions, options.ignoreEnv);
   if (!state) {
+    std::fprintf(stderr, "%s: cannot create state: not enough memory\n", progName());
+    return kExitLuaError;
+  }
+  // The C API and package.loadlib, cpath and the C searchers, for require of C modules.
+  if (!weft::capi::attachCLoaderMayGC(*state)) {
     std::fprintf(stderr, "%s: cannot create state: not enough memory\n", progName());
     return kExitLuaError;
   }
