@@ -11,6 +11,8 @@
 #include <cstring>
 
 #include "runtime/capi/capi.h"
+#include "runtime/capi/internal.h"
+#include "runtime/capi/lock.h"
 #include "runtime/port.h"
 #include "runtime/runtime.h"
 #include "vm/host.h"
@@ -242,9 +244,40 @@ Values popValues(lua_State* L, int base) {
   return out;
 }
 
+// The host thread between calls (runtime/capi/lock.h): once tasks run in parallel, a
+// host thread outside every C function stays detached from the collector between its
+// calls, as C code does, so a host busy with its own work for long never delays a
+// collection (nor fails the safepoint deadline); each lua_* function attaches for its
+// own duration (API_ENTRY). A call that may run Lua (callOnStack) holds this for its
+// length: attached throughout, and detached on the way out if tasks now run in parallel.
+class HostEntry {
+ public:
+  explicit HostEntry(lua_State* L) : S_(capi::stateOf(L)), wasDetached_(capi::tlsDetachedForC) {
+    if (wasDetached_) {
+      (void)vm::leaveOsWait(S_, vm::OsWait::kShort);
+      capi::tlsDetachedForC = false;
+    }
+  }
+  ~HostEntry() {
+    bool hostLevel = capi::tlsCCall == nullptr;
+    bool parallel = S_.osWaitEnter && S_.tablesShared.load(std::memory_order_relaxed);
+    if (wasDetached_ || (hostLevel && parallel)) {
+      vm::enterOsWait(S_, vm::OsWait::kShort);
+      capi::tlsDetachedForC = true;
+    }
+  }
+  HostEntry(const HostEntry&) = delete;
+  HostEntry& operator=(const HostEntry&) = delete;
+
+ private:
+  vm::State& S_;
+  bool wasDetached_;
+};
+
 // Calls what is on the stack above `base` (function, then arguments) with limits.
 Expected<Values> callOnStack(lua_State* L, int base, const Limits& limits) {
   int nargs = lua_gettop(L) - base - 1;
+  HostEntry entry(L);
   LimitScope scope(L, limits);
   int status = protectedCall(L, nargs, LUA_MULTRET);
   if (status != LUA_OK) return popError(L, status);
@@ -726,6 +759,10 @@ Expected<std::unique_ptr<Runtime>> Runtime::create(const Options& options) {
 // Rule 4's order: the tasks end first (cancelled, awaited), then the finalizers run, then
 // the task runtime and the State go.
 Runtime::~Runtime() {
+  if (capi::tlsDetachedForC && capi::tlsCCall == nullptr) {  // HostEntry left it detached
+    (void)vm::leaveOsWait(*owned_->state, vm::OsWait::kShort);
+    capi::tlsDetachedForC = false;
+  }
   (void)owned_->tasks->finishMayGC();
   vm::HostStack(*owned_->state).closeMayGC();
   core_->L = nullptr;

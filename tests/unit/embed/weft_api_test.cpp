@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "weft/weft.hpp"
@@ -227,6 +228,31 @@ TEST_P(Modes, HostThreadsPostIntoChannelsExactlyOnce) {
   EXPECT_EQ((*r)[1].toInteger(), n);
   EXPECT_EQ(refused.load(), 0);
   EXPECT_TRUE(c.post(std::string("late")));  // queued: the courier delivers it
+}
+
+// The host busy with its own work (no call into the API) must not hold up collections
+// that its tasks need: the host thread is detached between calls.
+TEST(HostThread, BusyHostDoesNotStallTasks) {
+  weft::Options o;
+  o.workers = 2;
+  auto rt = make(o);
+  static std::atomic<bool> finished{false};
+  finished = false;
+  rt->define("finished", []() { finished = true; });
+  auto body = rt->run(
+      "return function() local t = {} for i = 1, 300000 do t[i % 1000 + 1] = {i} end "
+      "collectgarbage() finished() return #t end");
+  ASSERT_TRUE(body.hasValue()) << body.error().message;
+  auto t = rt->spawn((*body)[0]);
+  ASSERT_TRUE(t.hasValue());
+  // Without the detachment the task waits at its first collection for this thread,
+  // which never reaches a safepoint here, and the collector fails after its deadline.
+  auto start = std::chrono::steady_clock::now();
+  while (!finished && std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(finished.load());
+  EXPECT_EQ(integerOf(t->await()), 1000);
 }
 
 TEST(Channel, PostAfterTheRuntimeEndedIsRefused) {
