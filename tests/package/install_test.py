@@ -8,10 +8,10 @@ exports and its consumers.
   node LUA_5.4 as Debian's lua5.4) and the C++ API's classes (node WEFT_0), and nothing
   else of their own; the only other definitions allowed are glibc's data objects that an
   executable copies (stdin, ...).
-- Consumers: each host under examples/embed/ (NAME.c with NAME.expected) is built against
-  the installed tree twice, through find_package(Weft) with examples/embed/CMakeLists.txt
-  and through `cc NAME.c $(pkg-config --cflags --libs weft)`, and both builds must print
-  NAME.expected.
+- Consumers: each host under examples/embed/ (NAME.c or NAME.cpp, with NAME.expected) is
+  built against the installed tree twice, through find_package(Weft) with
+  examples/embed/CMakeLists.txt and through `cc NAME.c $(pkg-config --cflags --libs weft)`
+  (`c++ -std=c++20 -pthread NAME.cpp ...`), and both builds must print NAME.expected.
 
   python3 tests/package/install_test.py --build build --source .
 """
@@ -72,7 +72,8 @@ def check_host(source, prefix, work, expected):
     flags = run(["pkg-config", "--cflags", "--libs", "weft"], env=env)
     check(flags.returncode == 0, "pkg-config --cflags --libs weft")
     exe = os.path.join(work, name + ".pkgconfig")
-    cc = run(["cc", source, "-o", exe, "-Wl,-rpath," + os.path.join(prefix, "lib")] + flags.stdout.split())
+    compiler = ["c++", "-std=c++20", "-pthread"] if source.endswith(".cpp") else ["cc"]
+    cc = run(compiler + [source, "-o", exe, "-Wl,-rpath," + os.path.join(prefix, "lib")] + flags.stdout.split())
     check(cc.returncode == 0, "%s builds with pkg-config%s" % (name, "" if cc.returncode == 0 else ":\n" + cc.stderr))
     if cc.returncode == 0:
         out = run([exe])
@@ -112,7 +113,7 @@ def main():
                 check_exports(os.path.join(prefix, rel))
         embed = os.path.join(args.source, "examples", "embed")
         hosts = []
-        for source in sorted(glob.glob(os.path.join(embed, "*.c"))):
+        for source in sorted(glob.glob(os.path.join(embed, "*.c")) + glob.glob(os.path.join(embed, "*.cpp"))):
             with open(os.path.splitext(source)[0] + ".expected") as f:
                 expected = f.read()
             hosts.append((os.path.splitext(os.path.basename(source))[0], expected))
