@@ -119,11 +119,7 @@ static const luaL_Reg funcs[] = {
     {"execResult", execResult}, {"selfCheck", selfCheck}, {NULL, NULL}};
 
 static const char *script =
-    "local function try(f, ...)\n"
-    "  local r = table.pack(pcall(f, ...))\n"
-    "  for i = 1, r.n do r[i] = tostring(r[i]) end\n"
-    "  print(table.concat(r, ' | ', 1, r.n))\n"
-    "end\n"
+    CAPI_TRY_LUA
     "try(checkInt, 21) try(checkInt, '21') try(checkInt, 2.0) try(checkInt, 2.5)\n"
     "try(checkInt, '2.5') try(checkInt, 'x') try(checkInt) try(checkInt, 2^63)\n"
     "try(checkInt, {}) try(checkInt, true) try(checkInt, io.stdout)\n"

@@ -96,11 +96,7 @@ static const luaL_Reg globals[] = {{"newPoint", newPoint}, {"pointSum", pointSum
                                    {"len", len},           {NULL, NULL}};
 
 static const char *script =
-    "local function try(f, ...)\n"
-    "  local r = table.pack(pcall(f, ...))\n"
-    "  for i = 1, r.n do r[i] = tostring(r[i]) end\n"
-    "  print(table.concat(r, ' | ', 1, r.n))\n"
-    "end\n"
+    CAPI_TRY_LUA
     "local p = newPoint(3, 4)\n"
     "try(pointSum, p) try(pointSum, 5) try(pointSum, io.stdout) try(pointSum)\n"
     "try(pointSum, newproxy and newproxy() or setmetatable({}, {__name = 'Other'}))\n"

@@ -7,11 +7,7 @@
 #include "capi_test.h"
 
 static const char *script =
-    "local function try(f, ...)\n"
-    "  local r = table.pack(pcall(f, ...))\n"
-    "  for i = 1, r.n do r[i] = tostring(r[i]) end\n"
-    "  print(table.concat(r, ' | ', 1, r.n))\n"
-    "end\n"
+    CAPI_TRY_LUA
     "local okLpeg, lpeg = pcall(require, 'lpeg')\n"
     "if okLpeg then\n"
     "  local digit = lpeg.R('09')\n"

@@ -33,6 +33,15 @@ static inline void showStatus(lua_State *L, const char *what, int status) {
   }
 }
 
+/* Lua source the test scripts start with: try(f, ...) prints what pcall(f, ...) returns,
+   joined by " | ". */
+#define CAPI_TRY_LUA                                \
+  "local function try(f, ...)\n"                   \
+  "  local r = table.pack(pcall(f, ...))\n"        \
+  "  for i = 1, r.n do r[i] = tostring(r[i]) end\n" \
+  "  print(table.concat(r, ' | ', 1, r.n))\n"      \
+  "end\n"
+
 /* Runs a chunk of Lua source; prints its error if it fails. */
 static inline void runLua(lua_State *L, const char *code) {
   int status = luaL_loadbuffer(L, code, strlen(code), "=test");
