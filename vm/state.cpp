@@ -85,6 +85,7 @@ Status State::initialise() {
 }
 
 State::~State() {
+  if (capiRelease) capiRelease(*this);
   threadPool_->flush(mainContext_);
   heap_.removeRootSource(roots_.get());
   heap_.removeWeakRootSource(strings_.get());

@@ -152,6 +152,9 @@ class State {
   // exists on this State; null while the C API was never used on it.
   void* capi = nullptr;
   NativeFn callLightC = nullptr;
+  // Frees `capi` when the State ends (set with it; a State the C API made frees it in
+  // lua_close instead and clears both).
+  void (*capiRelease)(State&) = nullptr;
   // lua_setwarnf's warn function: when set, every warning piece goes to it, control
   // messages ("@on", "@off") included, instead of the built-in stderr writer.
   void (*warnHook)(State&, std::string_view message, bool toContinue) = nullptr;

@@ -23,10 +23,12 @@ namespace {
 thread_local LibraryLock* tlsHeld = nullptr;
 
 // Locks by library base address; never freed (a library, once loaded, may be called
-// again until the process ends, and a lock is a few bytes).
+// again until the process ends, and a lock is a few bytes). The maps are never destroyed
+// either, so no thread still running at exit finds them gone, and the locks stay
+// reachable (not leaks) for LeakSanitizer.
 std::mutex gLocksMutex;
-std::unordered_map<const void*, LibraryLock*> gLocksByCode;     // cache: function -> lock
-std::unordered_map<const void*, LibraryLock*> gLocksByLibrary;  // library base -> lock
+auto& gLocksByCode = *new std::unordered_map<const void*, LibraryLock*>();     // function -> lock
+auto& gLocksByLibrary = *new std::unordered_map<const void*, LibraryLock*>();  // library base -> lock
 
 LibraryLock* lockFor(const void* code) {
   std::lock_guard<std::mutex> guard(gLocksMutex);

@@ -96,6 +96,12 @@ bool attachCApi(vm::State& state) {
   c->state = &state;
   c->alloc = defaultAlloc;
   state.capi = c;
+  state.capiRelease = [](vm::State& S) {
+    auto* record = static_cast<CApiState*>(S.capi);
+    S.heap().removeRootSource(record);
+    S.capi = nullptr;
+    delete record;
+  };
   prepareState(state);
   return true;
 }
