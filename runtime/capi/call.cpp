@@ -27,7 +27,7 @@ using vm::Value;
 
 namespace weft::capi {
 
-thread_local CCall* tlsCCall = nullptr;
+thread_local constinit CCall* tlsCCall = nullptr;
 
 [[noreturn]] void raiseStatus(lua_State* L, vm::NativeResult outcome) {
   CCall* c = tlsCCall;

@@ -72,7 +72,7 @@ struct CCall {
   vm::NativeResult outcome;
 };
 // The innermost C call on this OS thread.
-extern thread_local CCall* tlsCCall;
+extern thread_local constinit CCall* tlsCCall;
 
 // First stack slot of the running C function of `t` (index 1), or of its bottom level.
 inline uint32_t baseOf(const vm::ThreadData* t) {

@@ -15,7 +15,7 @@ struct LibraryLock {
   std::mutex mutex;
 };
 
-thread_local bool tlsDetachedForC = false;
+thread_local constinit bool tlsDetachedForC = false;
 
 namespace {
 

@@ -36,7 +36,7 @@ struct ApiToken {
 };
 ApiToken apiEnter(lua_State* L);
 void apiLeave(ApiToken* token);
-extern thread_local bool tlsDetachedForC;
+extern thread_local constinit bool tlsDetachedForC;
 
 }  // namespace weft::capi
 

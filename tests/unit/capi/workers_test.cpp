@@ -83,6 +83,7 @@ std::string runWithCFunctions(const std::string& chunk, unsigned workers) {
   }
   h.setTop(0);
   if (!(*rt)->finishMayGC().isOk() && result == "ok") result = "runtime failed";
+  h.closeMayGC();  // the modules' finalizers (lpeg frees its patterns' code in __gc)
   return result;
 }
 
