@@ -84,6 +84,7 @@ bool Parser::blockFollow(bool withUntil) {
 
 std::unique_ptr<ProtoData> Parser::parseMainChunk() {
   auto main = std::make_unique<ProtoData>();
+  main->fromSource = true;
   FuncState fs(main.get(), nullptr, lex_, dyd_);
   BlockScope bl;
   openFunction(fs, bl);

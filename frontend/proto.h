@@ -61,6 +61,11 @@ struct ProtoData {
   std::vector<std::unique_ptr<ProtoData>> protos;
   std::vector<UpvalueDesc> upvalues;
   std::vector<LocalVarInfo> locals;
+  // Set by the compiler, not by the binary loader (a binary chunk may break these
+  // rules): registers are used as Lua's compiler uses them (at a statement boundary
+  // exactly the locals `locals` lists as active; a call's or an allocation's target is
+  // the first free register), so the collector may drop the others (vm/call.cpp).
+  bool fromSource = false;
 };
 
 }  // namespace weft::frontend

@@ -283,6 +283,7 @@ bool Parser::createLabel(std::string_view name, int line, bool last) {
 ProtoData* Parser::addPrototype() {
   auto p = std::make_unique<ProtoData>();
   p->source = source_;
+  p->fromSource = true;
   ProtoData* raw = p.get();
   auto& protos = fs_->proto()->protos;
   if (protos.size() >= static_cast<size_t>(kMaxArgBx)) errorLimit(fs_, kMaxArgBx, "functions");

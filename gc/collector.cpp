@@ -625,6 +625,13 @@ void Collector::install(uint64_t collection) {
   impl_.usedBytes.store(live, std::memory_order_relaxed);
   impl_.liveAfterLastGC = live;
   impl_.lastWasMajor = !minor_;
+  // Every registration left after a collection is old (a minor promotes the young
+  // survivors): more than the last major left means finalizable objects that only a
+  // major can find dead (chooseKind).
+  if (!minor_) impl_.finalizableAfterMajor = impl_.finalizable.size();
+  impl_.minorsSinceMajor = minor_ ? impl_.minorsSinceMajor + 1 : 0;
+  impl_.oldFinalizableGrew = impl_.finalizable.size() > impl_.finalizableAfterMajor;
+  impl_.finalizableAfterLastGC = impl_.finalizable.size();
   impl_.thresholdCrossed.store(false, std::memory_order_relaxed);
   impl_.reserveOpen.store(false, std::memory_order_relaxed);
   heap_.requested_.store(config.stress != StressMode::kNone, std::memory_order_relaxed);
@@ -660,8 +667,10 @@ Pass passOf(const Visitor& visitor) {
 // Relocate stress makes every collection a major one (every object moves); plain stress
 // makes every eighth one major, so both kinds run under --gc-stress --gc-verify. An
 // explicit request gets what it asked for; otherwise a major one comes when the old
-// generation outgrew its threshold, when the heap limit is near, or after a memory
-// error (the emergency reserve: old garbage must go).
+// generation outgrew its threshold, when finalizable objects were promoted since the
+// last major and a few minors passed, in incremental mode when finalizable objects were
+// registered since the last collection (setWholeCycleFinalizers), when the heap limit is
+// near, or after a memory error (the emergency reserve: old garbage must go).
 CollectionKind Heap::chooseKind(bool force, CollectionKind asked) {
   Impl& impl = *impl_;
   if (config_.stress == StressMode::kRelocate) return CollectionKind::kMajor;
@@ -669,6 +678,17 @@ CollectionKind Heap::chooseKind(bool force, CollectionKind asked) {
   if (config_.stress == StressMode::kCollect && ++impl.stressCollections % 8 == 0) return CollectionKind::kMajor;
   if (impl.reserveOpen.load(std::memory_order_relaxed)) return CollectionKind::kMajor;
   if (impl.liveAfterLastGC >= impl.majorThreshold) return CollectionKind::kMajor;
+  // A finalizable object promoted and then dropped waits for a major, and a loop that
+  // promotes nothing never grows the old generation to its threshold: Lua's
+  // `repeat u = {} until finalized` would spin forever.
+  if (impl.oldFinalizableGrew && impl.minorsSinceMajor >= kMinorsBeforeFinalizerMajor) return CollectionKind::kMajor;
+  if (wholeCycleFinalizers_.load(std::memory_order_relaxed)) {
+    if (impl.finalizable.size() > impl.finalizableAfterLastGC) return CollectionKind::kMajor;
+    // Old ones (promoted by a major too) die unseen by minors: a few minors at most.
+    if (impl.finalizableAfterLastGC > 0 && impl.minorsSinceMajor >= kMinorsBeforeFinalizerMajor) {
+      return CollectionKind::kMajor;
+    }
+  }
   size_t limit = config_.heapLimit;
   if (limit && impl.liveAfterLastGC + config_.initialThreshold >= limit - limit / 4) return CollectionKind::kMajor;
   return CollectionKind::kMinor;

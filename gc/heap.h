@@ -393,11 +393,20 @@ class Heap {
   // Without a grant the limit stays exact (invariant 5).
   void grantEmergencyReserve();
 
-  // Stop / restart automatic collection (collectgarbage "stop"/"restart"). Stress mode
-  // and explicit collections still run. Any thread; relaxed: a flag read at the next
-  // safepoint, publishing nothing.
+  // Stop / restart automatic collection (collectgarbage "stop"/"restart"), stress
+  // collections included; explicit collections still run. Any thread; relaxed: a flag
+  // read at the next safepoint, publishing nothing.
   void setAutomatic(bool on) { automatic_.store(on, std::memory_order_relaxed); }
   bool automatic() const { return automatic_.load(std::memory_order_relaxed); }
+
+  // Lua's incremental mode (collectgarbage "incremental"): a finalizer runs only after a
+  // whole cycle, so a collection that may find a finalizable object dead (one registered
+  // since the last collection) is a major, and the weak entries it clears go with it;
+  // while old finalizable objects exist, every few minors are followed by a major
+  // (chooseKind). Generational mode lets a minor finalize young objects, and old
+  // garbage waits for the old generation's growth, as in Lua. Any thread; relaxed, as
+  // setAutomatic.
+  void setWholeCycleFinalizers(bool on) { wholeCycleFinalizers_.store(on, std::memory_order_relaxed); }
 
   // Allocated bytes, live or not yet collected: every buffer counts whole except the
   // unused tail of `self`'s own (the caller's mutator; its owning thread only).
@@ -479,6 +488,7 @@ class Heap {
   // relaxed, since the handshake itself synchronizes through the lock.
   std::atomic<bool> stopRequested_{false};
   std::atomic<bool> automatic_{true};
+  std::atomic<bool> wholeCycleFinalizers_{false};
   std::unique_ptr<Mutator> mainMutator_;
 };
 

@@ -79,6 +79,10 @@ void unmapChunk(Chunk* chunk);
 void quarantineOldSpace(const std::vector<Chunk*>& chunks, uint64_t collection);
 void installStaleReferenceHandler();
 inline constexpr uint8_t kPoisonByte = 0xdb;
+// Minors after which promoted finalizable objects make the next collection a major:
+// enough that a burst of registrations costs few majors, few enough that a dropped
+// one's finalizer runs soon (Heap::chooseKind).
+inline constexpr uint32_t kMinorsBeforeFinalizerMajor = 4;
 
 // The registry of heaps with verify on, which writeBarrierSlow consults (verify.cpp).
 void registerVerifyHeap(Heap* heap);
@@ -146,6 +150,11 @@ struct Heap::Impl {
   Chunk* promotionTail = nullptr;
   uint64_t stressCollections = 0;   // world stopped: collections the stress schedule asked for
   bool lastWasMajor = false;        // lock: the kind of the newest collection
+  // World stopped: the pacing of majors for finalizable objects (Heap::chooseKind).
+  size_t finalizableAfterMajor = 0;  // registrations the newest major left
+  size_t finalizableAfterLastGC = 0; // and the newest collection of either kind
+  uint32_t minorsSinceMajor = 0;
+  bool oldFinalizableGrew = false;   // the newest collection left more than that major
   std::vector<uint64_t> minorPauses;  // lock: every pause, for --stats percentiles
   std::vector<uint64_t> majorPauses;
   uint8_t epoch = 0;           // world stopped: the epoch bit of current-space objects

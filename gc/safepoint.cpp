@@ -164,7 +164,9 @@ Status Heap::pollSlowMayGC(Mutator& m, bool force, CollectionKind kind) {
 
 bool Heap::wantsCollectionLocked() {
   Impl& impl = *impl_;
-  if (config_.stress != StressMode::kNone && stressSaysCollect()) return true;
+  // A stopped collector stops stress collections too: scripts rely on objects surviving
+  // while it is stopped (collectgarbage "stop" promises no collection but explicit ones).
+  if (config_.stress != StressMode::kNone && automatic() && stressSaysCollect()) return true;
   if (!impl.thresholdCrossed.load(std::memory_order_relaxed)) return false;
   if (automatic() || impl.reserveOpen.load(std::memory_order_relaxed)) return true;
   // Stopped: forget the request; the next refill past the threshold raises it again.

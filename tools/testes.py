@@ -57,12 +57,7 @@ DEFAULT_INTERVAL = 1000
 # Weft's state per file, kept up to date by whoever fixes one: a file named here is
 # expected to fail in plain mode, for the reason given (printed next to a failure so a
 # new failure stands out). A file missing here is expected to pass.
-KNOWN_FAILING = {
-    "db.lua": "no _HOOKKEY table in the registry (Lua keeps hooks there); call and return "
-              "hooks give no ftransfer/ntransfer",
-    "gc.lua": "collectgarbage('step') runs a full collection, and dead registers and dead "
-              "table keys keep objects alive, so loops waiting for a finalizer do not end",
-}
+KNOWN_FAILING = {}
 
 PRELUDE = "_port=true _soft=true"
 

@@ -157,7 +157,7 @@ Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults,
   f->nresults = nresults;
   f->flags = flags;
   if (t->hookMask & kHookMaskCall) [[unlikely]] {
-    if (Status st = runHookMayGC(S, t, "call", -1); !st.isOk()) return st;
+    if (Status st = runHookMayGC(S, t, "call", -1, 1, nargs); !st.isOk()) return st;
   }
   Value fv = t->stack[func];
   NativeFn fn = fv.tag == Tag::LightNative ? fv.u.fn : fv.tag == Tag::NativeClosure ? fv.asNativeClosure()->fn : S.callLightC;
@@ -167,7 +167,7 @@ Status callNativeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults,
     uint32_t n = uint32_t(r.count);
     if (n > t->top - func - 1) n = t->top - func - 1;
     if (t->hookMask & kHookMaskReturn) [[unlikely]] {
-      if (Status st = runHookMayGC(S, t, "return", -1); !st.isOk()) return st;
+      if (Status st = runHookMayGC(S, t, "return", -1, t->top - n - func, n); !st.isOk()) return st;
     }
     if (nresults == 1) [[likely]] {  // the usual call in an expression: the slot exists
       t->stack[func] = n ? t->stack[t->top - n] : Value::nil();
@@ -327,11 +327,11 @@ Status callYieldableMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresul
   return invokeMayGC(S, t, func, nresults, 0, true, resumeFlags);
 }
 
-Status pcallMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint32_t errFunc) {
+Status pcallMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint32_t errFunc, uint16_t frameFlags) {
   uint32_t savedFrames = t->frameCount;
   uint32_t savedErrFunc = t->errFunc;
   t->errFunc = errFunc;
-  Status st = callMayGC(S, t, func, nresults);
+  Status st = callMayGC(S, t, func, nresults, frameFlags);
   if (!st.isOk()) {
     // The handler stays active while the variables close, as in Lua: an error in a
     // __close goes through it too.
@@ -397,7 +397,8 @@ Status closeTbcMayGC(State& S, ThreadData* t, uint32_t level, Status st) {
   return st;
 }
 
-Status runHookMayGC(State& S, ThreadData* t, const char* event, int line) {
+Status runHookMayGC(State& S, ThreadData* t, const char* event, int line, uint32_t ftransfer,
+                    uint32_t ntransfer) {
   if (t->inHook || t->hook.isNil()) return Status::ok();
   uint32_t oldTop = t->top;
   uint32_t fn = scratchTop(t);
@@ -409,6 +410,8 @@ Status runHookMayGC(State& S, ThreadData* t, const char* event, int line) {
   t->stack[fn + 2] = line >= 0 ? Value::integer(line) : Value::nil();
   t->top = fn + 3;
   t->inHook = true;
+  t->hookFtransfer = uint16_t(std::min<uint32_t>(ftransfer, UINT16_MAX));  // Lua's are 16 bits too
+  t->hookNtransfer = uint16_t(std::min<uint32_t>(ntransfer, UINT16_MAX));
   Status st = callMayGC(S, t, fn, 0, kFrameHook);
   t->inHook = false;
   t->top = oldTop;
@@ -444,7 +447,7 @@ void runFinalizersMayGC(State& S, ThreadData* t) {
     t->stack[fn] = tm;
     t->stack[fn + 1] = v;
     t->top = fn + 2;
-    Status st = pcallMayGC(S, t, fn, 0);
+    Status st = pcallMayGC(S, t, fn, 0, 0, kFrameFinalizer);  // named "__gc", a metamethod
     if (!st.isOk() && st.code() != StatusCode::kFatal) {
       Value err = t->stack[fn];
       std::string msg = "error in __gc (";
@@ -457,16 +460,74 @@ void runFinalizersMayGC(State& S, ThreadData* t) {
   t->runningFinalizers = false;
 }
 
-Status safepointMayGC(State& S, ThreadData* t) {
-  Status st = S.heap().safepointMayGC(S.mutator());
+namespace {
+
+// After a safepoint passed: a collection may have cleaned t's stack while it runs (the
+// parked-stack rule), and finalizers it found due run now.
+Status afterSafepointMayGC(State& S, ThreadData* t, Status st) {
   if (!st.isOk()) return st;
   markStackDirty(t);
   if (S.heap().hasPendingFinalizers()) runFinalizersMayGC(S, t);
   return Status::ok();
 }
 
-Status loopSafepointMayGC(State& S, ThreadData* t) {
-  Status st = safepointMayGC(S, t);
+}  // namespace
+
+Status safepointMayGC(State& S, ThreadData* t) {
+  return afterSafepointMayGC(S, t, S.heap().safepointMayGC(S.mutator()));
+}
+
+Status fullCollectMayGC(State& S, ThreadData* t) {
+  return afterSafepointMayGC(S, t, S.heap().collectMayGC(S.mutator()));
+}
+
+namespace {
+
+// The stack index below which the top Lua frame's registers are live (see kLiveFrame),
+// or 0 to keep the whole frame.
+uint32_t liveRegisters(ThreadData* t, uint32_t live) {
+  const CallFrame& f = t->frames[t->frameCount - 1];
+  const frontend::ProtoData* p = frameProto(t, f)->data;
+  if (!p->fromSource) return kLiveFrame;
+  int pc = int(f.pc - p->code.data());
+  if (live == kLiveLocals) {
+    uint32_t active = 0;
+    for (const auto& lv : p->locals) {
+      if (lv.startPc > pc) break;
+      if (pc < lv.endPc) active++;
+    }
+    return f.base + active;
+  }
+  if (live != kLiveResumed) return live;
+  if (pc == 0) return t->top;  // entered: the arguments (setupLuaFrameMayGC)
+  using frontend::getA, frontend::getC, frontend::Op;
+  frontend::Instruction i = f.pc[-1];
+  switch (frontend::getOp(i)) {
+    case Op::CALL: return getC(i) == 0 ? t->top : f.base + uint32_t(getA(i) + getC(i) - 1);
+    case Op::TFORCALL: return f.base + uint32_t(getA(i) + 4 + getC(i));
+    default: return kLiveFrame;
+  }
+}
+
+// safepointMayGC with the top frame's extent (and the thread's top) lowered to `live`
+// while the collector may trace it, so the registers above are dropped (thread.h
+// invariant 2) as Lua's collector drops the slots above its top.
+Status narrowedSafepointMayGC(State& S, ThreadData* t, uint32_t live) {
+  CallFrame& f = t->frame();
+  uint32_t frameTop = f.top, top = t->top;
+  if (live < f.top) f.top = live;
+  if (live < t->top) t->top = live;
+  Status st = S.heap().safepointMayGC(S.mutator());
+  f.top = frameTop;
+  t->top = top;
+  return afterSafepointMayGC(S, t, st);
+}
+
+}  // namespace
+
+Status loopSafepointMayGC(State& S, ThreadData* t, uint32_t live) {
+  uint32_t keep = live != kLiveFrame && S.heap().collectionRequested() ? liveRegisters(t, live) : kLiveFrame;
+  Status st = keep == kLiveFrame ? safepointMayGC(S, t) : narrowedSafepointMayGC(S, t, keep);
   if (!st.isOk() || t->budget >= 0) return st;
   if (S.interruptPending.load(std::memory_order_relaxed) && t == S.mainRunning()) [[unlikely]] {
     S.interruptPending.store(false, std::memory_order_relaxed);

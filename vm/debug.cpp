@@ -222,6 +222,13 @@ Proto* frameProto(ThreadData* t, const CallFrame& f) { return t->stack[f.func].a
 
 int currentPc(const CallFrame& f, const Proto* p) { return int(f.pc - p->code) - 1; }
 
+Transfer hookTransfer(const ThreadData* t, int frameIdx) {
+  bool hooked = frameIdx >= 0 && uint32_t(frameIdx) + 1 < t->frameCount &&
+                (t->frames[frameIdx + 1].flags & kFrameHook);
+  if (!hooked) return {};
+  return {t->hookFtransfer, t->hookNtransfer};
+}
+
 int currentLine(ThreadData* t, const CallFrame& f) {
   if (!(f.flags & kFrameLua)) return -1;
   Proto* p = frameProto(t, f);

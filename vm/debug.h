@@ -30,6 +30,13 @@ std::string callInfo(ThreadData* t);
 
 // The current line of a Lua frame (-1 for natives and for stripped functions).
 int currentLine(ThreadData* t, const CallFrame& f);
+// getinfo's 'r': the values frame `frameIdx` transfers while its call or return hook
+// runs (the frame above it is the hook's), as {first local index, count}; else {0, 0}.
+struct Transfer {
+  int first = 0;
+  int count = 0;
+};
+Transfer hookTransfer(const ThreadData* t, int frameIdx);
 int currentPc(const CallFrame& f, const Proto* p);
 Proto* frameProto(ThreadData* t, const CallFrame& f);
 

@@ -11,11 +11,16 @@
 // table as holder, and re-tracing a remembered table re-visits its parts' contents.
 //
 // Weak entries: strings are values, not objects, for weakness (manual §2.5.4: only
-// objects with an explicit construction are removed), so string keys and values are
-// always traced strongly. A dead weak value becomes nil (the key stays, dead, as after
-// an assignment of nil); a dead weak key becomes tableDeadKey() with a nil value, which
-// keeps probe chains intact. Dead entries of strong-keyed tables keep their key traced
-// so `next` can continue from it after a collection (table.h invariant 3).
+// objects with an explicit construction are removed), so string keys and values of live
+// entries are traced strongly, except that in a table weak in both a string key lives
+// as long as its entry: it is traced only once its weak value is found live (the
+// ephemeron fixpoint), as Lua marks it only then. A dead weak value becomes nil (the
+// key stays, dead, as after an assignment of nil); a dead weak key becomes
+// tableDeadKey() with a nil value, which keeps probe chains intact.
+// Dead entries (nil value) of every table, weak or not, hold their collectable key
+// weakly, as Lua's dead keys do: it is kept and updated while something else reaches it
+// (so `next` continues from a key a traversal holds: table.h invariant 3), and becomes
+// tableDeadKey() otherwise, so a key assigned nil does not keep its object alive.
 //
 // Writes made here (clearing entries, updating slots) happen inside a collection with
 // the world stopped; they bypass the write barrier, which exists for mutator stores.
@@ -103,6 +108,7 @@ void traceTable(Object* obj, Visitor& visitor) {
   }
   bool weakKeys = mode & kPartWeakKeys;
   bool weakValues = mode & kPartWeakValues;
+  bool deadKeys = false;
   if (t->array) {
     visitor.visit(slotOf(t->array));
     ValueArray* a = t->array;
@@ -121,10 +127,14 @@ void traceTable(Object* obj, Visitor& visitor) {
     for (uint32_t i = 0; i < na->capacity; ++i) {
       Node& node = na->nodes[i];
       if (node.key.isNil()) continue;
+      if (node.value.isNil()) {
+        deadKeys = deadKeys || node.key.isCollectable();  // decided by clearTableWeak
+        continue;
+      }
       bool keyStrong = !weakKeys || !isWeakRef(node.key);
       bool valueWeak = weakValues && isWeakRef(node.value);
       if (keyStrong) {
-        visitValue(node.key, visitor);
+        if (!(weakKeys && valueWeak)) visitValue(node.key, visitor);  // else traceEphemeron
         if (!valueWeak) visitValue(node.value, visitor);
       } else if (weakValues && !valueWeak) {
         visitValue(node.value, visitor);  // a string value in a 'kv' table
@@ -132,14 +142,30 @@ void traceTable(Object* obj, Visitor& visitor) {
       // Otherwise (weak key, ephemeron value) traceEphemeron decides.
     }
   }
-  if (mode) visitor.deferWeak(obj, weakKeys, weakValues);
+  // The flags choose the collector's lists, clearTableWeak reads the real mode from the
+  // parts: a table with weak keys joins the ephemeron fixpoint (weak in both, for its
+  // string keys: traceTableEphemeron), any other only the clearing phases (weak values,
+  // or just dead entries' keys).
+  if (mode || deadKeys) visitor.deferWeak(obj, weakKeys, !weakKeys);
 }
 
+// Called for every table with weak keys (traceTable reports them all as ephemerons).
+// Weak keys only: the values of live keys. Weak in both: the string keys of live weak
+// values (traceTable left them).
 bool traceTableEphemeron(Object* obj, Visitor& visitor) {
   auto* t = reinterpret_cast<Table*>(obj);
   NodeArray* na = t->nodes;
   if (!na) return false;
   bool reached = false;
+  if (partMode(t) & kPartWeakValues) {
+    for (uint32_t i = 0; i < na->capacity; ++i) {
+      Node& node = na->nodes[i];
+      if (!node.key.isString() || !isWeakRef(node.value) || !visitor.isLive(node.value.u.obj)) continue;
+      if (!visitor.isLive(node.key.u.obj)) reached = true;
+      visitor.visit(referenceSlot(node.key));
+    }
+    return reached;
+  }
   for (uint32_t i = 0; i < na->capacity; ++i) {
     Node& node = na->nodes[i];
     if (!isWeakRef(node.key) || !node.value.isCollectable()) continue;
@@ -148,6 +174,24 @@ bool traceTableEphemeron(Object* obj, Visitor& visitor) {
     visitor.visit(referenceSlot(node.value));
   }
   return reached;
+}
+
+// The keys traceTable left (after resurrection only: a finalizer's object may reach
+// them). A dead entry's key is kept while reached from elsewhere, else replaced, so no
+// slot is left pointing to a dead object. In a table weak in both, the string keys of
+// the entries that stay were reached through their values; visiting them again updates
+// nothing, but lets the verifier (isLive always true) check them.
+void clearDeadKeys(NodeArray* na, bool allWeak, Visitor& visitor) {
+  for (uint32_t i = 0; na && i < na->capacity; ++i) {
+    Node& node = na->nodes[i];
+    if (!node.key.isCollectable()) continue;
+    if (!node.value.isNil()) {
+      if (allWeak && node.key.isString()) visitor.visit(referenceSlot(node.key));
+      continue;
+    }
+    if (visitor.isLive(node.key.u.obj)) visitor.visit(referenceSlot(node.key));
+    else node.key = tableDeadKey();
+  }
 }
 
 void clearTableWeak(Object* obj, Visitor& visitor, int phase) {
@@ -188,6 +232,9 @@ void clearTableWeak(Object* obj, Visitor& visitor, int phase) {
         else node.value = Value::nil();
       }
     }
+  }
+  if (phase & gc::kClearKeys) {
+    clearDeadKeys(t->nodes, (mode & kPartWeakKeys) && (mode & kPartWeakValues), visitor);
   }
 }
 

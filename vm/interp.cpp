@@ -286,7 +286,7 @@ Status hookFrameMayGC(State& S, ThreadData* t) {
   }
   t->hookOldPc = 0;
   if (p->isVararg || !(t->hookMask & kHookMaskCall)) return Status::ok();
-  return runHookMayGC(S, t, (f.flags & kFrameTail) ? "tail call" : "call", -1);
+  return runHookMayGC(S, t, (f.flags & kFrameTail) ? "tail call" : "call", -1, 1, p->numParams);
 }
 
 // Count and line hooks before an instruction (Lua 5.4): the count hook every hookCount
@@ -320,7 +320,8 @@ Status varargHookMayGC(State& S, ThreadData* t) {
   if (t->inHook) return Status::ok();
   t->hookOldPc = 1;
   if (!(t->hookMask & kHookMaskCall)) return Status::ok();
-  return runHookMayGC(S, t, (t->frame().flags & kFrameTail) ? "tail call" : "call", -1);
+  const CallFrame& f = t->frame();
+  return runHookMayGC(S, t, (f.flags & kFrameTail) ? "tail call" : "call", -1, 1, frameProto(t, f)->numParams);
 }
 
 }  // namespace
@@ -456,17 +457,19 @@ Status executeMayGC(State& S, ThreadData* t) {
     if (!status.isOk()) [[unlikely]] goto onError;  \
     goto reload;                                    \
   } while (0)
-#define SAFEPOINT()                                                  \
+// `live`: the registers the collector keeps (interp.h, kLiveFrame).
+#define SAFEPOINT_LIVE(live)                                         \
   do {                                                               \
     if ((--t->budget < 0) | heap.collectionRequested() | stress) [[unlikely]] { \
       SAVEPC();                                                      \
       SYNC_SHARED();                                                 \
-      status = loopSafepointMayGC(S, t);                             \
+      status = loopSafepointMayGC(S, t, (live));                     \
       if (!status.isOk()) goto onError;                              \
       LOADFRAME();                                                   \
       SYNC_SHARED();                                                 \
     }                                                                \
   } while (0)
+#define SAFEPOINT() SAFEPOINT_LIVE(kLiveFrame)
 
   if (!(t->frame().flags & kFrameLua)) {
     // Resuming a coroutine suspended in a native: an error the resume raises there, or
@@ -481,7 +484,7 @@ Status executeMayGC(State& S, ThreadData* t) {
 
 startFrame:
   LOADFRAME();
-  SAFEPOINT();
+  SAFEPOINT_LIVE(kLiveResumed);
   if (t->hookMask) [[unlikely]] goto hookedFrame;
   if (SHARED()) [[unlikely]] goto sharedFrame;
   dispatch = kLabels;
@@ -733,7 +736,7 @@ op_NEWTABLE: {
   Table* h = newTable(S, c, b);
   if (!h) SLOW(memoryErrorStatus(S, t));
   *RA() = Value::table(h);
-  SAFEPOINT();
+  SAFEPOINT_LIVE(IDX(RA()) + 1);
   DISPATCH();
 }
 op_SELF: {
@@ -949,7 +952,7 @@ op_CONCAT: {
   status = concatLoopMayGC(S, t, IDX(RA()), getB(i));
   if (!status.isOk()) goto onError;
   LOADFRAME();
-  SAFEPOINT();
+  SAFEPOINT_LIVE(IDX(RA()) + 1);
   DISPATCH();
 }
 op_CLOSE: {
@@ -966,7 +969,7 @@ op_TBC:
 op_JMP: {
   int sj = getSJ(i);
   pc += sj;
-  if (sj < 0) SAFEPOINT();
+  if (sj < 0) SAFEPOINT_LIVE(kLiveLocals);
   DISPATCH();
 }
 
@@ -978,7 +981,7 @@ op_JMP: {
       int sj = getSJ(*pc);                    \
       pc += sj + 1;                           \
       if (sj < 0) {                           \
-        SAFEPOINT();                          \
+        SAFEPOINT_LIVE(kLiveLocals);          \
         if (SHARED()) sharedBackEdge(t, f->base); \
       }                                       \
     }                                         \
@@ -1147,7 +1150,7 @@ op_RETURN1:
 doReturn: {
   if (t->hookMask & kHookMaskReturn) [[unlikely]] {
     SAVEPC();
-    status = runHookMayGC(S, t, "return", -1);
+    status = runHookMayGC(S, t, "return", -1, retSrc - f->func, retCount);
     if (!status.isOk()) goto onError;
     f = &t->frames[t->frameCount - 1];
   }
@@ -1188,7 +1191,7 @@ op_FORLOOP: {
       ra[0].u.i = idx;
       ra[3] = Value::integer(idx);
       pc -= getBx(i);
-      SAFEPOINT();
+      SAFEPOINT_LIVE(kLiveLocals);
     }
   } else {
     double step = ra[2].u.n, limit = ra[1].u.n, idx = ra[0].u.n + step;
@@ -1196,7 +1199,7 @@ op_FORLOOP: {
       ra[0].u.n = idx;
       ra[3] = Value::number(idx);
       pc -= getBx(i);
-      SAFEPOINT();
+      SAFEPOINT_LIVE(kLiveLocals);
     }
   }
   DISPATCH();
@@ -1238,7 +1241,7 @@ op_TFORLOOP: {
   if (!ra[4].isNil()) {
     ra[2] = ra[4];
     pc -= getBx(i);
-    SAFEPOINT();
+    SAFEPOINT_LIVE(kLiveLocals);
   }
   DISPATCH();
 }
@@ -1259,7 +1262,7 @@ op_CLOSURE: {
   SAVEPC();
   status = newClosure(S, t, f, cl->proto->protos[getBx(i)], IDX(RA()));
   if (!status.isOk()) goto onError;
-  SAFEPOINT();
+  SAFEPOINT_LIVE(IDX(RA()) + 1);
   if (SHARED()) goto sharedFrame;  // it may have captured a register
   DISPATCH();
 }
@@ -1323,6 +1326,7 @@ unroll: {
 #undef DISPATCH
 #undef SLOW
 #undef SAFEPOINT
+#undef SAFEPOINT_LIVE
 #undef SHARED
 }
 

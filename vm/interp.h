@@ -45,8 +45,10 @@ Status executeMayGC(State& S, ThreadData* t);
 Status callMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint16_t frameFlags = 0);
 // As callMayGC, catching errors with `errFunc` (a stack index, 0 for none) as the message
 // handler: on error the frames, upvalues and to-be-closed variables above `func` are
-// closed and the error value is left at `func` (t->top = func + 1).
-Status pcallMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint32_t errFunc = 0);
+// closed and the error value is left at `func` (t->top = func + 1). `frameFlags` as for
+// callMayGC (kFrameFinalizer for a finalizer).
+Status pcallMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uint32_t errFunc = 0,
+                  uint16_t frameFlags = 0);
 // As callMayGC, but the callee may yield (when nothing below forbids it: nny == 0). On
 // kYield the call's frames stay and its entry frame returns, after the resume, into the
 // frame below with `resumeFlags` added (0: the frame below continues by unrollMayGC;
@@ -131,15 +133,31 @@ Status closeTbcMayGC(State& S, ThreadData* t, uint32_t level, Status st);
 // Calls the thread's debug hook with (event, line), line < 0 passing nil, unless a hook
 // is already running (hooks are off inside hooks). An error in the hook is the error of
 // the hooked code. Re-enters Lua.
-Status runHookMayGC(State& S, ThreadData* t, const char* event, int line);
+// Calls the hook of `t` for `event` ("call", "return", "line", ...) on the top frame;
+// call and return hooks pass the values the frame transfers (thread.h, hookFtransfer).
+Status runHookMayGC(State& S, ThreadData* t, const char* event, int line, uint32_t ftransfer = 0,
+                    uint32_t ntransfer = 0);
 
 // Runs due finalizers (__gc), each protected; errors become warnings.
 void runFinalizersMayGC(State& S, ThreadData* t);
 // A safepoint outside the loop (natives that allocate much, collectgarbage).
 Status safepointMayGC(State& S, ThreadData* t);
+// An explicit whole collection (collectgarbage, lua_gc) made by code running on `t`,
+// then what safepointMayGC does after one: t's stack marked dirty, due finalizers run.
+Status fullCollectMayGC(State& S, ThreadData* t);
+// Which registers of the top Lua frame a loop safepoint keeps for the collector: the whole
+// frame; those of the locals active at the saved pc (a back-edge: it lands on a statement
+// boundary); those a frame entered or resumed uses (its arguments at entry, else the
+// results of the call that just returned); or, as any other value, those below that
+// stack index (an allocating instruction: the registers above its target are free).
+// Lua's collector sees the same, so an object left in a dead register is collected as
+// it is there (docs/design/gc-dead-slots.md).
+inline constexpr uint32_t kLiveFrame = 0;
+inline constexpr uint32_t kLiveLocals = UINT32_MAX;
+inline constexpr uint32_t kLiveResumed = UINT32_MAX - 1;
 // The loop's safepoint: safepointMayGC, then the dispatch budget (thread.h): returns
 // kYield with t->preempted set when a task's root thread should give up its worker.
-Status loopSafepointMayGC(State& S, ThreadData* t);
+Status loopSafepointMayGC(State& S, ThreadData* t, uint32_t live = kLiveFrame);
 
 // pcall and xpcall, recognised by the loop to run them as marker frames.
 NativeResult basePcall(CallContext& cx);

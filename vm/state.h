@@ -162,11 +162,19 @@ class State {
   // pmain does): tracebacks end with "[C]: in ?". lua_newstate's hosts call Lua from C
   // directly, without that level.
   bool hostLevel = true;
-  bool gcGenerational = true;  // collectgarbage's mode name (lua.c starts in generational mode)
+  // collectgarbage's mode (lua.c starts in generational mode); set it with setGcMode.
+  bool gcGenerational = true;
+  void setGcMode(bool generational) {
+    gcGenerational = generational;
+    heap_.setWholeCycleFinalizers(!generational);
+  }
   // collectgarbage's "setpause"/"setstepmul" values, kept in quarters as lua5.4 keeps them
   // (so 150 reads back as 148); the copying collector does not use them.
   int64_t gcPauseQuarters = 50;
   int64_t gcStepMulQuarters = 25;
+  // collectgarbage("step")'s bytes of credit toward its next collection
+  // (docs/design/gc-step.md).
+  uint64_t gcStepCredit = 0;
 };
 
 }  // namespace weft::vm

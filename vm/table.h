@@ -9,7 +9,9 @@
 //  2. Float keys with integral values are normalised to integers, and nil/NaN keys never
 //     enter a table (value.h invariant 3).
 //  3. Assigning nil to an existing key keeps the key (dead) until the next rehash, so
-//     `next` works while a traversal assigns to existing fields.
+//     `next` works while a traversal assigns to existing fields. The key is held
+//     weakly: a collection replaces it by tableDeadKey() when nothing else reaches it
+//     (vm/gctypes.cpp), as no traversal can continue from an object it does not hold.
 //  4. Reads bound-check against the buffer's own capacity (object.h invariant 3).
 //  5. The metamethod-absence cache in header.aux is cleared by every store into a table
 //     (a table may be some other table's metatable); it is read and written atomically

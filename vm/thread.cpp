@@ -72,6 +72,8 @@ void resetThreadData(ThreadData& t, State& state) {
   t.hookCount = 0;
   t.hookCounter = 0;
   t.hookOldPc = 0;
+  t.hookFtransfer = 0;
+  t.hookNtransfer = 0;
   t.hook = Value::nil();
   t.inHook = false;
   t.runningFinalizers = false;

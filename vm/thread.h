@@ -11,6 +11,8 @@
 //  2. The collector traces every stack slot below liveTop() (the top frame's extent:
 //     a call's function slot is always above its caller's live registers) and clears
 //     the slots above it, so a stale slot can never be visited by a later collection.
+//     A loop safepoint may lower that extent to the registers in use while it polls
+//     (vm/call.cpp loopSafepointMayGC, docs/design/gc-dead-slots.md).
 //  3. A suspended thread is nothing but its heap object and its ThreadData: no C++ stack
 //     belongs to it (resume re-enters the interpreter from the frames alone).
 //  4. Open upvalues are sorted by descending stack index and there is at most one per
@@ -167,6 +169,12 @@ struct ThreadData {
   int32_t hookCount = 0;
   int32_t hookCounter = 0;
   uint32_t hookOldPc = 0;       // instruction index of the last line-hook check (Lua's oldpc)
+  // While a hook runs (inHook), the values the hooked frame (the one below the
+  // kFrameHook frame) transfers, as debug.getinfo's "r" reports them: local indices
+  // hookFtransfer to hookFtransfer + hookNtransfer - 1 (a call's parameters or
+  // arguments, a return's results; none for other events).
+  uint16_t hookFtransfer = 0;
+  uint16_t hookNtransfer = 0;
   // Atomic: two tasks may try to resume the same coroutine at once; Suspended -> Running
   // is a compare-exchange (coroutine.cpp), so exactly one wins.
   std::atomic<ThreadStatus> status{ThreadStatus::Suspended};

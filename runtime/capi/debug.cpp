@@ -119,10 +119,12 @@ LUA_API int lua_getinfo(lua_State* L, const char* what, lua_Debug* ar) {
         break;
       case 'n': fillName(L, ar, t, frameIdx); break;
       case 't': ar->istailcall = char(frameIdx >= 0 && (t->frames[frameIdx].flags & vm::kFrameTail) ? 1 : 0); break;
-      case 'r':
-        ar->ftransfer = 0;
-        ar->ntransfer = 0;
+      case 'r': {
+        vm::Transfer tr = vm::hookTransfer(t, frameIdx);
+        ar->ftransfer = (unsigned short)tr.first;
+        ar->ntransfer = (unsigned short)tr.count;
         break;
+      }
       case 'f':
       case 'L': break;
       default: ok = 0;

@@ -1,7 +1,9 @@
 // The standard libraries as lua_CFunctions (lualib.h): each luaopen_* opens Weft's own
 // library (vm/lib) into the State and pushes its table, as Lua's do. Weft's openers
-// also set the global and package.loaded entries themselves, so luaL_requiref with
-// glb == 0 still finds the global set (docs/embedding.md).
+// set the global and the package.loaded entry themselves; luaopen_* puts the global back
+// as it was (as Lua's, which set none: luaL_requiref's glb decides), and leaves the
+// loaded entry, which luaL_requiref sets anyway.
+#include "lauxlib.h"
 #include "lualib.h"
 #include "runtime/capi/internal.h"
 #include "runtime/capi/loadlib.h"
@@ -18,12 +20,16 @@ namespace {
 int openAndPushMayGC(lua_State* L, Status (*opener)(vm::State&), const char* name) {
   API_ENTRY(L);
   vm::State& S = stateOf(L);
-  if (!opener(S).isOk()) raiseMemory(L);
   if (!name) {
+    if (!opener(S).isOk()) raiseMemory(L);
     pushMayGC(L, vm::Value::table(S.globals));
     return 1;
   }
   vm::String* key = vm::newString(S, name);
+  if (!key) raiseMemory(L);
+  pushMayGC(L, vm::tableGetStr(S.globals, key));  // a stack slot: the opener may collect
+  if (!opener(S).isOk()) raiseMemory(L);
+  key = vm::newString(S, name);
   if (!key) raiseMemory(L);
   vm::Value lib = vm::tableGetStr(S.globals, key);
   if (lib.isNil()) {
@@ -31,6 +37,9 @@ int openAndPushMayGC(lua_State* L, Status (*opener)(vm::State&), const char* nam
     if (loaded.isTable()) lib = vm::tableGetStr(loaded.asTable(), key);
   }
   pushMayGC(L, lib);
+  lua_pushvalue(L, -2);
+  lua_setglobal(L, name);
+  lua_remove(L, -2);
   return 1;
 }
 
@@ -56,12 +65,13 @@ LUAMOD_API int luaopen_package(lua_State* L) {
 LUALIB_API void luaL_openlibs(lua_State* L) {
   API_ENTRY(L);
   // The order of linit.c: package right after base, so the others register in it.
-  static const lua_CFunction kOpeners[] = {luaopen_base, luaopen_package, luaopen_coroutine, luaopen_table,
-                                           luaopen_io,   luaopen_os,      luaopen_string,    luaopen_math,
-                                           luaopen_utf8, luaopen_debug};
-  for (lua_CFunction f : kOpeners) {
-    lua_pushcfunction(L, f);
-    lua_call(L, 0, 1);
+  static const luaL_Reg kOpeners[] = {{LUA_GNAME, luaopen_base},          {LUA_LOADLIBNAME, luaopen_package},
+                                       {LUA_COLIBNAME, luaopen_coroutine},  {LUA_TABLIBNAME, luaopen_table},
+                                       {LUA_IOLIBNAME, luaopen_io},         {LUA_OSLIBNAME, luaopen_os},
+                                       {LUA_STRLIBNAME, luaopen_string},    {LUA_MATHLIBNAME, luaopen_math},
+                                       {LUA_UTF8LIBNAME, luaopen_utf8},     {LUA_DBLIBNAME, luaopen_debug}};
+  for (const luaL_Reg& lib : kOpeners) {
+    luaL_requiref(L, lib.name, lib.func, 1);
     lua_pop(L, 1);
   }
 }

@@ -9,6 +9,7 @@
 #include "runtime/capi/internal.h"
 #include "runtime/capi/lock.h"
 #include "vm/host.h"
+#include "vm/lib/libs.h"
 #include "vm/proto.h"
 #include "vm/string.h"
 
@@ -132,7 +133,7 @@ LUA_API lua_State* lua_newstate(lua_Alloc f, void* ud) {
   c->state = S;
   c->ownsState = true;
   S->hostLevel = false;
-  S->gcGenerational = false;  // lua_newstate's collector starts incremental (lua.c switches)
+  S->setGcMode(false);  // lua_newstate's collector starts incremental (lua.c switches)
   c->alloc = f;
   c->allocUd = ud;
   vm::currentThread(*S);
@@ -320,16 +321,11 @@ LUA_API int lua_gc(lua_State* L, int what, ...) {
   switch (what) {
     case LUA_GCSTOP: heap.setAutomatic(false); break;
     case LUA_GCRESTART: heap.setAutomatic(true); break;
-    case LUA_GCCOLLECT:
+    case LUA_GCCOLLECT: (void)vm::fullCollectMayGC(S, threadOf(L)); break;
     case LUA_GCSTEP: {
-      if (what == LUA_GCSTEP) (void)va_arg(ap, int);
-      Status st = heap.collectMayGC(S.mutator());
-      if (st.isOk()) {
-        vm::markStackDirty(threadOf(L));
-        vm::runFinalizersMayGC(S, threadOf(L));
-      }
-      // A step is a whole collection: it always ends a cycle.
-      result = what == LUA_GCSTEP ? 1 : 0;
+      bool cycleEnded = false;
+      (void)vm::gcStepMayGC(S, threadOf(L), va_arg(ap, int), cycleEnded);
+      result = cycleEnded ? 1 : 0;
       break;
     }
     case LUA_GCCOUNT: result = int(heap.bytesInUse(S.mutator()) >> 10); break;
@@ -353,7 +349,7 @@ LUA_API int lua_gc(lua_State* L, int what, ...) {
         if (b != 0) S.gcStepMulQuarters = b / 4;
       }
       result = S.gcGenerational ? LUA_GCGEN : LUA_GCINC;
-      S.gcGenerational = what == LUA_GCGEN;
+      S.setGcMode(what == LUA_GCGEN);
       break;
     }
     default: result = -1;

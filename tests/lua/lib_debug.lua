@@ -313,4 +313,33 @@ print("line hook from a call hook", firstLineSeen(fixedArgs, 1, 2), firstLineSee
 check("line hook set by call hook, fixed", firstLineSeen(fixedArgs, 1, 2) == "1 a=1")
 check("line hook set by call hook, vararg", firstLineSeen(varArgs, 7, 8, 9) == "1 a=7")
 
+-- Lua keeps each thread's hook in the registry's _HOOKKEY table (weak keys); call and
+-- return hooks see the transferred values through getinfo's "r".
+do
+  local function hook() end
+  debug.sethook(hook, "c")
+  local hooks = debug.getregistry()._HOOKKEY
+  debug.sethook()
+  check("_HOOKKEY is a table", type(hooks) == "table")
+  check("_HOOKKEY has weak keys", getmetatable(hooks).__mode == "k")
+  check("_HOOKKEY entry cleared with the hook", hooks[coroutine.running()] == nil)
+  local seen = {}
+  local function target(a, b, c) return a + b, c end
+  debug.sethook(function(event)
+    local r = debug.getinfo(2, "rf")
+    if r.func == target then
+      local vals = {}
+      for i = r.ftransfer, r.ftransfer + r.ntransfer - 1 do
+        vals[#vals + 1] = tostring(select(2, debug.getlocal(2, i)))
+      end
+      seen[#seen + 1] = event .. " " .. r.ftransfer .. " " .. r.ntransfer .. " " .. table.concat(vals, ",")
+    end
+  end, "cr")
+  target(1, 2, "x")
+  debug.sethook()
+  print("transfers", table.concat(seen, " | "))
+  check("call hook transfers the parameters", seen[1] == "call 1 3 1,2,x")
+  check("return hook transfers the results", seen[2] and seen[2]:match("^return %d+ 2 3,x$") ~= nil)
+end
+
 print("lib_debug: " .. checks .. " checks passed")

@@ -1,4 +1,5 @@
 // The base library (manual §6.1).
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -470,6 +471,43 @@ NativeResult baseDoFile(CallContext& cx) {
   return cx.callK(func, 0, -1, func, doFileCont);
 }
 
+// collectgarbage("step", n) (docs/design/gc-step.md). The copying collector has no
+// increments, so a step adds credit (n KB, or kBasicStepBytes for n == 0) and collects
+// once the credit covers the heap in use: a loop of steps until true costs work
+// proportional to the heap, and true means exactly that this step finished a cycle.
+// In generational mode a step is a (young, in Lua) collection and reports no cycle
+// end, as lua 5.4 does. Steps run while automatic collection is stopped and leave it
+// stopped.
+constexpr uint64_t kBasicStepBytes = uint64_t(1) << 20;  // about lua 5.4's default basic step
+
+}  // namespace
+
+Status gcStepMayGC(State& S, ThreadData* t, int64_t kb, bool& cycleEnded) {
+  cycleEnded = false;
+  if (!S.gcGenerational) {
+    kb = std::clamp<int64_t>(kb, 0, INT32_MAX);  // lua reads n as a C int
+    S.gcStepCredit += kb == 0 ? kBasicStepBytes : uint64_t(kb) * 1024;
+    if (S.gcStepCredit < S.heap().bytesInUse(S.mutator())) return Status::ok();
+  }
+  Status st = fullCollectMayGC(S, t);
+  if (!st.isOk()) return st;
+  S.gcStepCredit = 0;
+  cycleEnded = !S.gcGenerational;
+  return Status::ok();
+}
+
+namespace {
+
+NativeResult gcStep(CallContext& cx) {
+  int64_t kb;
+  if (!cx.optInteger(2, 0, kb)) return cx.failure();
+  bool cycleEnded;
+  Status st = gcStepMayGC(cx.state(), cx.threadData(), kb, cycleEnded);
+  if (!st.isOk()) return fail(st);
+  cx.push(Value::boolean(cycleEnded));
+  return cx.results(1);
+}
+
 NativeResult baseCollectGarbage(CallContext& cx) {
   static const char* const kOptions[] = {"collect", "stop", "restart", "count", "step", "setpause",
                                          "setstepmul", "isrunning", "generational", "incremental"};
@@ -479,18 +517,21 @@ NativeResult baseCollectGarbage(CallContext& cx) {
   int which = -1;
   for (int j = 0; j < 10; j++) if (o == kOptions[j]) which = j;
   if (which < 0) return cx.argError(1, "invalid option '" + o + "'");
+  // Inside a finalizer the collector is busy: every option fails, as in lua 5.4.
+  if (cx.threadData()->runningFinalizers) {
+    cx.push(Value::nil());
+    return cx.results(1);
+  }
   State& S = cx.state();
   gc::Heap& heap = S.heap();
   switch (which) {
-    case 0: case 4: {
-      Status st = heap.collectMayGC(cx.state().mutator());
+    case 0: {
+      Status st = fullCollectMayGC(S, cx.threadData());
       if (!st.isOk()) return fail(st);
-      markStackDirty(cx.threadData());
-      runFinalizersMayGC(S, cx.threadData());
-      if (which == 0) cx.push(Value::integer(0));
-      else cx.push(Value::boolean(!S.gcGenerational));
+      cx.push(Value::integer(0));
       return cx.results(1);
     }
+    case 4: return gcStep(cx);
     case 1: heap.setAutomatic(false); cx.push(Value::integer(0)); return cx.results(1);
     case 2: heap.setAutomatic(true); cx.push(Value::integer(0)); return cx.results(1);
     case 3: cx.push(Value::number(double(heap.bytesInUse(cx.state().mutator())) / 1024.0)); return cx.results(1);
@@ -510,7 +551,7 @@ NativeResult baseCollectGarbage(CallContext& cx) {
       if (which == 9 && pause != 0) S.gcPauseQuarters = pause / 4;
       if (which == 9 && stepMul != 0) S.gcStepMulQuarters = stepMul / 4;
       bool wasGen = S.gcGenerational;
-      S.gcGenerational = which == 8;
+      S.setGcMode(which == 8);
       return pushString(cx, wasGen ? "generational" : "incremental");
     }
   }

@@ -169,9 +169,9 @@ NativeResult dbGetInfo(CallContext& cx) {
     ok = ok && setField(cx, r, "istailcall", Value::boolean(tail));
   }
   if (what.find('r') != std::string::npos) {
-    // Transfer ranges are only meaningful inside call/return hooks, which pass none.
-    ok = ok && setField(cx, r, "ftransfer", Value::integer(0));
-    ok = ok && setField(cx, r, "ntransfer", Value::integer(0));
+    Transfer tr = hookTransfer(t, frameIdx);
+    ok = ok && setField(cx, r, "ftransfer", Value::integer(tr.first));
+    ok = ok && setField(cx, r, "ntransfer", Value::integer(tr.count));
   }
   if (what.find('f') != std::string::npos) ok = ok && setField(cx, r, "func", fn);
   if (what.find('L') != std::string::npos && isLua) {
@@ -180,10 +180,10 @@ NativeResult dbGetInfo(CallContext& cx) {
     if (ok) {
       // A vararg function's VARARGPREP (its first instruction, as the verifier checks)
       // carries the line of the header, which is not a line the function runs. Line 0
-      // is a stripped chunk's: it has no lines, and the table stays empty.
+      // is a stripped chunk's: it has no active lines.
       const std::vector<int>& info = p->data->lineinfo;
       for (size_t i = p->data->isVararg ? 1 : 0; i < info.size(); i++) {
-        if (info[i] == 0) continue;
+        if (info[i] <= 0) continue;
         ok = ok && tableSetInt(cx.state(), lines, info[i], Value::boolean(true)).isOk();
       }
       ok = ok && setField(cx, r, "activelines", Value::table(lines));
@@ -438,6 +438,33 @@ void clearHook(ThreadData* t) {
   t->hookCounter = 0;
 }
 
+// The registry's _HOOKKEY table, made as Lua's debug library makes it (weak keys, its
+// own metatable) if it is not a table yet; nullptr when memory is exhausted.
+Table* hookTable(CallContext& cx) {
+  State& S = cx.state();
+  String* key = cx.newString("_HOOKKEY");
+  if (!key) return nullptr;
+  Value v = tableGetStr(S.registry, key);
+  if (v.isTable()) return v.asTable();
+  Table* h = cx.newTable(0, 1);
+  String* mode = cx.newString("__mode");
+  String* k = cx.newString("k");
+  if (!h || !mode || !k || !tableSetStr(S, h, mode, Value::string(k)).isOk()) return nullptr;
+  tableSetMetatable(h, h);
+  if (!tableSetStr(S, S.registry, key, Value::table(h)).isOk()) return nullptr;
+  return h;
+}
+
+// Lua keeps each thread's hook in the registry, in _HOOKKEY[thread] (scripts see that
+// table: the 5.4 suite checks its mode). The interpreter calls ThreadData::hook; the
+// table holds the same function (nil once the hook is off).
+bool recordHook(CallContext& cx, ThreadData* t, const Value& hook) {
+  Table* h = hookTable(cx);
+  if (!h) return false;
+  t->escaped = true;  // a script can reach it now: never recycled (thread.h)
+  return tableSet(cx.state(), h, Value::thread(t->self), hook).isOk();
+}
+
 // debug.sethook([thread,] f, mask [, count]): any function may be the hook; no
 // function, or an empty mask without a count, turns hooks off (as lua_sethook does).
 NativeResult dbSetHook(CallContext& cx) {
@@ -447,6 +474,7 @@ NativeResult dbSetHook(CallContext& cx) {
   if (!t) return cx.error("%s", kForeignThread);
   if (cx.arg(a).isNil()) {
     clearHook(t);
+    if (!recordHook(cx, t, Value::nil())) return cx.memoryError();
     return cx.noResults();
   }
   String* letters;
@@ -457,9 +485,11 @@ NativeResult dbSetHook(CallContext& cx) {
   uint8_t m = hookMaskOf(letters->view(), count);
   if (m == 0) {
     clearHook(t);
+    if (!recordHook(cx, t, Value::nil())) return cx.memoryError();
     return cx.noResults();
   }
   markStackDirty(t);  // the hook is traced with t's stack (t may be a parked coroutine)
+  if (!recordHook(cx, t, cx.arg(a))) return cx.memoryError();
   t->hook = cx.arg(a);
   t->hookMask = m;
   t->hookCount = int32_t(count);

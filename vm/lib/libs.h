@@ -27,4 +27,8 @@ bool streamMayWait(FILE* f);
 // The same for the process's standard output, asked of the system once (print).
 bool stdoutMayWait();
 
+// collectgarbage("step", kb) and lua_gc(LUA_GCSTEP, kb) (docs/design/gc-step.md), made
+// by code running on `t`: `cycleEnded` is set when this step finished a cycle.
+Status gcStepMayGC(State& S, ThreadData* t, int64_t kb, bool& cycleEnded);
+
 }  // namespace weft::vm
