@@ -190,7 +190,10 @@ inline constexpr size_t userdataSize(size_t n, uint32_t userValues) {
 }
 // User value i (0-based, i < userValues) of a full userdata.
 inline Value& userValueSlot(Userdata* u, uint32_t i) {
-  return reinterpret_cast<Value*>(u->data + userdataBytesRounded(u->size))[i];
+  // From the object's base, not from `data`, whose declared 16 bytes it may pass
+  // (UBSan's array-bounds check, in the fuzz build).
+  char* values = reinterpret_cast<char*>(u) + offsetof(Userdata, data) + userdataBytesRounded(u->size);
+  return reinterpret_cast<Value*>(values)[i];
 }
 
 // Registers the TypeInfo of every kind defined here (all but Thread, which
