@@ -26,6 +26,10 @@ nobody awaited, a warning) fails the run.
                             runs (weft --workers 1 / --workers 4 SCRIPT), and the
                             relocate and generational runs use --workers 4
 
+WEFT_TEST_GC_INTERVAL_SCALE=K in the runner's environment multiplies every script's
+interval by K (the sanitizer stage of tools/setup.sh: fewer, still frequent, stress
+collections where each costs ten times more).
+
 weft runs get WEFT_TEST=1 in their environment; lua5.4 runs do not. On a mismatch the
 runner prints a unified diff and exits 1. Standard library only: no dependencies.
 """
@@ -89,8 +93,9 @@ def command_for(args, headers, script):
         cmd.append("--workers=4")
     if args.mode in ("relocate", "generational"):
         cmd += ["--gc-stress=relocate" if args.mode == "relocate" else "--gc-stress", "--gc-verify"]
-        if "weft-gc-interval" in headers:
-            cmd.append("--gc-interval=%d" % headers["weft-gc-interval"])
+        interval = headers.get("weft-gc-interval", 1) * int(os.environ.get("WEFT_TEST_GC_INTERVAL_SCALE", "1"))
+        if interval != 1:
+            cmd.append("--gc-interval=%d" % interval)
     return cmd + [script]
 
 
