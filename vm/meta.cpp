@@ -531,7 +531,7 @@ std::string defaultToString(State& S, const Value& v) {
       return buf;
     case Tag::LightNative:
     case Tag::LightCFunction:
-      std::snprintf(buf, sizeof buf, "function: builtin: %p", reinterpret_cast<void*>(v.u.fn));
+      std::snprintf(buf, sizeof buf, "function: %p", reinterpret_cast<void*>(v.u.fn));
       return buf;
     default: {
       std::string name = typeNameWithMeta(S, v);
