@@ -1,7 +1,8 @@
 -- Operators (manual §3.4.1-3.4.6): arithmetic, bitwise, comparison and concatenation on
 -- every subtype pair; integer wrap-around; floor division and modulo signs; division by
--- zero; shifts; int/float comparisons at the 2^53 and 2^63 edges. The operator matrix at
--- the end is printed and compared with lua5.4's output through NAME.expected.
+-- zero, infinities and NaN; shifts; int/float comparisons at the 2^53 and 2^63 edges.
+-- The operator matrix at the end is printed and compared with lua5.4's output through
+-- NAME.expected.
 local NAME = "lang_arith"
 local T = dofile("helpers/check.lua")(NAME)
 local check, eq = T.check, T.eq
@@ -182,7 +183,7 @@ do
 end
 
 -- The operator matrix: every operator on every pair of sample operands.
-local samples = {0, 1, -7, 3, 0.0, -0.0, 2.5, -3.5, maxi, mini, 2^53, math.huge, "10", "0x10", "2.5"}
+local samples = {0, 1, -7, 3, 0.0, -0.0, 2.5, -3.5, maxi, mini, 2^53, math.huge, -math.huge, 0/0, "10", "0x10", "2.5"}
 local function show(v)
   if math.type(v) == "float" then return string.format("%.17g", v) .. "f" end
   return tostring(v)
