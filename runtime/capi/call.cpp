@@ -120,16 +120,35 @@ vm::NativeK nativeKFor(lua_KFunction k) {
 
 namespace {
 
-// The CCall of the C function running on L, if L is running one.
+// The CCall of the C function running on L, if L is running one (not inside a guard).
 CCall* runningCall(lua_State* L) {
   CCall* c = tlsCCall;
-  return c && c->thread == threadOf(L) ? c : nullptr;
+  return c && c->thread == threadOf(L) && c->cx ? c : nullptr;
 }
 
 uint32_t callSlotMayGC(lua_State* L, int nargs) {
   vm::ThreadData* t = threadOf(L);
   if (nargs < 0 || uint32_t(nargs) + 1 > t->top - baseOf(t)) raiseMessageMayGC(L, "not enough elements in the stack");
   return t->top - uint32_t(nargs) - 1;
+}
+
+// Runs `body` (C code that may raise: a reader, a writer) with its raises caught here
+// rather than unwinding past the caller's malloc'd buffer: returns the outcome (kOk when
+// body returned; an error's value is in t->error). The guard is no C function: yields
+// inside it are refused, and runningCall does not report it. Not inlined: setjmp stays
+// in this frame, so what body writes into its caller's variables is read from memory.
+template <class Body>
+[[gnu::noinline]] vm::NativeResult catchRaises(lua_State* L, Body&& body) {
+  CCall guard;
+  guard.prev = tlsCCall;
+  guard.thread = threadOf(L);
+  guard.cx = nullptr;
+  guard.outcome = vm::NativeResult{0, StatusCode::kOk};
+  tlsCCall = &guard;
+  if (setjmp(guard.jump) == 0) body();
+  CCall* self = tlsCCall;  // re-read after a longjmp, as the trampoline does
+  tlsCCall = self->prev;
+  return self->outcome;
 }
 
 }  // namespace
@@ -174,7 +193,10 @@ LUA_API int lua_pcallk(lua_State* L, int nargs, int nresults, int errfunc, lua_K
 LUA_API int lua_yieldk(lua_State* L, int nresults, lua_KContext ctx, lua_KFunction k) {
   API_ENTRY(L);
   CCall* c = runningCall(L);
-  if (!c) raiseMessageMayGC(L, "attempt to yield from outside a coroutine");
+  if (!c) {
+    bool guarded = tlsCCall && tlsCCall->thread == threadOf(L);  // a reader or writer
+    raiseMessageMayGC(L, guarded ? "attempt to yield across a C-call boundary" : "attempt to yield from outside a coroutine");
+  }
   vm::NativeK nk = k ? nativeKFor(k) : nullptr;
   vm::NativeResult r = nk ? c->cx->yieldK(nresults, ctx, nk) : c->cx->yield(nresults);
   raiseStatus(L, r);
@@ -208,27 +230,36 @@ char* dumpChunk(const frontend::ProtoData& data, bool strip, size_t* size) {
 LUA_API int lua_load(lua_State* L, lua_Reader reader, void* data, const char* chunkname, const char* mode) {
   API_ENTRY(L);
   vm::State& S = stateOf(L);
-  // The reader is C code and may raise: the pieces gather in a plain buffer (lost if it
-  // does), never in an object with a destructor.
+  // The reader is C code and may raise: caught here, as Lua loads in protected mode, so
+  // the buffer (plain malloc, no destructor) is freed and the error is lua_load's result.
   size_t size = 0, cap = 0;
   char* buf = nullptr;
-  for (;;) {
-    size_t n = 0;
-    const char* piece = reader(L, data, &n);
-    if (!piece || n == 0) break;
-    if (size + n > cap) {
-      size_t grown = cap ? cap * 2 : 4096;
-      while (grown < size + n) grown *= 2;
-      char* nb = static_cast<char*>(std::realloc(buf, grown));
-      if (!nb) {
-        std::free(buf);
-        raiseMemory(L);
+  bool noMemory = false;
+  vm::NativeResult read = catchRaises(L, [&] {
+    for (;;) {
+      size_t n = 0;
+      const char* piece = reader(L, data, &n);
+      if (!piece || n == 0) return;
+      if (size + n > cap) {
+        size_t grown = cap ? cap * 2 : 4096;
+        while (grown < size + n) grown *= 2;
+        char* nb = static_cast<char*>(std::realloc(buf, grown));
+        if (!nb) {
+          noMemory = true;
+          return;
+        }
+        buf = nb;
+        cap = grown;
       }
-      buf = nb;
-      cap = grown;
+      std::memcpy(buf + size, piece, n);
+      size += n;
     }
-    std::memcpy(buf + size, piece, n);
-    size += n;
+  });
+  if (noMemory || read.status != StatusCode::kOk) {
+    std::free(buf);
+    if (noMemory) raiseMemory(L);
+    pushMayGC(L, threadOf(L)->error);
+    return luaStatusOf(read.status);
   }
   Value fn;
   vm::String* err = nullptr;
@@ -251,8 +282,11 @@ LUA_API int lua_dump(lua_State* L, lua_Writer writer, void* data, int strip) {
   size_t size = 0;
   char* bytes = dumpChunk(*f.asLuaClosure()->proto->data, strip != 0, &size);
   if (!bytes) raiseMemory(L);
-  // The writer is C code and may raise: the bytes are in a plain buffer (lost if it does).
-  int status = writer(L, bytes, size, data);
+  // The writer is C code and may raise: caught, the bytes freed, and raised again (Lua's
+  // lua_dump does not protect its writer).
+  int status = 0;
+  vm::NativeResult wrote = catchRaises(L, [&] { status = writer(L, bytes, size, data); });
   std::free(bytes);
+  if (wrote.status != StatusCode::kOk) raiseStatus(L, wrote);
   return status;
 }

@@ -68,7 +68,7 @@ struct CCall {
   std::jmp_buf jump;
   CCall* prev;
   vm::ThreadData* thread;
-  vm::CallContext* cx;
+  vm::CallContext* cx;  // nullptr: a guard of lua_load/lua_dump around C code, no C function
   vm::NativeResult outcome;
 };
 // The innermost C call on this OS thread.

@@ -36,6 +36,37 @@ static const char *read_pieces(lua_State *L, void *ud, size_t *size) {
   return r->s + r->pos - k;
 }
 
+/* A reader that raises after its first piece, and a writer that raises: the buffers
+   lua_load and lua_dump hold meanwhile must not leak (LeakSanitizer in the ASan stage). */
+static const char *raising_reader(lua_State *L, void *ud, size_t *size) {
+  int *calls = (int *)ud;
+  if ((*calls)++ == 0) {
+    *size = 9;
+    return "return 1 ";
+  }
+  lua_pushstring(L, "reader fails");
+  lua_error(L);
+  return NULL;
+}
+
+static int raising_writer(lua_State *L, const void *p, size_t sz, void *ud) {
+  (void)p, (void)sz, (void)ud;
+  lua_pushstring(L, "writer fails");
+  return lua_error(L);
+}
+
+static int load_raising(lua_State *L) {
+  int calls = 0;
+  lua_load(L, raising_reader, &calls, "=raising", NULL);
+  return 1;
+}
+
+static int dump_raising(lua_State *L) {
+  load_string(L, "return 1", "=one");
+  lua_dump(L, raising_writer, NULL, 0);
+  return 1;
+}
+
 static void call_and_show(lua_State *L, const char *label) {
   int st = lua_pcall(L, 0, LUA_MULTRET, 0);
   show_stack(L, label);
@@ -95,6 +126,15 @@ int main(void) {
   printf("failing writer=%d\n", lua_dump(L, failing_writer, NULL, 0));
   lua_pushcfunction(L, c_function);
   printf("dump C function=%d\n", lua_dump(L, writer, b, 0));
+  lua_settop(L, 0);
+  /* Readers and writers that raise. */
+  lua_pushcfunction(L, load_raising);
+  printf("raising reader=%d ", lua_pcall(L, 0, 1, 0));
+  show_stack(L, "");
+  lua_settop(L, 0);
+  lua_pushcfunction(L, dump_raising);
+  printf("raising writer=%d ", lua_pcall(L, 0, 1, 0));
+  show_stack(L, "");
   lua_settop(L, 0);
   /* The loaded chunk's first upvalue is the global table. */
   load_string(L, "y = 5 return _ENV == _G", "=env");
