@@ -12,6 +12,9 @@ exports and its consumers.
   built against the installed tree twice, through find_package(Weft) with
   examples/embed/CMakeLists.txt and through `cc NAME.c $(pkg-config --cflags --libs weft)`
   (`c++ -std=c++20 -pthread NAME.cpp ...`), and both builds must print NAME.expected.
+- Static linking: tests/package/static_host.c, linked with the whole of libweft.a and
+  -rdynamic (pkg-config --static for the rest), loads Debian's lpeg and cjson, which
+  resolve the C API against the executable.
 
   python3 tests/package/install_test.py --build build --source .
 """
@@ -81,6 +84,22 @@ def check_host(source, prefix, work, expected):
             name, name, "" if out.stdout == expected else ":\n" + out.stdout + out.stderr))
 
 
+def check_static_host(source, prefix, work):
+    env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, "lib", "pkgconfig"))
+    cflags = run(["pkg-config", "--cflags", "weft"], env=env).stdout.split()
+    libs = run(["pkg-config", "--static", "--libs-only-other", "--libs-only-l", "weft"], env=env).stdout.split()
+    libs = [f for f in libs if f != "-lweft"]
+    exe = os.path.join(work, "static_host")
+    archive = os.path.join(prefix, "lib", "libweft.a")
+    cc = run(["cc", source, "-o", exe] + cflags +
+             ["-Wl,--whole-archive", archive, "-Wl,--no-whole-archive", "-rdynamic"] + libs)
+    check(cc.returncode == 0, "static_host builds against libweft.a%s" % ("" if cc.returncode == 0 else ":\n" + cc.stderr))
+    if cc.returncode == 0:
+        out = run([exe])
+        check(out.returncode == 0 and out.stdout == "static [1,2]\n",
+              "static_host loads lpeg and cjson%s" % ("" if out.returncode == 0 else ":\n" + out.stdout + out.stderr))
+
+
 def check_cmake_hosts(embed, prefix, work, hosts):
     build = os.path.join(work, "cmake-build")
     conf = run(["cmake", "-S", embed, "-B", build, "-DCMAKE_PREFIX_PATH=" + prefix, "-DCMAKE_BUILD_TYPE=Release"])
@@ -120,6 +139,7 @@ def main():
             check_host(source, prefix, work, expected)
         if hosts:
             check_cmake_hosts(embed, prefix, work, hosts)
+        check_static_host(os.path.join(args.source, "tests", "package", "static_host.c"), prefix, work)
     print("%d failed" % len(failures))
     return 1 if failures else 0
 
