@@ -116,6 +116,52 @@ vm::NativeK nativeKFor(lua_KFunction k) {
   return kContinuationRunners[n];
 }
 
+namespace {
+
+constexpr size_t kMaxBuiltinThunks = 512;  // Weft's libraries have about 200 built-ins
+std::array<std::atomic<vm::NativeFn>, kMaxBuiltinThunks> gBuiltins{};
+std::atomic<size_t> gBuiltinCount{0};
+std::mutex gBuiltinMutex;
+
+template <size_t I>
+int builtinThunkMayGC(lua_State* L) {
+  int n = lua_gettop(L);
+  // acquire: pairs with the release store that published slot I.
+  pushMayGC(L, Value::lightNative(gBuiltins[I].load(std::memory_order_acquire)));
+  lua_insert(L, 1);
+  lua_call(L, n, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+template <size_t... I>
+constexpr std::array<lua_CFunction, sizeof...(I)> makeBuiltinThunks(std::index_sequence<I...>) {
+  return {&builtinThunkMayGC<I>...};
+}
+constexpr auto kBuiltinThunks = makeBuiltinThunks(std::make_index_sequence<kMaxBuiltinThunks>());
+
+}  // namespace
+
+lua_CFunction thunkForBuiltin(vm::NativeFn f) {
+  std::lock_guard<std::mutex> lock(gBuiltinMutex);
+  size_t n = gBuiltinCount.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < n; i++) {
+    if (gBuiltins[i].load(std::memory_order_relaxed) == f) return kBuiltinThunks[i];
+  }
+  if (n == kMaxBuiltinThunks) return nullptr;
+  gBuiltins[n].store(f, std::memory_order_release);
+  gBuiltinCount.store(n + 1, std::memory_order_release);
+  return kBuiltinThunks[n];
+}
+
+vm::NativeFn builtinOfThunk(lua_CFunction f) {
+  // acquire: a slot below the count is published (thunkForBuiltin's release stores).
+  size_t n = gBuiltinCount.load(std::memory_order_acquire);
+  for (size_t i = 0; i < n; i++) {
+    if (kBuiltinThunks[i] == f) return gBuiltins[i].load(std::memory_order_relaxed);
+  }
+  return nullptr;
+}
+
 }  // namespace weft::capi
 
 namespace {

@@ -109,6 +109,12 @@ vm::NativeResult enterCMayGC(vm::CallContext& cx, lua_CFunction f, lua_KFunction
 // The NativeK that runs the C continuation `k` (nullptr when too many distinct
 // continuations exist: the call is then not yieldable).
 vm::NativeK nativeKFor(lua_KFunction k);
+// lua_tocfunction of a built-in (Tag::LightNative, no lua_CFunction): a thunk that calls
+// it with the thunk's arguments, one per distinct built-in (nullptr past the table);
+// builtinOfThunk is the built-in of such a thunk (nullptr for any other function), so
+// lua_pushcfunction of a thunk pushes the built-in itself and the round trip is equal.
+lua_CFunction thunkForBuiltin(vm::NativeFn f);
+vm::NativeFn builtinOfThunk(lua_CFunction f);
 
 // lua_Debug.i_ci holds 1 + the frame index it describes.
 inline struct CallInfo* frameToken(uint32_t frameIdx) {

@@ -296,6 +296,7 @@ LUA_API lua_CFunction lua_tocfunction(lua_State* L, int idx) {
   Value v = valueAt(L, idx);
   if (v.tag == Tag::LightCFunction) return reinterpret_cast<lua_CFunction>(v.u.p);
   if (v.tag == Tag::NativeClosure) return reinterpret_cast<lua_CFunction>(v.asNativeClosure()->cfunction);
+  if (v.tag == Tag::LightNative) return thunkForBuiltin(v.asLightNative());
   return nullptr;
 }
 
@@ -368,7 +369,8 @@ LUA_API void lua_pushcclosure(lua_State* L, lua_CFunction fn, int n) {
   API_ENTRY(L);
   vm::State& S = stateOf(L);
   if (n == 0) {
-    pushMayGC(L, cFunctionValue(fn));
+    vm::NativeFn builtin = builtinOfThunk(fn);
+    pushMayGC(L, builtin ? Value::lightNative(builtin) : cFunctionValue(fn));
     return;
   }
   vm::ThreadData* t = threadOf(L);

@@ -114,6 +114,18 @@ int main(void) {
   show_stack(L, "concat 0");
   lua_len(L, 3);
   show_stack(L, "len");
+  lua_settop(L, 0);
+  /* A standard library function is a C function: lua_tocfunction gives one that can be
+     called directly and pushed back as the same value. */
+  lua_getglobal(L, "tostring");
+  lua_CFunction builtin = lua_tocfunction(L, 1);
+  printf("tocfunction(tostring) ok=%d iscfunction=%d\n", builtin != NULL, lua_iscfunction(L, 1));
+  lua_pushcfunction(L, builtin);
+  printf("pushed back rawequal=%d\n", lua_rawequal(L, 1, 2));
+  lua_settop(L, 0);
+  lua_pushinteger(L, 42);
+  int results = builtin(L);
+  printf("called directly: %d result(s), top %s\n", results, lua_tostring(L, -1));
   lua_close(L);
   return 0;
 }
