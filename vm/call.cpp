@@ -412,9 +412,15 @@ Status runHookMayGC(State& S, ThreadData* t, const char* event, int line, uint32
   t->inHook = true;
   t->hookFtransfer = uint16_t(std::min<uint32_t>(ftransfer, UINT16_MAX));  // Lua's are 16 bits too
   t->hookNtransfer = uint16_t(std::min<uint32_t>(ntransfer, UINT16_MAX));
+  // Only count and line events may yield, in a coroutine that could yield here.
+  t->hookYieldable = (line >= 0 || std::strcmp(event, "count") == 0) && !t->isMain && !t->taskRoot && t->nny == 0;
   Status st = callMayGC(S, t, fn, 0, kFrameHook);
   t->inHook = false;
   t->top = oldTop;
+  if (st.isOk() && t->hookYieldRequested) {
+    t->hookYieldRequested = false;
+    return Status(StatusCode::kYield);
+  }
   return st;
 }
 

@@ -67,6 +67,11 @@ Status resumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t nargs, u
     }
   } else {
     co->resumeCount = nargs;
+    if (co->hookYielded) {  // a C hook yielded: the values go nowhere, as in Lua
+      co->hookYielded = false;
+      co->hookSkipOnce = true;
+      co->top -= nargs;
+    }
     st = executeMayGC(S, co);
   }
   return finishResume(S, from, co, st, nres, resumeError);

@@ -293,10 +293,29 @@ Status hookFrameMayGC(State& S, ThreadData* t) {
 // instructions, then the line hook when the instruction starts a new line or control
 // jumped backwards. The top frame's pc is already past the instruction. As in lua5.4,
 // instructions of a running hook count too (the hook itself is not called then).
+// A C hook yielded before the top frame's instruction (pc is past it): the instruction
+// runs after the resume, without the hook (thread.h, hookYieldable).
+Status hookYield(ThreadData* t) {
+  t->frame().pc--;
+  t->hookYielded = true;
+  t->resumeCount = 0;
+  return Status(StatusCode::kYield);
+}
+
 Status traceMayGC(State& S, ThreadData* t) {
-  if ((t->hookMask & kHookMaskCount) && --t->hookCounter <= 0) {
-    t->hookCounter = t->hookCount;
-    if (Status st = runHookMayGC(S, t, "count", -1); !st.isOk()) return st;
+  bool countFires = (t->hookMask & kHookMaskCount) && --t->hookCounter <= 0;
+  if (countFires) t->hookCounter = t->hookCount;
+  if (t->hookSkipOnce) {  // the instruction a hook yielded before: it counts, nothing runs
+    t->hookSkipOnce = false;
+    t->hookOldPc = pcIndex(t->frame(), frameProto(t, t->frame()));  // as the line hook left it
+    return Status::ok();
+  }
+  if (countFires) {
+    if (Status st = runHookMayGC(S, t, "count", -1); !st.isOk()) {
+      if (st.code() != StatusCode::kYield) return st;
+      t->hookCounter = 1;  // as Lua: the resumed instruction counts down to zero again
+      return hookYield(t);
+    }
   }
   if (!(t->hookMask & kHookMaskLine) || t->inHook) return Status::ok();
   const CallFrame& f = t->frame();  // re-read: the count hook may have moved everything
@@ -305,7 +324,8 @@ Status traceMayGC(State& S, ThreadData* t) {
   uint32_t old = t->hookOldPc < p->codeSize ? t->hookOldPc : 0;
   t->hookOldPc = npc;
   if (npc > old && lineAt(p, npc) == lineAt(p, old)) return Status::ok();
-  return runHookMayGC(S, t, "line", lineAt(p, npc));
+  Status st = runHookMayGC(S, t, "line", lineAt(p, npc));
+  return st.code() == StatusCode::kYield ? hookYield(t) : st;
 }
 
 // Whether instructions must visit traceMayGC: a count hook (counting even inside the

@@ -76,6 +76,10 @@ void resetThreadData(ThreadData& t, State& state) {
   t.hookNtransfer = 0;
   t.hook = Value::nil();
   t.inHook = false;
+  t.hookYieldable = false;
+  t.hookYieldRequested = false;
+  t.hookYielded = false;
+  t.hookSkipOnce = false;
   t.runningFinalizers = false;
   t.failed = false;
   t.escaped = false;

@@ -188,6 +188,15 @@ struct ThreadData {
   StatusCode resumeStatus = StatusCode::kOk;
   bool taskSuspending = false;
   bool inHook = false;          // running a debug hook (debug.sethook)
+  // A C hook may yield from a count or line event (lua_yield with no values, as in Lua):
+  // hookYieldable says whether the running hook may (set before each hook call);
+  // lua_yield sets hookYieldRequested and returns, the hook returns, and the instruction
+  // the hook preceded yields (traceMayGC: its pc steps back, hookYielded set). The resume
+  // drops its values and sets hookSkipOnce, so that instruction runs without the hook.
+  bool hookYieldable = false;
+  bool hookYieldRequested = false;
+  bool hookYielded = false;
+  bool hookSkipOnce = false;
   bool runningFinalizers = false;
   bool failed = false;          // dead by an error (coroutine.close reports it)
   bool inErrorHandler = false;  // running a message handler: limits get some headroom

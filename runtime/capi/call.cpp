@@ -10,6 +10,7 @@
 // yieldK), and a continuation later runs through enterCMayGC again.
 #include <array>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -238,6 +239,23 @@ LUA_API int lua_pcallk(lua_State* L, int nargs, int nresults, int errfunc, lua_K
 
 LUA_API int lua_yieldk(lua_State* L, int nresults, lua_KContext ctx, lua_KFunction k) {
   API_ENTRY(L);
+  vm::ThreadData* t = threadOf(L);
+  if (t->inHook && (t->frame().flags & vm::kFrameHook)) {
+    // A C hook (its runHook frame): the yield happens once the hook returns (thread.h).
+    // Refused as Lua refuses it: an error at the hooked function's position. A plain
+    // buffer: the raise skips destructors.
+    if (!t->hookYieldable) {
+      char msg[512];
+      std::snprintf(msg, sizeof msg, "%s%s", vm::wherePrefix(t, 1).c_str(),
+                    t->isMain || t->taskRoot ? "attempt to yield from outside a coroutine"
+                                             : "attempt to yield across a C-call boundary");
+      raiseMessageMayGC(L, msg);
+    }
+    if (nresults != 0) raiseMessageMayGC(L, "hooks cannot yield values");
+    if (k) raiseMessageMayGC(L, "hooks cannot continue after yielding");
+    t->hookYieldRequested = true;
+    return 0;
+  }
   CCall* c = runningCall(L);
   if (!c) {
     bool guarded = tlsCCall && tlsCCall->thread == threadOf(L);  // a reader or writer

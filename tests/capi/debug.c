@@ -47,6 +47,29 @@ static void hook(lua_State *L, lua_Debug *ar) {
   }
 }
 
+/* A hook that yields (count and line events may, with no values): a coroutine
+   time-sliced by its hook, as schedulers built on Lua do. */
+static void yielding_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  lua_yield(L, 0);
+}
+
+static void time_slice(lua_State *L, int mask, int count) {
+  lua_State *co = lua_newthread(L);
+  load_string(co, "local s = 0\nfor i = 1, 20 do\n  s = s + i\nend\nreturn s", "=slice");
+  lua_sethook(co, yielding_hook, mask, count);
+  int slices = 0, nres = 0, status;
+  while ((status = lua_resume(co, L, 0, &nres)) == LUA_YIELD) {
+    slices++;
+    printf("%s", nres == 0 ? "" : "values! ");
+    lua_pushinteger(co, slices);  /* a resume's values go nowhere after a hook's yield */
+    if (slices > 1000) break;
+  }
+  printf("mask %d count %d: status %d after %d yields, result %d\n", mask, count, status, slices,
+         (int)lua_tointeger(co, -1));
+  lua_pop(L, 1);
+}
+
 int main(void) {
   lua_State *L = new_state();
   lua_pushcfunction(L, inspect);
@@ -115,6 +138,14 @@ int main(void) {
   run(L, "local s = 0\nfor i = 1, 3 do\n  s = s + i\nend\nlocal function g() return s end\ng()");
   lua_sethook(L, NULL, 0, 0);
   printf("hook lines %d calls %d, gethook after clear %d\n", hook_lines, hook_calls, lua_gethook(L) == NULL);
+  time_slice(L, LUA_MASKCOUNT, 7);
+  time_slice(L, LUA_MASKLINE, 0);
+  time_slice(L, LUA_MASKCOUNT | LUA_MASKLINE, 5);
+  /* Outside a coroutine the hook's yield is an error, raised in the hooked code. */
+  lua_sethook(L, yielding_hook, LUA_MASKCOUNT, 3);
+  int st = load_string(L, "local x = 0 for i = 1, 10 do x = x + i end", "=main") || lua_pcall(L, 0, 0, 0);
+  lua_sethook(L, NULL, 0, 0);
+  printf("yield in the main thread's hook: %d %s\n", st, lua_tostring(L, -1));
   lua_close(L);
   return 0;
 }
