@@ -117,10 +117,7 @@ int main(void) {
   show_stack(L, "call 3 results");
   lua_settop(L, 0);
 
-  lua_pushcfunction(L, fail_string);
-  printf("pcall string error: %d ", lua_pcall(L, 0, 0, 0));
-  show_stack(L, "");
-  lua_settop(L, 0);
+  pcall_and_show(L, fail_string, 0, "pcall string error: ");
   lua_pushcfunction(L, fail_table);
   printf("pcall table error: %d ", lua_pcall(L, 0, 0, 0));
   lua_getfield(L, -1, "code");

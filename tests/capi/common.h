@@ -66,6 +66,15 @@ static inline void show_stack(lua_State *L, const char *label) {
   printf("\n");
 }
 
+/* Calls f (no arguments) under lua_pcall, prints label, the status and the stack, and
+   empties the stack. */
+static inline void pcall_and_show(lua_State *L, lua_CFunction f, int nresults, const char *label) {
+  lua_pushcfunction(L, f);
+  printf("%s%d ", label, lua_pcall(L, 0, nresults, 0));
+  show_stack(L, "");
+  lua_settop(L, 0);
+}
+
 struct string_reader {
   const char *s;
   size_t n;

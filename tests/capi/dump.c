@@ -128,14 +128,8 @@ int main(void) {
   printf("dump C function=%d\n", lua_dump(L, writer, b, 0));
   lua_settop(L, 0);
   /* Readers and writers that raise. */
-  lua_pushcfunction(L, load_raising);
-  printf("raising reader=%d ", lua_pcall(L, 0, 1, 0));
-  show_stack(L, "");
-  lua_settop(L, 0);
-  lua_pushcfunction(L, dump_raising);
-  printf("raising writer=%d ", lua_pcall(L, 0, 1, 0));
-  show_stack(L, "");
-  lua_settop(L, 0);
+  pcall_and_show(L, load_raising, 1, "raising reader=");
+  pcall_and_show(L, dump_raising, 1, "raising writer=");
   /* The loaded chunk's first upvalue is the global table. */
   load_string(L, "y = 5 return _ENV == _G", "=env");
   call_and_show(L, "env");
