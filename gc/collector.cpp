@@ -331,7 +331,7 @@ void Collector::fillKeptChunks(bool poison) {
 
 char* Collector::allocateTo(size_t size) {
   if (size >= Heap::kLargeObjectSize) {
-    Chunk* chunk = mapChunk(size);
+    Chunk* chunk = mapChunk(impl_.chunkSource, size, true);
     if (!chunk) return nullptr;
     chunk->large = true;
     chunk->top = chunk->base + size;
@@ -351,7 +351,7 @@ char* Collector::allocateTo(size_t size) {
     Chunk* chunk;
     {
       std::lock_guard lock(impl_.mutex);
-      chunk = heap_.takeChunkLocked();
+      chunk = heap_.takeChunkLocked(true);
     }
     if (!chunk) return nullptr;
     chunk->top = chunk->base;

@@ -37,20 +37,40 @@ size_t pageSize() {
   return size;
 }
 
-Chunk* mapChunk(size_t bytes) {
+Chunk* mapChunk(const ChunkSource& source, size_t bytes, bool collecting) {
   size_t page = pageSize();
   size_t size = (bytes + page - 1) & ~(page - 1);
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
+  // From the source, a page more than asked: the chunk starts at the block's first page
+  // boundary, so its pages are whole and inside the block.
+  size_t blockSize = size + page;
+  void* block = source.fn ? source.fn(source.ud, nullptr, 0, blockSize) : nullptr;
+  if (source.fn && !block && !collecting) return nullptr;
   Chunk* chunk = new Chunk;
-  chunk->base = static_cast<char*>(p);
+  if (block) {
+    chunk->base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(block) + page - 1) & ~uintptr_t(page - 1));
+    chunk->source = source;
+    chunk->block = block;
+    chunk->blockSize = blockSize;
+    std::memset(chunk->base, 0, size);  // as fresh mmap'd pages are
+  } else {
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      delete chunk;
+      return nullptr;
+    }
+    chunk->base = static_cast<char*>(p);
+  }
   chunk->size = size;
   chunk->top = chunk->base;
   return chunk;
 }
 
 void unmapChunk(Chunk* chunk) {
-  munmap(chunk->base, chunk->size);
+  if (chunk->block) {
+    chunk->source.fn(chunk->source.ud, chunk->block, chunk->blockSize, 0);  // never protected: stress.cpp
+  } else {
+    munmap(chunk->base, chunk->size);
+  }
   delete chunk;
 }
 
@@ -103,6 +123,7 @@ Object* Mutator::allocateSlow(uint8_t kind, size_t bytes) {
 Heap::Heap(const Config& config) : impl_(std::make_unique<Impl>()), config_(config) {
   impl_->threshold = config_.initialThreshold;
   impl_->majorThreshold = config_.initialThreshold;
+  impl_->chunkSource = config_.chunkSource;
   mainMutator_ = std::make_unique<Mutator>(*this);
   mainMutator_->attached_ = true;  // no other thread exists yet
   tCurrentMutator = mainMutator_.get();
@@ -234,7 +255,7 @@ char* Heap::allocateLargeLocked(size_t size, std::unique_lock<std::mutex>& lock)
     lock.lock();
     chunk->dirty = false;
   } else {
-    chunk = mapChunk(size);
+    chunk = mapChunk(impl.chunkSource, size);
     if (!chunk) return nullptr;
     impl.usedBytes.fetch_add(size, std::memory_order_relaxed);
   }
@@ -294,13 +315,18 @@ Chunk* Heap::takeLargeChunkLocked(size_t size) {
   return nullptr;
 }
 
-Chunk* Heap::takeChunkLocked() {
+Chunk* Heap::takeChunkLocked(bool collecting) {
   if (!impl_->pool.empty()) {
     Chunk* chunk = impl_->pool.back();
     impl_->pool.pop_back();
     return chunk;
   }
-  return mapChunk(kChunkSize);
+  return mapChunk(impl_->chunkSource, kChunkSize, collecting);
+}
+
+void Heap::setChunkSource(ChunkSource source) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->chunkSource = source;
 }
 
 void Heap::flushMutators() {

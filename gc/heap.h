@@ -106,7 +106,17 @@ enum class CollectionKind : uint8_t {
   kMajor,  // everything (a full copy in this version)
 };
 
+// Where chunks come from: by default mmap; an embedder's allocator otherwise (the
+// lua_Alloc of lua_newstate: fn(ud, ptr, osize, nsize) allocates when ptr is null,
+// frees when nsize is 0, and returns nullptr when it refuses). Chunks are carved
+// page-aligned from its blocks, so a host that counts or limits memory sees the heap.
+struct ChunkSource {
+  void* (*fn)(void* ud, void* ptr, size_t osize, size_t nsize) = nullptr;
+  void* ud = nullptr;
+};
+
 struct Config {
+  ChunkSource chunkSource;      // {nullptr, ...}: mmap
   StressMode stress = StressMode::kNone;
   bool verify = false;          // --gc-verify
   uint64_t interval = 1;        // --gc-interval=N: stress collects every N-th safepoint
@@ -399,6 +409,10 @@ class Heap {
   void setAutomatic(bool on) { automatic_.store(on, std::memory_order_relaxed); }
   bool automatic() const { return automatic_.load(std::memory_order_relaxed); }
 
+  // lua_setallocf: chunks mapped from now on come from `source` (each chunk is freed
+  // through the source it came from). The owner thread, attached, tasks not running.
+  void setChunkSource(ChunkSource source);
+
   // Lua's incremental mode (collectgarbage "incremental"): a finalizer runs only after a
   // whole cycle, so a collection that may find a finalizable object dead (one registered
   // since the last collection) is a major, and the weak entries it clears go with it;
@@ -461,7 +475,7 @@ class Heap {
   void addChunkLocked(Chunk* chunk);
   void noteGrowthLocked();
   size_t currentLimitLocked() const;
-  Chunk* takeChunkLocked();
+  Chunk* takeChunkLocked(bool collecting = false);  // collecting: mapChunk's fallback
   Chunk* takeLargeChunkLocked(size_t size);
   void flushMutators();
   bool stressSaysCollect();

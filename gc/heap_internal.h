@@ -42,6 +42,11 @@ struct Chunk {
   // Non-zero: a chunk of the non-moving space, cut into cells of this many bytes
   // (nonmoving.cpp). Never young (its objects carry their own generation), never moved.
   uint32_t cellSize = 0;
+  // From an embedder's allocator (Config::chunkSource): the block base lies in, which
+  // unmapChunk returns to it. Null: mmap'd.
+  ChunkSource source;
+  void* block = nullptr;
+  size_t blockSize = 0;
 };
 
 // Headers the collector writes over memory no object occupies (gc-v2.md "Pinning and
@@ -69,8 +74,12 @@ struct CellClass {
 };
 
 size_t pageSize();
-// mmap / munmap a chunk; nullptr when the system is out of memory.
-Chunk* mapChunk(size_t bytes);
+// Maps a chunk (mmap, or a page-aligned part of a block of `source`) and unmaps it;
+// nullptr when the system or the source refuses the memory. `collecting`: for a
+// collection's to-space, which falls back to mmap when the source refuses (a copying
+// collection needs room that Lua's in-place one does not; failing would close the
+// runtime for the host's limit, which the mutator's next allocation reports instead).
+Chunk* mapChunk(const ChunkSource& source, size_t bytes, bool collecting = false);
 void unmapChunk(Chunk* chunk);
 
 // Relocate mode (stress.cpp): poisons and protects one collection's old chunks and
@@ -150,6 +159,7 @@ struct Heap::Impl {
   Chunk* promotionTail = nullptr;
   uint64_t stressCollections = 0;   // world stopped: collections the stress schedule asked for
   bool lastWasMajor = false;        // lock: the kind of the newest collection
+  ChunkSource chunkSource;          // lock, or world stopped: where new chunks come from
   // World stopped: the pacing of majors for finalizable objects (Heap::chooseKind).
   size_t finalizableAfterMajor = 0;  // registrations the newest major left
   size_t finalizableAfterLastGC = 0; // and the newest collection of either kind

@@ -101,7 +101,7 @@ char* Heap::refillCells(Mutator& m, int cls) {
   for (; got < want; ++got) {
     Chunk* chunk = c.carve;
     if (!chunk || chunk->top + cell > chunk->base + chunk->size) {
-      chunk = mapChunk(kChunkSize);
+      chunk = mapChunk(impl_->chunkSource, kChunkSize);
       if (!chunk) break;
       chunk->cellSize = static_cast<uint32_t>(cell);
       addChunkLocked(chunk);

@@ -160,10 +160,18 @@ void installStaleReferenceHandler() {
   sigaction(SIGBUS, &action, &gPrevious[1]);
 }
 
-void quarantineOldSpace(const std::vector<Chunk*>& chunks, uint64_t collection) {
-  for (Chunk* chunk : chunks) {
+void quarantineOldSpace(const std::vector<Chunk*>& input, uint64_t collection) {
+  // Chunks of an embedder's allocator go back to it now: the quarantine outlives the
+  // heap, and lua_close must return every block (poisoned first, all the same).
+  std::vector<Chunk*> chunks;
+  for (Chunk* chunk : input) {
     std::memset(chunk->base, kPoisonByte, chunk->size);
+    if (chunk->block) {
+      unmapChunk(chunk);
+      continue;
+    }
     mprotect(chunk->base, chunk->size, PROT_NONE);
+    chunks.push_back(chunk);
   }
   QuarantineState& st = state();
   std::lock_guard lock(st.mutex);

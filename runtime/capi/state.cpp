@@ -112,12 +112,13 @@ bool attachCApi(vm::State& state) {
 // ---- States ----
 
 LUA_API lua_State* lua_newstate(lua_Alloc f, void* ud) {
-  // The allocator is asked for the C API's own record of the State (and gives it back at
-  // lua_close); the heap has its own allocator (docs/design/c-api.md).
+  // The allocator gives the C API's own record of the State and every chunk of the
+  // collector's heap (docs/design/c-api.md); it gets them back at lua_close.
   void* block = f ? f(ud, nullptr, LUA_TTHREAD, sizeof(CApiState)) : nullptr;
   if (f && !block) return nullptr;
   vm::StateOptions options;
   readGcEnvironment(options);
+  options.gc.chunkSource = gc::ChunkSource{f, ud};
   auto* S = new (std::nothrow) vm::State(options);
   if (!S || !S->initStatus().isOk()) {
     delete S;
@@ -175,9 +176,14 @@ LUA_API lua_Alloc lua_getallocf(lua_State* L, void** ud) {
 }
 
 LUA_API void lua_setallocf(lua_State* L, lua_Alloc f, void* ud) {
+  API_ENTRY(L);
   CApiState& c = capiOf(L);
   c.alloc = f;
   c.allocUd = ud;
+  // The heap of a State lua_newstate made takes new chunks from it too; a host's own
+  // State (the CLI's, a C++ host's) keeps mapping them: its workers may run in parallel,
+  // and C allocators are written for one thread.
+  if (c.ownsState) stateOf(L).heap().setChunkSource(gc::ChunkSource{f, ud});
 }
 
 LUA_API void lua_setwarnf(lua_State* L, lua_WarnFunction f, void* ud) {

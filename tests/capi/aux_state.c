@@ -1,7 +1,8 @@
 /* luaL_newstate's defaults: warnings start off and follow "@on"/"@off" (continued
    pieces, control messages ignored while off or mid-message), the panic function prints
    Lua's message before the process aborts (run in a child process), and the allocator
-   is one lua_getallocf returns. stderr is sent to stdout so the oracle comparison sees it. */
+   is one lua_getallocf returns; lua_newstate's allocator sees the heap (a counting one
+   and a limiting one). stderr is sent to stdout so the oracle comparison sees it. */
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,6 +82,45 @@ static void customPanic(void) {
   printf("child exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+struct counter {
+  size_t in_use, peak, limit;
+};
+
+static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  struct counter *c = (struct counter *)ud;
+  size_t old = ptr ? osize : 0;  /* osize names a type when ptr is NULL */
+  if (nsize == 0) {
+    free(ptr);
+    c->in_use -= old;
+    return NULL;
+  }
+  if (c->limit && c->in_use - old + nsize > c->limit) return NULL;
+  void *p = realloc(ptr, nsize);
+  if (p) {
+    c->in_use += nsize - old;
+    if (c->in_use > c->peak) c->peak = c->in_use;
+  }
+  return p;
+}
+
+static void allocators(void) {
+  struct counter c = {0, 0, 0};
+  lua_State *L = lua_newstate(counting_alloc, &c);
+  luaL_openlibs(L);
+  int st = luaL_dostring(L, "local t = {} for i = 1, 8 do t[i] = ('x'):rep(1 << 20) .. i end return #t");
+  printf("counting allocator: status %d, sees the heap %d\n", st, c.peak > (4u << 20));
+  lua_close(L);
+  printf("everything given back %d\n", c.in_use == 0);
+  struct counter d = {0, 0, 8u << 20};
+  L = lua_newstate(counting_alloc, &d);
+  luaL_openlibs(L);
+  st = luaL_dostring(L, "local t = {} for i = 1, 100 do t[i] = ('x'):rep(1 << 20) .. i end");
+  printf("limiting allocator: status %d %s\n", st, lua_tostring(L, -1));
+  lua_settop(L, 0);
+  lua_close(L);
+  printf("everything given back %d\n", d.in_use == 0);
+}
+
 int main(void) {
   CHECK(dup2(1, 2) == 2);
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -89,6 +129,7 @@ int main(void) {
   panics(0);
   panics(1);
   customPanic();
+  allocators();
   lua_State *L = luaL_newstate();
   void *ud = (void *)&ud;
   printf("allocator %s\n", lua_getallocf(L, &ud) != NULL && ud == NULL ? "set, ud NULL" : "?");
