@@ -151,8 +151,8 @@ class Verifier {
       case Op::LOADI: case Op::LOADF: case Op::LOADFALSE: case Op::LOADTRUE: case Op::TBC:
         if (!reg(a)) return bad("register out of range");
         break;
-      case Op::LFALSESKIP:
-        if (!reg(a) || !hasNext) return bad("register out of range");
+      case Op::LFALSESKIP:  // skips the next instruction: pc + 2 must be code
+        if (!reg(a) || !target(pc + 2)) return bad("bad LFALSESKIP");
         break;
       case Op::LOADK:
         if (!reg(a) || !konst(bx)) return bad("bad LOADK");
