@@ -85,6 +85,7 @@ WorkerCore* SchedulerInternals::awaitWorker(Carrier& m) {
 
 void SchedulerInternals::runHeld(Carrier& m, WorkerCore& c, bool started) {
   tlsCurrentWorker = c.worker;
+  topology.pinThread(c.worker->index());  // on the worker's node, as its victim order assumes
   bool handedBack = started && loop(m, c);
   if (!handedBack) {  // closed
     if (m.busy) executor.onIdle(*c.worker);

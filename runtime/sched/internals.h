@@ -31,6 +31,7 @@
 #include "runtime/sched/spawn_stack.h"
 #include "runtime/sched/task_list.h"
 #include "runtime/sched/timer_service.h"
+#include "runtime/sched/topology.h"
 #include "runtime/sched/victim_order.h"
 
 namespace weft::runtime {
@@ -73,14 +74,15 @@ inline void noteMax(std::atomic<uint64_t>& c, uint64_t v) {
 }
 
 struct WorkerCore {
-  WorkerCore(Worker* w, unsigned workers, uint64_t seed)
-      : worker(w), counters(workers), victims(w->index(), workers, seed) {}
+  WorkerCore(Worker* w, unsigned workers, const std::vector<std::vector<unsigned>>& victimTiers,
+             uint64_t seed)
+      : worker(w), counters(workers), victims(victimTiers, seed) {}
   Worker* worker;
   LocalQueue ring;
   SharedTaskQueue pinned;
   Parker parker;
   WorkerCounters counters;
-  VictimOrder victims;          // owner
+  VictimOrder victims;          // owner: tiered by the topology
   Task* lifo = nullptr;         // owner
   SpawnStack spawned;           // owner (spawn_stack.h)
   bool fromSpawned = false;     // owner: the task being picked came from `spawned`
@@ -158,6 +160,7 @@ struct SchedulerInternals {
   Executor& executor;
   const unsigned workerCount;
   const int32_t slice;
+  const Topology topology;        // read once (topology.h)
   std::vector<std::unique_ptr<Worker>> workers;   // immutable after construction
   std::vector<std::unique_ptr<WorkerCore>> cores; // immutable after construction
   SharedTaskQueue injection;                      // any thread

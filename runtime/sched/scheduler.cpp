@@ -30,12 +30,14 @@ SchedulerInternals::SchedulerInternals(Scheduler& s, const SchedulerOptions& opt
       executor(e),
       workerCount(workersFrom(options)),
       slice(std::max<int32_t>(1, options.slice)),
+      topology(Topology::fromEnvironment()),
       idle(workerCount),
       timers({[this] { notifyParked(); }, [this](const char* what) { self.close(what); }}),
       chooser(seedFrom(options)) {
   for (unsigned i = 0; i < workerCount; ++i) {
     workers.emplace_back(new Worker(self, i));
-    cores.push_back(std::make_unique<WorkerCore>(workers.back().get(), workerCount, chooser.next()));
+    cores.push_back(std::make_unique<WorkerCore>(workers.back().get(), workerCount,
+                                                 topology.victimTiers(i, workerCount), chooser.next()));
   }
 }
 

@@ -14,7 +14,8 @@
 //    the slice; once a slice is spent the shared queues go first), the
 //    pinned queue, the local queue (every kInjectionInterval-th dispatch, and the one after
 //    a dispatch that spent its budget on a task not taken from the injection queue, poll
-//    the injection queue first), stealing from siblings (seeded random order, each sibling
+//    the injection queue first), stealing from siblings (tier by tier: same NUMA node,
+//    same package, the rest (topology.h); seeded random order within a tier, each sibling
 //    at most once per search, at most half the workers searching at once), the
 //    injection queue, then parking. A requeued task (yield, spent budget) goes behind the
 //    spawn stack's tasks, which move to the local queue first.

@@ -4,6 +4,7 @@
 // worker; the scheduler's chooser Rng behind the scheduler's mutex).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -33,18 +34,25 @@ class Rng {
   uint64_t state_;
 };
 
-// Each search visits every sibling exactly once, in a fresh seeded permutation.
+// Each search visits every sibling exactly once: tier by tier (topology.h: same node,
+// same package, the rest), each tier in a fresh seeded permutation.
 class VictimOrder {
  public:
-  VictimOrder(unsigned self, unsigned workers, uint64_t seed) : rng_(seed) {
-    for (unsigned w = 0; w < workers; ++w)
-      if (w != self) order_.push_back(w);
+  VictimOrder(const std::vector<std::vector<unsigned>>& tiers, uint64_t seed) : rng_(seed) {
+    for (const auto& tier : tiers) {
+      order_.insert(order_.end(), tier.begin(), tier.end());
+      tierEnds_.push_back(order_.size());
+    }
   }
-  // A new permutation of the siblings (Fisher-Yates over the previous one).
+  // A new permutation within each tier (Fisher-Yates over the previous one).
   const std::vector<unsigned>& next() {
-    for (size_t i = order_.size(); i > 1; --i) {
-      size_t j = rng_.below(i);
-      std::swap(order_[i - 1], order_[j]);
+    size_t begin = 0;
+    for (size_t end : tierEnds_) {
+      for (size_t i = end - begin; i > 1; --i) {
+        size_t j = rng_.below(i);
+        std::swap(order_[begin + i - 1], order_[begin + j]);
+      }
+      begin = end;
     }
     return order_;
   }
@@ -52,6 +60,7 @@ class VictimOrder {
  private:
   Rng rng_;
   std::vector<unsigned> order_;
+  std::vector<size_t> tierEnds_;  // where each tier ends in order_
 };
 
 }  // namespace weft::runtime

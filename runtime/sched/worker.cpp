@@ -5,9 +5,10 @@
 //    stack (on the rest of the slice; after a spent slice, only if nothing is queued),
 //    the pinned queue, the local queue (every kInjectionInterval-th dispatch, and the
 //    dispatch after one that spent its budget, poll the injection queue first), then
-//    searching: siblings in a fresh seeded order, then the injection queue; then parking. After a dispatch
-//    that came from the pinned queue the local queue goes first once, so that a yielding
-//    sticky task cannot starve it.
+//    searching: siblings tier by tier (topology.h), each tier in a fresh seeded order,
+//    then the injection queue; then parking. After a dispatch that came from the pinned
+//    queue the local queue goes first once, so that a yielding sticky task cannot starve
+//    it.
 //  - Why the budget poll: a task woken from outside the workers (a timer, the main
 //    thread) waits in the injection queue while busy workers cycle through their own
 //    queues; polling only every 61st dispatch made it wait up to 61 slices (5 ms at p99
