@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "runtime/sched/idle.h"
+#include "runtime/sched/load_monitor.h"
 #include "runtime/sched/local_queue.h"
 #include "runtime/sched/spawn_stack.h"
 #include "runtime/sched/task_list.h"
@@ -62,6 +63,7 @@ struct WorkerCounters {
   std::atomic<uint64_t> tasksRun{0}, stealsFromInjection{0}, migrations{0}, parks{0};
   std::atomic<uint64_t> wakeups{0}, budgetExhaustions{0}, queueDepthMax{0};
   std::atomic<uint64_t> gcPauses{0}, gcPauseTotalNanos{0}, gcPauseMaxNanos{0};
+  std::atomic<uint64_t> spawnsRetargeted{0};
   std::vector<std::atomic<uint64_t>> stealsFrom;  // [victim]
 };
 
@@ -83,6 +85,7 @@ struct WorkerCore {
   Parker parker;
   WorkerCounters counters;
   VictimOrder victims;          // owner: tiered by the topology
+  LoadMonitor load;             // owner (load_monitor.h)
   Task* lifo = nullptr;         // owner
   SpawnStack spawned;           // owner (spawn_stack.h)
   bool fromSpawned = false;     // owner: the task being picked came from `spawned`
@@ -150,6 +153,7 @@ struct SchedulerInternals {
   Task* pullInjection(WorkerCore& c, size_t max);
   void park(WorkerCore& c);
   bool ownWorkPending(WorkerCore& c);
+  void checkLoad(WorkerCore& c);
   void dispatch(Carrier& m, WorkerCore& c, Task* t);
   void finish(WorkerCore& c, Task* t, RunOutcome out);
   void requeue(WorkerCore& c, Task* t);

@@ -65,11 +65,19 @@ void SchedulerInternals::publish(Task* t, bool lifo) {
 
 // A new task from a worker's dispatch goes to its spawn stack unless a sibling could
 // take it now (spawn_stack.h): fork-join work then runs depth first, so a tree of tasks
-// keeps few of them alive at once.
+// keeps few of them alive at once. An overloaded worker (load_monitor.h) sends it to the
+// injection queue instead, which busy siblings poll after their spent slices and idle
+// ones search (the push wakes one).
 void SchedulerInternals::publishSpawned(Task* t) {
   if (t->sticky()) return publishPinned(t);
   WorkerCore* c = localCore();
   if (!c) return publish(t, false);
+  if (c->load.retargeting()) [[unlikely]] {
+    bump(c->counters.spawnsRetargeted);
+    TaskList list;
+    list.push(t);
+    return pushInjection(list);
+  }
   if (c->spawned.batchFull() || idle.someoneHungry()) return pushLocal(*c, t, false);
   if (c->spawned.full()) shareSpawned(*c, SpawnStack::kCapacity / 2);
   c->spawned.push(t);
@@ -337,6 +345,7 @@ WorkerStats Worker::stats() const {
   s.gcPauses = get(k.gcPauses);
   s.gcPauseTotalNanos = get(k.gcPauseTotalNanos);
   s.gcPauseMaxNanos = get(k.gcPauseMaxNanos);
+  s.spawnsRetargeted = get(k.spawnsRetargeted);
   return s;
 }
 

@@ -19,6 +19,9 @@
 //    at most once per search, at most half the workers searching at once), the
 //    injection queue, then parking. A requeued task (yield, spent budget) goes behind the
 //    spawn stack's tasks, which move to the local queue first.
+//  - Load balancing: a worker whose queue of CPU-bound tasks stays much deeper than its
+//    lightest sibling's sends its spawns to the injection queue until that ends
+//    (load_monitor.h); sticky spawns are never sent away.
 //  - Parking: a worker with no work parks on its own futex. A publication that finds an
 //    idle worker and no searcher wakes exactly one. When every worker is idle none wakes
 //    up on its own; timers are driven by one timer thread that sleeps until the earliest
@@ -124,6 +127,7 @@ struct WorkerStats {
   uint64_t gcPauses = 0;              // filled by the executor (its mutator's stops)
   uint64_t gcPauseTotalNanos = 0;
   uint64_t gcPauseMaxNanos = 0;
+  uint64_t spawnsRetargeted = 0;      // spawns sent to the injection queue by the load monitor
 };
 
 // The VM side. All calls come from scheduler threads (a worker's first thread or a

@@ -10,8 +10,8 @@
 //    reverses the batch in place, so pops run a batch in spawn order while a newer
 //    batch runs before an older one: depth first across batches (fork-join order), the
 //    spawn order within one.
-//  - `size_` is an atomic only for stats(), which any thread may read (relaxed: a
-//    snapshot); every other access is the owner's.
+//  - `size_` is an atomic only for stats() and siblings' load checks, which read it from
+//    any thread (relaxed: a snapshot); every other access is the owner's.
 #pragma once
 
 #include <algorithm>

@@ -9,6 +9,8 @@
 //    then the injection queue; then parking. After a dispatch that came from the pinned
 //    queue the local queue goes first once, so that a yielding sticky task cannot starve
 //    it.
+//  - Every kInjectionInterval-th dispatch also feeds the load monitor (load_monitor.h),
+//    which decides whether this worker's spawns go to the injection queue.
 //  - Why the budget poll: a task woken from outside the workers (a timer, the main
 //    thread) waits in the injection queue while busy workers cycle through their own
 //    queues; polling only every 61st dispatch made it wait up to 61 slices (5 ms at p99
@@ -36,6 +38,7 @@ bool SchedulerInternals::loop(Carrier& m, WorkerCore& c) {
     if (c.reclaimWanted.load(std::memory_order_acquire) && handBack(m, c)) return true;
     Task* t = nextLocal(c);
     if (!t) {
+      c.load.reset();  // an empty worker is not overloaded
       if (m.busy) executor.onIdle(*c.worker);
       m.busy = false;
       t = search(c);
@@ -155,6 +158,18 @@ Task* SchedulerInternals::pullInjection(WorkerCore& c, size_t max) {
   return first;
 }
 
+// The load monitor's periodic check (load_monitor.h): this worker's queue depth against
+// its lightest sibling's, read as relaxed snapshots (LocalQueue::size, SpawnStack::size),
+// and its spent slices (its own counter).
+void SchedulerInternals::checkLoad(WorkerCore& c) {
+  if (workerCount == 1) return;
+  uint32_t lightest = UINT32_MAX;
+  for (const auto& sibling : cores)
+    if (sibling.get() != &c) lightest = std::min(lightest, sibling->ring.size() + sibling->spawned.size());
+  uint64_t spent = c.counters.budgetExhaustions.load(std::memory_order_relaxed);
+  c.load.check(c.ring.size() + c.spawned.size(), lightest, spent);
+}
+
 // Work for this worker only: its queues, or a returning thread waiting for it.
 bool SchedulerInternals::ownWorkPending(WorkerCore& c) {
   if (c.lifo || !c.spawned.empty() || !c.ring.empty() || !c.pinned.empty()) return true;
@@ -192,7 +207,7 @@ void SchedulerInternals::dispatch(Carrier& m, WorkerCore& c, Task* t) {
   int previous = TaskAccess::last(t).exchange(index, std::memory_order_relaxed);
   if (previous >= 0 && previous != index) bump(c.counters.migrations);
   bump(c.counters.tasksRun);
-  ++c.tick;
+  if (++c.tick % Scheduler::kInjectionInterval == 0) checkLoad(c);
   m.dispatching = true;
   // A task from the spawn stack continues the slice; any other starts a new one.
   int32_t budget = c.fromSpawned && c.sliceLeft > 0 ? c.sliceLeft : slice;
