@@ -521,6 +521,7 @@ Expected<std::unique_ptr<Runtime>> Runtime::start(vm::State& state, const Runtim
   so.workers = rt.options.workers;
   so.seed = options.seed;
   so.slice = options.budget;
+  so.trace = options.trace;
   rt.scheduler = std::make_unique<sched::Scheduler>(so, rt);
   auto runtime = std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
   rt.installOsWaitHooks();

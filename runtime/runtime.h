@@ -29,10 +29,14 @@
 
 namespace weft::runtime {
 
+// Renderings of the telemetry (docs/design/telemetry.md).
+enum class StatsFormat : uint8_t { kText, kJson, kPrometheus };
+
 struct RuntimeOptions {
   unsigned workers = 0;       // 0: WEFT_WORKERS, else the number of processors
   uint64_t seed = 0;          // the scheduler's chooser; 0: from the clock
   int32_t budget = 10000;     // safepoints per dispatch before a task is requeued
+  bool trace = false;         // record the scheduler trace (Runtime::writeTrace)
 };
 
 class RuntimeImpl;
@@ -57,8 +61,12 @@ class Runtime {
   bool failed() const;
   std::string failureReason() const;
 
-  // The per-worker telemetry table printed by --stats.
-  std::string statsReport() const;
+  // The telemetry document (scheduler and collector counters, histograms) as --stats
+  // prints it: text, JSON (schema in docs/tasks.md) or Prometheus text exposition.
+  std::string statsReport(StatsFormat format = StatsFormat::kText) const;
+  // With RuntimeOptions::trace: writes the scheduler's trace so far to `path` as Chrome
+  // trace-event JSON (each worker a track, each dispatch a span).
+  Expected<void> writeTrace(const std::string& path) const;
 
   RuntimeImpl& impl() { return *impl_; }
 

@@ -89,7 +89,9 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   bool closed() const { return closed_.load(std::memory_order_acquire); }
   std::string closeReason() const;
 
-  std::string statsReport() const;
+  // Telemetry (telemetry.cpp).
+  std::string statsReport(StatsFormat format) const;
+  Status writeTrace(const std::string& path, std::string& error) const;
 
   // Creates a task for `fn` with `nargs` arguments taken from the top of `from`, and its
   // handle (pushed on `from`). nullptr on exhaustion.

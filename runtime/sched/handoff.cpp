@@ -103,6 +103,7 @@ void SchedulerInternals::giveTo(Carrier& m, WorkerCore& c) {
 }
 
 Status SchedulerInternals::enterBlocking(Carrier& m, WorkerCore& c, Blocking kind) {
+  if (tracing && m.current) addSpan(c, m.current, m.spanStart, TraceSpan::kBlocked);
   m.blocking = true;
   m.kind = kind;
   m.released = false;
@@ -166,6 +167,7 @@ void SchedulerInternals::leaveBlocking(Carrier& m, WorkerCore& c) {
   // After the worker left the sleepers: until then the region still counts as busy.
   if (m.kind == Blocking::kOs) osBlocked.fetch_sub(1, std::memory_order_relaxed);
   m.blocking = false;
+  if (tracing) m.spanStart = sinceEpoch();  // the dispatch goes on in a new span
 }
 
 void SchedulerInternals::reclaim(Carrier& m, WorkerCore& c) {

@@ -53,10 +53,22 @@ struct Carrier {
   bool blocking = false;      // own: inside enterBlocking/leaveBlocking
   bool released = false;      // own: its worker was released at enterBlocking
   Blocking kind = Blocking::kOs;  // own: the current region's kind
+  // own, with SchedulerOptions::trace: the task being dispatched and where its current
+  // span began (a blocking region ends one span and its end starts the next).
+  Task* current = nullptr;
+  uint64_t spanStart = 0;
 };
 
 // The calling thread's carrier (nullptr outside scheduler threads).
 extern thread_local constinit Carrier* tlsCarrier;
+
+// Telemetry's clock: steady time in nanoseconds (ready stamps compare across threads).
+inline uint64_t steadyNanos() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
+constexpr uint32_t kReadySampleEvery = 16;
+// The calling thread's publications so far (SchedulerInternals::stampReady).
+extern thread_local constinit uint32_t tlsPublications;
 
 struct WorkerCounters {
   explicit WorkerCounters(unsigned workers) : stealsFrom(workers) {}
@@ -65,6 +77,16 @@ struct WorkerCounters {
   std::atomic<uint64_t> gcPauses{0}, gcPauseTotalNanos{0}, gcPauseMaxNanos{0};
   std::atomic<uint64_t> spawnsRetargeted{0};
   std::vector<std::atomic<uint64_t>> stealsFrom;  // [victim]
+  LogHistogram readyDelay;
+};
+
+// A worker's trace spans (SchedulerOptions::trace). Its holder appends; a thread that
+// blocked while dispatching one of its tasks appends the span it ended, and any thread
+// reads: hence the lock, taken once per span and only when tracing.
+struct TraceBuffer {
+  mutable std::mutex mu;
+  std::vector<TraceEvent> events;  // mu
+  uint64_t dropped = 0;            // mu
 };
 
 // The single writer's increment (relaxed: readers want a snapshot, not an order).
@@ -86,6 +108,7 @@ struct WorkerCore {
   WorkerCounters counters;
   VictimOrder victims;          // owner: tiered by the topology
   LoadMonitor load;             // owner (load_monitor.h)
+  TraceBuffer trace;
   Task* lifo = nullptr;         // owner
   SpawnStack spawned;           // owner (spawn_stack.h)
   bool fromSpawned = false;     // owner: the task being picked came from `spawned`
@@ -158,6 +181,11 @@ struct SchedulerInternals {
   void finish(WorkerCore& c, Task* t, RunOutcome out);
   void requeue(WorkerCore& c, Task* t);
 
+  // Telemetry: the sampled ready stamp, and trace spans (worker.cpp).
+  static void stampReady(Task* t);
+  uint64_t sinceEpoch() const;
+  void addSpan(WorkerCore& c, Task* t, uint64_t start, TraceSpan how);
+
   bool isClosed() const { return closed.load(std::memory_order_acquire); }
 
   Scheduler& self;
@@ -165,6 +193,9 @@ struct SchedulerInternals {
   const unsigned workerCount;
   const int32_t slice;
   const Topology topology;        // read once (topology.h)
+  const bool tracing;
+  const size_t traceLimit;
+  const Clock::time_point epoch;  // trace times count from here
   std::vector<std::unique_ptr<Worker>> workers;   // immutable after construction
   std::vector<std::unique_ptr<WorkerCore>> cores; // immutable after construction
   SharedTaskQueue injection;                      // any thread
@@ -195,5 +226,13 @@ struct SchedulerInternals {
   std::vector<Status> startStatus;     // one per worker, written before the latch
   std::unique_ptr<std::latch> startLatch;
 };
+
+// One publication in kReadySampleEvery per publishing thread is stamped, as Go samples
+// its scheduling latencies: two clock reads on every publication would add a third to a
+// ping-pong round trip (docs/design/telemetry.md). The others store 0, so a dispatch
+// never reads a stale stamp.
+inline void SchedulerInternals::stampReady(Task* t) {
+  TaskAccess::readySince(t) = ++tlsPublications % kReadySampleEvery == 0 ? steadyNanos() : 0;
+}
 
 }  // namespace weft::runtime

@@ -10,6 +10,7 @@
 namespace weft::runtime {
 
 thread_local constinit Worker* tlsCurrentWorker = nullptr;
+thread_local constinit uint32_t tlsPublications = 0;
 
 namespace {
 
@@ -31,6 +32,9 @@ SchedulerInternals::SchedulerInternals(Scheduler& s, const SchedulerOptions& opt
       workerCount(workersFrom(options)),
       slice(std::max<int32_t>(1, options.slice)),
       topology(Topology::fromEnvironment()),
+      tracing(options.trace),
+      traceLimit(options.traceLimit),
+      epoch(Clock::now()),
       idle(workerCount),
       timers({[this] { notifyParked(); }, [this](const char* what) { self.close(what); }}),
       chooser(seedFrom(options)) {
@@ -203,6 +207,7 @@ bool Scheduler::spawn(Task* task) {
     TaskAccess::setHome(task, w && &w->scheduler() == this ? static_cast<int>(w->index()) : 0);
   }
   task->retain();  // the scheduler's reference, dropped when the task leaves its care
+  SchedulerInternals::stampReady(task);
   in_->publishSpawned(task);
   return true;
 }
@@ -225,6 +230,7 @@ bool Scheduler::wake(Task* task) {
   }
   if (stateOf(cur) == TaskState::kRunning) return false;
   task->retain();
+  SchedulerInternals::stampReady(task);
   in_->publish(task, true);
   return true;
 }
@@ -243,6 +249,7 @@ bool Scheduler::cancel(Task* task) {
   }
   if (stateOf(cur) == TaskState::kSuspended) {
     task->retain();
+    SchedulerInternals::stampReady(task);
     in_->publish(task, true);
   }
   return true;
@@ -346,7 +353,17 @@ WorkerStats Worker::stats() const {
   s.gcPauseTotalNanos = get(k.gcPauseTotalNanos);
   s.gcPauseMaxNanos = get(k.gcPauseMaxNanos);
   s.spawnsRetargeted = get(k.spawnsRetargeted);
+  s.readyDelay = k.readyDelay.snapshot();
   return s;
+}
+
+HistogramSnapshot Scheduler::timerLateness() const { return in_->timers.lateness(); }
+
+std::vector<TraceEvent> Scheduler::trace(unsigned w, uint64_t& dropped) const {
+  const TraceBuffer& b = in_->cores[w]->trace;
+  std::lock_guard lock(b.mu);
+  dropped = b.dropped;
+  return b.events;
 }
 
 void Worker::notePause(uint64_t nanos) {

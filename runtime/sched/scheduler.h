@@ -51,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/sched/histogram.h"
 #include "weft/status.h"
 
 namespace weft::runtime {
@@ -107,6 +108,10 @@ class Task {
   std::atomic<uint32_t> refs_{1};
   std::atomic<int> last_{-1};
   Task* next_ = nullptr;         // injection/pinned queue link (owned by whoever holds the queue lock)
+  // When a sampled publication made the task ready (steady-clock ns; 0: not sampled).
+  // Written by the publisher before the queue push, read by the dispatching worker after
+  // the pop: the queue's own release/acquire orders the two.
+  uint64_t readySince_ = 0;
   uint64_t id_;
   int home_ = -1;
   bool sticky_ = false;
@@ -128,6 +133,19 @@ struct WorkerStats {
   uint64_t gcPauseTotalNanos = 0;
   uint64_t gcPauseMaxNanos = 0;
   uint64_t spawnsRetargeted = 0;      // spawns sent to the injection queue by the load monitor
+  HistogramSnapshot readyDelay;       // publication to dispatch, sampled (telemetry.md)
+};
+
+// One span of a worker's time in the scheduler trace (SchedulerOptions::trace): a task's
+// dispatch, cut where its thread blocked in a region (the worker ran others meanwhile).
+// The first six are RunOutcome's, in its order.
+enum class TraceSpan : uint8_t { kYielded, kBudgetSpent, kSuspended, kCompleted, kCancelled, kPanicked, kBlocked };
+static_assert(uint8_t(TraceSpan::kPanicked) == uint8_t(RunOutcome::kPanicked));
+struct TraceEvent {
+  uint64_t task = 0;
+  uint64_t startNanos = 0;  // since the scheduler was made
+  uint64_t endNanos = 0;
+  TraceSpan how = TraceSpan::kCompleted;  // how the span ended
 };
 
 // The VM side. All calls come from scheduler threads (a worker's first thread or a
@@ -172,6 +190,8 @@ struct SchedulerOptions {
   unsigned workers = 0;        // 0: std::thread::hardware_concurrency()
   uint64_t seed = 0;           // victim order and chooser; 0: from the clock
   int32_t slice = 10000;       // work units per slice (Executor::runTask's budget)
+  bool trace = false;          // record every dispatch's span (Scheduler::trace)
+  size_t traceLimit = size_t(1) << 20;  // spans kept per worker; later ones are counted
 };
 
 class Worker {
@@ -262,6 +282,11 @@ class Scheduler {
   uint64_t choose(uint64_t n);
 
   std::vector<WorkerStats> stats() const;
+  // How late timers ran (the timer thread's histogram).
+  HistogramSnapshot timerLateness() const;
+  // With SchedulerOptions::trace: worker `w`'s spans so far, in order, and how many did
+  // not fit. Any thread.
+  std::vector<TraceEvent> trace(unsigned w, uint64_t& dropped) const;
 
  private:
   friend class Worker;

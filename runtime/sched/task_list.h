@@ -39,6 +39,7 @@ struct TaskAccess {
   static std::atomic<uint32_t>& bits(Task* t) { return t->bits_; }
   static std::atomic<int>& last(Task* t) { return t->last_; }
   static void setHome(Task* t, int home) { t->home_ = home; }
+  static uint64_t& readySince(Task* t) { return t->readySince_; }
 };
 
 class TaskList {

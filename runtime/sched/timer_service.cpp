@@ -124,6 +124,8 @@ void TimerService::run() {
 void TimerService::runDue(std::unique_lock<std::mutex>& lock) {
   TimerHeap::Entry e = heap_.pop();
   lock.unlock();
+  auto late = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - e.deadline).count();
+  lateness_.record(late > 0 ? uint64_t(late) : 0);
   try {
     e.fn();
   } catch (...) {

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/sched/histogram.h"
 #include "runtime/sched/scheduler.h"
 
 namespace weft::runtime {
@@ -72,6 +73,8 @@ class TimerService {
   uint64_t pending() const { return pending_.load(std::memory_order_acquire); }
   // How many times the timer thread woke up (tests check that it does not spin).
   uint64_t loopIterations() const { return loops_.load(std::memory_order_relaxed); }
+  // How long after its deadline each timer's callback started (any thread).
+  HistogramSnapshot lateness() const { return lateness_.snapshot(); }
 
  private:
   void run();
@@ -87,6 +90,7 @@ class TimerService {
   std::thread thread_;                 // started and joined by the scheduler's owner
   std::atomic<uint64_t> pending_{0};   // any thread
   std::atomic<uint64_t> loops_{0};     // written by the timer thread; relaxed statistic
+  LogHistogram lateness_;              // written by the timer thread
 };
 
 }  // namespace weft::runtime

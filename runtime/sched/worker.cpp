@@ -202,6 +202,14 @@ void SchedulerInternals::park(WorkerCore& c) {
 
 void SchedulerInternals::dispatch(Carrier& m, WorkerCore& c, Task* t) {
   WEFT_CHECK(beginRun(t), "a queued task is ready");
+  if (uint64_t since = TaskAccess::readySince(t); since != 0) {  // every publication stamps it
+    uint64_t now = steadyNanos();
+    c.counters.readyDelay.record(now > since ? now - since : 0);
+  }
+  if (tracing) {
+    m.current = t;
+    m.spanStart = sinceEpoch();
+  }
   int index = static_cast<int>(c.worker->index());
   // Relaxed: lastWorker is a statistic; the task's data is ordered by Task::bits_.
   int previous = TaskAccess::last(t).exchange(index, std::memory_order_relaxed);
@@ -221,6 +229,10 @@ void SchedulerInternals::dispatch(Carrier& m, WorkerCore& c, Task* t) {
     if (m.blocking) leaveBlocking(m, c);  // a throw may skip it: take the worker back
   }
   m.dispatching = false;
+  if (tracing) {
+    addSpan(c, t, m.spanStart, TraceSpan(out));
+    m.current = nullptr;
+  }
   c.spawned.sealBatch();
   WEFT_CHECK(!m.blocking, "a blocking region ends within its dispatch");
   finish(c, t, out);
@@ -255,6 +267,7 @@ void SchedulerInternals::finish(WorkerCore& c, Task* t, RunOutcome out) {
 // behind the spawn stack's tasks too: they move to the local queue first, in the order
 // they would have run.
 void SchedulerInternals::requeue(WorkerCore& c, Task* t) {
+  stampReady(t);
   if (!c.spawned.empty()) {
     TaskList spill;
     while (Task* s = c.spawned.pop()) c.ring.push(s, false, spill);
@@ -263,6 +276,26 @@ void SchedulerInternals::requeue(WorkerCore& c, Task* t) {
   }
   if (!t->sticky()) return pushLocal(c, t, false);
   if (!c.pinned.push(t)) t->release();  // shut down
+}
+
+// --- Telemetry (docs/design/telemetry.md) ---------------------------------------------
+
+uint64_t SchedulerInternals::sinceEpoch() const {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - epoch).count());
+}
+
+void SchedulerInternals::addSpan(WorkerCore& c, Task* t, uint64_t start, TraceSpan how) {
+  TraceEvent e{t->id(), start, sinceEpoch(), how};
+  std::lock_guard lock(c.trace.mu);
+  if (c.trace.events.size() >= traceLimit) {
+    ++c.trace.dropped;
+    return;
+  }
+  try {
+    c.trace.events.push_back(e);
+  } catch (const std::bad_alloc&) {
+    ++c.trace.dropped;  // the trace is best effort; the scheduler goes on
+  }
 }
 
 }  // namespace weft::runtime

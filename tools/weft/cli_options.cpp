@@ -26,6 +26,7 @@ struct RawOptions {
   std::vector<std::string> require;
   std::string stress;
   std::string heapLimit;
+  std::string stats;
   uint64_t interval = 1;
   uint64_t seed = 0;
   bool verify = false;
@@ -61,7 +62,14 @@ void defineOptions(CLI::App& app, RawOptions& raw, CliOptions& out) {
   app.add_option("--workers", out.workers, "run tasks on N worker threads (default: WEFT_WORKERS, else one per processor)")
       ->check(CLI::Range(1, 1024))
       ->type_name("N");
-  app.add_flag("--stats", out.stats, "print per-worker scheduler and collector counters on stderr at exit");
+  app.add_option("--stats", raw.stats,
+                 "print scheduler and collector telemetry on stderr at exit (=json: a JSON document, "
+                 "=prom: Prometheus text)")
+      ->check(CLI::IsMember({"text", "json", "prom"}).description(""))
+      ->type_name("[=json|prom]");
+  app.add_option("--trace", out.tracePath,
+                 "write a scheduler trace (Chrome trace-event JSON: which task ran on which worker when) at exit")
+      ->type_name("FILE");
   app.add_option("--sched-seed", out.schedSeed, "seed the scheduler's chooser (select, victim order)")->type_name("S");
   app.add_flag("--list", out.listLevel,
                "print the script's bytecode listing (like luac -l; twice: also constants, locals, upvalues) and exit");
@@ -95,15 +103,23 @@ bool isLuaFlag(const std::string& arg) {
   return arg == "-i" || arg == "-v" || arg == "-E" || arg == "-W";
 }
 
+// Long options whose value is optional: written bare, they take this one (a value
+// must then be attached with '=', so `--stats script.lua` runs the script).
+const char* implicitValue(const std::string& name) {
+  if (name == "--gc-stress") return "collect";
+  if (name == "--stats") return "text";
+  return nullptr;
+}
+
 // Long options that take a value as the next argument when written without '='.
 bool longOptionTakesNext(const CLI::App& app, const std::string& name) {
   const CLI::Option* opt = app.get_option_no_throw(name);
-  return opt != nullptr && name != "--gc-stress" && opt->get_expected_min() > 0;
+  return opt != nullptr && !implicitValue(name) && opt->get_expected_min() > 0;
 }
 
 // Splits argv at the script the way lua.c's collectargs does, and rewrites the option
 // part for CLI11: "-e X" becomes "-eX" so a chunk starting with '-' stays a value, and a
-// bare --gc-stress gets its implicit value. Returns an error message or "".
+// bare --gc-stress or --stats gets its implicit value. Returns an error message or "".
 std::string splitArgs(const CLI::App& app, int argc, char** argv, std::vector<std::string>& options,
                       CliOptions& out) {
   int i = 1;
@@ -137,7 +153,7 @@ std::string splitArgs(const CLI::App& app, int argc, char** argv, std::vector<st
     std::string name = arg.substr(0, arg.find('='));
     bool known = arg.compare(0, 2, "--") == 0 && app.get_option_no_throw(name) != nullptr;
     if (!known) return "unrecognized option '" + arg + "'";
-    if (arg == "--gc-stress") arg += "=collect";
+    if (const char* implicit = arg == name ? implicitValue(name) : nullptr) arg += std::string("=") + implicit;
     options.push_back(arg);
     if (arg == name && longOptionTakesNext(app, name)) {
       if (i + 1 >= argc) return "'" + arg + "' needs argument";
@@ -163,6 +179,12 @@ void collectActions(const CLI::App& app, const RawOptions& raw, CliOptions& out)
       out.actions.push_back({Action::Kind::kWarningsOn, ""});
     }
   }
+}
+
+void applyStatsOption(const RawOptions& raw, CliOptions& out) {
+  out.stats = !raw.stats.empty();
+  if (raw.stats == "json") out.statsFormat = runtime::StatsFormat::kJson;
+  if (raw.stats == "prom") out.statsFormat = runtime::StatsFormat::kPrometheus;
 }
 
 void applyGcOptions(const RawOptions& raw, gc::Config& config) {
@@ -222,6 +244,7 @@ ParseResult parseCommandLine(int argc, char** argv) {
   }
   collectActions(app, raw, result.options);
   applyGcOptions(raw, result.options.gc);
+  applyStatsOption(raw, result.options);
   if (result.options.interactive) result.options.version = true;
   result.run = true;
   return result;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gc/heap.h"
+#include "runtime/runtime.h"
 
 namespace weft::cli {
 
@@ -33,7 +34,9 @@ struct CliOptions {
   int listLevel = 0;         // --list (twice: constants, locals and upvalues too)
   gc::Config gc;
   unsigned workers = 0;      // --workers (0: WEFT_WORKERS, else the processors)
-  bool stats = false;        // --stats: per-worker telemetry on stderr at exit
+  bool stats = false;        // --stats[=FORMAT]: telemetry on stderr at exit
+  runtime::StatsFormat statsFormat = runtime::StatsFormat::kText;
+  std::string tracePath;     // --trace=FILE: the scheduler trace, written at exit
   uint64_t schedSeed = 0;    // --sched-seed
   // Index in argv of the script ("-" for stdin), or 0 when there is none (as lua.c).
   int scriptIndex = 0;

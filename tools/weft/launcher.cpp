@@ -140,9 +140,17 @@ Status finishRuntimeMayGC(runtime::Runtime& rt, const CliOptions& options, Statu
     std::fprintf(stderr, "%s: fatal: %s\n", progName(), rt.failureReason().c_str());
     status = Status(StatusCode::kFatal);
   }
-  if (options.stats) std::fputs(rt.statsReport().c_str(), stderr);
-  std::fflush(stderr);
+  reportTelemetry(rt, options);
   return status;
+}
+
+void reportTelemetry(const runtime::Runtime& rt, const CliOptions& options) {
+  if (options.stats) std::fputs(rt.statsReport(options.statsFormat).c_str(), stderr);
+  if (!options.tracePath.empty()) {
+    if (auto written = rt.writeTrace(options.tracePath); !written)
+      std::fprintf(stderr, "%s: %s\n", progName(), written.error().message.c_str());
+  }
+  std::fflush(stderr);
 }
 
 int launchMayGC(Session& session, const CliOptions& options, int argc, char** argv, runtime::Runtime* rt) {

@@ -12,4 +12,7 @@ namespace weft::cli {
 // With a runtime, the end of the main chunk also ends its tasks (Runtime::finishMayGC).
 int launchMayGC(Session& session, const CliOptions& options, int argc, char** argv, runtime::Runtime* runtime);
 
+// What --stats and --trace ask for, at the end of the program (its end or os.exit).
+void reportTelemetry(const runtime::Runtime& rt, const CliOptions& options);
+
 }  // namespace weft::cli

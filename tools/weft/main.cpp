@@ -14,12 +14,14 @@
 namespace {
 
 weft::runtime::Runtime* gRuntime = nullptr;  // main thread; read by the os.exit hook
+const weft::cli::CliOptions* gOptions = nullptr;  // set once before any script runs
 
 // os.exit: no task runs after it. With `close`, the state is closed (finalizers run)
 // once the workers have stopped.
 void exitHookMayGC(weft::vm::State& state, int status, bool close) {
   std::fflush(nullptr);
   bool stopped = !gRuntime || gRuntime->stopNow();
+  if (gRuntime) weft::cli::reportTelemetry(*gRuntime, *gOptions);
   if (close && stopped) weft::vm::HostStack(state).closeMayGC();
   std::fflush(nullptr);
   std::_Exit(status);
@@ -48,12 +50,14 @@ int main(int argc, char** argv) {
   weft::runtime::RuntimeOptions runtimeOptions;
   runtimeOptions.workers = options.workers;
   runtimeOptions.seed = options.schedSeed;
+  runtimeOptions.trace = !options.tracePath.empty();
   auto runtime = weft::runtime::Runtime::start(*state, runtimeOptions);
   if (!runtime) {
     std::fprintf(stderr, "%s: fatal: %s\n", progName(), runtime.error().message.c_str());
     return kExitFatal;
   }
   gRuntime = runtime->get();
+  gOptions = &options;
   weft::vm::setExitHook(exitHookMayGC);
   Session session(*state);
   int code = launchMayGC(session, options, argc, argv, gRuntime);
