@@ -57,16 +57,23 @@ unsigned defaultWorkers(unsigned requested) {
 
 uint8_t currentRegistryShard() { return tlsContext ? tlsContext->registryShard : 0; }
 
-RuntimeImpl::RuntimeImpl(vm::State& s, const RuntimeOptions& o) : state(s), options(o) {
+RuntimeImpl::RuntimeImpl(vm::State& s, const RuntimeOptions& o)
+    : state(s), options(o), blockingPool(o.blockingThreads, [this] {
+        // The deadlock check passed over a job in flight: look again if the main task
+        // still waits (a probe's dispatch makes the workers park and re-evaluate).
+        if (mainTask && mainTask->blocked.load(std::memory_order_seq_cst) && !closed()) probeForDeadlock();
+      }) {
   options.workers = defaultWorkers(o.workers);
 }
 
 // The State may outlive us (finalizers at its close may print or read): it must not
 // call into a runtime that is gone.
 RuntimeImpl::~RuntimeImpl() {
+  blockingPool.stop();  // running jobs end first; their tasks' wakes are refused
   if (state.runtime == this) {
     state.osWaitEnter = nullptr;
     state.osWaitLeave = nullptr;
+    state.blockingSubmit = nullptr;
     state.runtime = nullptr;
   }
   detachPorts();
@@ -156,6 +163,7 @@ void RuntimeImpl::onAllBlocked() {
     return;
   }
   if (!nativeWaitsOpen() || openPorts.load(std::memory_order_relaxed) > 0) return;
+  if (blockingPool.inFlight() > 0) return;  // a job's end wakes its task
   deadlocked.store(true, std::memory_order_release);
   main->signalBlocked();
 }
@@ -228,11 +236,47 @@ Status osWaitLeave(vm::State& S, vm::OsWait kind) {
   return rt.attachCurrent();
 }
 
+bool blockingSubmit(vm::CallContext& cx, const std::shared_ptr<vm::BlockingJob>& job) {
+  return runtimeOf(cx.state())->submitBlockingJob(cx, job);
+}
+
 }  // namespace
 
 void RuntimeImpl::installOsWaitHooks() {
   state.osWaitEnter = osWaitEnter;
   state.osWaitLeave = osWaitLeave;
+  state.blockingSubmit = blockingSubmit;
+}
+
+// The wait begins under the pool's lock (admit), where a cancellation requested before
+// is seen and ends the wait at once instead (cancelTask takes the same lock). The job's
+// end claims the wait; nothing else does while the job is queued or running, so its
+// generation is the current one then.
+bool RuntimeImpl::submitBlockingJob(vm::CallContext& cx, const std::shared_ptr<vm::BlockingJob>& job) {
+  vm::ThreadData* t = cx.threadData();
+  if (!canSuspend(t)) return false;
+  LuaTask* self = currentTask(*this, t);
+  if (!self || self->isMain) return false;
+  bool cancelled = false;
+  self->retain();  // the pool's reference, released by `done`
+  BlockingPool::Entry entry{job, self, [this, self](bool ran) {
+                              if (ran && self->claim(self->waitGen(), WaitPhase::kClaimed, -1)) wakeTask(self, false);
+                              self->release();
+                            }};
+  bool queued = blockingPool.submit(std::move(entry), [&] {
+    self->beginWait(WaitOp::kBlocking, 0, false);
+    if (!self->cancelRequested()) return true;
+    self->claim(self->waitGen(), WaitPhase::kCancelled, -1);
+    return !(cancelled = true);
+  });
+  if (!queued) {
+    self->release();
+    if (!cancelled) return false;
+  }
+  self->blockingJob = job;
+  self->suspend = LuaTask::Suspend::kWait;
+  t->taskSuspending = true;
+  return true;
 }
 
 RunOutcome RuntimeImpl::runTask(sched::Worker& worker, sched::Task& base, int32_t& budget) {
@@ -269,6 +313,11 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t&
   // A cancellation seen at the start of a dispatch ends the task here, whatever ended
   // its wait: the scheduler delivers a request made while the task was ready only once.
   if (task.cancelRequested()) {
+    // A job still queued or running may be using what the unwinding would free (a
+    // FILE*): the job's end (or cancelTask's removal of it) wakes the task again.
+    if (task.suspend == LuaTask::Suspend::kWait && task.op == WaitOp::kBlocking && task.waitOpen()) {
+      return RunOutcome::kSuspended;
+    }
     if (task.suspend == LuaTask::Suspend::kWait) {
       task.claim(task.waitGen(), WaitPhase::kCancelled, -1);
       uint32_t n;
@@ -437,6 +486,17 @@ bool RuntimeImpl::cancelTask(LuaTask* task) {
   }
   uint64_t gen = task->waitWord.load(std::memory_order_acquire) >> kPhaseBits;
   if (first) {
+    // A blocking job: a queued one is dropped and its wait (begun before it was queued)
+    // ends here; a running one ends first, and the dispatch its end brings sees the request.
+    switch (blockingPool.cancel(task)) {
+      case BlockingPool::Cancel::kRunning:
+        return first;
+      case BlockingPool::Cancel::kRemoved:
+        gen = task->waitGen();
+        break;
+      case BlockingPool::Cancel::kNotHere:
+        break;
+    }
     bool blocking = task->holdForWake();
     if (task->claim(gen, WaitPhase::kCancelled, -1)) wakeTask(task, blocking);
     else if (blocking) task->release();
@@ -541,6 +601,7 @@ Status Runtime::finishMayGC() {
   Status st = rt.state.heap().attach(rt.state.mutator());
   if (vm::ThreadData* running = rt.state.context().running) vm::markStackDirty(running);  // as attachCurrent
   rt.scheduler->shutdown();
+  rt.blockingPool.stop();
   rt.reportUnobservedErrors();
   if (rt.closed() || !st.isOk()) return Status(StatusCode::kFatal);
   return Status::ok();

@@ -37,6 +37,7 @@ struct RuntimeOptions {
   uint64_t seed = 0;          // the scheduler's chooser; 0: from the clock
   int32_t budget = 10000;     // safepoints per dispatch before a task is requeued
   bool trace = false;         // record the scheduler trace (Runtime::writeTrace)
+  uint32_t blockingThreads = 64;  // the blocking pool's most threads (docs/tasks.md)
 };
 
 class RuntimeImpl;

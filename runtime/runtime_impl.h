@@ -18,6 +18,7 @@
 
 #include "gc/heap.h"
 #include "gc/spin_lock.h"
+#include "runtime/blocking_pool.h"
 #include "runtime/slot_list.h"
 #include "runtime/runtime.h"
 #include "runtime/task.h"
@@ -44,6 +45,7 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   vm::State& state;
   RuntimeOptions options;
   std::unique_ptr<sched::Scheduler> scheduler;
+  BlockingPool blockingPool;  // any thread (blocking_pool.h)
   LuaTask* mainTask = nullptr;  // reference held until destruction
   vm::Table* taskMeta = nullptr;     // root
   vm::Table* channelMeta = nullptr;  // root
@@ -100,8 +102,12 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // wakes its awaiters.
   void completeTask(LuaTask* task, sched::TaskState outcome);
 
-  // The State's hooks for waits on the operating system (vm/api.h enterOsWait).
+  // The State's hooks for waits on the operating system (vm/api.h enterOsWait) and for
+  // blocking jobs (runBlockingMayGC).
   void installOsWaitHooks();
+  // State::blockingSubmit: the running task's job goes to the blocking pool and the task
+  // suspends (true), or the caller runs it (false: it cannot suspend here).
+  bool submitBlockingJob(vm::CallContext& cx, const std::shared_ptr<vm::BlockingJob>& job);
   // Detaching the calling thread around a blocking wait and re-attaching after it.
   void detachCurrent();
   Status attachCurrent();

@@ -1,7 +1,8 @@
 // Lua tasks, channels and the waits between them (the runtime's internals; the CLI uses
 // runtime/runtime.h). Design: docs/design/tasks.md.
 //
-// Protocol of a wait (every blocking operation: channel send/recv, select, await, sleep):
+// Protocol of a wait (every blocking operation: channel send/recv, select, await, sleep,
+// a blocking job on the pool, whose end is its only claimer: blocking_pool.h):
 //  1. The waiting task starts a wait: a new generation in `waitWord` with phase kWaiting
 //     (release: the fields of the wait, written before, are visible to whoever claims).
 //  2. It registers one Waiter per case with the case's source (a channel queue or an
@@ -36,6 +37,7 @@
 #include <vector>
 
 #include "runtime/sched/scheduler.h"
+#include "vm/api.h"
 #include "vm/thread.h"
 
 namespace weft::runtime {
@@ -52,7 +54,7 @@ enum class WaitPhase : uint64_t { kIdle = 0, kWaiting, kClaiming, kClaimed, kTim
 inline constexpr int kPhaseBits = 3;
 
 // What a task waits for (the operation to finish when the wait ends).
-enum class WaitOp : uint8_t { kNone, kSleep, kRecv, kSend, kSelect, kAwait, kPort };
+enum class WaitOp : uint8_t { kNone, kSleep, kRecv, kSend, kSelect, kAwait, kPort, kBlocking };
 
 // Something a task can wait on: it keeps Waiters and removes them on request.
 class WaitSource {
@@ -163,6 +165,9 @@ struct LuaTask final : sched::Task, WaitSource {
   std::mutex doneMutex;
   std::vector<Waiter*> awaiters;
   std::unique_ptr<std::string> traceback;  // of an error, recorded by the message handler
+  // kBlocking: the job on the blocking pool (blocking_pool.h), kept until the task's
+  // next job or its end, because the native's continuation reads it after the wait.
+  std::shared_ptr<vm::BlockingJob> blockingJob;
 
   uint32_t regSlot = 0;         // the registry's index (its lock; runtime/slot_list.h)
   uint32_t dirtySlot = 0;       // 1 + its index in the shard's dirty list (the shard's lock)

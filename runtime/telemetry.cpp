@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -97,6 +98,8 @@ constexpr WorkerMetric kWorkerMetrics[] = {
      "Tasks in the worker's local queues now."},
     {"queue_depth_max", &sched::WorkerStats::queueDepthMax, false, "weft_queue_depth_max", true,
      "The deepest the worker's local queues have been."},
+    {"spawns_retargeted", &sched::WorkerStats::spawnsRetargeted, false, "weft_spawns_retargeted_total", false,
+     "Spawns the load monitor sent to the injection queue instead of the worker's own queues."},
     {"gc_pauses", &sched::WorkerStats::gcPauses, false, "weft_worker_gc_pauses_total", false,
      "Collections the worker stopped for."},
     {"gc_pause_total", &sched::WorkerStats::gcPauseTotalNanos, true, "weft_worker_gc_pause_seconds_total", false,
@@ -137,6 +140,7 @@ struct Snapshot {
   std::vector<sched::WorkerStats> workers;
   sched::HistogramSnapshot readyDelay;  // every worker's, merged
   sched::HistogramSnapshot timerLateness;
+  BlockingPoolStats pool;
   gc::Stats gc;
 };
 
@@ -145,6 +149,7 @@ Snapshot takeSnapshot(const RuntimeImpl& rt) {
   s.workers = rt.scheduler->stats();
   for (const auto& w : s.workers) s.readyDelay.merge(w.readyDelay);
   s.timerLateness = rt.scheduler->timerLateness();
+  s.pool = rt.blockingPool.stats();
   s.gc = rt.state.heap().stats();
   return s;
 }
@@ -171,6 +176,15 @@ Node takeDocument(const Snapshot& s) {
   }
   doc.add("ready_delay", histogramNode(s.readyDelay));
   doc.add("timer_lateness", histogramNode(s.timerLateness));
+  doc.add("blocking_wait", histogramNode(s.pool.wait));
+  Node& pool = doc.add("blocking_pool", Node());
+  pool.add("size", Node::integer(s.pool.size));
+  pool.add("threads", Node::integer(s.pool.threads));
+  pool.add("busy", Node::integer(s.pool.busy));
+  pool.add("queued", Node::integer(s.pool.queued));
+  pool.add("queue_depth_max", Node::integer(s.pool.queueDepthMax));
+  pool.add("jobs_run", Node::integer(s.pool.jobsRun));
+  pool.add("panics", Node::integer(s.pool.panics));
   Node& gcNode = doc.add("gc", Node());
   gcNode.add("minor", pauseNode(s.gc.minor));
   gcNode.add("major", pauseNode(s.gc.major));
@@ -277,8 +291,10 @@ std::string formatText(const Node& doc) {
     out += '\n';
   }
   std::vector<std::pair<std::string, const Node*>> hists = {{"ready_delay", doc.find("ready_delay")},
-                                                            {"timer_lateness", doc.find("timer_lateness")}};
+                                                            {"timer_lateness", doc.find("timer_lateness")},
+                                                            {"blocking_wait", doc.find("blocking_wait")}};
   out += formatTable("histogram", hists);
+  out += formatTable("pool", {{"blocking", doc.find("blocking_pool")}});
   const Node& gcNode = *doc.find("gc");
   out += formatTable("gc", {{"minor", gcNode.find("minor")}, {"major", gcNode.find("major")}});
   out += "gc promoted_bytes " + formatNumber(*gcNode.find("promoted_bytes")) + ", copied_bytes " +
@@ -332,6 +348,22 @@ std::string formatPrometheus(const Snapshot& s) {
   p.histogram("weft_ready_delay_seconds", "Time from a task's ready publication to its dispatch (sampled).",
               s.readyDelay);
   p.histogram("weft_timer_lateness_seconds", "Time from a timer's deadline to its callback.", s.timerLateness);
+  p.histogram("weft_blocking_wait_seconds", "Time a blocking job waited for a thread of the blocking pool.",
+              s.pool.wait);
+  const std::tuple<const char*, const char*, const char*, uint64_t> poolMetrics[] = {
+      {"weft_blocking_pool_size", "gauge", "The most threads the blocking pool may start.", s.pool.size},
+      {"weft_blocking_pool_threads", "gauge", "Threads the blocking pool started.", s.pool.threads},
+      {"weft_blocking_pool_busy", "gauge", "Blocking jobs running now.", s.pool.busy},
+      {"weft_blocking_pool_queued", "gauge", "Blocking jobs waiting for a thread now.", s.pool.queued},
+      {"weft_blocking_pool_queue_depth_max", "gauge", "The most blocking jobs that waited at once.",
+       s.pool.queueDepthMax},
+      {"weft_blocking_jobs_total", "counter", "Blocking jobs run.", s.pool.jobsRun},
+      {"weft_blocking_panics_total", "counter", "Blocking jobs whose C++ code threw.", s.pool.panics},
+  };
+  for (const auto& [name, type, help, v] : poolMetrics) {
+    p.header(name, type, help);
+    p.sample(name, "", double(v));
+  }
   const std::pair<const char*, const gc::PauseStats*> gens[] = {{"minor", &s.gc.minor}, {"major", &s.gc.major}};
   p.header("weft_gc_collections_total", "counter", "Collections by generation.");
   for (const auto& [g, ps] : gens)

@@ -199,6 +199,8 @@ std::string LuaTask::describeWait() const {
       return "await task " + (awaited->isMain ? std::string("main") : std::to_string(awaited->id()));
     case WaitOp::kPort:
       return "posts from the host (a port)";
+    case WaitOp::kBlocking:
+      return "a blocking call (the blocking pool)";
     case WaitOp::kNone:
       break;
   }

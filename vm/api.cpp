@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "vm/debug.h"
@@ -153,6 +154,44 @@ NativeResult CallContext::yieldK(int32_t n, intptr_t ctx, NativeK k) {
     t_->frame().ctx = ctx;
   }
   return r;
+}
+
+namespace {
+
+// The continuation of a native that ran a BlockingJob: its panic, or its finish.
+NativeResult finishBlockingMayGC(CallContext& cx, StatusCode, intptr_t ctx) {
+  auto* job = reinterpret_cast<BlockingJob*>(ctx);
+  if (!job->panic.empty()) return cx.error("blocking call failed: %s", job->panic.c_str());
+  return job->finishMayGC(cx);
+}
+
+}  // namespace
+
+void runJobIsolated(BlockingJob& job) {
+  try {
+    job.run();
+  } catch (const std::exception& e) {
+    job.panic = *e.what() ? e.what() : "exception";
+  } catch (...) {
+    job.panic = "unknown exception";
+  }
+}
+
+// The runtime keeps a submitted job alive until the task's next job or its end (the
+// continuation reads it through ctx); here the caller's reference does.
+NativeResult runBlockingMayGC(CallContext& cx, std::shared_ptr<BlockingJob> job) {
+  State& S = cx.state();
+  auto ctx = reinterpret_cast<intptr_t>(job.get());
+  if (S.blockingSubmit && S.blockingSubmit(cx, job)) {
+    CallFrame& f = cx.threadData()->frame();
+    f.k = finishBlockingMayGC;
+    f.ctx = ctx;
+    return NativeResult{0, StatusCode::kYield};
+  }
+  enterOsWait(S);
+  runJobIsolated(*job);
+  if (!leaveOsWait(S).isOk()) return NativeResult{0, StatusCode::kFatal};
+  return finishBlockingMayGC(cx, StatusCode::kOk, ctx);
 }
 
 NativeResult CallContext::callK(uint32_t func, int32_t nargs, int32_t nresults, intptr_t ctx, NativeK k) {

@@ -22,7 +22,9 @@
 
 #include <cstdarg>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "vm/object.h"
@@ -206,6 +208,32 @@ inline void enterOsWait(State& state, OsWait kind = OsWait::kLong) {
 inline Status leaveOsWait(State& state, OsWait kind = OsWait::kLong) {
   return state.osWaitLeave ? state.osWaitLeave(state, kind) : Status::ok();
 }
+
+// Work that blocks on the operating system (a child process, a read from a pipe or a
+// terminal), done without the heap: run() reads into or writes from the job's own C++
+// buffers and touches no heap object, so it may run on any thread, detached from the
+// collector. finish() then ends the native on the task's thread, with the results.
+// Design: docs/design/blocking-pool.md.
+class BlockingJob {
+ public:
+  virtual ~BlockingJob() = default;
+  virtual void run() = 0;
+  // The native's results from what run() left (cx is the native's own frame, its
+  // arguments in place). May start another job with runBlockingMayGC.
+  virtual NativeResult finishMayGC(CallContext& cx) = 0;
+  // Set by whoever ran the job when run() threw: the exception's message. finish()
+  // then does not run, and the native raises "blocking call failed: <panic>".
+  std::string panic;
+};
+
+// Runs `job` without holding up a worker and ends the native with job->finishMayGC.
+// The runtime's hook (State::blockingSubmit) runs it on the blocking pool while the
+// task suspends, if the task can suspend here; otherwise (the main task, a wait under a
+// native frame, a State without a runtime) it runs here, between enterOsWait and
+// leaveOsWait. The native returns what this returns.
+NativeResult runBlockingMayGC(CallContext& cx, std::shared_ptr<BlockingJob> job);
+// Runs job.run() catching any C++ exception into job.panic (per-call isolation).
+void runJobIsolated(BlockingJob& job);
 
 // Library registration.
 struct LibEntry {

@@ -18,6 +18,7 @@
 
 namespace weft::vm {
 
+class BlockingJob;
 class StringTable;
 class ThreadPool;
 struct Thread;
@@ -137,11 +138,16 @@ class State {
   // publication orders it for the workers).
   std::atomic<bool> tablesShared{false};
   // Set by the runtime: around a wait on the operating system (a read from a terminal or
-  // a pipe, os.execute, the prompt; a write to a terminal or a pipe) the calling thread
+  // a pipe, os.execute, the prompt, where no blocking pool takes them; a write to a
+  // terminal or a pipe) the calling thread
   // is detached from the collector, so it never delays a collection (vm/api.h:
   // enterOsWait/leaveOsWait).
   void (*osWaitEnter)(State&, OsWait) = nullptr;
   Status (*osWaitLeave)(State&, OsWait) = nullptr;
+  // Set by the runtime: hands a BlockingJob to its blocking pool and suspends the
+  // calling task (true), or declines (false: the caller runs the job itself). vm/api.h
+  // runBlockingMayGC; the job is a vm::BlockingJob.
+  bool (*blockingSubmit)(CallContext&, const std::shared_ptr<BlockingJob>&) = nullptr;
   // Ctrl-C (the CLI's SIGINT handler, requestInterrupt in vm/host.h): the main
   // context's running Lua code stops with "interrupted!" at its next loop safepoint.
   // Relaxed: the handler also sends that thread's budget below zero, which is what

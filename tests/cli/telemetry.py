@@ -23,7 +23,7 @@ print("done")
 """
 
 WORKER_FIELDS = ["worker", "tasks_run", "migrations", "steals_from_injection", "parks", "wakeups",
-                 "budget_exhaustions", "queue_depth", "queue_depth_max", "gc_pauses", "gc_pause_total_us",
+                 "budget_exhaustions", "queue_depth", "queue_depth_max", "spawns_retargeted", "gc_pauses", "gc_pause_total_us",
                  "gc_pause_max_us", "steals_from"]
 HISTOGRAM_FIELDS = ["count", "sum_us", "p50_us", "p99_us", "max_us", "bounds_us", "counts"]
 
@@ -45,7 +45,8 @@ def check_json(weft):
     if proc.stdout != "done\n":
         fail("--stats=json changed standard output", proc.stdout)
     doc = json.loads(proc.stderr)
-    if doc["version"] != 1 or list(doc) != ["version", "workers", "ready_delay", "timer_lateness", "gc"]:
+    if doc["version"] != 1 or list(doc) != ["version", "workers", "ready_delay", "timer_lateness", "blocking_wait",
+                                            "blocking_pool", "gc"]:
         fail("the document's top level", proc.stderr)
     if [w["worker"] for w in doc["workers"]] != [0, 1]:
         fail("workers are numbered from 0", proc.stderr)
@@ -54,7 +55,7 @@ def check_json(weft):
             fail("a worker's fields", json.dumps(w))
     if sum(w["tasks_run"] for w in doc["workers"]) < 64 * 10:
         fail("every dispatch is counted", proc.stderr)
-    for name in ("ready_delay", "timer_lateness"):
+    for name in ("ready_delay", "timer_lateness", "blocking_wait"):
         h = doc[name]
         if list(h) != HISTOGRAM_FIELDS or len(h["counts"]) != len(h["bounds_us"]) + 1:
             fail(f"{name}: the histogram's shape", json.dumps(h))
@@ -62,6 +63,8 @@ def check_json(weft):
             fail(f"{name}: the buckets hold every record", json.dumps(h))
     if doc["ready_delay"]["count"] < 20 or doc["timer_lateness"]["count"] < 5:
         fail("the histograms record the script's publications and timers", proc.stderr)
+    if list(doc["blocking_pool"]) != ["size", "threads", "busy", "queued", "queue_depth_max", "jobs_run", "panics"]:
+        fail("the blocking_pool section", proc.stderr)
     if list(doc["gc"]) != ["minor", "major", "promoted_bytes", "copied_bytes"]:
         fail("the gc section", proc.stderr)
     return doc
@@ -77,7 +80,7 @@ def check_text(weft):
         fail("the text's columns are the document's names", lines[1])
     if [ln.split()[0] for ln in lines[2:4]] != ["0", "1"]:
         fail("the text numbers workers from 0", err)
-    for label in ("ready_delay", "timer_lateness", "minor", "major"):
+    for label in ("ready_delay", "timer_lateness", "blocking_wait", "blocking", "minor", "major"):
         if not any(ln.split()[:1] == [label] for ln in lines):
             fail(f"the text has a {label} row", err)
 
@@ -111,7 +114,7 @@ def check_prometheus(weft):
         if value < 0:
             fail(f"{line!r} is negative", err)
     for family in ("weft_tasks_run_total", "weft_ready_delay_seconds", "weft_timer_lateness_seconds",
-                   "weft_gc_collections_total"):
+                   "weft_blocking_wait_seconds", "weft_blocking_pool_queued", "weft_gc_collections_total"):
         if family not in typed:
             fail(f"{family} is missing", err)
     if 'weft_tasks_run_total{worker="0"}' not in err or 'le="+Inf"' not in err:

@@ -30,7 +30,7 @@ local run, numbered, counts, micros, victims = 0, true, true, true, true
 for i, w in ipairs(s.workers) do
   numbered = numbered and w.worker == i - 1
   for _, k in ipairs{"tasks_run", "migrations", "steals_from_injection", "parks", "wakeups",
-                     "budget_exhaustions", "queue_depth", "queue_depth_max", "gc_pauses"} do
+                     "budget_exhaustions", "queue_depth", "queue_depth_max", "spawns_retargeted", "gc_pauses"} do
     counts = counts and math.type(w[k]) == "integer"
   end
   for _, k in ipairs{"gc_pause_total_us", "gc_pause_max_us"} do

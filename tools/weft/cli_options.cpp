@@ -67,6 +67,10 @@ void defineOptions(CLI::App& app, RawOptions& raw, CliOptions& out) {
                  "=prom: Prometheus text)")
       ->check(CLI::IsMember({"text", "json", "prom"}).description(""))
       ->type_name("[=json|prom]");
+  app.add_option("--blocking-threads", out.blockingThreads,
+                 "run blocking calls of tasks (os.execute, pipes) on at most N threads (default 64)")
+      ->check(CLI::Range(1, 4096))
+      ->type_name("N");
   app.add_option("--trace", out.tracePath,
                  "write a scheduler trace (Chrome trace-event JSON: which task ran on which worker when) at exit")
       ->type_name("FILE");

@@ -37,6 +37,7 @@ struct CliOptions {
   bool stats = false;        // --stats[=FORMAT]: telemetry on stderr at exit
   runtime::StatsFormat statsFormat = runtime::StatsFormat::kText;
   std::string tracePath;     // --trace=FILE: the scheduler trace, written at exit
+  uint32_t blockingThreads = runtime::RuntimeOptions{}.blockingThreads;  // --blocking-threads
   uint64_t schedSeed = 0;    // --sched-seed
   // Index in argv of the script ("-" for stdin), or 0 when there is none (as lua.c).
   int scriptIndex = 0;

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   runtimeOptions.workers = options.workers;
   runtimeOptions.seed = options.schedSeed;
   runtimeOptions.trace = !options.tracePath.empty();
+  runtimeOptions.blockingThreads = options.blockingThreads;
   auto runtime = weft::runtime::Runtime::start(*state, runtimeOptions);
   if (!runtime) {
     std::fprintf(stderr, "%s: fatal: %s\n", progName(), runtime.error().message.c_str());

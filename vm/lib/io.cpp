@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "vm/lib/libs.h"
 #include "vm/lib/string.h"
@@ -125,7 +127,30 @@ NativeResult execResult(CallContext& cx, int stat) {
   return cx.results(3);
 }
 
-NativeResult closeBox(CallContext& cx, FileBox* box) {
+// A pipe's child, waited for by pclose off the heap (on the blocking pool when the task
+// can suspend).
+struct PipeCloseJob final : BlockingJob {
+  explicit PipeCloseJob(FILE* pipe) : f(pipe) {}
+  FILE* f;
+  int stat = 0;
+  int err = 0;
+  void run() override {
+    errno = 0;
+    stat = pclose(f);
+    err = errno;
+  }
+  NativeResult finishMayGC(CallContext& cx) override {
+    errno = err;
+    return execResult(cx, stat);
+  }
+};
+
+// How a pipe's close waits for its child: through runBlockingMayGC (a native's own
+// results), or here between enterOsWait and leaveOsWait (a close inside another
+// native's work, whose results are that native's).
+enum class PipeWait : uint8_t { kAsNative, kInline };
+
+NativeResult closeBox(CallContext& cx, FileBox* box, PipeWait pipeWait = PipeWait::kAsNative) {
   if (box->closef == &kStdCloser) return failResult(cx, "cannot close standard file", 0);
   FILE* f = box->f;
   const void* closer = box->closef;
@@ -133,10 +158,12 @@ NativeResult closeBox(CallContext& cx, FileBox* box) {
   box->closef = nullptr;
   errno = 0;
   if (closer == &kPipeCloser) {
+    auto job = std::make_shared<PipeCloseJob>(f);
+    if (pipeWait == PipeWait::kAsNative) return runBlockingMayGC(cx, std::move(job));
     enterOsWait(cx.state());
-    int stat = pclose(f);
+    job->run();
     if (!leaveOsWait(cx.state()).isOk()) return NativeResult{0, StatusCode::kFatal};
-    return execResult(cx, stat);
+    return job->finishMayGC(cx);
   }
   return fileResult(cx, std::fclose(f) == 0, nullptr);
 }
@@ -230,78 +257,143 @@ bool readNumber(FILE* f, Value& out) {
 }
 
 
-// Formats come from `formatAt(i)`, i in [0, count); `firstArg` numbers them in
-// argument errors. Pushes one value per format read, failing (nil) at the first miss.
-template <typename FormatAt>
-NativeResult readFormats(CallContext& cx, FILE* f, int count, uint32_t firstArg, FormatAt formatAt) {
-  clearerr(f);
-  const bool osWait = streamMayWait(f);
-  errno = 0;
-  uint32_t base = cx.top();
-  BufferLease lease;
-  std::string& buf = lease.get();
+// One format of read and lines, checked before anything is read.
+struct ReadFormat {
+  char kind;          // 'l', 'L', 'a', 'n', or 'c' (count bytes; 0 tests for end of file)
+  int64_t count = 0;
+};
+
+// Reads a list of formats from `f` into C++ buffers (so off the heap, on the blocking
+// pool for a stream that may wait), then pushes one value per format read, failing (nil)
+// at the first miss, as g_read does. A format found invalid is raised only if every
+// format before it succeeded, where g_read would have reached it.
+struct ReadJob final : BlockingJob {
+  FILE* f = nullptr;
+  std::vector<ReadFormat> formats;
+  uint32_t base = 0;              // the native's stack top before its results
+  bool forLines = false;          // the lines iterator: linesAfterRead ends it
+  // The first invalid format: its argument and error (argError, or a type error).
+  uint32_t badArg = 0;
+  const char* badMessage = nullptr;
+  bool badIsType = false;
+  // run()'s results.
+  std::vector<std::string> strings;
+  std::vector<Value> numbers;     // 'n' only: numbers are not heap objects
+  size_t attempted = 0;
   bool success = true;
-  int n = 0;
-  int total = count == 0 ? 1 : count;
-  if (!cx.ensureStack(uint32_t(total))) return cx.error("too many arguments");
-  for (; n < total && success; n++) {
-    buf.clear();
-    Value fmt = count == 0 ? Value::nil() : formatAt(n);
-    Value result;
-    bool isString = true;
-    if (count == 0) {
-      if (osWait) enterOsWait(cx.state());
-      success = readLine(f, buf, false);
-    } else if (fmt.isInt() || fmt.isFloat()) {
-      int64_t len;
-      if (!toInteger(fmt, len)) return cx.argError(firstArg + uint32_t(n), "number has no integer representation");
-      if (osWait) enterOsWait(cx.state());
-      if (len == 0) {
-        int c = getc_unlocked(f);
-        if (c != EOF) ungetc(c, f);
-        success = c != EOF;
-      } else {
-        success = readChars(f, len, buf);
-      }
-    } else {
-      std::string_view p = fmt.isString() ? fmt.asString()->view() : std::string_view();
-      if (!fmt.isString()) return cx.typeError(firstArg + uint32_t(n), "string");
-      if (!p.empty() && p[0] == '*') p.remove_prefix(1);
-      char kind = p.empty() ? 0 : p[0];
-      if (kind != 'n' && kind != 'l' && kind != 'L' && kind != 'a') {
-        return cx.argError(firstArg + uint32_t(n), "invalid format");
-      }
-      if (osWait) enterOsWait(cx.state());
-      switch (kind) {
-        case 'n':
-          isString = false;
-          success = readNumber(f, result);
-          break;
-        case 'l': success = readLine(f, buf, false); break;
-        case 'L': success = readLine(f, buf, true); break;
-        case 'a': readAll(f, buf); success = true; break;
-      }
-    }
-    if (osWait) {
-      if (!leaveOsWait(cx.state()).isOk()) return NativeResult{0, StatusCode::kFatal};
-    }
-    if (isString) {
-      if (!pushString(cx, buf)) return cx.failure();
-    } else {
-      cx.push(success ? result : Value::nil());
+  bool failed = false;            // ferror
+  int err = 0;
+
+  void run() override;
+  NativeResult finishMayGC(CallContext& cx) override;
+  NativeResult pushResults(CallContext& cx);
+};
+
+void ReadJob::run() {
+  clearerr(f);
+  errno = 0;
+  strings.resize(formats.size());
+  numbers.resize(formats.size(), Value::nil());
+  for (attempted = 0; attempted < formats.size() && success; attempted++) {
+    const ReadFormat& fmt = formats[attempted];
+    std::string& buf = strings[attempted];
+    switch (fmt.kind) {
+      case 'n': success = readNumber(f, numbers[attempted]); break;
+      case 'l': success = readLine(f, buf, false); break;
+      case 'L': success = readLine(f, buf, true); break;
+      case 'a': readAll(f, buf); break;
+      default:
+        if (fmt.count == 0) {
+          int c = getc_unlocked(f);
+          if (c != EOF) ungetc(c, f);
+          success = c != EOF;
+        } else {
+          success = readChars(f, fmt.count, buf);
+        }
     }
   }
-  if (std::ferror(f)) {
+  failed = std::ferror(f) != 0;
+  err = errno;
+}
+
+NativeResult ReadJob::pushResults(CallContext& cx) {
+  if (failed) {
+    errno = err;
     cx.setTop(base);
     return fileResult(cx, false, nullptr);
   }
+  if (success && badMessage) {
+    return badIsType ? cx.typeError(badArg, badMessage) : cx.argError(badArg, badMessage);
+  }
+  if (!cx.ensureStack(uint32_t(attempted) + 1)) return cx.error("too many arguments");
+  for (size_t i = 0; i < attempted; i++) {
+    if (formats[i].kind == 'n') {
+      cx.push(numbers[i]);
+    } else if (!pushString(cx, strings[i])) {
+      return cx.failure();
+    }
+  }
+  strings.clear();
   if (!success) cx.setAt(cx.top() - 1, Value::nil());
-  return cx.results(n);
+  return cx.results(int32_t(attempted));
 }
 
-NativeResult readArgs(CallContext& cx, FILE* f, uint32_t first) {
+NativeResult linesAfterRead(CallContext& cx, uint32_t base, NativeResult r);
+
+NativeResult ReadJob::finishMayGC(CallContext& cx) {
+  NativeResult r = pushResults(cx);
+  return forLines ? linesAfterRead(cx, base, r) : r;
+}
+
+// Checks format i (argument `arg`) into `job`; false records the first invalid one.
+bool parseFormat(ReadJob& job, const Value& fmt, uint32_t arg) {
+  if (fmt.isInt() || fmt.isFloat()) {
+    int64_t len;
+    if (!toInteger(fmt, len)) {
+      job.badMessage = "number has no integer representation";
+    } else {
+      job.formats.push_back({'c', len});
+      return true;
+    }
+  } else if (!fmt.isString()) {
+    job.badMessage = "string";
+    job.badIsType = true;
+  } else {
+    std::string_view p = fmt.asString()->view();
+    if (!p.empty() && p[0] == '*') p.remove_prefix(1);
+    char kind = p.empty() ? 0 : p[0];
+    if (kind == 'n' || kind == 'l' || kind == 'L' || kind == 'a') {
+      job.formats.push_back({kind});
+      return true;
+    }
+    job.badMessage = "invalid format";
+  }
+  job.badArg = arg;
+  return false;
+}
+
+// Formats come from `formatAt(i)`, i in [0, count); `firstArg` numbers them in
+// argument errors. A stream that may wait is read by a blocking job.
+template <typename FormatAt>
+NativeResult readFormatsMayGC(CallContext& cx, FILE* f, int count, uint32_t firstArg, FormatAt formatAt,
+                         bool forLines = false) {
+  if (!cx.ensureStack(uint32_t(count) + 1)) return cx.error("too many arguments");
+  auto job = std::make_shared<ReadJob>();
+  job->f = f;
+  job->base = cx.top();
+  job->forLines = forLines;
+  if (count == 0) job->formats.push_back({'l'});
+  for (int i = 0; i < count; i++) {
+    if (!parseFormat(*job, formatAt(i), firstArg + uint32_t(i))) break;
+  }
+  if (streamMayWait(f)) return runBlockingMayGC(cx, std::move(job));
+  job->run();
+  return job->finishMayGC(cx);
+}
+
+NativeResult readArgsMayGC(CallContext& cx, FILE* f, uint32_t first) {
   int count = cx.argCount() >= first ? int(cx.argCount() - first + 1) : 0;
-  return readFormats(cx, f, count, first, [&](int i) { return cx.arg(first + uint32_t(i)); });
+  return readFormatsMayGC(cx, f, count, first, [&](int i) { return cx.arg(first + uint32_t(i)); });
 }
 
 // ---- writing ------------------------------------------------------------------------
@@ -439,8 +531,12 @@ NativeResult linesStep(CallContext& cx) {
   FileBox* box = fileBoxOf(cx.state(), cx.upvalue(0));
   if (!box || !isOpen(box)) return cx.error("file is already closed");
   int count = int(cx.upvalue(1).asInt());
-  uint32_t base = cx.top();
-  NativeResult r = readFormats(cx, box->f, count, 2, [&](int i) { return cx.upvalue(3 + uint32_t(i)); });
+  return readFormatsMayGC(cx, box->f, count, 2, [&](int i) { return cx.upvalue(3 + uint32_t(i)); }, true);
+}
+
+// The end of a lines step, after its read pushed `r`: a miss with a message raises it,
+// and at the end of the file an iterator that opened it closes it.
+NativeResult linesAfterRead(CallContext& cx, uint32_t base, NativeResult r) {
   if (r.status != StatusCode::kOk) return r;
   if (r.count > 0 && cx.at(cx.top() - uint32_t(r.count)).isTruthy()) return r;
   if (r.count > 1) {
@@ -449,9 +545,9 @@ NativeResult linesStep(CallContext& cx) {
   }
   cx.setTop(base);
   if (cx.upvalue(2).isTruthy()) {
-    box = fileBoxOf(cx.state(), cx.upvalue(0));
+    FileBox* box = fileBoxOf(cx.state(), cx.upvalue(0));
     if (box && isOpen(box)) {
-      NativeResult c = closeBox(cx, box);
+      NativeResult c = closeBox(cx, box, PipeWait::kInline);
       if (c.status != StatusCode::kOk) return c;
       cx.setTop(base);
     }
@@ -570,7 +666,7 @@ NativeResult ioRead(CallContext& cx) {
   FILE* f;
   NativeResult outcome;
   if (!defaultFile(cx, kInputKey, f, file, outcome)) return outcome;
-  return readArgs(cx, f, 1);
+  return readArgsMayGC(cx, f, 1);
 }
 
 NativeResult ioWrite(CallContext& cx) {
@@ -618,7 +714,7 @@ NativeResult fRead(CallContext& cx) {
   FILE* f;
   NativeResult outcome;
   if (!checkOpenFile(cx, 1, f, outcome)) return outcome;
-  return readArgs(cx, f, 2);
+  return readArgsMayGC(cx, f, 2);
 }
 
 NativeResult fWrite(CallContext& cx) {
@@ -772,5 +868,7 @@ bool stdoutMayWait() {
   static const bool mayWait = streamMayWait(stdout);
   return mayWait;
 }
+
+NativeResult execResultOf(CallContext& cx, int stat) { return execResult(cx, stat); }
 
 }  // namespace weft::vm

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "vm/api.h"
 #include "vm/state.h"
 #include "weft/status.h"
 
@@ -21,11 +22,14 @@ Status openIoLib(State& state);         // lib/io.cpp
 Status openDebugLib(State& state);      // lib/debug.cpp
 
 // Whether reading or writing `f` may wait on the operating system (a terminal, a pipe, a
-// socket; not a regular file): such calls run between enterOsWait and leaveOsWait
-// (lib/io.cpp).
+// socket; not a regular file): such calls are blocking jobs (vm/api.h runBlockingMayGC)
+// or run between enterOsWait and leaveOsWait (lib/io.cpp).
 bool streamMayWait(FILE* f);
 // The same for the process's standard output, asked of the system once (print).
 bool stdoutMayWait();
+// luaL_execresult: the results of os.execute and of a pipe's close for a wait status
+// (lib/io.cpp).
+NativeResult execResultOf(CallContext& cx, int stat);
 
 // collectgarbage("step", kb) and lua_gc(LUA_GCSTEP, kb) (docs/design/gc-step.md), made
 // by code running on `t`: `cycleEnded` is set when this step finished a cycle.

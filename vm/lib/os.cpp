@@ -200,28 +200,30 @@ NativeResult osDifftime(CallContext& cx) {
   return pushOne(cx, Value::number(std::difftime(a, b)));
 }
 
+// The child of os.execute, waited for off the heap (on the blocking pool when the task
+// can suspend).
+struct ExecuteJob final : BlockingJob {
+  std::string command;
+  int stat = 0;
+  int err = 0;
+  void run() override {
+    errno = 0;
+    stat = std::system(command.c_str());
+    err = errno;
+  }
+  NativeResult finishMayGC(CallContext& cx) override {
+    errno = err;
+    return execResultOf(cx, stat);
+  }
+};
+
 NativeResult osExecute(CallContext& cx) {
   String* cmd;
   if (!cx.optString(1, nullptr, cmd)) return cx.failure();
   if (!cmd) return pushOne(cx, Value::boolean(std::system(nullptr) != 0));
-  errno = 0;
-  std::string command(cmd->view());
-  enterOsWait(cx.state());
-  int stat = std::system(command.c_str());
-  if (!leaveOsWait(cx.state()).isOk()) return NativeResult{0, StatusCode::kFatal};
-  if (stat == -1) return fileResult(cx, false, nullptr);
-  const char* what = "exit";
-  if (WIFEXITED(stat)) {
-    stat = WEXITSTATUS(stat);
-  } else if (WIFSIGNALED(stat)) {
-    stat = WTERMSIG(stat);
-    what = "signal";
-  }
-  if (!cx.ensureStack(3)) return cx.stackOverflow();
-  cx.push(*what == 'e' && stat == 0 ? Value::boolean(true) : Value::nil());
-  if (!pushString(cx, what)) return cx.failure();
-  cx.push(Value::integer(stat));
-  return cx.results(3);
+  auto job = std::make_shared<ExecuteJob>();
+  job->command = std::string(cmd->view());
+  return runBlockingMayGC(cx, std::move(job));
 }
 
 NativeResult osExit(CallContext& cx) {
