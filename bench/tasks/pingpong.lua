@@ -1,10 +1,13 @@
 -- Ping-pong: `n` round trips (default one million) between two tasks over two unbuffered
 -- channels. The pinger sends 1..n on `ping`; the echo task adds each up and sends it back
--- on `pong`. Prints ns per round trip.
---   weft [--workers N] pingpong.lua [n]
+-- on `pong`. Prints ns per round trip. With `from` 2 the pinger is the main chunk itself
+-- (result `pingpong_main`): the cost of a main chunk that waits (issue 15 wants it within
+-- 1.2 times a task's).
+--   weft [--workers N] pingpong.lua [n] [from: 1 a task, 2 the main chunk]
 local B = dofile((arg[0]:match("^(.*[/\\])") or "./") .. "common.lua")
 local now = B.clock()
 local n = B.arg(1, 1000000)
+local fromMain = B.arg(2, 1) == 2
 
 local ping, pong = task.channel(), task.channel()
 
@@ -18,7 +21,7 @@ local echo = task.spawn(function()
   end
 end)
 
-local pinger = task.spawn(function()
+local function pinger()
   local sum = 0
   local start = now()
   for i = 1, n do
@@ -28,11 +31,16 @@ local pinger = task.spawn(function()
   local seconds = now() - start
   ping:close()
   return sum, seconds
-end)
+end
 
-local back, seconds = pinger:await()
+local back, seconds
+if fromMain then
+  back, seconds = pinger()
+else
+  back, seconds = task.spawn(pinger):await()
+end
 local echoed = echo:await()
 local expected = n * (n + 1) // 2
 B.check(back == expected and echoed == expected, "sums %d and %d, expected %d", back, echoed, expected)
-B.result("pingpong", { "n", n }, { "workers", task.workers() }, { "seconds", seconds },
+B.result(fromMain and "pingpong_main" or "pingpong", { "n", n }, { "workers", task.workers() }, { "seconds", seconds },
   { "ns_per_roundtrip", seconds * 1e9 / n }, { "checksum", back })

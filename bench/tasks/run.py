@@ -31,10 +31,16 @@ WORKLOADS = {
     "skynet": (["1000000"], ["10000"], [None], "seconds"),
     "spawn": (["1000000"], ["10000"], [None, 1], "ns_per_task"),
     "pingpong": (["1000000"], ["10000"], [None, 1], "ns_per_roundtrip"),
+    "pingpong_main": (["1000000", "2"], ["10000", "2"], [None, 1], "ns_per_roundtrip"),
+    "spawn_main": (["1000000", "2"], ["10000", "2"], [None, 1], "ns_per_task"),
     "blocked": (["1000000"], ["10000"], [None], "bytes_per_task"),
     "parallel": (["50000000", "8"], ["1000000", "8"], [1, None], "seconds"),
     "timers": (["500", "4"], ["50", "4"], [None], "p99_extra_ms"),
 }
+
+
+# Workloads that are another one's script (and Go subcommand) with other arguments.
+SCRIPT_OF = {"pingpong_main": "pingpong", "spawn_main": "spawn"}
 
 
 def parse_result(stdout, name):
@@ -60,14 +66,15 @@ class Runner:
         full, quick, _, _ = WORKLOADS[name]
         sizes = quick if self.quick else full
         env = dict(self.env)
+        script = SCRIPT_OF.get(name, name)
         if impl == "weft":
             argv = [self.weft]
             if workers is not None:
                 argv += ["--workers", str(workers)]
-            return argv + [os.path.join(HERE, name + ".lua")] + sizes, env
+            return argv + [os.path.join(HERE, script + ".lua")] + sizes, env
         if workers is not None:
             env["GOMAXPROCS"] = str(workers)
-        return [self.gobin, name] + sizes, env
+        return [self.gobin, script] + sizes, env
 
     def best(self, impl, name, workers):
         """The best of N runs (smallest value of the workload's key), or None on failure."""
@@ -123,6 +130,11 @@ def rows(results, quick):
     def pair(name, workers, key):
         return get("weft", name, workers, key), get("go", name, workers, key)
 
+    def ratio(name, base, workers, key):
+        a, b = get("weft", name, workers, key), get("weft", base, workers, key)
+        ga, gb = get("go", name, workers, key), get("go", base, workers, key)
+        return (a / b if a and b else None), (ga / gb if ga and gb else None)
+
     go_skynet = get("go", "skynet", None, "seconds")
     table = [
         ("skynet", "skynet", "s", *pair("skynet", None, "seconds"),
@@ -133,6 +145,16 @@ def rows(results, quick):
         ("pingpong", "ping-pong", "ns/trip", *pair("pingpong", None, "ns_per_roundtrip"),
          "<= 300", lambda w: w <= 300),
         ("pingpong", "  1 worker", "ns/trip", *pair("pingpong", 1, "ns_per_roundtrip"), "", None),
+        ("pingpong_main", "ping-pong main", "ns/trip", *pair("pingpong_main", None, "ns_per_roundtrip"),
+         "", None),
+        ("pingpong_main", "  1 worker", "ns/trip", *pair("pingpong_main", 1, "ns_per_roundtrip"), "", None),
+        ("pingpong_main", "  main/task", "x", *ratio("pingpong_main", "pingpong", None, "ns_per_roundtrip"),
+         "<= 1.2", lambda w: w <= 1.2),
+        ("pingpong_main", "  main/task 1 wkr", "x",
+         *ratio("pingpong_main", "pingpong", 1, "ns_per_roundtrip"), "<= 1.2", lambda w: w <= 1.2),
+        ("spawn_main", "spawn+await main", "ns/task", *pair("spawn_main", None, "ns_per_task"), "", None),
+        ("spawn_main", "  main/task", "x", *ratio("spawn_main", "spawn", None, "ns_per_task"),
+         "<= 1.2", lambda w: w <= 1.2),
         ("blocked", "blocked recv", "B/task", *pair("blocked", None, "bytes_per_task"),
          "<= 1536", lambda w: w <= 1536),
         ("parallel", "parallel 1 worker", "s", *pair("parallel", 1, "seconds"), "", None),

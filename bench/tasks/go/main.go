@@ -20,8 +20,8 @@ type workload struct {
 
 var workloads = map[string]workload{
 	"skynet":   {skynet, []int64{1000000}},
-	"spawn":    {spawn, []int64{1000000}},
-	"pingpong": {pingpong, []int64{1000000}},
+	"spawn":    {spawn, []int64{1000000, 1}},
+	"pingpong": {pingpong, []int64{1000000, 1}},
 	"blocked":  {blocked, []int64{1000000}},
 	"parallel": {parallel, []int64{50000000, 8}},
 	"timers":   {timers, []int64{500, 4}},
