@@ -152,7 +152,7 @@ struct Heap::Impl {
   // safepoint's fast path reads it relaxed (a late read reaches the locked path, which
   // rereads it, at the next poll), and every decision is rechecked under the lock.
   std::atomic<bool> broken{false};
-  size_t liveAfterLastGC = 0;  // world stopped: the old generation's bytes
+  size_t liveAfterLastGC = 0;  // written world stopped, read under the lock: the old generation's bytes
   // World stopped: the old generation's size past which the next collection is major.
   size_t majorThreshold = 0;
   // World stopped: the old chunk promotion continues in (its top is exact), or nullptr.
