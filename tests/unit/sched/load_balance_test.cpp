@@ -72,11 +72,11 @@ TEST(SchedLoadMonitor, ADeepQueueOfShortTasksIsNotOverloaded) {
 }
 
 // A sticky spawner on worker 0 keeps spawning long CPU-bound tasks (each spends its
-// whole slice at every dispatch): worker 0's queue grows far past its sibling's, the
-// monitor retargets its spawns, and worker 1 runs some. The spawner and the sticky tasks
-// it spawns meanwhile run on worker 0 only. On a loaded machine worker 1's thread may
-// get no processor while worker 0 runs everything, so the long tasks last until one of
-// them ran on worker 1 (or the wait below gives up).
+// whole slice at every dispatch) while worker 1 is held by a task that spins until the
+// spawner is done (so it cannot steal, and its queue stays empty): worker 0's queue grows
+// far past its sibling's, and the monitor retargets its spawns. The spawner and the
+// sticky tasks it spawns meanwhile run on worker 0 only. Once worker 1 is free it runs
+// some of the retargeted tasks, which last until one of them ran there.
 TEST(SchedLoadBalance, AnOverloadedWorkerSpreadsItsSpawnsAndStickyTasksStayHome) {
   constexpr int kSpawnerDispatches = 300, kPerDispatch = 2, kLongDispatches = 40;
   TestExecutor ex;
@@ -123,6 +123,16 @@ TEST(SchedLoadBalance, AnOverloadedWorkerSpreadsItsSpawnsAndStickyTasksStayHome)
   });
   spawner->setSticky(true);
   spawner->cost = 100;
+  // The hog: bounced by worker 0 until worker 1 takes it, then holds worker 1.
+  std::atomic<bool> hogHolds{false};
+  TaskRef hog = makeTask([&](Worker& w, FnTask&) {
+    if (w.index() == 0) return RunOutcome::kYielded;
+    hogHolds = true;
+    while (!isTerminal(spawner->state())) std::this_thread::yield();
+    return RunOutcome::kCompleted;
+  });
+  ASSERT_TRUE(s.spawn(hog.get()));
+  ASSERT_TRUE(waitUntil([&] { return hogHolds.load(); }, "worker 1 to take the hog"));
   ASSERT_TRUE(s.spawn(spawner.get()));  // from outside the workers: home 0
   ASSERT_TRUE(waitUntil([&] { return isTerminal(spawner->state()); }, "the spawner to finish"));
   ASSERT_TRUE(waitUntil([&] {
