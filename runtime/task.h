@@ -65,7 +65,7 @@ class WaitSource {
 
 // A claimed task to wake once the claimer's locks are released (RuntimeImpl::wakeTask).
 struct Wake {
-  class LuaTask* task = nullptr;
+  LuaTask* task = nullptr;
   bool blocking = false;  // its wait blocks a thread; then holdForWake retained it
 };
 

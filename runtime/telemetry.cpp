@@ -35,41 +35,57 @@ constexpr int64_t kStatsSchemaVersion = 1;
 
 // A node of the document: a number (integer or microseconds), an object with
 // ordered fields, or an array.
+struct Field;
 struct Node {
   enum class Kind : uint8_t { kInt, kFloat, kObject, kArray };
   Kind kind = Kind::kObject;
   int64_t i = 0;
   double f = 0;
-  std::vector<std::pair<std::string, Node>> fields;
+  std::vector<Field> fields;  // a vector of an incomplete type: complete before use
   std::vector<Node> items;
 
-  static Node integer(uint64_t v) {
-    Node n;
-    n.kind = Kind::kInt;
-    n.i = int64_t(v);
-    return n;
-  }
-  static Node micros(uint64_t nanos) {
-    Node n;
-    n.kind = Kind::kFloat;
-    n.f = double(nanos) / 1e3;
-    return n;
-  }
-  static Node array() {
-    Node n;
-    n.kind = Kind::kArray;
-    return n;
-  }
-  Node& add(std::string name, Node v) {
-    fields.emplace_back(std::move(name), std::move(v));
-    return fields.back().second;
-  }
-  const Node* find(const std::string& name) const {
-    for (const auto& [k, v] : fields)
-      if (k == name) return &v;
-    return nullptr;
-  }
+  static Node integer(uint64_t v);
+  static Node micros(uint64_t nanos);
+  static Node array();
+  Node& add(std::string name, Node v);
+  const Node* find(const std::string& name) const;
 };
+
+struct Field {
+  std::string first;  // the name
+  Node second;        // the value
+};
+
+Node Node::integer(uint64_t v) {
+  Node n;
+  n.kind = Kind::kInt;
+  n.i = int64_t(v);
+  return n;
+}
+
+Node Node::micros(uint64_t nanos) {
+  Node n;
+  n.kind = Kind::kFloat;
+  n.f = double(nanos) / 1e3;
+  return n;
+}
+
+Node Node::array() {
+  Node n;
+  n.kind = Kind::kArray;
+  return n;
+}
+
+Node& Node::add(std::string name, Node v) {
+  fields.push_back(Field{std::move(name), std::move(v)});
+  return fields.back().second;
+}
+
+const Node* Node::find(const std::string& name) const {
+  for (const auto& [k, v] : fields)
+    if (k == name) return &v;
+  return nullptr;
+}
 
 // The per-worker counters, in the order every rendering lists them.
 struct WorkerMetric {
