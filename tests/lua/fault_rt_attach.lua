@@ -2,6 +2,8 @@
 -- expect-exit: 3
 -- weft-env: WEFT_FAULT=rt.attach
 -- A worker that cannot attach to the collector closes the runtime: exit 3.
+-- Printed before the spawn: the failure may close the runtime (and stop the main chunk
+-- at its next safepoint) as soon as the task is published.
+print("spawning")
 local t = task.spawn(function() return 1 end)
-print("spawned")
 print(t:await())
