@@ -200,11 +200,19 @@ template <class Body>
 
 }  // namespace
 
+vm::NativeResult weft::capi::raiseValueUnlockedMayGC(lua_State* L, const Value& v) {
+  vm::State& S = stateOf(L);
+  LibraryLock* held = releaseLibrary(S);
+  Status st = vm::raiseValueMayGC(S, threadOf(L), v);
+  reacquireLibrary(S, held);
+  return vm::NativeResult{0, st.code()};
+}
+
 LUA_API int lua_error(lua_State* L) {
   API_ENTRY(L);
   vm::ThreadData* t = threadOf(L);
   Value v = t->top > baseOf(t) ? t->stack[t->top - 1] : Value::nil();
-  raiseStatus(L, vm::raiseValueMayGC(stateOf(L), t, v));
+  raiseStatus(L, raiseValueUnlockedMayGC(L, v));
 }
 
 LUA_API void lua_callk(lua_State* L, int nargs, int nresults, lua_KContext ctx, lua_KFunction k) {

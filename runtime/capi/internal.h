@@ -84,6 +84,10 @@ inline uint32_t baseOf(const vm::ThreadData* t) {
 // a yield); without a C function to leave, the panic function runs and the process aborts.
 [[noreturn]] void raiseStatus(lua_State* L, vm::NativeResult outcome);
 [[noreturn]] inline void raiseStatus(lua_State* L, Status st) { raiseStatus(L, vm::NativeResult{0, st.code()}); }
+// Raises v as a Lua error: the message handler runs (lock.h) with the C library's lock
+// released, as any call back into Lua does, since the handler may be a C function of
+// the same library (the C++ API's traceback handler is); the outcome for raiseStatus.
+vm::NativeResult raiseValueUnlockedMayGC(lua_State* L, const vm::Value& v);
 // Raises a Lua error with a message (no position), as the API's own errors are.
 [[noreturn]] void raiseMessageMayGC(lua_State* L, const char* message);
 [[noreturn]] void raiseMemory(lua_State* L);

@@ -96,7 +96,7 @@ void pushMayGC(lua_State* L, const Value& v) {
   vm::State& S = stateOf(L);
   vm::String* s = vm::newString(S, message);
   if (!s) raiseMemory(L);
-  raiseStatus(L, vm::raiseValueMayGC(S, threadOf(L), Value::string(s)));
+  raiseStatus(L, raiseValueUnlockedMayGC(L, Value::string(s)));
 }
 
 [[noreturn]] void raiseMemory(lua_State* L) { raiseStatus(L, vm::memoryErrorStatus(stateOf(L), threadOf(L))); }
