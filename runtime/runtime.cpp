@@ -7,6 +7,7 @@
 // interpreter's safepoint yielded). A task that stops running stays published in the
 // registry, where the collector updates its frames in place.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -70,6 +71,7 @@ RuntimeImpl::RuntimeImpl(vm::State& s, const RuntimeOptions& o)
 // call into a runtime that is gone.
 RuntimeImpl::~RuntimeImpl() {
   blockingPool.stop();  // running jobs end first; their tasks' wakes are refused
+  if (detContext_) state.threadPool().flush(detContext_->exec);
   if (state.runtime == this) {
     state.osWaitEnter = nullptr;
     state.osWaitLeave = nullptr;
@@ -168,6 +170,44 @@ void RuntimeImpl::onAllBlocked() {
   main->signalBlocked();
 }
 
+bool RuntimeImpl::mayPublishFromOutside() { return openPorts.load(std::memory_order_acquire) > 0; }
+
+void RuntimeImpl::onDiverged(const std::string& what) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "weft: %s\n", what.c_str());
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+Status RuntimeImpl::runInlineMayGC(LuaTask& self, const std::function<bool()>& enabled) {
+  self.blocked.store(true, std::memory_order_relaxed);
+  sched::InlineRun run = scheduler->runInline(&self, enabled);
+  self.blocked.store(false, std::memory_order_relaxed);
+  // Collections ran meanwhile; the code that stopped here goes on writing its stack.
+  if (vm::ThreadData* running = state.context().running) vm::markStackDirty(running);
+  switch (run) {
+    case sched::InlineRun::kChosen:
+      return Status::ok();
+    case sched::InlineRun::kClosed:
+      return Status(StatusCode::kFatal);
+    case sched::InlineRun::kDeadlock:
+      // Only tasks started above this one on the thread's stack could run.
+      if (!self.isMain) {
+        std::fprintf(stderr, "weft: deterministic mode: task %llu waits under a native frame (a metamethod, a sort "
+                     "comparator, a gsub function), which holds the mode's one thread\n",
+                     static_cast<unsigned long long>(self.id()));
+      }
+      reportDeadlockAndExit();
+    case sched::InlineRun::kDiverged:
+      onDiverged(scheduler->divergence());
+  }
+  return Status(StatusCode::kFatal);
+}
+
+double RuntimeImpl::nowSeconds() const {
+  return std::chrono::duration<double>(scheduler->now().time_since_epoch()).count();
+}
+
 // The scheduler saw no work anywhere, but a task blocked under a native (its thread
 // released its worker) whose wait has already ended is about to run again: not a
 // deadlock. Its thread's worker parks again after it, which re-evaluates. Nothing runs
@@ -254,7 +294,8 @@ void RuntimeImpl::installOsWaitHooks() {
 // generation is the current one then.
 bool RuntimeImpl::submitBlockingJob(vm::CallContext& cx, const std::shared_ptr<vm::BlockingJob>& job) {
   vm::ThreadData* t = cx.threadData();
-  if (!canSuspend(t)) return false;
+  // Deterministic mode runs the job in its step: its end is then never a decision.
+  if (!canSuspend(t) || scheduler->deterministic()) return false;
   LuaTask* self = currentTask(*this, t);
   if (!self || self->isMain) return false;
   bool cancelled = false;
@@ -285,7 +326,24 @@ RunOutcome RuntimeImpl::runTask(sched::Worker& worker, sched::Task& base, int32_
   if (typeid(base) != typeid(LuaTask)) return RunOutcome::kCompleted;
   auto* task = static_cast<LuaTask*>(&base);
   if (closed()) return RunOutcome::kCancelled;
+  if (!tlsContext) return dispatchNestedMayGC(*task, budget);
   return dispatchMayGC(*tlsContext, *task, budget);
+}
+
+RunOutcome RuntimeImpl::dispatchNestedMayGC(LuaTask& task, int32_t& budget) {
+  if (!detContext_) {
+    detContext_ = std::make_unique<WorkerContext>();
+    detContext_->exec = vm::ExecContext{&state, &state.mutator(), nullptr, {}};
+    detContext_->mutator = &state.mutator();
+    detContext_->attached = true;
+  }
+  vm::ExecContext* outer = vm::tlsExecContext;
+  vm::ThreadData* outerRunning = detContext_->exec.running;
+  vm::bindExecContext(&detContext_->exec);
+  RunOutcome out = dispatchMayGC(*detContext_, task, budget);
+  detContext_->exec.running = outerRunning;
+  vm::bindExecContext(outer);
+  return out;
 }
 
 RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t& budget) {
@@ -300,6 +358,7 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t&
   for (vm::ThreadData* c = t; c; c = c->suspendedChild) vm::markStackDirty(c);
   t->budget = budget;
   t->preempted = false;
+  bool stepEnded = std::exchange(task.stepEnded, false);
   if (!task.started) {
     task.started = true;
     if (task.cancelRequested()) return cancelTaskMayGC(task);
@@ -312,7 +371,7 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t&
   while (leaf->suspendedChild) leaf = leaf->suspendedChild;
   // A cancellation seen at the start of a dispatch ends the task here, whatever ended
   // its wait: the scheduler delivers a request made while the task was ready only once.
-  if (task.cancelRequested()) {
+  if (task.cancelRequested() && !stepEnded) {
     // A job still queued or running may be using what the unwinding would free (a
     // FILE*): the job's end (or cancelTask's removal of it) wakes the task again.
     if (task.suspend == LuaTask::Suspend::kWait && task.op == WaitOp::kBlocking && task.waitOpen()) {
@@ -378,7 +437,7 @@ RunOutcome RuntimeImpl::finishDispatchMayGC(LuaTask& task, Status st, int32_t& b
       while (leaf->suspendedChild) leaf = leaf->suspendedChild;
       if (leaf->preempted) {
         leaf->preempted = false;
-        if (task.cancelRequested()) return cancelTaskMayGC(task);
+        if (task.cancelRequested() && !task.stepEnded) return cancelTaskMayGC(task);
         return RunOutcome::kBudgetSpent;
       }
       if (task.suspend == LuaTask::Suspend::kYield) return RunOutcome::kYielded;
@@ -527,6 +586,7 @@ void RuntimeImpl::probeForDeadlock() {
 }
 
 void RuntimeImpl::reportDeadlockAndExit() {
+  writeRecording();
   std::fflush(stdout);
   std::string report = "weft: deadlock: all tasks are blocked\n" + describeBlockedTasks();
   std::fputs(report.c_str(), stderr);
@@ -582,7 +642,11 @@ Expected<std::unique_ptr<Runtime>> Runtime::start(vm::State& state, const Runtim
   so.seed = options.seed;
   so.slice = options.budget;
   so.trace = options.trace;
+  rt.options.deterministic.budget = uint32_t(so.slice);
+  rt.options.deterministic.firstId = sched::Task::nextId();  // the main task's, made next
+  so.deterministic = rt.options.deterministic;
   rt.scheduler = std::make_unique<sched::Scheduler>(so, rt);
+  if (so.deterministic.enabled) rt.installDeterministicHooks();
   auto runtime = std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
   rt.installOsWaitHooks();
   Status st = openTaskLib(rt);
@@ -593,6 +657,7 @@ Expected<std::unique_ptr<Runtime>> Runtime::start(vm::State& state, const Runtim
 Status Runtime::finishMayGC() {
   RuntimeImpl& rt = *impl_;
   rt.cancelAllTasks();
+  if (rt.scheduler->deterministic()) return rt.finishDeterministicMayGC();
   rt.state.heap().detach(rt.state.mutator());
   {
     std::unique_lock lock(rt.finishMutex);
@@ -608,6 +673,7 @@ Status Runtime::finishMayGC() {
 }
 
 bool Runtime::stopNow() {
+  impl_->writeRecording();
   impl_->closeAll("");
   // A worker cannot join itself (os.exit inside a task): the others stop at their next
   // dispatch boundary and the process ends without closing the state.

@@ -2,7 +2,9 @@
 // workers are the collector's mutators. Created by the CLI (or a host) on a State; it
 // opens the `task` library and runs every spawned task on its workers. The thread that
 // created it runs the main chunk: the main task, which blocks its OS thread (detached
-// from the collector) when it waits.
+// from the collector) when it waits. In deterministic mode (RuntimeOptions::deterministic)
+// that thread runs every task, one step at a time, while the main task waits or at its
+// schedule points, still attached (docs/design/deterministic.md).
 //
 // Protocol with the collector (docs/design/tasks.md):
 //  - The scheduler's threads start at the first spawn, deadlock probe or timer
@@ -24,6 +26,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime/sched/scheduler.h"
 #include "vm/state.h"
 #include "weft/status.h"
 
@@ -38,6 +41,9 @@ struct RuntimeOptions {
   int32_t budget = 10000;     // safepoints per dispatch before a task is requeued
   bool trace = false;         // record the scheduler trace (Runtime::writeTrace)
   uint32_t blockingThreads = 64;  // the blocking pool's most threads (docs/tasks.md)
+  // Deterministic mode (docs/design/deterministic.md): every task runs on the thread
+  // that runs the main task, one step at a time, by the seeded chooser's decisions.
+  DeterministicOptions deterministic;
 };
 
 class RuntimeImpl;

@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -57,6 +58,8 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   void onIdle(sched::Worker& worker) override;
   Status onBusy(sched::Worker& worker) override;
   void onAllBlocked() override;
+  bool mayPublishFromOutside() override;
+  void onDiverged(const std::string& what) override;
 
   // Registry (registry.cpp): every task and channel, traced as roots.
   void traceRoots(gc::Visitor& visitor) override;
@@ -116,6 +119,20 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   Status enterBlockingCurrent(sched::Blocking kind);
   void leaveBlockingCurrent();
 
+  // Deterministic mode: `self` (the main task, or a task waiting under a native frame)
+  // reached a schedule point on the coordinator thread; other tasks run their steps until
+  // the chooser picks it, a candidate whenever `enabled()`. A deadlock or a divergence
+  // ends the process here (after writing the recording); kFatal when the runtime closed.
+  Status runInlineMayGC(LuaTask& self, const std::function<bool()>& enabled);
+  // Seconds on the scheduler's clock (task.now): steady, or logical when deterministic.
+  double nowSeconds() const;
+  // Deterministic mode (deterministic.cpp in this directory): the State's hooks, the end
+  // of the program (every task runs to its end on this thread), and the recording
+  // (written once; an error is reported on stderr).
+  void installDeterministicHooks();
+  Status finishDeterministicMayGC();
+  void writeRecording();
+
   // Cancels a task: the scheduler's request, and a claim of its current wait.
   bool cancelTask(LuaTask* task);
   // Deadlock detection for the main task's blocking waits: the probe is a no-op task
@@ -152,6 +169,13 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // a caller that sees it also sees startStatus_ and the started threads.
   std::atomic<bool> workersTried_{false};
   sched::RunOutcome dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t& budget);
+  // Deterministic mode: a dispatch on the coordinator (the main task's thread), bound to
+  // detContext_ for its duration; nested ones restore what they found.
+  sched::RunOutcome dispatchNestedMayGC(LuaTask& task, int32_t& budget);
+  // The coordinator thread's context for the tasks it runs: the State's main mutator,
+  // attached as long as the main context is. Created at the first nested dispatch.
+  std::unique_ptr<WorkerContext> detContext_;
+  vm::State::DeterministicHooks detHooks_;
   bool nativeWaitsOpen();
   sched::RunOutcome finishDispatchMayGC(LuaTask& task, Status st, int32_t& budget);
   Status startTaskMayGC(LuaTask& task);

@@ -22,7 +22,8 @@
 // A task on a worker at the bottom of its own thread suspends (the native yields, the
 // worker runs others); the main task and waits nested in a coroutine or a native
 // re-entry block their OS thread, detached from the collector, on the task's condition
-// variable.
+// variable; in deterministic mode they run the other tasks' steps on that thread
+// instead (runtime/sched/deterministic.h).
 //
 // Heap references held here (thread, handle, delivered, waiter values, channel buffers)
 // are roots: the Registry traces them while the world is stopped. They are written only
@@ -180,6 +181,9 @@ struct LuaTask final : sched::Task, WaitSource {
   bool started = false;         // first dispatch done
   WaitOp op = WaitOp::kNone;
   bool hasTimer = false;
+  // Deterministic mode: the last dispatch ended only because an ordered operation ends
+  // a step (tasklib.cpp), which a cancellation does not take as a suspension point.
+  bool stepEnded = false;
   bool deliveredOk = false;     // by the claimer, like `delivered`
   bool sendClosed = false;      // a send case failed because its channel closed
   // Set before the wait is published; read by a claimer after its claim (wakeTask), when

@@ -43,6 +43,23 @@ NativeResult live(CallContext& cx) {
   return F(cx);
 }
 
+// An operation whose order the scheduler decides in deterministic mode (a channel
+// operation, spawn, await, select, sleep, yield, the clock): the step ends at the
+// safepoint that follows it (runtime/sched/deterministic.h), where the chooser decides
+// what runs next.
+template <vm::NativeFn F>
+NativeResult ordered(CallContext& cx) {
+  RuntimeImpl* rt = runtimeOf(cx.state());
+  if (!rt) return cx.error("the task runtime has ended");
+  NativeResult r = F(cx);
+  if (r.status == StatusCode::kOk && rt->scheduler->deterministic()) {
+    cx.threadData()->budget = 0;
+    // The step's end is not a suspension point: a cancellation still waits for one.
+    currentTask(*rt, cx.threadData())->stepEnded = true;
+  }
+  return r;
+}
+
 // A handle or channel that died drops its reference (vm::newHostUserdata), on the
 // collecting thread: the last one deletes the task or channel, which then leaves the
 // registry (its lock is never held across a safepoint, so never during a collection).
@@ -163,10 +180,7 @@ NativeResult taskWorkers(CallContext& cx) {
   return pushValues(cx, {Value::integer(int64_t(rtOf(cx).options.workers))});
 }
 
-NativeResult taskNow(CallContext& cx) {
-  auto now = std::chrono::steady_clock::now().time_since_epoch();
-  return pushValues(cx, {Value::number(std::chrono::duration<double>(now).count())});
-}
+NativeResult taskNow(CallContext& cx) { return pushValues(cx, {Value::number(rtOf(cx).nowSeconds())}); }
 
 // --- task handles -----------------------------------------------------------------------
 
@@ -351,7 +365,7 @@ NativeResult channelIterStep(CallContext& cx) {
 NativeResult channelIter(CallContext& cx) {
   CHECK_CHANNEL(ch);
   (void)ch;
-  return pushValues(cx, {Value::lightNative(live<channelIterStep>), cx.arg(1), Value::nil()});
+  return pushValues(cx, {Value::lightNative(ordered<channelIterStep>), cx.arg(1), Value::nil()});
 }
 
 NativeResult channelToString(CallContext& cx) {
@@ -369,22 +383,22 @@ NativeResult taskStats(CallContext& cx);
 namespace {
 
 constexpr vm::LibEntry kTaskLib[] = {
-    {"spawn", live<taskSpawn>},     {"spawn_sticky", live<taskSpawnSticky>},
-    {"current", live<taskCurrent>}, {"yield", live<taskYield>},
-    {"sleep", live<taskSleep>},     {"workers", live<taskWorkers>},
-    {"channel", live<taskChannel>}, {"select", live<taskSelect>},
-    {"stats", live<taskStats>},     {"now", live<taskNow>},
+    {"spawn", ordered<taskSpawn>},     {"spawn_sticky", ordered<taskSpawnSticky>},
+    {"current", live<taskCurrent>}, {"yield", ordered<taskYield>},
+    {"sleep", ordered<taskSleep>},     {"workers", live<taskWorkers>},
+    {"channel", live<taskChannel>}, {"select", ordered<taskSelect>},
+    {"stats", live<taskStats>},     {"now", ordered<taskNow>},
 };
 
 constexpr vm::LibEntry kHandleMethods[] = {
-    {"await", live<handleAwait>},   {"cancel", live<handleCancel>},
-    {"status", live<handleStatus>}, {"id", live<handleId>},
+    {"await", ordered<handleAwait>},   {"cancel", ordered<handleCancel>},
+    {"status", ordered<handleStatus>}, {"id", live<handleId>},
 };
 
 constexpr vm::LibEntry kChannelMethods[] = {
-    {"send", live<channelSendNative>},  {"recv", live<channelRecvNative>},
-    {"try_send", live<channelTrySend>}, {"try_recv", live<channelTryRecv>},
-    {"close", live<channelCloseNative>}, {"cap", live<channelCap>},
+    {"send", ordered<channelSendNative>},  {"recv", ordered<channelRecvNative>},
+    {"try_send", ordered<channelTrySend>}, {"try_recv", ordered<channelTryRecv>},
+    {"close", ordered<channelCloseNative>}, {"cap", live<channelCap>},
     {"iter", live<channelIter>},
 };
 
@@ -458,7 +472,7 @@ Status openTaskLib(RuntimeImpl& rt) {
   S.runtime = &rt;
   static constexpr vm::LibEntry kHandleMetas[] = {{"__tostring", live<handleToString>}};
   static constexpr vm::LibEntry kChannelMetas[] = {{"__tostring", live<channelToString>},
-                                                   {"__len", live<channelLen>}};
+                                                   {"__len", ordered<channelLen>}};
   rt.taskMeta = makeMetatable(S, kHandleMethods, kHandleMetas, "task");
   rt.channelMeta = makeMetatable(S, kChannelMethods, kChannelMetas, "channel");
   if (!rt.taskMeta || !rt.channelMeta) return Status(StatusCode::kMemoryError);

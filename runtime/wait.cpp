@@ -119,7 +119,7 @@ void armTimer(LuaTask& self, double timeout) {
   auto ref = std::make_shared<TaskRef>(&self);
   uint64_t gen = self.waitGen();
   auto delay = std::chrono::duration_cast<sched::Clock::duration>(std::chrono::duration<double>(timeout));
-  self.timer = self.rt.scheduler->addTimer(sched::Clock::now() + delay, [ref, gen] {
+  self.timer = self.rt.scheduler->addTimer(self.rt.scheduler->now() + delay, [ref, gen] {
     LuaTask* task = ref->task;
     bool blocking = task->holdForWake();
     if (task->claim(gen, WaitPhase::kTimedOut, -1)) task->rt.wakeTask(task, blocking);
@@ -135,6 +135,9 @@ void armTimer(LuaTask& self, double timeout) {
 // must see a task whose wait ended as about to run for as long as its worker sleeps.
 Status blockMayGC(LuaTask& self) {
   RuntimeImpl& rt = self.rt;
+  // Deterministic mode: this thread runs the other tasks until the wait ends and the
+  // chooser picks this task again.
+  if (rt.scheduler->deterministic()) return rt.runInlineMayGC(self, [&self] { return !self.waitOpen(); });
   self.blocked.store(true, std::memory_order_seq_cst);
   rt.detachCurrent();
   (void)rt.enterBlockingCurrent(sched::Blocking::kTaskWait);  // failing, it closed the runtime

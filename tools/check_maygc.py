@@ -37,8 +37,9 @@ ALLOWED = {
 # error point, so its result type says that it may collect.
 # The Lua C API (runtime/capi, include/weft/lua): its names are Lua's, fixed by the
 # reference manual, and any lua_*/luaL_* function may run Lua code or collect, as in PUC
-# Lua; the API's callers are C code, which the collector never scans.
-C_API = re.compile(r"^(lua|luaL|luaopen)_\w+$")
+# Lua; the API's callers are C code, which the collector never scans. Weft's own C
+# extensions (include/weft/lua/lweft.h, weft_*) follow the same rule.
+C_API = re.compile(r"^(lua|luaL|luaopen|weft)_\w+$")
 NATIVE = re.compile(r"(^|[\s;}])NativeResult\s+(CallContext::)?\w+\s*\(")
 
 KEYWORDS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "alignof",

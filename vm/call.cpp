@@ -540,6 +540,12 @@ Status loopSafepointMayGC(State& S, ThreadData* t, uint32_t live) {
     t->budget = t->task ? kBudgetRecheck : kUnlimitedBudget;
     return runtimeErrorMayGC(S, t, "interrupted!");
   }
+  // Deterministic mode: the main context's schedule point (other tasks run their steps).
+  if (const State::DeterministicHooks* det = S.deterministic; det && S.onMainContext() && !t->inHook &&
+                                                              !t->runningFinalizers) [[unlikely]] {
+    t->budget = det->slice;
+    return det->schedulePointMayGC(S, t);
+  }
   // Only code at the bottom of its loop, in a chain of coroutines up to a task's root,
   // can give up its worker; a native re-entry inside a task checks again soon.
   if (!t->inHook && !t->runningFinalizers && taskChainSuspendable(t)) {

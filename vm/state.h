@@ -93,6 +93,11 @@ class State {
   // The thread the State's own (main) context runs now; read by a signal handler
   // (requestInterrupt in vm/host.h), hence the atomic load.
   ThreadData* mainRunning() const { return __atomic_load_n(&mainContext_.running, __ATOMIC_RELAXED); }
+  // Whether the calling OS thread runs the State's own (main) context.
+  bool onMainContext() const {
+    ExecContext* c = tlsExecContext;
+    return !c || c->state != this || c == &mainContext_;
+  }
   StringTable& strings() { return *strings_; }
   ThreadPool& threadPool() { return *threadPool_; }
   const StateOptions& options() const { return options_; }
@@ -153,6 +158,19 @@ class State {
   // Relaxed: the handler also sends that thread's budget below zero, which is what
   // makes the safepoint look.
   std::atomic<bool> interruptPending{false};
+  // Deterministic mode (runtime/sched/deterministic.h), set by the runtime before any
+  // Lua runs; nullptr in a normal run.
+  struct DeterministicHooks {
+    int32_t slice = 0;  // the main context's budget between its schedule points
+    // The logical clock: nanoseconds since the run began (os.time, os.clock, os.date).
+    uint64_t (*nowNanos)(State&) = nullptr;
+    // Code on the main context spent its budget or finished an ordered operation: other
+    // tasks run their steps until the chooser picks the main task again.
+    Status (*schedulePointMayGC)(State&, ThreadData*) = nullptr;
+    // math.random's seed for the chain whose root is `root` (the run's seed and its task).
+    uint64_t (*randomSeed)(State&, ThreadData* root) = nullptr;
+  };
+  const DeterministicHooks* deterministic = nullptr;
   // The C API layer (runtime/capi/capi.h): its per-State data, and the native that runs
   // a light C function value (Tag::LightCFunction). Both are set before such a value
   // exists on this State; null while the C API was never used on it.

@@ -50,6 +50,10 @@ enum class GcStress : uint8_t { kNone, kCollect, kRelocate };
 
 struct Options {
   unsigned workers = 0;  // task workers; 0: WEFT_WORKERS, else the processors
+  // Deterministic mode (weft --deterministic=SEED; docs/tasks.md "Finding concurrency
+  // bugs"): tasks run one step at a time on the host thread while it waits, as a seeded
+  // chooser decides, on a logical clock. 0: off.
+  uint64_t deterministicSeed = 0;
   size_t heapLimit = 0;  // bytes; 0: no limit
   GcStress gcStress = GcStress::kNone;
   bool gcVerify = false;  // verify the heap after every collection (slow)
@@ -367,6 +371,15 @@ class WEFT_API Runtime {
     registerUserType(std::string(name), [](void* p) { static_cast<T*>(p)->~T(); });
     return UserType<T>(*this, std::string(name));
   }
+
+  // A Lua function whose body blocks on the operating system (a socket, a database):
+  // called from a task, fn runs on the blocking pool while the task waits and its worker
+  // runs other tasks; elsewhere it runs on the calling thread. fn runs on another thread:
+  // it gets the arguments as HostValues (nil, booleans, numbers, strings; anything else
+  // is a bad argument) and must not touch this Runtime. Its results come back to Lua;
+  // its error (or an exception it throws) is the caller's Lua error.
+  using BlockingFn = std::function<Expected<std::vector<HostValue>>(std::vector<HostValue> args)>;
+  Value blockingFunction(BlockingFn fn);
 
   // task.spawn(fn, args...) from the host; Task::await waits for it.
   Expected<Task> spawn(const Value& fn, const Values& args = {});

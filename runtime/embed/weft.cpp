@@ -13,6 +13,7 @@
 #include "runtime/capi/capi.h"
 #include "runtime/capi/internal.h"
 #include "runtime/capi/lock.h"
+#include "runtime/embed/blocking.h"
 #include "runtime/port.h"
 #include "runtime/runtime.h"
 #include "vm/host.h"
@@ -743,6 +744,8 @@ Expected<std::unique_ptr<Runtime>> Runtime::create(const Options& options) {
   if (!owned->state || !capi::attachCApi(*owned->state)) return memoryError();
   runtime::RuntimeOptions ro;
   ro.workers = options.workers;
+  ro.deterministic.enabled = options.deterministicSeed != 0;
+  ro.deterministic.seed = options.deterministicSeed;
   auto tasks = runtime::Runtime::start(*owned->state, ro);
   if (!tasks) return tasks.error();
   owned->tasks = std::move(*tasks);
@@ -815,6 +818,14 @@ Expected<Value> Runtime::newTable() {
 
 Value Runtime::functionFromThunk(detail::Thunk thunk) {
   if (protect(L_, newThunkOp, &thunk, 0, 1) != LUA_OK) {
+    lua_pop(L_, 1);
+    return Value();
+  }
+  return popValue(L_);
+}
+
+Value Runtime::blockingFunction(BlockingFn fn) {
+  if (protect(L_, embed::newBlockingFunctionOp, &fn, 0, 1) != LUA_OK) {
     lua_pop(L_, 1);
     return Value();
   }

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/sched/deterministic.h"
 #include "runtime/sched/idle.h"
 #include "runtime/sched/load_monitor.h"
 #include "runtime/sched/local_queue.h"
@@ -219,6 +220,9 @@ struct SchedulerInternals {
 
   std::mutex chooserMu;
   Rng chooser;                    // guarded by chooserMu
+  // Deterministic mode's coordinator (deterministic.h): every publication goes there
+  // and no thread starts. nullptr in a normal run. Immutable after construction.
+  std::unique_ptr<DetCoordinator> det;
 
   std::mutex lifecycleMu;         // start() and shutdown() callers
   bool started = false;           // guarded by lifecycleMu

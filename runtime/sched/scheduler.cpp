@@ -38,6 +38,7 @@ SchedulerInternals::SchedulerInternals(Scheduler& s, const SchedulerOptions& opt
       idle(workerCount),
       timers({[this] { notifyParked(); }, [this](const char* what) { self.close(what); }}),
       chooser(seedFrom(options)) {
+  if (options.deterministic.enabled) det = std::make_unique<DetCoordinator>(*this, options.deterministic);
   for (unsigned i = 0; i < workerCount; ++i) {
     workers.emplace_back(new Worker(self, i));
     cores.push_back(std::make_unique<WorkerCore>(workers.back().get(), workerCount,
@@ -53,6 +54,7 @@ WorkerCore* SchedulerInternals::localCore() {
 }
 
 void SchedulerInternals::publish(Task* t, bool lifo) {
+  if (det) return det->enqueue(t);
   if (t->sticky()) return publishPinned(t);
   WorkerCore* c = localCore();
   if (!c) {
@@ -73,6 +75,7 @@ void SchedulerInternals::publish(Task* t, bool lifo) {
 // injection queue instead, which busy siblings poll after their spent slices and idle
 // ones search (the push wakes one).
 void SchedulerInternals::publishSpawned(Task* t) {
+  if (det) return det->enqueue(t);
   if (t->sticky()) return publishPinned(t);
   WorkerCore* c = localCore();
   if (!c) return publish(t, false);
@@ -175,6 +178,7 @@ Status Scheduler::start() {
   std::lock_guard lock(in_->lifecycleMu);
   WEFT_CHECK(!in_->started && !in_->joined, "a scheduler starts once");
   in_->started = true;
+  if (in_->det) return Status::ok();  // the coordinator runs on the main task's thread
   unsigned n = in_->workerCount;
   in_->startStatus.assign(n, Status::ok());
   in_->startLatch = std::make_unique<std::latch>(n);
@@ -256,12 +260,38 @@ bool Scheduler::cancel(Task* task) {
 }
 
 TimerId Scheduler::addTimer(Clock::time_point deadline, std::function<void()> fn) {
+  if (in_->det) {
+    auto since = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count();
+    return in_->det->addTimer(uint64_t(std::max<int64_t>(since, 0)), std::move(fn));
+  }
   return in_->timers.add(deadline, std::move(fn));
 }
 
-bool Scheduler::cancelTimer(TimerId id) { return in_->timers.cancel(id); }
+bool Scheduler::cancelTimer(TimerId id) { return in_->det ? in_->det->cancelTimer(id) : in_->timers.cancel(id); }
+
+bool Scheduler::deterministic() const { return in_->det != nullptr; }
+
+Clock::time_point Scheduler::now() const {
+  if (!in_->det) return Clock::now();
+  // The logical clock starts at the clock's epoch, so that every run reads the same times.
+  return Clock::time_point(std::chrono::nanoseconds(in_->det->nowNanos()));
+}
+
+InlineRun Scheduler::runInline(Task* waiter, const std::function<bool()>& enabled) {
+  WEFT_CHECK(in_->det, "runInline is deterministic mode's");
+  return in_->det->runInline(waiter, enabled);
+}
+
+void Scheduler::chargeInline(int64_t units) {
+  if (in_->det) in_->det->charge(units);
+}
+
+std::string Scheduler::finishRecording() { return in_->det ? in_->det->finish() : ""; }
+
+std::string Scheduler::divergence() const { return in_->det ? in_->det->divergence() : ""; }
 
 Status Scheduler::enterBlocking(Worker& worker, Blocking kind) {
+  if (in_->det) return Status::ok();  // one thread runs everything: nothing to hand over
   WEFT_CHECK(tlsCurrentWorker == &worker && tlsCarrier, "enterBlocking runs on the worker's thread");
   WEFT_CHECK(tlsCarrier->dispatching && !tlsCarrier->blocking,
              "a blocking region is inside a dispatch, not nested");
@@ -269,6 +299,7 @@ Status Scheduler::enterBlocking(Worker& worker, Blocking kind) {
 }
 
 void Scheduler::leaveBlocking(Worker& worker) {
+  if (in_->det) return;
   WEFT_CHECK(tlsCurrentWorker == &worker && tlsCarrier && tlsCarrier->blocking,
              "leaveBlocking ends the calling thread's region");
   in_->leaveBlocking(*tlsCarrier, *in_->cores[worker.index()]);
@@ -299,6 +330,7 @@ void Scheduler::shutdown() {
     if (m->thread.joinable()) m->thread.join();
   in_->timers.stop();
   in_->drainAll();
+  if (in_->det) in_->det->drain();
 }
 
 void Scheduler::close(const std::string& reason) {
@@ -325,6 +357,7 @@ std::string Scheduler::closeReason() const {
 
 uint64_t Scheduler::choose(uint64_t n) {
   WEFT_CHECK(n > 0, "choose needs a non-empty range");
+  if (in_->det) return in_->det->chooseCase(n);
   std::lock_guard lock(in_->chooserMu);
   return in_->chooser.below(n);
 }

@@ -41,6 +41,9 @@
 //    again (the holder gives it up at its next dispatch boundary). So at most one thread
 //    runs a worker's tasks at a time, at most `workers` threads run tasks at once, and a
 //    worker's queue never waits for a blocked thread.
+//  - Deterministic mode (SchedulerOptions::deterministic, deterministic.h) replaces all
+//    of the above: no thread starts, every publication goes to one coordinator, and the
+//    thread of the main task runs every task's steps as its seeded chooser decides.
 #pragma once
 
 #include <atomic>
@@ -52,6 +55,7 @@
 #include <vector>
 
 #include "runtime/sched/histogram.h"
+#include "runtime/sched/schedule_file.h"
 #include "weft/status.h"
 
 namespace weft::runtime {
@@ -85,6 +89,7 @@ class Task {
   Task& operator=(const Task&) = delete;
 
   uint64_t id() const { return id_; }   // unique, increasing, from 1
+  static uint64_t nextId();             // the id the next task made will get (relaxed)
   TaskState state() const;              // acquire load
   bool cancelRequested() const;
   // Sticky tasks stay on the worker that spawned them (set before spawn).
@@ -178,6 +183,13 @@ class Executor {
   // idle lock (so no publication can end the moment meanwhile); it may close the
   // scheduler but must not publish.
   virtual void onAllBlocked() {}
+  // Deterministic mode (deterministic.h): whether a thread outside the scheduler may
+  // still publish a task (an open port), so that a run with nothing to do waits for it
+  // rather than ending as a deadlock.
+  virtual bool mayPublishFromOutside() { return false; }
+  // Deterministic mode: a replay met a decision its recording does not have (`what`
+  // says where). Called on the coordinator thread; the executor ends the run.
+  virtual void onDiverged(const std::string& what) {}
 };
 
 // Why a dispatch blocks its thread (Scheduler::enterBlocking).
@@ -186,13 +198,41 @@ enum class Blocking : uint8_t {
   kTaskWait,  // a task's wait under a native frame: only a task, a timer or close ends it
 };
 
+// Deterministic mode's chooser (deterministic.h, docs/design/deterministic.md).
+enum class DetStrategy : uint8_t {
+  kRandom,   // seeded random choices, biased to the newest candidates (deterministic.cpp)
+  kUniform,  // every decision uniform over its candidates (the explorer's random runs)
+  kPct,     // PCT: random task priorities, pctDepth - 1 priority change points
+  kReplay,  // exactly the decisions of `script`; a different candidate set is a divergence
+  kPrefix,  // `script`'s decisions while they fit, then no preemption (exploration)
+};
+
+struct DeterministicOptions {
+  bool enabled = false;
+  uint64_t seed = 1;
+  uint32_t budget = 0;      // the slice, recorded with the decisions (SchedulerOptions::slice)
+  // The id of the run's first task (its main task). Decisions name tasks by their id
+  // counted from it (the first is 1), so that a run's decisions do not depend on the tasks
+  // other runtimes of the process made before (Task::nextId; default: ids as they are).
+  uint64_t firstId = 1;
+  DetStrategy strategy = DetStrategy::kRandom;
+  uint32_t pctDepth = 0;
+  uint64_t pctSteps = 0;    // kPct: change points fall among the first pctSteps steps
+  Schedule script;          // kReplay, kPrefix
+  std::string recordPath;   // where finishRecording writes the decisions ("": nowhere)
+};
+
 struct SchedulerOptions {
   unsigned workers = 0;        // 0: std::thread::hardware_concurrency()
   uint64_t seed = 0;           // victim order and chooser; 0: from the clock
   int32_t slice = 10000;       // work units per slice (Executor::runTask's budget)
   bool trace = false;          // record every dispatch's span (Scheduler::trace)
   size_t traceLimit = size_t(1) << 20;  // spans kept per worker; later ones are counted
+  DeterministicOptions deterministic{};
 };
+
+// How Scheduler::runInline ended.
+enum class InlineRun : uint8_t { kChosen, kDeadlock, kClosed, kDiverged };
 
 class Worker {
  public:
@@ -280,6 +320,21 @@ class Scheduler {
   // The scheduler's single seeded chooser (task.select, victim order seeds): a uniform
   // integer in [0, n). Thread-safe.
   uint64_t choose(uint64_t n);
+
+  // Deterministic mode (deterministic.h). `now` is the logical clock there (timers,
+  // task.now), the steady clock otherwise.
+  bool deterministic() const;
+  Clock::time_point now() const;
+  // On the thread of `waiter` (the main task, or a task waiting under a native frame),
+  // which has reached a schedule point: runs other tasks' steps on this thread until the
+  // chooser picks `waiter`, a candidate whenever `enabled()` (its wait has ended).
+  // kDeadlock: nothing can run, no timer is pending and nothing can come from outside.
+  InlineRun runInline(Task* waiter, const std::function<bool()>& enabled);
+  // Work units the inline task spent since its last schedule point (the logical clock).
+  void chargeInline(int64_t units);
+  // Writes the recording once (DeterministicOptions::recordPath); "" or the error.
+  std::string finishRecording();
+  std::string divergence() const;
 
   std::vector<WorkerStats> stats() const;
   // How late timers ran (the timer thread's histogram).

@@ -37,6 +37,8 @@ const char* taskStateName(TaskState state) {
 // Relaxed id: uniqueness needs only the atomicity of the increment.
 Task::Task() : bits_(stateBits(TaskState::kReady)), id_(nextTaskId.fetch_add(1, std::memory_order_relaxed)) {}
 
+uint64_t Task::nextId() { return nextTaskId.load(std::memory_order_relaxed); }
+
 Task::~Task() = default;
 
 TaskState Task::state() const { return stateOf(bits_.load(std::memory_order_acquire)); }

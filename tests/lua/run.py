@@ -9,6 +9,8 @@ Modes:
             set and the parked-stack rule verified before each; gc-v2.md)
   workers1  weft --workers=1 SCRIPT                       stdout == NAME.expected
   workers4  weft --workers=4 SCRIPT                       stdout == NAME.expected
+  deterministic  weft --deterministic=1 SCRIPT            stdout == NAME.expected
+            (twice: the two runs' outputs must also be identical, byte for byte)
   oracle    lua5.4 SCRIPT                                 stdout == NAME.expected
 
 Header comments in the script's first lines:
@@ -22,9 +24,12 @@ nobody awaited, a warning) fails the run.
   -- weft-args: ARGS         extra weft options for plain and stress runs (e.g.
                             --heap-limit=2M), split like a shell would
   -- weft-env: NAME=VALUE    an environment variable for the weft runs (fault injection)
-  -- weft-tasks             a task script: CMake also registers workers1 and workers4
-                            runs (weft --workers 1 / --workers 4 SCRIPT), and the
-                            relocate and generational runs use --workers 4
+  -- weft-tasks             a task script: CMake also registers workers1, workers4 and
+                            deterministic runs (weft --workers 1 / --workers 4 /
+                            --deterministic=1 SCRIPT), and the relocate and generational
+                            runs use --workers 4
+  -- weft-not-deterministic: WHY  no deterministic run: the script needs what that
+                            mode leaves out (docs/design/deterministic.md), WHY says what
 
 WEFT_TEST_GC_INTERVAL_SCALE=K in the runner's environment multiplies every script's
 interval by K (the sanitizer stage of tools/setup.sh: fewer, still frequent, stress
@@ -89,6 +94,8 @@ def command_for(args, headers, script):
     cmd = [args.weft] + headers.get("weft-args", [])
     if args.mode == "workers1":
         cmd.append("--workers=1")
+    if args.mode == "deterministic":
+        cmd.append("--deterministic=1")
     if args.mode == "workers4" or (args.mode in ("relocate", "generational") and "weft-tasks" in headers):
         cmd.append("--workers=4")
     if args.mode in ("relocate", "generational"):
@@ -101,7 +108,7 @@ def command_for(args, headers, script):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=["plain", "relocate", "generational", "oracle", "workers1", "workers4"], required=True)
+    parser.add_argument("--mode", choices=["plain", "relocate", "generational", "oracle", "workers1", "workers4", "deterministic"], required=True)
     parser.add_argument("--weft", default="weft")
     parser.add_argument("--lua", default="lua5.4")
     parser.add_argument("--timeout", type=float, default=600)
@@ -125,6 +132,14 @@ def main():
         return 1
 
     ok = True
+    if args.mode == "deterministic":
+        again = subprocess.run(cmd, cwd=directory, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                               timeout=args.timeout)
+        if (again.returncode, again.stdout, again.stderr) != (proc.returncode, proc.stdout, proc.stderr):
+            print("two deterministic runs differ: %s" % " ".join(cmd))
+            show_diff("stdout", proc.stdout, again.stdout)
+            show_diff("stderr", proc.stderr, again.stderr)
+            ok = False
     want_exit = headers.get("expect-exit", 0)
     if proc.returncode != want_exit:
         print("exit status %d, expected %d: %s" % (proc.returncode, want_exit, " ".join(cmd)))

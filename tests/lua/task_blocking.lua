@@ -1,4 +1,5 @@
 -- weft-only -- weft-tasks
+-- weft-not-deterministic: blocking calls run on the pool in parallel with the tasks
 -- weft-args: --blocking-threads=4
 -- weft-gc-interval: 2000
 -- The blocking pool (docs/tasks.md "Blocking calls"): os.execute and the reads and

@@ -1,4 +1,5 @@
 -- weft-only -- weft-tasks
+-- weft-not-deterministic: a wait under a native frame holds the one thread of that mode
 -- expect-exit: 1
 -- Waits below a native that re-entered Lua (a sort comparator, a gsub replacement) and
 -- waits on the operating system block their OS thread; the worker's other tasks run

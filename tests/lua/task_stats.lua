@@ -1,4 +1,5 @@
 -- weft-only -- weft-tasks
+-- weft-not-deterministic: the histograms measure real time
 -- task.stats() (docs/tasks.md "Telemetry"): the document of `--stats=json` as a table,
 -- with the same names, units (durations in microseconds, suffix _us) and 0-based worker
 -- numbers as every rendering; the sampled ready-to-run delay and timer lateness grow

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <exception>
 #include <limits>
 #include <map>
 
@@ -30,6 +31,12 @@ struct RawOptions {
   uint64_t interval = 1;
   uint64_t seed = 0;
   bool verify = false;
+  std::string deterministic;
+  std::string replay;
+  std::string explore;
+  std::string detPct;
+  std::string detPrefix;
+  bool detUniform = false;
   bool warnings = false;  // acted on through parse_order, to keep its place among -e/-l
 };
 
@@ -75,6 +82,32 @@ void defineOptions(CLI::App& app, RawOptions& raw, CliOptions& out) {
                  "write a scheduler trace (Chrome trace-event JSON: which task ran on which worker when) at exit")
       ->type_name("FILE");
   app.add_option("--sched-seed", out.schedSeed, "seed the scheduler's chooser (select, victim order)")->type_name("S");
+  app.add_option("--deterministic", raw.deterministic,
+                 "run tasks deterministically: one seeded chooser decides every step, time is logical")
+      ->type_name("[=SEED]");
+  app.add_option("--record", out.det.recordPath,
+                 "with --deterministic: write the run's schedule to FILE (with --explore: the failing one)")
+      ->type_name("FILE");
+  app.add_option("--replay", raw.replay, "run deterministically with the schedule recorded in FILE")
+      ->type_name("FILE");
+  app.add_option("--explore", raw.explore,
+                 "run the script under N schedules (or =systematic) and stop at the first that fails")
+      ->type_name("N|systematic");
+  app.add_option("--explore-depth", out.exploreDepth,
+                 "with --explore=N: PCT with D-1 priority changes; with =systematic: at most D changed decisions")
+      ->check(CLI::Range(1, 64))
+      ->type_name("D");
+  app.add_option("--explore-budget", out.budget, "deterministic steps of at most UNITS work units (default 10000)")
+      ->check(CLI::Range(1, 1 << 30))
+      ->type_name("UNITS");
+  app.add_flag("--explore-output", out.exploreOutput, "with --explore: output differing from the first run fails");
+  app.add_option("--det-pct", raw.detPct, "(the explorer's) PCT schedule: depth D over STEPS steps")
+      ->type_name("D:STEPS")
+      ->group("");
+  app.add_option("--det-prefix", raw.detPrefix, "(the explorer's) follow FILE's decisions, then never preempt")
+      ->type_name("FILE")
+      ->group("");
+  app.add_flag("--det-uniform", raw.detUniform, "(the explorer's) uniform random decisions")->group("");
   app.add_flag("--list", out.listLevel,
                "print the script's bytecode listing (like luac -l; twice: also constants, locals, upvalues) and exit");
   app.footer(
@@ -112,6 +145,7 @@ bool isLuaFlag(const std::string& arg) {
 const char* implicitValue(const std::string& name) {
   if (name == "--gc-stress") return "collect";
   if (name == "--stats") return "text";
+  if (name == "--deterministic") return "1";
   return nullptr;
 }
 
@@ -191,6 +225,58 @@ void applyStatsOption(const RawOptions& raw, CliOptions& out) {
   if (raw.stats == "prom") out.statsFormat = runtime::StatsFormat::kPrometheus;
 }
 
+// --deterministic, --replay, --explore and the explorer's own options; "" or an error.
+std::string applyDeterministicOptions(const RawOptions& raw, CliOptions& out) {
+  runtime::DeterministicOptions& det = out.det;
+  out.deterministic = !raw.deterministic.empty() || !raw.replay.empty() || !raw.detPct.empty() ||
+                      !raw.detPrefix.empty() || raw.detUniform;
+  if (!raw.deterministic.empty()) {
+    try {
+      det.seed = std::stoull(raw.deterministic);
+    } catch (const std::exception&) {
+      return "--deterministic: not a seed: " + raw.deterministic;
+    }
+  }
+  std::string error;
+  if (!raw.replay.empty()) {
+    if (!runtime::readScheduleFile(raw.replay, det.script, error)) return "--replay: " + error;
+    det.strategy = runtime::DetStrategy::kReplay;
+    det.seed = det.script.seed;
+    if (det.script.budget > 0) out.budget = int32_t(det.script.budget);
+  } else if (!raw.detPrefix.empty()) {
+    if (!runtime::readScheduleFile(raw.detPrefix, det.script, error)) return "--det-prefix: " + error;
+    det.strategy = runtime::DetStrategy::kPrefix;
+  } else if (raw.detUniform) {
+    det.strategy = runtime::DetStrategy::kUniform;
+  } else if (!raw.detPct.empty()) {
+    unsigned depth = 0;
+    unsigned long long steps = 0;
+    if (std::sscanf(raw.detPct.c_str(), "%u:%llu", &depth, &steps) != 2 || depth == 0) return "--det-pct: expected D:STEPS";
+    det.strategy = runtime::DetStrategy::kPct;
+    det.pctDepth = depth;
+    det.pctSteps = steps;
+  }
+  if (!raw.explore.empty()) {
+    out.explore = true;
+    if (raw.explore != "systematic") {
+      try {
+        out.exploreRuns = std::stoull(raw.explore);
+      } catch (const std::exception&) {
+        return "--explore: expected a number of schedules or 'systematic': " + raw.explore;
+      }
+      if (out.exploreRuns == 0) return "--explore: expected at least one schedule";
+    } else if (out.exploreDepth == 0) {
+      return "--explore=systematic needs a bound: --explore-depth=D (at most D decisions differ from the default "
+             "schedule)";
+    }
+    if (out.deterministic) return "--explore chooses its own schedules: drop --deterministic, --replay";
+  }
+  if (!out.det.recordPath.empty() && !out.deterministic && !out.explore) {
+    return "--record needs --deterministic (or --explore)";
+  }
+  return "";
+}
+
 void applyGcOptions(const RawOptions& raw, gc::Config& config) {
   if (raw.stress == "collect") config.stress = gc::StressMode::kCollect;
   if (raw.stress == "relocate") config.stress = gc::StressMode::kRelocate;
@@ -249,6 +335,11 @@ ParseResult parseCommandLine(int argc, char** argv) {
   collectActions(app, raw, result.options);
   applyGcOptions(raw, result.options.gc);
   applyStatsOption(raw, result.options);
+  if (std::string detError = applyDeterministicOptions(raw, result.options); !detError.empty()) {
+    usageError(detError);
+    result.exitCode = 1;
+    return result;
+  }
   if (result.options.interactive) result.options.version = true;
   result.run = true;
   return result;

@@ -39,11 +39,24 @@ struct CliOptions {
   std::string tracePath;     // --trace=FILE: the scheduler trace, written at exit
   uint32_t blockingThreads = runtime::RuntimeOptions{}.blockingThreads;  // --blocking-threads
   uint64_t schedSeed = 0;    // --sched-seed
+  // Deterministic mode (docs/design/deterministic.md): --deterministic[=SEED], --record,
+  // --replay, --explore-budget, and the explorer's children's --det-pct, --det-prefix.
+  bool deterministic = false;
+  runtime::DeterministicOptions det;
+  int32_t budget = runtime::RuntimeOptions{}.budget;  // --explore-budget
+  // --explore=N or =systematic (exploreRuns 0), --explore-depth, --explore-output.
+  bool explore = false;
+  uint64_t exploreRuns = 0;
+  uint32_t exploreDepth = 0;
+  bool exploreOutput = false;
   // Index in argv of the script ("-" for stdin), or 0 when there is none (as lua.c).
   int scriptIndex = 0;
   // The script named "-" after "--" is a file called "-", not standard input.
   bool dashIsFile = false;
 };
+
+// Where --explore writes a failing schedule unless --record names a file.
+inline constexpr const char* kDefaultFailureSchedule = "weft-failure.sched";
 
 // What parsing decided: run with `options`, or exit at once with `exitCode` (after
 // --help, or after printing a usage error).

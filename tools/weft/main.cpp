@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "tools/weft/cli_options.h"
+#include "tools/weft/explore.h"
 #include "tools/weft/launcher.h"
 #include "tools/weft/listing_mode.h"
 #include "tools/weft/session.h"
@@ -47,8 +48,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: cannot create state: not enough memory\n", progName());
     return kExitLuaError;
   }
+  if (options.explore) return explore(options, argc, argv);
   weft::runtime::RuntimeOptions runtimeOptions;
   runtimeOptions.workers = options.workers;
+  runtimeOptions.budget = options.budget;
+  runtimeOptions.deterministic = options.det;
+  runtimeOptions.deterministic.enabled = options.deterministic;
   runtimeOptions.seed = options.schedSeed;
   runtimeOptions.trace = !options.tracePath.empty();
   runtimeOptions.blockingThreads = options.blockingThreads;

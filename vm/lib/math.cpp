@@ -197,7 +197,11 @@ bool generatorOf(CallContext& cx, Xoshiro& g) {
   if (!root->random) {
     root->random = static_cast<uint64_t*>(mi_malloc(4 * sizeof(uint64_t)));
     if (!root->random) return false;
-    Xoshiro{root->random}.seed(uint64_t(std::time(nullptr)), uint64_t(reinterpret_cast<uintptr_t>(root)));
+    if (const State::DeterministicHooks* det = cx.state().deterministic) {
+      Xoshiro{root->random}.seed(det->randomSeed(cx.state(), root), 0);  // the run's seed and the task
+    } else {
+      Xoshiro{root->random}.seed(uint64_t(std::time(nullptr)), uint64_t(reinterpret_cast<uintptr_t>(root)));
+    }
   }
   g.s = root->random;
   return true;
@@ -245,7 +249,12 @@ NativeResult mathRandomSeed(CallContext& cx) {
   Xoshiro g{nullptr};
   if (!generatorOf(cx, g)) return cx.memoryError();
   int64_t n1, n2;
-  if (cx.argCount() == 0) {
+  if (cx.argCount() == 0 && cx.state().deterministic) {
+    ThreadData* root = cx.threadData();
+    while (root->resumer) root = root->resumer;
+    n1 = int64_t(cx.state().deterministic->randomSeed(cx.state(), root));
+    n2 = 0;
+  } else if (cx.argCount() == 0) {
     n1 = int64_t(std::time(nullptr)) ^ int64_t(std::clock());
     n2 = int64_t(reinterpret_cast<uintptr_t>(&cx.state()));
   } else if (!cx.checkInteger(1, n1) || !cx.optInteger(2, 0, n2)) {

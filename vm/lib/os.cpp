@@ -80,7 +80,18 @@ bool checkTime(CallContext& cx, uint32_t arg, std::time_t& out) {
   return true;
 }
 
+// Deterministic mode's logical clock (vm/state.h), from a fixed start: 2026-01-01 UTC.
+constexpr std::time_t kLogicalEpoch = 1767225600;
+
+std::time_t timeNow(CallContext& cx) {
+  const State::DeterministicHooks* det = cx.state().deterministic;
+  return det ? kLogicalEpoch + std::time_t(det->nowNanos(cx.state()) / 1000000000) : std::time(nullptr);
+}
+
 NativeResult osClock(CallContext& cx) {
+  if (const State::DeterministicHooks* det = cx.state().deterministic) {
+    return pushOne(cx, Value::number(double(det->nowNanos(cx.state())) / 1e9));
+  }
   return pushOne(cx, Value::number(double(std::clock()) / double(CLOCKS_PER_SEC)));
 }
 
@@ -112,7 +123,7 @@ NativeResult osDate(CallContext& cx) {
   if (!cx.optString(1, nullptr, fmtString)) return cx.failure();
   std::string fmt = fmtString ? std::string(fmtString->view()) : "%c";
   std::time_t t;
-  if (cx.arg(2).isNil()) t = std::time(nullptr);
+  if (cx.arg(2).isNil()) t = timeNow(cx);
   else if (!checkTime(cx, 2, t)) return cx.failure();
   std::string_view f = fmt;
   bool utc = !f.empty() && f[0] == '!';
@@ -171,7 +182,7 @@ bool getFieldMayGC(CallContext& cx, uint32_t slot, const char* key, int def, int
 }
 
 NativeResult osTime(CallContext& cx) {
-  if (cx.arg(1).isNil()) return pushOne(cx, Value::integer(int64_t(std::time(nullptr))));
+  if (cx.arg(1).isNil()) return pushOne(cx, Value::integer(int64_t(timeNow(cx))));
   Table* unused;
   if (!cx.checkTable(1, unused)) return cx.failure();
   uint32_t slot = cx.argIndex(1);

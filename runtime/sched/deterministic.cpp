@@ -1,0 +1,288 @@
+// The deterministic coordinator and its chooser (protocol in deterministic.h).
+#include "runtime/sched/deterministic.h"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstdio>
+
+#include "runtime/sched/internals.h"
+
+namespace weft::runtime {
+
+// --- the chooser -------------------------------------------------------------------------
+
+DetChooser::DetChooser(const DeterministicOptions& options) : options_(options), rng_(options.seed) {
+  if (options_.strategy == DetStrategy::kPct && options_.pctDepth > 1) {
+    uint64_t horizon = std::max<uint64_t>(options_.pctSteps, 1);
+    for (uint32_t i = 1; i < options_.pctDepth; i++) changePoints_.push_back(1 + rng_.below(horizon));
+  }
+}
+
+// PCT's priorities: initial ones at or above pctDepth, so that the i-th change point's
+// priority i is below all of them.
+uint64_t DetChooser::priorityOf(uint64_t id) {
+  auto [it, fresh] = priority_.try_emplace(id, 0);
+  if (fresh) it->second = options_.pctDepth + rng_.below(uint64_t(1) << 40);
+  return it->second;
+}
+
+uint32_t DetChooser::pickPct(uint32_t n, uint64_t previous, const DetCandidates& c) {
+  for (size_t i = 0; i < changePoints_.size(); i++) {
+    if (changePoints_[i] == runSteps_ && previous != 0) priority_[previous] = i + 1;
+  }
+  uint32_t best = 0;
+  uint64_t bestPriority = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t p = priorityOf(c.idAt(i));
+    if (i == 0 || p > bestPriority) {
+      best = i;
+      bestPriority = p;
+    }
+  }
+  return best;
+}
+
+// The candidates are in the order they became ready, the newest last. Like the worker
+// loop, which runs what a dispatch just spawned or woke first (a tree of tasks depth
+// first, so few are alive at once), the newest is chosen three times in four, the one
+// before it three in sixteen, and so on; one decision in 256 is uniform over all, so
+// every candidate keeps a chance at every step and a task that yields in a loop cannot
+// starve the others.
+uint32_t DetChooser::pickRandom(uint32_t n) {
+  uint64_t r = rng_.next();
+  if ((r & 255) == 0) return uint32_t(rng_.below(n));
+  uint64_t back = uint64_t(std::countr_zero(r >> 8 | (uint64_t(1) << 55))) / 2;
+  return back >= n ? 0 : uint32_t(n - 1 - back);
+}
+
+uint32_t DetChooser::pick(DecisionKind kind, uint32_t n, uint64_t previous,
+                          const DetCandidates& c) {
+  switch (options_.strategy) {
+    case DetStrategy::kRandom:
+      return kind == DecisionKind::kRun ? pickRandom(n) : uint32_t(rng_.below(n));
+    case DetStrategy::kUniform:
+      return uint32_t(rng_.below(n));
+    case DetStrategy::kPct:
+      return kind == DecisionKind::kRun ? pickPct(n, previous, c) : uint32_t(rng_.below(n));
+    case DetStrategy::kReplay:
+    case DetStrategy::kPrefix:
+      break;
+  }
+  // Past a prefix: no preemption. The task the last step ran goes on when it still can
+  // (a requeued task is the last candidate); otherwise the first candidate runs.
+  if (kind == DecisionKind::kRun && n > 0 && c.idAt(n - 1) == previous) return n - 1;
+  return 0;
+}
+
+bool DetChooser::decide(DecisionKind kind, uint32_t n, uint64_t setHash, uint64_t previous,
+                        const DetCandidates& c, uint32_t& index) {
+  // One candidate is no choice: neither recorded nor replayed (half of a ping-pong's steps).
+  if (n == 1) {
+    index = 0;
+    runSteps_ += kind == DecisionKind::kRun;
+    return true;
+  }
+  auto hash = uint32_t(setHash ^ (setHash >> 32));
+  const std::vector<Decision>& script = options_.script.decisions;
+  bool scripted = false;
+  if ((options_.strategy == DetStrategy::kReplay || options_.strategy == DetStrategy::kPrefix) &&
+      decisions_ < script.size()) {
+    const Decision& d = script[decisions_];
+    if (options_.strategy == DetStrategy::kReplay && (d.kind != kind || d.size != n || d.setHash != hash)) {
+      divergence_ = "replay diverged from the recording at step " + std::to_string(decisions_ + 1) + ": the recording " +
+                    (d.kind == DecisionKind::kRun ? "ran task " + std::to_string(d.chosen)
+                                                  : "chose case " + std::to_string(d.index + 1) + " of a select") +
+                    " among " + std::to_string(d.size) + " candidates; this run has " + std::to_string(n) +
+                    (kind == DecisionKind::kRun ? " runnable tasks" : " ready select cases") +
+                    (d.size == n ? " (a different set)" : "");
+      return false;
+    }
+    // A prefix (exploration) takes the recorded index where it still fits.
+    scripted = d.index < n;
+    if (scripted) index = d.index;
+  } else if (options_.strategy == DetStrategy::kReplay) {
+    divergence_ = "replay diverged from the recording at step " + std::to_string(decisions_ + 1) +
+                  ": the recording ended there, and this run goes on";
+    return false;
+  }
+  if (!scripted) index = pick(kind, n, previous, c);
+  decisions_++;
+  if (kind == DecisionKind::kRun) runSteps_++;
+  if (!options_.recordPath.empty()) {
+    uint64_t chosen = kind == DecisionKind::kRun ? c.idAt(index) : 0;
+    recording_.add(Decision{kind, index, n, hash, chosen});
+  }
+  return true;
+}
+
+std::string DetChooser::unreplayed() const {
+  size_t recorded = options_.script.decisions.size();
+  if (options_.strategy != DetStrategy::kReplay || decisions_ >= recorded) return "";
+  return "replay: the program ended after " + std::to_string(decisions_) + " of the recording's " +
+         std::to_string(recorded) + " decisions";
+}
+
+// --- the coordinator ---------------------------------------------------------------------
+
+DetCoordinator::DetCoordinator(SchedulerInternals& in, const DeterministicOptions& options)
+    : in_(in), options_(options), chooser_(options) {}
+
+void DetCoordinator::enqueue(Task* t) {
+  {
+    std::lock_guard lock(mu_);
+    ready_.push_back(t);
+    readyHash_ += decisionMemberHash(runId(t));
+  }
+  outside_.notify_one();
+}
+
+TimerId DetCoordinator::addTimer(uint64_t deadlineNanos, std::function<void()> fn) {
+  TimerId id = nextTimer_++;
+  timers_.emplace(std::make_pair(deadlineNanos, id), std::move(fn));
+  timerDeadline_[id] = deadlineNanos;
+  return id;
+}
+
+bool DetCoordinator::cancelTimer(TimerId id) {
+  auto it = timerDeadline_.find(id);
+  if (it == timerDeadline_.end()) return false;
+  timers_.erase({it->second, id});
+  timerDeadline_.erase(it);
+  return true;
+}
+
+void DetCoordinator::charge(int64_t units) {
+  if (units > 0) clock_.fetch_add(uint64_t(units) * kNanosPerUnit, std::memory_order_relaxed);
+}
+
+uint64_t DetCoordinator::chooseCase(uint64_t n) {
+  uint32_t index = 0;
+  if (!chooser_.decide(DecisionKind::kSelect, uint32_t(n), 0, previous_, DetCandidates{}, index)) {
+    in_.executor.onDiverged(chooser_.divergence());
+  }
+  return index;
+}
+
+void DetCoordinator::fireDueTimers() {
+  while (!timers_.empty() && timers_.begin()->first.first <= nowNanos()) {
+    auto node = timers_.extract(timers_.begin());
+    timerDeadline_.erase(node.key().second);
+    node.mapped()();
+  }
+}
+
+// Nothing can run and no timer is pending, but the executor says a thread outside may
+// still publish (a host posting to a port): wait for it, a little at a time, as the
+// waiter's own wait may end from outside too (false: nothing can come).
+bool DetCoordinator::waitForOutside() {
+  if (!in_.executor.mayPublishFromOutside()) return false;
+  std::unique_lock lock(mu_);
+  outside_.wait_for(lock, std::chrono::milliseconds(1), [&] { return !ready_.empty() || in_.isClosed(); });
+  return true;
+}
+
+InlineRun DetCoordinator::runInline(Task* waiter, const std::function<bool()>& enabled) {
+  for (;;) {
+    if (in_.isClosed()) return InlineRun::kClosed;
+    fireDueTimers();
+    bool self = enabled();
+    Task* next = nullptr;
+    uint32_t n;
+    {
+      // One lock per step: a host thread may append to ready_ (a port's post).
+      std::lock_guard lock(mu_);
+      n = uint32_t(ready_.size()) + (self ? 1 : 0);
+      if (n > 0) {
+        uint64_t hash = readyHash_ + (self ? decisionMemberHash(runId(waiter)) : 0);
+        DetCandidates c{runId(waiter), self, &ready_, options_.firstId};
+        uint32_t index = 0;
+        if (!chooser_.decide(DecisionKind::kRun, n, hash, previous_, c, index)) return InlineRun::kDiverged;
+        if (!(self && index == 0)) {
+          // The others keep their order (choices are mostly near the end: cheap).
+          auto at = ready_.begin() + (index - (self ? 1 : 0));
+          next = *at;
+          ready_.erase(at);
+          readyHash_ -= decisionMemberHash(runId(next));
+        }
+      }
+    }
+    if (n == 0) {
+      if (!timers_.empty()) {
+        clock_.store(std::max(nowNanos(), timers_.begin()->first.first), std::memory_order_relaxed);
+        continue;
+      }
+      if (waitForOutside()) continue;
+      return InlineRun::kDeadlock;
+    }
+    if (!next) {
+      previous_ = runId(waiter);
+      return InlineRun::kChosen;
+    }
+    previous_ = runId(next);
+    dispatch(next);
+  }
+}
+
+// One step: the worker loop's dispatch and settling (worker.cpp), on this thread.
+void DetCoordinator::dispatch(Task* t) {
+  WEFT_CHECK(SchedulerInternals::beginRun(t), "a queued task is ready");
+  WorkerCore& c = *in_.cores[0];
+  Worker* outer = tlsCurrentWorker;
+  tlsCurrentWorker = c.worker;
+  bump(c.counters.tasksRun);
+  int32_t budget = in_.slice;
+  RunOutcome out;
+  try {
+    out = in_.executor.runTask(*c.worker, *t, budget);
+  } catch (...) {
+    out = RunOutcome::kPanicked;
+  }
+  tlsCurrentWorker = outer;
+  charge(in_.slice - std::max(budget, 0));
+  switch (out) {
+    case RunOutcome::kBudgetSpent:
+      bump(c.counters.budgetExhaustions);
+      [[fallthrough]];
+    case RunOutcome::kYielded:
+      SchedulerInternals::endRunReady(t);
+      return enqueue(t);
+    case RunOutcome::kSuspended:
+      if (SchedulerInternals::endRunSuspend(t)) return t->release();
+      return enqueue(t);
+    case RunOutcome::kCompleted:
+      SchedulerInternals::endRunTerminal(t, TaskState::kCompleted);
+      break;
+    case RunOutcome::kCancelled:
+      SchedulerInternals::endRunTerminal(t, TaskState::kCancelled);
+      break;
+    case RunOutcome::kPanicked:
+      SchedulerInternals::endRunTerminal(t, TaskState::kPanicked);
+      break;
+  }
+  t->release();
+}
+
+std::string DetCoordinator::finish() {
+  if (finished_) return "";
+  finished_ = true;
+  if (std::string left = chooser_.unreplayed(); !left.empty()) std::fprintf(stderr, "weft: %s\n", left.c_str());
+  if (options_.recordPath.empty()) return "";
+  std::string error;
+  writeScheduleFile(options_.recordPath, chooser_.recording(), error);
+  return error;
+}
+
+void DetCoordinator::drain() {
+  std::vector<Task*> rest;
+  {
+    std::lock_guard lock(mu_);
+    rest.swap(ready_);
+    readyHash_ = 0;
+  }
+  for (Task* t : rest) t->release();
+  timers_.clear();
+  timerDeadline_.clear();
+}
+
+}  // namespace weft::runtime

@@ -1,0 +1,140 @@
+// Deterministic mode: one seeded chooser makes every scheduling decision, time is
+// logical, and a run's decisions can be recorded, replayed and explored
+// (docs/design/deterministic.md).
+//
+// Protocol:
+//  - No worker thread and no timer thread start. The thread that runs the main task (the
+//    program's) is the coordinator: whenever the main task reaches a schedule point (it
+//    spent its budget, finished an ordered operation, or waits), that thread runs the
+//    coordinator loop, which dispatches one task per step on itself until the chooser
+//    picks the main task again (runInline). A task that waits under a native frame (not
+//    at the bottom of its own thread) runs the loop the same way, nested.
+//  - A step is one dispatch: it ends when the task waits, yields, finishes, or spends
+//    its budget; an ordered operation (a channel operation, spawn, await, select, sleep,
+//    task.now, a cancel) sets the budget to zero, so the step ends at the safepoint
+//    that follows it. Budgets count VM work units, so steps end at the same instruction
+//    in every run.
+//  - Candidates of a step: the waiting inline task first (when its wait has ended),
+//    then the ready tasks in the order the run made them ready. Same decisions, same
+//    order: the candidate
+//    lists of a replay are the recording's, and a differing one is a divergence.
+//  - The logical clock advances by kNanosPerUnit for every work unit a step spends, and
+//    jumps to the earliest timer when nothing can run; timers fire in (deadline, id)
+//    order on the coordinator, before each decision.
+//  - Threads: everything here is the coordinator thread's, except enqueue (a host
+//    thread may post to a port), which takes `mu_`.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/sched/schedule_file.h"
+#include "runtime/sched/scheduler.h"
+#include "runtime/sched/victim_order.h"
+
+namespace weft::runtime {
+
+struct SchedulerInternals;
+
+// Logical nanoseconds per VM work unit (a safepoint): about what one costs in real time,
+// so that a slice of 10,000 units is 0.2 ms of logical time.
+inline constexpr uint64_t kNanosPerUnit = 20;
+
+// The candidates of a decision: the inline waiter first when it can run, then the ready
+// tasks (kRun); a select's cases have no ids (ready == nullptr).
+struct DetCandidates {
+  uint64_t waiterId = 0;  // ids counted from DeterministicOptions::firstId (runId)
+  bool waiter = false;
+  const std::vector<Task*>* ready = nullptr;
+  uint64_t firstId = 1;
+  uint64_t idAt(uint32_t i) const {
+    return waiter && i == 0 ? waiterId : (*ready)[i - (waiter ? 1 : 0)]->id() - firstId + 1;
+  }
+};
+
+// The seeded chooser of a deterministic run: every decision goes through decide().
+class DetChooser {
+ public:
+  explicit DetChooser(const DeterministicOptions& options);
+  // Chooses an index in [0, n) for a decision over n candidates (kRun) or over n select
+  // cases (kSelect: `c` is not read). `setHash`: the
+  // candidates' DecisionSet hash; `previous`: the task the last step ran. false when a
+  // replay diverged from its recording (divergence() tells where).
+  bool decide(DecisionKind kind, uint32_t n, uint64_t setHash, uint64_t previous,
+              const DetCandidates& c, uint32_t& index);
+  // The recording so far, as a whole schedule file.
+  std::string recording() const { return recording_.finish(options_.seed, options_.budget); }
+  const std::string& divergence() const { return divergence_; }
+  // A replay that ended before its recording did: what is left ("" otherwise).
+  std::string unreplayed() const;
+
+ private:
+  uint32_t pick(DecisionKind kind, uint32_t n, uint64_t previous, const DetCandidates& c);
+  uint32_t pickRandom(uint32_t n);
+  uint32_t pickPct(uint32_t n, uint64_t previous, const DetCandidates& c);
+  uint64_t priorityOf(uint64_t id);
+
+  DeterministicOptions options_;
+  Rng rng_;
+  ScheduleWriter recording_;
+  uint64_t decisions_ = 0;  // every decision so far (the script's position)
+  uint64_t runSteps_ = 0;   // kRun decisions so far (PCT counts these)
+  std::string divergence_;
+  // PCT: each task's priority (higher runs first), and the steps at which the running
+  // task's priority drops below every initial one.
+  std::unordered_map<uint64_t, uint64_t> priority_;
+  std::vector<uint64_t> changePoints_;
+};
+
+class DetCoordinator {
+ public:
+  DetCoordinator(SchedulerInternals& in, const DeterministicOptions& options);
+
+  // A task became ready (spawn, wake, cancel of a suspended task): it joins the
+  // candidates. The scheduler's reference comes with it. Any thread.
+  void enqueue(Task* t);
+  TimerId addTimer(uint64_t deadlineNanos, std::function<void()> fn);
+  bool cancelTimer(TimerId id);
+  // The logical clock: nanoseconds since the run began. Any thread (relaxed: only the
+  // coordinator advances it, and everything that reads it in a deterministic way runs
+  // on the coordinator).
+  uint64_t nowNanos() const { return clock_.load(std::memory_order_relaxed); }
+  // A task's id as the run's decisions name it (DeterministicOptions::firstId).
+  uint64_t runId(const Task* t) const { return t->id() - options_.firstId + 1; }
+  // Work units the inline task spent since its last step (the main task's own slices).
+  void charge(int64_t units);
+  uint64_t chooseCase(uint64_t n);
+  InlineRun runInline(Task* waiter, const std::function<bool()>& enabled);
+  // Writes the recording (DeterministicOptions::recordPath) once; "" or an error.
+  std::string finish();
+  const std::string& divergence() const { return chooser_.divergence(); }
+  void drain();  // shutdown: drops every queued task
+
+ private:
+  void fireDueTimers();
+  bool waitForOutside();
+  void dispatch(Task* t);
+
+  SchedulerInternals& in_;
+  DeterministicOptions options_;
+  DetChooser chooser_;
+  std::mutex mu_;
+  std::condition_variable outside_;       // enqueue from another thread
+  std::vector<Task*> ready_;              // mu_
+  uint64_t readyHash_ = 0;                // mu_: the sum of decisionMemberHash(id) over ready_
+  std::atomic<uint64_t> clock_{0};
+  std::map<std::pair<uint64_t, TimerId>, std::function<void()>> timers_;  // (deadline, id)
+  std::unordered_map<TimerId, uint64_t> timerDeadline_;
+  TimerId nextTimer_ = 1;
+  uint64_t previous_ = 0;  // the task the last step ran
+  bool finished_ = false;
+};
+
+}  // namespace weft::runtime

@@ -1,0 +1,175 @@
+// The schedule file format (schedule_file.h).
+#include "runtime/sched/schedule_file.h"
+
+#include <cstdio>
+#include <memory>
+
+namespace weft::runtime {
+namespace {
+
+constexpr char kMagic[8] = {'W', 'E', 'F', 'T', 'S', 'C', 'H', 'D'};
+constexpr uint8_t kVersion = 1;
+
+// FNV-1a 64 over little-endian 8-byte words, then the bytes left: a recording of
+// millions of decisions is summed in milliseconds.
+uint64_t fnv1a(const char* p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w = 0;
+    for (int b = 0; b < 8; b++) w |= uint64_t(uint8_t(p[i + size_t(b)])) << (8 * b);
+    h ^= w;
+    h *= 0x100000001b3ull;
+  }
+  for (; i < n; i++) {
+    h ^= uint8_t(p[i]);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// Appends a varint to a fixed buffer (at most 10 bytes); returns the new end.
+char* varintAt(char* out, uint64_t v) {
+  while (v >= 0x80) {
+    *out++ = char(uint8_t(v) | 0x80);
+    v >>= 7;
+  }
+  *out++ = char(uint8_t(v));
+  return out;
+}
+
+void putFixed(std::string& out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; i++) out.push_back(char(uint8_t(v >> (8 * i))));
+}
+
+void putVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(char(uint8_t(v) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(char(uint8_t(v)));
+}
+
+// Reads from a byte range, failing (and staying failed) past its end.
+struct Reader {
+  const std::string& bytes;
+  size_t pos = 0;
+  size_t end = 0;
+  bool ok = true;
+
+  uint64_t fixed(int n) {
+    if (end - pos < size_t(n)) return fail();
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) v |= uint64_t(uint8_t(bytes[pos + i])) << (8 * i);
+    pos += size_t(n);
+    return v;
+  }
+  uint64_t varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos >= end) return fail();
+      auto b = uint8_t(bytes[pos++]);
+      v |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    return fail();  // more than 10 bytes
+  }
+  uint64_t fail() {
+    ok = false;
+    pos = end;
+    return 0;
+  }
+};
+
+}  // namespace
+
+void ScheduleWriter::add(const Decision& d) {
+  char buf[1 + 5 + 5 + 4 + 10];
+  char* end = buf;
+  *end++ = char(d.kind);
+  end = varintAt(end, d.index);
+  end = varintAt(end, d.size);
+  for (int i = 0; i < 4; i++) *end++ = char(uint8_t(d.setHash >> (8 * i)));
+  end = varintAt(end, d.chosen);
+  decisions_.append(buf, size_t(end - buf));
+}
+
+std::string ScheduleWriter::finish(uint64_t seed, uint32_t budget) const {
+  std::string out(kMagic, sizeof kMagic);
+  out.push_back(char(kVersion));
+  putFixed(out, seed, 8);
+  putVarint(out, budget);
+  out += decisions_;
+  putFixed(out, fnv1a(out.data(), out.size()), 8);
+  return out;
+}
+
+std::string encodeSchedule(const Schedule& s) {
+  ScheduleWriter w;
+  for (const Decision& d : s.decisions) w.add(d);
+  return w.finish(s.seed, s.budget);
+}
+
+bool decodeSchedule(const std::string& bytes, Schedule& out, std::string& error) {
+  if (bytes.size() < sizeof kMagic + 1 + 8 + 1 + 8 || bytes.compare(0, sizeof kMagic, kMagic, sizeof kMagic) != 0) {
+    error = "not a schedule file (no WEFTSCHD header)";
+    return false;
+  }
+  Reader sum{bytes, bytes.size() - 8, bytes.size()};
+  if (sum.fixed(8) != fnv1a(bytes.data(), bytes.size() - 8)) {
+    error = "the schedule file is corrupt (checksum mismatch)";
+    return false;
+  }
+  Reader r{bytes, sizeof kMagic, bytes.size() - 8};
+  if (r.fixed(1) != kVersion) {
+    error = "unsupported schedule file version";
+    return false;
+  }
+  out.seed = r.fixed(8);
+  out.budget = uint32_t(r.varint());
+  out.decisions.clear();
+  while (r.ok && r.pos < r.end) {
+    Decision d;
+    uint64_t kind = r.fixed(1);
+    d.kind = DecisionKind(kind);
+    d.index = uint32_t(r.varint());
+    d.size = uint32_t(r.varint());
+    d.setHash = uint32_t(r.fixed(4));
+    d.chosen = r.varint();
+    if (kind > uint64_t(DecisionKind::kSelect) || (d.size != 0 && d.index >= d.size)) r.fail();
+    out.decisions.push_back(d);
+  }
+  if (!r.ok || r.pos != r.end) {
+    error = "the schedule file is malformed";
+    return false;
+  }
+  return true;
+}
+
+bool writeScheduleFile(const std::string& path, const std::string& bytes, std::string& error) {
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), std::fclose);
+  if (!f || std::fwrite(bytes.data(), 1, bytes.size(), f.get()) != bytes.size() || std::fflush(f.get()) != 0) {
+    error = "cannot write the schedule to '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+bool readScheduleFile(const std::string& path, Schedule& out, std::string& error) {
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
+  if (!f) {
+    error = "cannot open the schedule '" + path + "'";
+    return false;
+  }
+  std::string bytes;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) bytes.append(buf, n);
+  if (!decodeSchedule(bytes, out, error)) {
+    error = "'" + path + "': " + error;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace weft::runtime
