@@ -191,6 +191,10 @@ Status RuntimeImpl::runInlineMayGC(LuaTask& self, const std::function<bool()>& e
     case sched::InlineRun::kClosed:
       return Status(StatusCode::kFatal);
     case sched::InlineRun::kDeadlock:
+      if (self.isMain && state.atPrompt) {
+        abortMainWait(self);
+        return Status::ok();
+      }
       // Only tasks started above this one on the thread's stack could run.
       if (!self.isMain) {
         std::fprintf(stderr, "weft: deterministic mode: task %llu waits under a native frame (a metamethod, a sort "
@@ -583,6 +587,13 @@ void RuntimeImpl::probeForDeadlock() {
   auto* probe = new ProbeTask();
   scheduler->spawn(probe);
   probe->release();
+}
+
+void RuntimeImpl::abortMainWait(LuaTask& main) {
+  mainAbortReason = "deadlock: all tasks are blocked\n" + describeBlockedTasks();
+  while (!mainAbortReason.empty() && mainAbortReason.back() == '\n') mainAbortReason.pop_back();
+  deadlocked.store(false, std::memory_order_release);
+  main.claim(main.waitGen(), WaitPhase::kAborted, -1);
 }
 
 void RuntimeImpl::reportDeadlockAndExit() {

@@ -139,6 +139,10 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // whose dispatch makes the workers park again, so onAllBlocked re-evaluates.
   void probeForDeadlock();
   [[noreturn]] void reportDeadlockAndExit();
+  // At the prompt (State::atPrompt) the main task's deadlock ends its wait instead, with
+  // the report as the line's error (kAborted; finishWaitMayGC raises mainAbortReason).
+  void abortMainWait(LuaTask& main);
+  std::string mainAbortReason;  // main thread only
 
   // Starts the scheduler's threads at the first use that needs them (a spawn, the
   // deadlock probe, a timer), so a script without tasks starts none (start-up cost,

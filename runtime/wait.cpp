@@ -150,7 +150,10 @@ Status blockMayGC(LuaTask& self) {
   }
   rt.leaveBlockingCurrent();  // the worker first, then the collector (scheduler.h)
   self.blocked.store(false, std::memory_order_seq_cst);
-  if (self.isMain && !rt.closed() && rt.deadlocked.load(std::memory_order_acquire)) rt.reportDeadlockAndExit();
+  if (self.isMain && !rt.closed() && rt.deadlocked.load(std::memory_order_acquire)) {
+    if (!rt.state.atPrompt) rt.reportDeadlockAndExit();
+    rt.abortMainWait(self);
+  }
   return rt.attachCurrent();
 }
 
@@ -326,6 +329,10 @@ Status finishWaitMayGC(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t&
       break;
     case WaitPhase::kCancelled:
       err = positionedError(S, t, "task cancelled");
+      st = Status(StatusCode::kRuntimeError);
+      break;
+    case WaitPhase::kAborted:  // the main task's deadlock at the prompt
+      err = positionedError(S, t, self.rt.mainAbortReason.c_str());
       st = Status(StatusCode::kRuntimeError);
       break;
     default:

@@ -171,6 +171,10 @@ class State {
     uint64_t (*randomSeed)(State&, ThreadData* root) = nullptr;
   };
   const DeterministicHooks* deterministic = nullptr;
+  // Set by the host's prompt (the CLI's REPL) while it runs lines: a deadlock of the main
+  // task is then an error of the line, since a later line may end the wait
+  // (runtime/wait.cpp). Main thread only.
+  bool atPrompt = false;
   // The C API layer (runtime/capi/capi.h): its per-State data, and the native that runs
   // a light C function value (Tag::LightCFunction). Both are set before such a value
   // exists on this State; null while the C API was never used on it.

@@ -89,6 +89,7 @@ Status runReplMayGC(Session& session) {
   vm::HostStack& host = session.host();
   LineReader reader;
   session.setPrefixMessages(false);
+  host.state().atPrompt = true;  // a line's deadlock is its error (docs/tasks.md)
   int base = host.top();
   Status fatal;
   for (;;) {
@@ -107,6 +108,7 @@ Status runReplMayGC(Session& session) {
     }
   }
   host.setTop(base);
+  host.state().atPrompt = false;
   std::fputs("\n", stdout);
   std::fflush(stdout);
   session.setPrefixMessages(true);
