@@ -1,18 +1,24 @@
-// The copying collector (Cheney), generational (docs/design/gc-v2.md), with Lua 5.4 weak
-// tables and finalizers.
+// The collector, generational (docs/design/gc-v2.md): a copying nursery (Cheney) and a
+// mark-region old generation, with Lua 5.4 weak tables and finalizers.
 //
 // Protocol (one collection, world stopped, run only from safepointMayGC/collectMayGC on
 // the requesting mutator's thread, while every other attached mutator is parked and
-// detached ones cannot attach: safepoint.cpp). A major collection copies every
-// reachable object; a minor one only the young ones (no kBitOld), promoting them into
-// old chunks: an old object counts as reached and is neither copied nor traced, unless
-// it is in the remembered set. Every copy is old. So after either kind no object is
-// young and the remembered set is empty. Non-moving objects (kBitNonMoving) and pinned
-// ones are never copied: they are marked where they lie (to-space epoch, kBitOld) and
-// traced from a list, as copies are from to-space (gc-v2.md "Pinning and non-moving
-// objects").
-//  0. Pinned objects first, before anything could copy them: each is marked in place,
-//     and one in a standard chunk keeps its chunk (keepPinned).
+// detached ones cannot attach: safepoint.cpp). Both kinds copy every reachable young
+// object (no kBitOld) into the old generation: into the holes (free lines) of recycled
+// old chunks first, else bumping in promotion chunks. A minor one stops there: an old
+// object counts as reached and is neither moved nor traced, unless it is in the
+// remembered set. A major one marks every reachable old object where it lies (the
+// to-space epoch is the mark bit), but for those of the fragmented chunks it chose to
+// evacuate (kBitEvacuate; every old chunk under relocate stress), which it copies out,
+// then sweeps the old chunks: what it did not reach becomes fillers, the line marks are
+// recomputed, and chunks left empty are freed. Every copy is old. So after either kind
+// no object is young and the remembered set is empty. Non-moving objects
+// (kBitNonMoving) and pinned ones are never copied. Objects reached in place and copies
+// into holes are traced from a grey stack; copies into promotion chunks by the Cheney
+// scan (gc-v2.md "Mark-region old generation", "Pinning and non-moving objects").
+//  0. A major chooses the chunks it evacuates (chooseEvacuation). Pinned objects next,
+//     before anything could copy them: each is marked in place, and one in a nursery
+//     chunk keeps its chunk (keepPinned).
 //  1. Copy the roots (root sources, the handle slots of every registered mutator,
 //     persistent handles, pending finalizers) into fresh to-space chunks (a minor: into
 //     the old generation's promotion chunks, from where the last collection stopped) and
@@ -33,13 +39,15 @@
 //     their values cleared here too.
 //  6. Sweep weak roots (the string table), release off-heap memory of dead registered
 //     externals (a minor: only those registered since the last collection), free the
-//     cells of dead non-moving objects (a minor: only young ones), then install
-//     to-space and free (or, relocate mode, quarantine) old space (a minor: the
-//     nursery), but for the chunks kept for pinned objects, whose other contents become
-//     fillers.
+//     cells of dead non-moving objects (a minor: only young ones), then install: sweep
+//     the old chunks (a major) and the nursery chunks kept for pinned objects, and free
+//     (or, relocate mode, quarantine) the nursery, the chunks a major evacuated or left
+//     empty, and the large objects nobody reached.
 // To-space membership: in a major, the epoch bit in gcBits (every object in current
-// space carries the heap's epoch; copies get the flipped one); in a minor, kBitOld. So a
-// slot visited twice is harmless and isLive needs no address lookup.
+// space carries the heap's epoch; copies and objects marked in place get the flipped
+// one); in a minor, kBitOld. So a slot visited twice is harmless and isLive needs no
+// address lookup: an object reached in place is live and its slots stay, a moved one is
+// forwarded, a dead one is neither.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -69,6 +77,7 @@ class Collector final : public Visitor {
       : heap_(heap),
         impl_(*heap.impl_),
         minor_(kind == CollectionKind::kMinor),
+        relocateAll_(!minor_ && heap.config_.stress == StressMode::kRelocate),
         toEpoch_(minor_ ? impl_.epoch : impl_.epoch ^ kBitEpoch) {}
   ~Collector() override;
 
@@ -89,7 +98,11 @@ class Collector final : public Visitor {
   Object* keepNonMoving(Object* obj);
   void markInPlace(Object* obj, size_t size);
   void keepPinned();
-  void fillKeptChunks(bool poison);
+  void chooseEvacuation();
+  size_t sweepChunk(Chunk* chunk, bool poison);
+  char* allocateInHole(size_t size);
+  bool nextHole();
+  void closeHole();
   char* allocateTo(size_t size);
   void scan();
   void prefetchAlong();
@@ -108,18 +121,24 @@ class Collector final : public Visitor {
   Heap& heap_;
   Heap::Impl& impl_;
   bool minor_;
+  bool relocateAll_;  // a major under relocate stress: every old chunk is evacuated
   uint8_t toEpoch_;
   bool copying_ = true;  // false while clearing: a dead reference is then left alone
   bool installed_ = false;
   std::vector<Chunk*> toChunks_;  // standard chunks, in allocation order
   Chunk* reusedTail_ = nullptr;   // a minor: the old chunk promotion continued in (not ours)
   std::vector<Chunk*> toLarge_;   // one large object each
-  // Objects marked where they lie (non-moving cells, pinned objects of standard
-  // chunks), traced by the scan from scanInPlace_ on, and the standard chunks kept in
-  // place for pinned objects (fillKeptChunks turns their other objects into fillers).
-  std::vector<Object*> inPlace_;
-  size_t scanInPlace_ = 0;
+  // Reached objects the scan has not traced yet that it does not find in promotion
+  // chunks: those marked where they lie (old ones in a major, non-moving cells, pinned
+  // objects) and copies into holes. A stack: its depth, not the heap, bounds its size.
+  std::vector<Object*> grey_;
+  // The nursery chunks kept in place for pinned objects (install sweeps them: their
+  // other objects become fillers) and the hole copies go to: [holeCursor_, holeLimit_)
+  // in holeChunk_, a recycled old chunk.
   std::vector<Chunk*> keptChunks_;
+  Chunk* holeChunk_ = nullptr;
+  char* holeCursor_ = nullptr;
+  char* holeLimit_ = nullptr;
   std::vector<Chunk*> emptiedCells_;  // a major: cell chunks its sweep left empty
   Chunk* current_ = nullptr;      // the chunk copies are bumped into
   size_t scanChunk_ = 0;          // Cheney scan position: toChunks_[scanChunk_] at scanPtr_
@@ -195,22 +214,32 @@ Object* Collector::copy(Object* obj) {
     fail("reference to an object of unregistered kind", obj);
     return obj;
   }
-  if (obj->header.gcBits & kBitNonMoving) return keepNonMoving(obj);
+  uint8_t bits = obj->header.gcBits;
+  if (bits & kBitNonMoving) return keepNonMoving(obj);
   size_t size = objectBytes(impl_.types[kind], obj);
-  if (size >= Heap::kLargeObjectSize && (minor_ || heap_.config_.stress != StressMode::kRelocate)) {
+  bool large = size >= Heap::kLargeObjectSize;
+  if (large && !relocateAll_) {
     if (Object* kept = keepLarge(obj)) return kept;
   }
-  char* to = size < (size_t{1} << 47) ? allocateTo(size) : nullptr;
+  // A major marks an old object where it lies unless its chunk is being evacuated.
+  if ((bits & kBitOld) && !large && !minor_ && !relocateAll_ && !(bits & kBitEvacuate)) {
+    markInPlace(obj, size);
+    return obj;
+  }
+  char* to = large ? nullptr : allocateInHole(size);
+  bool inHole = to != nullptr;
+  if (!to && size < (size_t{1} << 47)) to = allocateTo(size);
   if (!to) {
     fail(minor_ ? "no memory to promote into (gc.promote)" : "no memory for to-space", obj);
     return obj;
   }
   copyObject(to, obj, size);
   Object* moved = reinterpret_cast<Object*>(to);
-  moved->header.gcBits =
-      static_cast<uint8_t>((moved->header.gcBits & ~(kBitEpoch | kBitRemembered)) | toEpoch_ | kBitOld);
+  moved->header.gcBits = static_cast<uint8_t>(
+      (moved->header.gcBits & ~(kBitEpoch | kBitRemembered | kBitEvacuate)) | toEpoch_ | kBitOld);
   setForwardee(obj, moved);
-  if (impl_.types[kind].prefetch && size < Heap::kLargeObjectSize) prefetchQueue_.push_back(moved);
+  if (inHole) grey_.push_back(moved);
+  else if (impl_.types[kind].prefetch && !large) prefetchQueue_.push_back(moved);
   copiedBytes_ += size;
   ++copiedObjects_;
   return moved;
@@ -241,9 +270,9 @@ Object* Collector::keepLarge(Object* obj) {
 // Marks `obj` reached where it lies: it takes the to-space epoch and becomes old (a
 // young one is promoted in place), and the scan traces it as it does copies.
 void Collector::markInPlace(Object* obj, size_t size) {
-  obj->header.gcBits =
-      static_cast<uint8_t>((obj->header.gcBits & ~(kBitEpoch | kBitRemembered)) | toEpoch_ | kBitOld);
-  inPlace_.push_back(obj);
+  obj->header.gcBits = static_cast<uint8_t>(
+      (obj->header.gcBits & ~(kBitEpoch | kBitRemembered | kBitEvacuate)) | toEpoch_ | kBitOld);
+  grey_.push_back(obj);
   keptBytes_ += size;
   ++copiedObjects_;  // progress for the ephemeron fixpoint, as a copy would be
 }
@@ -262,10 +291,12 @@ Object* Collector::keepNonMoving(Object* obj) {
 }
 
 // First of all (before anything is copied): every pinned object is reached where it
-// lies. A non-moving or large one is kept as such; one in a standard chunk keeps the
-// whole chunk, which joins the old generation as it is (fillKeptChunks). Old objects in
-// a minor are not moving anyway. The fault site forgets one pin (the object may then
-// move or die), which --gc-verify reports (verify.cpp, the pinned roots).
+// lies. A non-moving or large one is kept as such; one in a nursery chunk keeps the
+// whole chunk, which joins the old generation as it is (install sweeps it); one in an
+// old chunk stays there, even in a chunk being evacuated (whose other objects still
+// move out). Old objects in a minor are not moving anyway. The fault site forgets one
+// pin (the object may then move or die), which --gc-verify reports (verify.cpp, the
+// pinned roots).
 void Collector::keepPinned() {
   std::lock_guard pinLock(impl_.pinLock);
   for (const auto& entry : impl_.pins) {
@@ -290,43 +321,197 @@ void Collector::keepPinned() {
       continue;
     }
     markInPlace(obj, objectBytes(impl_.types[obj->header.kind], obj));
-    if (!chunk->kept) {
+    chunk->evacuating = false;  // not empty after the collection: install sweeps it
+    if (chunk->young && !chunk->kept) {
       chunk->kept = true;
       keptChunks_.push_back(chunk);
     }
   }
 }
 
-// After the collection proper (nothing reads a forwarding address any more): in each
-// chunk kept for pinned objects, everything but the objects reached in place becomes a
-// filler of the same size (a copy's old image, or a dead object), poisoned under
-// relocate stress as old space is.
-void Collector::fillKeptChunks(bool poison) {
-  for (Chunk* chunk : keptChunks_) {
+// A major evacuates the old chunks that its predecessor's sweep (and the promotions
+// since) left at least half free, the emptiest first, up to an eighth of the old
+// generation's bytes (two chunks at least): the copies fill holes of the other chunks
+// first, so they add at most that to the peak. One such chunk alone is evacuated only
+// if the other chunks' free bytes could hold its objects: moving them to a fresh chunk
+// would free nothing. Their objects get kBitEvacuate, so reaching one copies it. Under
+// relocate stress every old chunk is evacuated (no bits: relocateAll_ says it), so
+// every movable object moves. World stopped: impl_.space is read without the lock.
+void Collector::chooseEvacuation() {
+  auto used = [](const Chunk* chunk) { return static_cast<size_t>(chunk->top - chunk->base) - chunk->freeBytes; };
+  std::vector<Chunk*> sparse;
+  size_t oldBytes = 0;
+  size_t freeBytes = 0;
+  for (Chunk* chunk : impl_.space) {
+    if (chunk->young || chunk->large || chunk->cellSize) continue;
+    oldBytes += used(chunk);
+    freeBytes += chunk->freeBytes;
+    if (relocateAll_ || chunk->freeBytes >= chunk->size / 2) sparse.push_back(chunk);
+  }
+  if (relocateAll_) {
+    for (Chunk* chunk : sparse) chunk->evacuating = true;
+    return;
+  }
+  std::sort(sparse.begin(), sparse.end(), [&](const Chunk* a, const Chunk* b) { return used(a) < used(b); });
+  size_t budget = std::max(2 * Heap::kChunkSize, oldBytes / 8);
+  size_t chosen = 0;
+  size_t moving = 0;
+  while (chosen < sparse.size() && moving + used(sparse[chosen]) <= budget) moving += used(sparse[chosen++]);
+  if (chosen == 1 && moving > freeBytes - sparse[0]->freeBytes) chosen = 0;
+  for (size_t i = 0; i < chosen; ++i) {
+    Chunk* chunk = sparse[i];
+    chunk->evacuating = true;
     for (char* p = chunk->base; p < chunk->top;) {
       auto* obj = reinterpret_cast<Object*>(p);
-      size_t size;
       if (obj->header.kind == kFillerKind) {
         p += fillerBytes(p);
         continue;
       }
-      if (obj->header.kind == kForwardedKind) {
-        Object* to = forwardee(obj);
-        size = objectBytes(impl_.types[to->header.kind], to);
-      } else {
-        size = objectBytes(impl_.types[obj->header.kind], obj);
-        if (inToSpace(obj)) {
-          p += size;
-          continue;
-        }
-      }
-      obj->header = ObjectHeader{kFillerKind, 0, 0, 0};
-      fillerBytes(p) = size;
-      if (poison && size > 2 * sizeof(ObjectHeader))
-        std::memset(p + 2 * sizeof(ObjectHeader), kPoisonByte, size - 2 * sizeof(ObjectHeader));
-      p += size;
+      obj->header.gcBits |= kBitEvacuate;
+      p += objectBytes(impl_.types[obj->header.kind], obj);
     }
   }
+}
+
+namespace {
+
+void formatFiller(char* p, size_t size, bool poison) {
+  reinterpret_cast<Object*>(p)->header = ObjectHeader{kFillerKind, 0, 0, 0};
+  fillerBytes(p) = size;
+  if (poison && size > 2 * sizeof(ObjectHeader))
+    std::memset(p + 2 * sizeof(ObjectHeader), kPoisonByte, size - 2 * sizeof(ObjectHeader));
+}
+
+char* lineUp(const Chunk* chunk, const char* p) {
+  return chunk->base + (static_cast<size_t>(p - chunk->base) + kLineSize - 1) / kLineSize * kLineSize;
+}
+
+char* lineDown(const Chunk* chunk, const char* p) {
+  return chunk->base + static_cast<size_t>(p - chunk->base) / kLineSize * kLineSize;
+}
+
+// [from, to) holds no live object, and a live object (or a chunk edge) lies on each
+// side: it becomes fillers that keep the free lines inside it (a hole) apart from the
+// marked lines at its ends. Returns its bytes.
+size_t formatDead(const Chunk* chunk, char* from, char* to, bool poison) {
+  char* first = lineUp(chunk, from);
+  char* last = lineDown(chunk, to);
+  if (first >= last) {
+    formatFiller(from, static_cast<size_t>(to - from), poison);
+  } else {
+    if (from < first) formatFiller(from, static_cast<size_t>(first - from), poison);
+    formatFiller(first, static_cast<size_t>(last - first), poison);
+    if (last < to) formatFiller(last, static_cast<size_t>(to - last), poison);
+  }
+  return static_cast<size_t>(to - from);
+}
+
+}  // namespace
+
+// After the collection proper (nothing reads a forwarding address any more), for an old
+// chunk in a major and a nursery chunk kept for pinned objects: everything but the
+// objects the collection reached becomes fillers (a copy's old image, a dead object, the
+// unused end of the chunk), poisoned under relocate stress as old space is; the line
+// marks and freeBytes are recomputed. Returns the bytes of the objects it keeps.
+size_t Collector::sweepChunk(Chunk* chunk, bool poison) {
+  std::memset(chunk->lines, 0, sizeof chunk->lines);
+  char* end = chunk->base + chunk->size;
+  char* dead = nullptr;
+  size_t live = 0;
+  size_t free = 0;
+  for (char* p = chunk->base; p < chunk->top;) {
+    auto* obj = reinterpret_cast<Object*>(p);
+    size_t size;
+    bool reached = false;
+    if (obj->header.kind == kFillerKind) {
+      size = fillerBytes(p);
+    } else if (obj->header.kind == kForwardedKind) {
+      Object* to = forwardee(obj);
+      size = objectBytes(impl_.types[to->header.kind], to);
+    } else {
+      size = objectBytes(impl_.types[obj->header.kind], obj);
+      reached = inToSpace(obj);
+    }
+    if (reached) {
+      if (dead) free += formatDead(chunk, dead, p, poison);
+      dead = nullptr;
+      markLines(chunk, p, size);
+      live += size;
+    } else if (!dead) {
+      dead = p;
+    }
+    p += size;
+  }
+  if (!dead && chunk->top < end) dead = chunk->top;
+  if (dead) free += formatDead(chunk, dead, end, poison);
+  // The negative test of verify's line check: the sweep forgets the chunk's first
+  // marked line.
+  if (live && fault::hit("gc.line-drop")) {
+    size_t w = 0;
+    while (!chunk->lines[w]) ++w;
+    chunk->lines[w] &= chunk->lines[w] - 1;
+  }
+  chunk->top = end;
+  chunk->freeBytes = free;
+  chunk->holeLine = 0;
+  chunk->evacuating = false;
+  return live;
+}
+
+// Copies into the holes of recycled old chunks (never one being evacuated): the next
+// free lines. A copy bigger than a line that does not fit the rest of the current hole
+// goes to a promotion chunk instead of giving the hole up. nullptr: no hole fits.
+char* Collector::allocateInHole(size_t size) {
+  for (;;) {
+    if (size <= static_cast<size_t>(holeLimit_ - holeCursor_)) {
+      char* p = holeCursor_;
+      holeCursor_ += size;
+      markLines(holeChunk_, p, size);
+      holeChunk_->freeBytes -= size;
+      return p;
+    }
+    if (holeChunk_ && size > kLineSize) return nullptr;
+    if (!nextHole()) return nullptr;
+  }
+}
+
+bool Collector::nextHole() {
+  closeHole();
+  std::vector<Chunk*>& recycled = impl_.recycled;
+  for (; impl_.recycledNext < recycled.size(); ++impl_.recycledNext) {
+    Chunk* chunk = recycled[impl_.recycledNext];
+    if (chunk->evacuating) continue;
+    size_t end = static_cast<size_t>(chunk->top - chunk->base) / kLineSize;
+    size_t line = chunk->holeLine;
+    while (line < end && lineMarked(chunk, line)) ++line;
+    size_t last = line;
+    while (last < end && !lineMarked(chunk, last)) ++last;
+    chunk->holeLine = static_cast<uint32_t>(last);
+    if (line < end) {
+      holeChunk_ = chunk;
+      holeCursor_ = chunk->base + line * kLineSize;
+      holeLimit_ = chunk->base + last * kLineSize;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The unused rest of the current hole becomes fillers again, split where the line of
+// the last copy ends, and the next search in its chunk starts at its first free line.
+void Collector::closeHole() {
+  if (holeCursor_ < holeLimit_) {
+    char* free = lineUp(holeChunk_, holeCursor_);
+    if (free > holeCursor_ && free < holeLimit_) {
+      formatFiller(holeCursor_, static_cast<size_t>(free - holeCursor_), false);
+    } else {
+      free = holeCursor_;
+    }
+    formatFiller(free, static_cast<size_t>(holeLimit_ - free), false);
+    holeChunk_->holeLine = static_cast<uint32_t>(static_cast<size_t>(lineUp(holeChunk_, holeCursor_) - holeChunk_->base) / kLineSize);
+  }
+  holeChunk_ = nullptr;
+  holeCursor_ = holeLimit_ = nullptr;
 }
 
 char* Collector::allocateTo(size_t size) {
@@ -363,9 +548,10 @@ char* Collector::allocateTo(size_t size) {
   return p;
 }
 
-// Breadth-first over to-space: standard chunks in order (the last one grows while it is
-// scanned), then large objects; repeat until neither advanced. No recursion, so a
-// million-long list costs no stack.
+// Breadth-first over to-space: promotion chunks in order (the last one grows while it is
+// scanned; the lines of what it scans are marked), then large objects, then the grey
+// stack; repeat until none advanced. No recursion, so a million-long list costs no
+// stack.
 void Collector::scan() {
   for (;;) {
     bool progress = false;
@@ -375,7 +561,9 @@ void Collector::scan() {
       while (scanPtr_ < chunk->top) {
         Object* obj = reinterpret_cast<Object*>(scanPtr_);
         const TypeInfo& info = impl_.types[obj->header.kind];
-        scanPtr_ += objectBytes(info, obj);
+        size_t size = objectBytes(info, obj);
+        markLines(chunk, scanPtr_, size);
+        scanPtr_ += size;
         if (info.prefetch) prefetchAlong();
         if (info.trace) info.trace(obj, *this);
         progress = true;
@@ -390,8 +578,9 @@ void Collector::scan() {
       if (info.trace) info.trace(obj, *this);
       progress = true;
     }
-    while (scanInPlace_ < inPlace_.size()) {
-      Object* obj = inPlace_[scanInPlace_++];
+    while (!grey_.empty()) {
+      Object* obj = grey_.back();
+      grey_.pop_back();
       const TypeInfo& info = impl_.types[obj->header.kind];
       if (info.trace) info.trace(obj, *this);
       progress = true;
@@ -512,6 +701,7 @@ void Collector::sweepExternals() {
 }
 
 bool Collector::run() {
+  if (!minor_) chooseEvacuation();
   traceRoots();
   scan();
   ephemeronFixpoint();
@@ -525,6 +715,7 @@ bool Collector::run() {
   for (WeakRootSource* source : impl_.weakRoots) source->sweepWeakRoots(*this);
   sweepExternals();
   heap_.sweepCells(minor_, toEpoch_, heap_.config_.stress == StressMode::kRelocate, emptiedCells_);
+  closeHole();
   return error_.empty();
 }
 
@@ -535,12 +726,32 @@ bool Collector::run() {
 // collection's promotion continues in its last chunk, so old chunks fill up.
 void Collector::install(uint64_t collection) {
   installed_ = true;
-  std::unique_lock lock(impl_.mutex);
+  const Config& config = heap_.config_;
+  bool relocate = config.stress == StressMode::kRelocate;
+  // The sweep touches only chunks no mutator can reach (world stopped): done before
+  // taking the lock. A major sweeps every old chunk but those it evacuated (a chunk
+  // still marked evacuating holds no pinned object, so nothing of it was kept).
+  std::vector<Chunk*> swept;
   std::vector<Chunk*> old;  // to free
+  if (!minor_) {
+    for (Chunk* chunk : impl_.space) {
+      if (chunk->kept || chunk->young || chunk->large || chunk->cellSize) continue;
+      if (!chunk->evacuating && sweepChunk(chunk, relocate) > 0) {
+        swept.push_back(chunk);
+      } else {
+        chunk->evacuating = false;
+        old.push_back(chunk);
+      }
+    }
+  }
+  for (Chunk* chunk : keptChunks_) sweepChunk(chunk, relocate);
+  std::unique_lock lock(impl_.mutex);
   std::vector<Chunk*> space;
   // Cell chunks stay (a minor finds them old; a major takes them from their classes,
   // without those its sweep emptied); kept chunks (pinned objects, large objects kept
-  // in place) join the old generation as they are.
+  // in place) join the old generation as they are. The chunks with holes are where
+  // the next collections copy to first: a major lists those it swept, a minor adds
+  // the nursery chunks it kept to what is left of the list.
   if (minor_) {
     for (Chunk* chunk : impl_.space) {
       if (!chunk->young) space.push_back(chunk);
@@ -548,12 +759,19 @@ void Collector::install(uint64_t collection) {
     }
     for (Chunk* chunk : toChunks_)
       if (chunk != reusedTail_) space.push_back(chunk);
+    impl_.recycled.erase(impl_.recycled.begin(), impl_.recycled.begin() + static_cast<std::ptrdiff_t>(impl_.recycledNext));
   } else {
     for (Chunk* chunk : impl_.space)
-      if (!chunk->kept && !chunk->cellSize) old.push_back(chunk);
+      if (!chunk->kept && !chunk->cellSize && (chunk->young || chunk->large)) old.push_back(chunk);
     space = toChunks_;
     for (const CellClass& c : impl_.cells) space.insert(space.end(), c.chunks.begin(), c.chunks.end());
+    space.insert(space.end(), swept.begin(), swept.end());
+    impl_.recycled.clear();
+    for (Chunk* chunk : swept)
+      if (chunk->freeBytes >= kLineSize) impl_.recycled.push_back(chunk);
   }
+  impl_.recycledNext = 0;
+  impl_.recycled.insert(impl_.recycled.end(), keptChunks_.begin(), keptChunks_.end());
   space.insert(space.end(), toLarge_.begin(), toLarge_.end());
   space.insert(space.end(), keptChunks_.begin(), keptChunks_.end());
   impl_.chunkIndex.clear();
@@ -562,7 +780,7 @@ void Collector::install(uint64_t collection) {
     chunk->kept = false;
     chunk->young = false;
     impl_.chunkIndex[reinterpret_cast<uintptr_t>(chunk->base)] = chunk;
-    if (!chunk->cellSize) live += static_cast<size_t>(chunk->top - chunk->base);
+    if (!chunk->cellSize) live += static_cast<size_t>(chunk->top - chunk->base) - chunk->freeBytes;
   }
   impl_.space = std::move(space);
   for (Chunk* chunk : emptiedCells_) unmapChunk(chunk);
@@ -572,9 +790,6 @@ void Collector::install(uint64_t collection) {
   }
   if (current_ || !minor_) impl_.promotionTail = current_;
 
-  const Config& config = heap_.config_;
-  bool relocate = config.stress == StressMode::kRelocate;
-  fillKeptChunks(relocate);
   impl_.externalBytes -= static_cast<int64_t>(externalReleased_);
   impl_.externalAfterLastGC = impl_.externalBytes;
   // The nursery grows with the old generation: a minor still sweeps the whole interned
@@ -584,10 +799,10 @@ void Collector::install(uint64_t collection) {
   size_t nursery = std::max(config.initialThreshold, nextGrowth(live, 0, config) / 2);
   impl_.threshold = live + nursery;
   if (!minor_) impl_.majorThreshold = std::max(config.initialThreshold, live + nextGrowth(live, impl_.externalBytes, config));
-  // Free chunks are kept for the next nursery (and v1's to-space, for a major): the
-  // freed space was at least that big, so keeping them adds nothing to the peak and
-  // spares the next cycle's buffers the page faults.
-  impl_.poolLimit = std::max(16 * Heap::kChunkSize, minor_ ? 2 * nursery : impl_.threshold);
+  // Free chunks are kept for the next nursery and its promotion: the freed space was at
+  // least that big, so keeping them adds nothing to the peak and spares the next
+  // cycle's buffers the page faults. A major needs no to-space beyond that.
+  impl_.poolLimit = std::max(16 * Heap::kChunkSize, 2 * nursery);
   // A large chunk no allocation reused since the last collection is unlikely to fit
   // one soon (large objects of another size): unmapped, so the pool adds to the peak
   // RSS only what the next cycle actually reuses.

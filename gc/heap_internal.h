@@ -27,6 +27,12 @@
 
 namespace weft::gc {
 
+// The old generation's lines (gc-v2.md "Mark-region old generation"): a standard old
+// chunk is a block of kLinesPerChunk lines of kLineSize bytes, with a mark bit per line.
+inline constexpr size_t kLineSize = 128;
+inline constexpr size_t kLinesPerChunk = Heap::kChunkSize / kLineSize;
+inline constexpr size_t kLineWords = kLinesPerChunk / 64;
+
 // A page-aligned mmap region. Objects lie contiguously in [base, top); top is exact for
 // retired chunks and stale for a chunk a mutator is bumping in (flushMutators fixes it).
 struct Chunk {
@@ -42,6 +48,15 @@ struct Chunk {
   // Non-zero: a chunk of the non-moving space, cut into cells of this many bytes
   // (nonmoving.cpp). Never young (its objects carry their own generation), never moved.
   uint32_t cellSize = 0;
+  // A standard old chunk (neither young, large nor cells) is a mark-region block: a line
+  // is marked exactly when an object (not a filler) overlaps it, and a run of unmarked
+  // lines below top is covered by fillers that neither start nor end inside a marked
+  // line, so promotion may copy into it (a hole). freeBytes: the fillers' bytes in
+  // [base, top). holeLine: where the search for the next hole resumes. World stopped.
+  bool evacuating = false;  // during a major: chosen for evacuation (kBitEvacuate)
+  uint32_t holeLine = 0;
+  size_t freeBytes = 0;
+  uint64_t lines[kLineWords] = {};
   // From an embedder's allocator (Config::chunkSource): the block base lies in, which
   // unmapChunk returns to it. Null: mmap'd.
   ChunkSource source;
@@ -57,6 +72,13 @@ struct Chunk {
 //    that moved out or died), its size in bytes at +8.
 inline constexpr uint8_t kFreeCellKind = 0xfe;
 inline constexpr uint8_t kFillerKind = 0xfd;
+inline bool lineMarked(const Chunk* chunk, size_t line) { return (chunk->lines[line / 64] >> (line % 64)) & 1; }
+// Marks the lines [p, p + size) overlaps.
+inline void markLines(Chunk* chunk, const char* p, size_t size) {
+  size_t first = static_cast<size_t>(p - chunk->base) / kLineSize;
+  size_t last = static_cast<size_t>(p + size - 1 - chunk->base) / kLineSize;
+  for (size_t line = first; line <= last; ++line) chunk->lines[line / 64] |= uint64_t{1} << (line % 64);
+}
 inline char*& nextFreeCell(char* cell) { return *reinterpret_cast<char**>(cell + sizeof(ObjectHeader)); }
 inline size_t& fillerBytes(char* p) { return *reinterpret_cast<size_t*>(p + sizeof(ObjectHeader)); }
 inline size_t fillerBytes(const char* p) { return *reinterpret_cast<const size_t*>(p + sizeof(ObjectHeader)); }
@@ -157,6 +179,11 @@ struct Heap::Impl {
   size_t majorThreshold = 0;
   // World stopped: the old chunk promotion continues in (its top is exact), or nullptr.
   Chunk* promotionTail = nullptr;
+  // World stopped: old chunks with holes (free lines), in the order collections copy
+  // into them; those before recycledNext are used up. A major rebuilds the list from
+  // its sweep; a minor adds the chunks it kept for pinned objects.
+  std::vector<Chunk*> recycled;
+  size_t recycledNext = 0;
   uint64_t stressCollections = 0;   // world stopped: collections the stress schedule asked for
   bool lastWasMajor = false;        // lock: the kind of the newest collection
   ChunkSource chunkSource;          // lock, or world stopped: where new chunks come from
