@@ -16,7 +16,7 @@
 // (kBitNonMoving) and pinned ones are never copied. Objects reached in place and copies
 // into holes are traced from a grey stack; copies into promotion chunks by the Cheney
 // scan (gc-v2.md "Mark-region old generation", "Pinning and non-moving objects").
-//  0. A major chooses the chunks it evacuates (chooseEvacuation). Pinned objects next,
+//  0. A major chooses the chunks it evacuates (region.cpp). Pinned objects next,
 //     before anything could copy them: each is marked in place, and one in a nursery
 //     chunk keeps its chunk (keepPinned).
 //  1. Copy the roots (root sources, the handle slots of every registered mutator,
@@ -98,11 +98,10 @@ class Collector final : public Visitor {
   Object* keepNonMoving(Object* obj);
   void markInPlace(Object* obj, size_t size);
   void keepPinned();
-  void chooseEvacuation();
-  size_t sweepChunk(Chunk* chunk, bool poison);
-  char* allocateInHole(size_t size);
-  bool nextHole();
-  void closeHole();
+  size_t sweep(Chunk* chunk, bool poison) {
+    return minor_ ? sweepChunk(chunk, impl_.types, kBitOld, kBitOld, poison)
+                  : sweepChunk(chunk, impl_.types, kBitEpoch, toEpoch_, poison);
+  }
   char* allocateTo(size_t size);
   void scan();
   void prefetchAlong();
@@ -133,12 +132,9 @@ class Collector final : public Visitor {
   // objects) and copies into holes. A stack: its depth, not the heap, bounds its size.
   std::vector<Object*> grey_;
   // The nursery chunks kept in place for pinned objects (install sweeps them: their
-  // other objects become fillers) and the hole copies go to: [holeCursor_, holeLimit_)
-  // in holeChunk_, a recycled old chunk.
+  // other objects become fillers), and the hole of a recycled old chunk copies go to.
   std::vector<Chunk*> keptChunks_;
-  Chunk* holeChunk_ = nullptr;
-  char* holeCursor_ = nullptr;
-  char* holeLimit_ = nullptr;
+  HoleCursor hole_{impl_.recycled, impl_.recycledNext};
   std::vector<Chunk*> emptiedCells_;  // a major: cell chunks its sweep left empty
   Chunk* current_ = nullptr;      // the chunk copies are bumped into
   size_t scanChunk_ = 0;          // Cheney scan position: toChunks_[scanChunk_] at scanPtr_
@@ -226,7 +222,7 @@ Object* Collector::copy(Object* obj) {
     markInPlace(obj, size);
     return obj;
   }
-  char* to = large ? nullptr : allocateInHole(size);
+  char* to = large ? nullptr : hole_.allocate(size);
   bool inHole = to != nullptr;
   if (!to && size < (size_t{1} << 47)) to = allocateTo(size);
   if (!to) {
@@ -327,191 +323,6 @@ void Collector::keepPinned() {
       keptChunks_.push_back(chunk);
     }
   }
-}
-
-// A major evacuates the old chunks that its predecessor's sweep (and the promotions
-// since) left at least half free, the emptiest first, up to an eighth of the old
-// generation's bytes (two chunks at least): the copies fill holes of the other chunks
-// first, so they add at most that to the peak. One such chunk alone is evacuated only
-// if the other chunks' free bytes could hold its objects: moving them to a fresh chunk
-// would free nothing. Their objects get kBitEvacuate, so reaching one copies it. Under
-// relocate stress every old chunk is evacuated (no bits: relocateAll_ says it), so
-// every movable object moves. World stopped: impl_.space is read without the lock.
-void Collector::chooseEvacuation() {
-  auto used = [](const Chunk* chunk) { return static_cast<size_t>(chunk->top - chunk->base) - chunk->freeBytes; };
-  std::vector<Chunk*> sparse;
-  size_t oldBytes = 0;
-  size_t freeBytes = 0;
-  for (Chunk* chunk : impl_.space) {
-    if (chunk->young || chunk->large || chunk->cellSize) continue;
-    oldBytes += used(chunk);
-    freeBytes += chunk->freeBytes;
-    if (relocateAll_ || chunk->freeBytes >= chunk->size / 2) sparse.push_back(chunk);
-  }
-  if (relocateAll_) {
-    for (Chunk* chunk : sparse) chunk->evacuating = true;
-    return;
-  }
-  std::sort(sparse.begin(), sparse.end(), [&](const Chunk* a, const Chunk* b) { return used(a) < used(b); });
-  size_t budget = std::max(2 * Heap::kChunkSize, oldBytes / 8);
-  size_t chosen = 0;
-  size_t moving = 0;
-  while (chosen < sparse.size() && moving + used(sparse[chosen]) <= budget) moving += used(sparse[chosen++]);
-  if (chosen == 1 && moving > freeBytes - sparse[0]->freeBytes) chosen = 0;
-  for (size_t i = 0; i < chosen; ++i) {
-    Chunk* chunk = sparse[i];
-    chunk->evacuating = true;
-    for (char* p = chunk->base; p < chunk->top;) {
-      auto* obj = reinterpret_cast<Object*>(p);
-      if (obj->header.kind == kFillerKind) {
-        p += fillerBytes(p);
-        continue;
-      }
-      obj->header.gcBits |= kBitEvacuate;
-      p += objectBytes(impl_.types[obj->header.kind], obj);
-    }
-  }
-}
-
-namespace {
-
-void formatFiller(char* p, size_t size, bool poison) {
-  reinterpret_cast<Object*>(p)->header = ObjectHeader{kFillerKind, 0, 0, 0};
-  fillerBytes(p) = size;
-  if (poison && size > 2 * sizeof(ObjectHeader))
-    std::memset(p + 2 * sizeof(ObjectHeader), kPoisonByte, size - 2 * sizeof(ObjectHeader));
-}
-
-char* lineUp(const Chunk* chunk, const char* p) {
-  return chunk->base + (static_cast<size_t>(p - chunk->base) + kLineSize - 1) / kLineSize * kLineSize;
-}
-
-char* lineDown(const Chunk* chunk, const char* p) {
-  return chunk->base + static_cast<size_t>(p - chunk->base) / kLineSize * kLineSize;
-}
-
-// [from, to) holds no live object, and a live object (or a chunk edge) lies on each
-// side: it becomes fillers that keep the free lines inside it (a hole) apart from the
-// marked lines at its ends. Returns its bytes.
-size_t formatDead(const Chunk* chunk, char* from, char* to, bool poison) {
-  char* first = lineUp(chunk, from);
-  char* last = lineDown(chunk, to);
-  if (first >= last) {
-    formatFiller(from, static_cast<size_t>(to - from), poison);
-  } else {
-    if (from < first) formatFiller(from, static_cast<size_t>(first - from), poison);
-    formatFiller(first, static_cast<size_t>(last - first), poison);
-    if (last < to) formatFiller(last, static_cast<size_t>(to - last), poison);
-  }
-  return static_cast<size_t>(to - from);
-}
-
-}  // namespace
-
-// After the collection proper (nothing reads a forwarding address any more), for an old
-// chunk in a major and a nursery chunk kept for pinned objects: everything but the
-// objects the collection reached becomes fillers (a copy's old image, a dead object, the
-// unused end of the chunk), poisoned under relocate stress as old space is; the line
-// marks and freeBytes are recomputed. Returns the bytes of the objects it keeps.
-size_t Collector::sweepChunk(Chunk* chunk, bool poison) {
-  std::memset(chunk->lines, 0, sizeof chunk->lines);
-  char* end = chunk->base + chunk->size;
-  char* dead = nullptr;
-  size_t live = 0;
-  size_t free = 0;
-  for (char* p = chunk->base; p < chunk->top;) {
-    auto* obj = reinterpret_cast<Object*>(p);
-    size_t size;
-    bool reached = false;
-    if (obj->header.kind == kFillerKind) {
-      size = fillerBytes(p);
-    } else if (obj->header.kind == kForwardedKind) {
-      Object* to = forwardee(obj);
-      size = objectBytes(impl_.types[to->header.kind], to);
-    } else {
-      size = objectBytes(impl_.types[obj->header.kind], obj);
-      reached = inToSpace(obj);
-    }
-    if (reached) {
-      if (dead) free += formatDead(chunk, dead, p, poison);
-      dead = nullptr;
-      markLines(chunk, p, size);
-      live += size;
-    } else if (!dead) {
-      dead = p;
-    }
-    p += size;
-  }
-  if (!dead && chunk->top < end) dead = chunk->top;
-  if (dead) free += formatDead(chunk, dead, end, poison);
-  // The negative test of verify's line check: the sweep forgets the chunk's first
-  // marked line.
-  if (live && fault::hit("gc.line-drop")) {
-    size_t w = 0;
-    while (!chunk->lines[w]) ++w;
-    chunk->lines[w] &= chunk->lines[w] - 1;
-  }
-  chunk->top = end;
-  chunk->freeBytes = free;
-  chunk->holeLine = 0;
-  chunk->evacuating = false;
-  return live;
-}
-
-// Copies into the holes of recycled old chunks (never one being evacuated): the next
-// free lines. A copy bigger than a line that does not fit the rest of the current hole
-// goes to a promotion chunk instead of giving the hole up. nullptr: no hole fits.
-char* Collector::allocateInHole(size_t size) {
-  for (;;) {
-    if (size <= static_cast<size_t>(holeLimit_ - holeCursor_)) {
-      char* p = holeCursor_;
-      holeCursor_ += size;
-      markLines(holeChunk_, p, size);
-      holeChunk_->freeBytes -= size;
-      return p;
-    }
-    if (holeChunk_ && size > kLineSize) return nullptr;
-    if (!nextHole()) return nullptr;
-  }
-}
-
-bool Collector::nextHole() {
-  closeHole();
-  std::vector<Chunk*>& recycled = impl_.recycled;
-  for (; impl_.recycledNext < recycled.size(); ++impl_.recycledNext) {
-    Chunk* chunk = recycled[impl_.recycledNext];
-    if (chunk->evacuating) continue;
-    size_t end = static_cast<size_t>(chunk->top - chunk->base) / kLineSize;
-    size_t line = chunk->holeLine;
-    while (line < end && lineMarked(chunk, line)) ++line;
-    size_t last = line;
-    while (last < end && !lineMarked(chunk, last)) ++last;
-    chunk->holeLine = static_cast<uint32_t>(last);
-    if (line < end) {
-      holeChunk_ = chunk;
-      holeCursor_ = chunk->base + line * kLineSize;
-      holeLimit_ = chunk->base + last * kLineSize;
-      return true;
-    }
-  }
-  return false;
-}
-
-// The unused rest of the current hole becomes fillers again, split where the line of
-// the last copy ends, and the next search in its chunk starts at its first free line.
-void Collector::closeHole() {
-  if (holeCursor_ < holeLimit_) {
-    char* free = lineUp(holeChunk_, holeCursor_);
-    if (free > holeCursor_ && free < holeLimit_) {
-      formatFiller(holeCursor_, static_cast<size_t>(free - holeCursor_), false);
-    } else {
-      free = holeCursor_;
-    }
-    formatFiller(free, static_cast<size_t>(holeLimit_ - free), false);
-    holeChunk_->holeLine = static_cast<uint32_t>(static_cast<size_t>(lineUp(holeChunk_, holeCursor_) - holeChunk_->base) / kLineSize);
-  }
-  holeChunk_ = nullptr;
-  holeCursor_ = holeLimit_ = nullptr;
 }
 
 char* Collector::allocateTo(size_t size) {
@@ -701,7 +512,7 @@ void Collector::sweepExternals() {
 }
 
 bool Collector::run() {
-  if (!minor_) chooseEvacuation();
+  if (!minor_) chooseEvacuation(impl_.space, impl_.types, relocateAll_);
   traceRoots();
   scan();
   ephemeronFixpoint();
@@ -715,7 +526,7 @@ bool Collector::run() {
   for (WeakRootSource* source : impl_.weakRoots) source->sweepWeakRoots(*this);
   sweepExternals();
   heap_.sweepCells(minor_, toEpoch_, heap_.config_.stress == StressMode::kRelocate, emptiedCells_);
-  closeHole();
+  hole_.close();
   return error_.empty();
 }
 
@@ -736,7 +547,7 @@ void Collector::install(uint64_t collection) {
   if (!minor_) {
     for (Chunk* chunk : impl_.space) {
       if (chunk->kept || chunk->young || chunk->large || chunk->cellSize) continue;
-      if (!chunk->evacuating && sweepChunk(chunk, relocate) > 0) {
+      if (!chunk->evacuating && sweep(chunk, relocate) > 0) {
         swept.push_back(chunk);
       } else {
         chunk->evacuating = false;
@@ -744,7 +555,7 @@ void Collector::install(uint64_t collection) {
       }
     }
   }
-  for (Chunk* chunk : keptChunks_) sweepChunk(chunk, relocate);
+  for (Chunk* chunk : keptChunks_) sweep(chunk, relocate);
   std::unique_lock lock(impl_.mutex);
   std::vector<Chunk*> space;
   // Cell chunks stay (a minor finds them old; a major takes them from their classes,

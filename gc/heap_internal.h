@@ -232,6 +232,43 @@ struct Heap::Impl {
   bool verifyRegistered = false;  // before mutator threads start: in the barrier-check registry
 };
 
+// The mark-region old generation (region.cpp). World stopped, inside a collection.
+//
+// After the collection proper (nothing reads a forwarding address any more), for an old
+// chunk in a major and a nursery chunk kept for pinned objects: everything but the
+// objects the collection reached (gcBits & liveMask == liveBits) becomes fillers (a
+// copy's old image, a dead object, the unused end of the chunk), poisoned under
+// relocate stress as old space is; the line marks and freeBytes are recomputed and
+// top becomes the chunk's end. Returns the bytes of the objects it keeps. Fault site
+// "gc.line-drop": the sweep forgets the chunk's first marked line.
+size_t sweepChunk(Chunk* chunk, const TypeInfo* types, uint8_t liveMask, uint8_t liveBits, bool poison);
+// A major's start: marks the old chunks of `space` it evacuates (Chunk::evacuating,
+// and kBitEvacuate on their objects unless `everyChunk`, relocate stress, where every
+// old chunk is evacuated and the collector needs no bits).
+void chooseEvacuation(const std::vector<Chunk*>& space, const TypeInfo* types, bool everyChunk);
+// Where a collection copies next: the current hole of the recycled old chunks
+// (Impl::recycled from Impl::recycledNext on, never a chunk being evacuated).
+class HoleCursor {
+ public:
+  HoleCursor(std::vector<Chunk*>& recycled, size_t& next) : recycled_(recycled), next_(next) {}
+  // `size` bytes in the current hole or the next one, their lines marked; nullptr when
+  // no hole fits. A copy bigger than a line that does not fit the rest of the current
+  // hole gets nullptr too (it goes to a promotion chunk) rather than giving the hole up.
+  char* allocate(size_t size);
+  // The unused rest of the current hole becomes fillers again, split where the line of
+  // the last copy ends, and the next search in its chunk starts at its first free line.
+  // Before anything walks the chunk (the end of the collection proper).
+  void close();
+
+ private:
+  bool nextHole();
+  std::vector<Chunk*>& recycled_;
+  size_t& next_;
+  Chunk* chunk_ = nullptr;
+  char* cursor_ = nullptr;
+  char* limit_ = nullptr;
+};
+
 inline Object* forwardee(const Object* obj) {
   return *reinterpret_cast<Object* const*>(reinterpret_cast<const char*>(obj) + sizeof(ObjectHeader));
 }
