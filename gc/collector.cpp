@@ -19,12 +19,12 @@
 //  0. A major chooses the chunks it evacuates (region.cpp). Pinned objects next,
 //     before anything could copy them: each is marked in place, and one in a nursery
 //     chunk keeps its chunk (keepPinned).
-//  1. Copy the roots (root sources, the handle slots of every registered mutator,
-//     persistent handles, pending finalizers) into fresh to-space chunks (a minor: into
-//     the old generation's promotion chunks, from where the last collection stopped) and
-//     scan to-space breadth-first; a minor also traces every remembered holder (old
-//     objects a barrier recorded, Thread objects whose stacks ran). Weak containers
-//     report themselves with deferWeak instead of visiting weak parts.
+//  1. Reach the roots (root sources, the handle slots of every registered mutator,
+//     persistent handles, pending finalizers): copy them into holes or into the
+//     promotion chunks (from where the last collection stopped), or mark them in place,
+//     and scan breadth-first; a minor also traces every remembered holder (old objects
+//     a barrier recorded, Thread objects whose stacks ran). Weak containers report
+//     themselves with deferWeak instead of visiting weak parts.
 //  2. Ephemeron fixpoint: trace the values of weak-key tables whose keys are live, until
 //     a round copies nothing.
 //  3. clearWeak(kClearValues): drop entries with dead weak values. This comes before
@@ -125,7 +125,7 @@ class Collector final : public Visitor {
   bool copying_ = true;  // false while clearing: a dead reference is then left alone
   bool installed_ = false;
   std::vector<Chunk*> toChunks_;  // standard chunks, in allocation order
-  Chunk* reusedTail_ = nullptr;   // a minor: the old chunk promotion continued in (not ours)
+  Chunk* reusedTail_ = nullptr;   // the old chunk promotion continued in (not ours)
   std::vector<Chunk*> toLarge_;   // one large object each
   // Reached objects the scan has not traced yet that it does not find in promotion
   // chunks: those marked where they lie (old ones in a major, non-moving cells, pinned
@@ -334,8 +334,9 @@ char* Collector::allocateTo(size_t size) {
     toLarge_.push_back(chunk);
     return chunk->base;
   }
-  if (!current_ && minor_ && impl_.promotionTail) {
-    // Promotion continues where the last collection stopped, so old chunks fill up.
+  if (!current_ && impl_.promotionTail && !impl_.promotionTail->evacuating) {
+    // Promotion continues where the last collection stopped, so old chunks fill up (in
+    // a major too, unless that chunk is being evacuated; its sweep then covers the copies).
     current_ = reusedTail_ = impl_.promotionTail;
     toChunks_.push_back(current_);
     scanChunk_ = 0;
@@ -530,11 +531,13 @@ bool Collector::run() {
   return error_.empty();
 }
 
-// Makes to-space current. A major: every chunk of the old space is recycled, unmapped
-// or (relocate) quarantined. A minor: only the nursery's are (mutator buffers, young
-// large objects nobody reached); old chunks stay, joined by the promotion chunks and the
-// young large chunks kept in place. No mutator gets a buffer in to-space: the next
-// collection's promotion continues in its last chunk, so old chunks fill up.
+// Makes the collection's result current. The nursery's chunks (mutator buffers, young
+// large objects nobody reached) are recycled, unmapped or (relocate, a major)
+// quarantined, but for those kept for pinned objects, which are swept and join the old
+// generation with the promotion chunks and the large chunks kept in place. A major also
+// sweeps the old chunks and frees those it evacuated or left empty. No mutator gets a
+// buffer in an old chunk: the next collection's promotion continues in the last
+// promotion chunk, and the swept chunks' holes are listed for it.
 void Collector::install(uint64_t collection) {
   installed_ = true;
   const Config& config = heap_.config_;
@@ -574,7 +577,8 @@ void Collector::install(uint64_t collection) {
   } else {
     for (Chunk* chunk : impl_.space)
       if (!chunk->kept && !chunk->cellSize && (chunk->young || chunk->large)) old.push_back(chunk);
-    space = toChunks_;
+    for (Chunk* chunk : toChunks_)
+      if (chunk != reusedTail_) space.push_back(chunk);
     for (const CellClass& c : impl_.cells) space.insert(space.end(), c.chunks.begin(), c.chunks.end());
     space.insert(space.end(), swept.begin(), swept.end());
     impl_.recycled.clear();

@@ -65,11 +65,12 @@ struct Chunk {
 };
 
 // Headers the collector writes over memory no object occupies (gc-v2.md "Pinning and
-// non-moving objects"). Neither is a registered kind, so a reference to one is caught
-// by verify and by the checking barrier as a reference to a freed object.
+// non-moving objects", "Mark-region old generation"). Neither is a registered kind, so
+// a reference to one is caught by verify and by the checking barrier as a reference to
+// a freed object.
 //  - A free cell of the non-moving space: the next free cell's address at +8.
-//  - A filler: the dead part of a chunk kept in place for a pinned object (an object
-//    that moved out or died), its size in bytes at +8.
+//  - A filler: a dead part of an old chunk (objects that moved out or died, the unused
+//    end of the chunk, a hole), its size in bytes at +8.
 inline constexpr uint8_t kFreeCellKind = 0xfe;
 inline constexpr uint8_t kFillerKind = 0xfd;
 inline bool lineMarked(const Chunk* chunk, size_t line) { return (chunk->lines[line / 64] >> (line % 64)) & 1; }

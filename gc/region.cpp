@@ -153,20 +153,21 @@ void HoleCursor::close() {
 // since) left at least half free, the emptiest first, up to an eighth of the old
 // generation's bytes (two chunks at least): the copies fill holes of the other chunks
 // first, so they add at most that to the peak. One such chunk alone is evacuated only
-// if the other chunks' free bytes could hold its objects: moving them to a fresh chunk
-// would free nothing. Their objects get kBitEvacuate, so reaching one copies it. Under
+// if the other chunks' room (free bytes, and the unused end of the chunk promotion
+// bumps in) could hold its objects: moving them to a fresh chunk would free nothing. Their objects get kBitEvacuate, so reaching one copies it. Under
 // relocate stress every old chunk is evacuated (no bits: everyChunk says it), so
 // every movable object moves. World stopped: the caller reads Impl::space without the
 // lock.
 void chooseEvacuation(const std::vector<Chunk*>& space, const TypeInfo* types, bool everyChunk) {
   auto used = [](const Chunk* chunk) { return static_cast<size_t>(chunk->top - chunk->base) - chunk->freeBytes; };
+  auto room = [&](const Chunk* chunk) { return chunk->size - used(chunk); };
   std::vector<Chunk*> sparse;
   size_t oldBytes = 0;
-  size_t freeBytes = 0;
+  size_t roomBytes = 0;
   for (Chunk* chunk : space) {
     if (chunk->young || chunk->large || chunk->cellSize) continue;
     oldBytes += used(chunk);
-    freeBytes += chunk->freeBytes;
+    roomBytes += room(chunk);
     if (everyChunk || chunk->freeBytes >= chunk->size / 2) sparse.push_back(chunk);
   }
   if (everyChunk) {
@@ -178,7 +179,7 @@ void chooseEvacuation(const std::vector<Chunk*>& space, const TypeInfo* types, b
   size_t chosen = 0;
   size_t moving = 0;
   while (chosen < sparse.size() && moving + used(sparse[chosen]) <= budget) moving += used(sparse[chosen++]);
-  if (chosen == 1 && moving > freeBytes - sparse[0]->freeBytes) chosen = 0;
+  if (chosen == 1 && moving > roomBytes - room(sparse[0])) chosen = 0;
   for (size_t i = 0; i < chosen; ++i) {
     Chunk* chunk = sparse[i];
     chunk->evacuating = true;

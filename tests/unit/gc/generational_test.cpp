@@ -43,18 +43,8 @@ struct GenHeap : ToyHeap {
     stacks.push_back(s->slots);
     return s;
   }
-  void minor() {
-    Status s = heap.collectMayGC(CollectionKind::kMinor);
-    ASSERT_TRUE(s.isOk()) << heap.failureReason();
-  }
   std::vector<std::vector<Object*>*> stacks;
 };
-
-Config verifying() {
-  Config config;
-  config.verify = true;
-  return config;
-}
 
 TEST(GcGenerational, PromotionOnFirstSurvivalThenNoMove) {
   GenHeap h(verifying());

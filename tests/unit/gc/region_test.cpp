@@ -20,23 +20,8 @@ namespace {
 
 constexpr size_t kPairBytes = roundObjectSize(sizeof(Pair));
 
-Config verifying(StressMode stress = StressMode::kNone) {
-  Config config;
-  config.verify = true;
-  config.stress = stress;
-  return config;
-}
-
 struct RegionHeap : ToyHeap {
   using ToyHeap::ToyHeap;
-  void minor() {
-    Status s = heap.collectMayGC(CollectionKind::kMinor);
-    ASSERT_TRUE(s.isOk()) << heap.failureReason();
-  }
-  void major() {
-    Status s = heap.collectMayGC(CollectionKind::kMajor);
-    ASSERT_TRUE(s.isOk()) << heap.failureReason();
-  }
   // A rooted strong array of `n` young pairs, promoted by a minor into consecutive old
   // chunks. From 4096 pairs on the array is a large object, which never moves.
   Weak* oldPairs(uint32_t n) {
@@ -165,6 +150,52 @@ TEST(GcRegion, WeakTablesAndFinalizersSeeObjectsThatStayedMovedOrDied) {
   EXPECT_TRUE(h.heap.contains(k->slots[3]));
   EXPECT_EQ(h.heap.takePendingFinalizer(), finalized) << "resurrected where it lies, and queued";
   EXPECT_EQ(h.heap.takePendingFinalizer(), nullptr);
+}
+
+// The interned-string table's contract (a WeakRootSource) at an in-place major: a live
+// string that did not move keeps its entry as it is, one that moved is updated, a dead
+// one is dropped.
+TEST(GcRegion, InternTableSeesStringsThatStayedMovedOrDied) {
+  RegionHeap h(verifying());
+  constexpr uint32_t n = 40000;
+  constexpr uint32_t kSparse = 3 * 8192;
+  Weak* array = h.oldPairs(n);
+  for (uint32_t i = 0; i < kSparse; ++i)
+    if (i % 16) array->slots[i] = nullptr;
+  StringTable table;
+  h.heap.addWeakRootSource(&table);
+  h.major();  // the first chunks are mostly free now: the next major evacuates them
+  Object* stays = array->slots[30000];
+  Object* moves = array->slots[0];
+  table.strings = {stays, moves, array->slots[16]};
+  array->slots[16] = nullptr;
+  h.major();
+  ASSERT_EQ(table.strings.size(), 2u) << "the dead entry is dropped";
+  EXPECT_EQ(table.strings[0], stays);
+  EXPECT_NE(table.strings[1], moves);
+  EXPECT_EQ(table.strings[1], array->slots[0]);
+  h.heap.removeWeakRootSource(&table);
+}
+
+// A pinned object in a chunk chosen for evacuation stays, and so does its chunk; the
+// chunk's other survivors still move (into the holes of that very chunk, the only one
+// left that is not being evacuated).
+TEST(GcRegion, PinnedObjectKeepsItsEvacuatedChunk) {
+  RegionHeap h(verifying());
+  constexpr uint32_t n = 40000;
+  Weak* array = h.oldPairs(n);
+  RegionHeap::thin(array, n, 16);
+  h.major();
+  Object* pinned = array->slots[0];
+  Object* neighbour = array->slots[16];
+  h.heap.pin(pinned);
+  h.major();
+  EXPECT_EQ(array->slots[0], pinned);
+  EXPECT_TRUE(h.heap.contains(pinned));
+  EXPECT_NE(array->slots[16], neighbour) << "the rest of the chunk was evacuated";
+  h.heap.unpin(pinned);
+  h.major();  // the kept chunk took the evacuees into its holes: dense enough to stay
+  EXPECT_TRUE(h.heap.contains(array->slots[0]));
 }
 
 TEST(GcRegion, LineDropIsCaught) {
