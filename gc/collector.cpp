@@ -1,24 +1,30 @@
-// The copying collector (Cheney), generational (docs/design/gc-v2.md), with Lua 5.4 weak
-// tables and finalizers.
+// The collector, generational (docs/design/gc-v2.md): a copying nursery (Cheney) and a
+// mark-region old generation, with Lua 5.4 weak tables and finalizers.
 //
 // Protocol (one collection, world stopped, run only from safepointMayGC/collectMayGC on
 // the requesting mutator's thread, while every other attached mutator is parked and
-// detached ones cannot attach: safepoint.cpp). A major collection copies every
-// reachable object; a minor one only the young ones (no kBitOld), promoting them into
-// old chunks: an old object counts as reached and is neither copied nor traced, unless
-// it is in the remembered set. Every copy is old. So after either kind no object is
-// young and the remembered set is empty. Non-moving objects (kBitNonMoving) and pinned
-// ones are never copied: they are marked where they lie (to-space epoch, kBitOld) and
-// traced from a list, as copies are from to-space (gc-v2.md "Pinning and non-moving
-// objects").
-//  0. Pinned objects first, before anything could copy them: each is marked in place,
-//     and one in a standard chunk keeps its chunk (keepPinned).
-//  1. Copy the roots (root sources, the handle slots of every registered mutator,
-//     persistent handles, pending finalizers) into fresh to-space chunks (a minor: into
-//     the old generation's promotion chunks, from where the last collection stopped) and
-//     scan to-space breadth-first; a minor also traces every remembered holder (old
-//     objects a barrier recorded, Thread objects whose stacks ran). Weak containers
-//     report themselves with deferWeak instead of visiting weak parts.
+// detached ones cannot attach: safepoint.cpp). Both kinds copy every reachable young
+// object (no kBitOld) into the old generation: into the holes (free lines) of recycled
+// old chunks first, else bumping in promotion chunks. A minor one stops there: an old
+// object counts as reached and is neither moved nor traced, unless it is in the
+// remembered set. A major one marks every reachable old object where it lies (the
+// to-space epoch is the mark bit), but for those of the fragmented chunks it chose to
+// evacuate (kBitEvacuate; every old chunk under relocate stress), which it copies out,
+// then sweeps the old chunks: what it did not reach becomes fillers, the line marks are
+// recomputed, and chunks left empty are freed. Every copy is old. So after either kind
+// no object is young and the remembered set is empty. Non-moving objects
+// (kBitNonMoving) and pinned ones are never copied. Objects reached in place and copies
+// into holes are traced from a grey stack; copies into promotion chunks by the Cheney
+// scan (gc-v2.md "Mark-region old generation", "Pinning and non-moving objects").
+//  0. A major chooses the chunks it evacuates (region.cpp). Pinned objects next,
+//     before anything could copy them: each is marked in place, and one in a nursery
+//     chunk keeps its chunk (keepPinned).
+//  1. Reach the roots (root sources, the handle slots of every registered mutator,
+//     persistent handles, pending finalizers): copy them into holes or into the
+//     promotion chunks (from where the last collection stopped), or mark them in place,
+//     and scan breadth-first; a minor also traces every remembered holder (old objects
+//     a barrier recorded, Thread objects whose stacks ran). Weak containers report
+//     themselves with deferWeak instead of visiting weak parts.
 //  2. Ephemeron fixpoint: trace the values of weak-key tables whose keys are live, until
 //     a round copies nothing.
 //  3. clearWeak(kClearValues): drop entries with dead weak values. This comes before
@@ -33,13 +39,15 @@
 //     their values cleared here too.
 //  6. Sweep weak roots (the string table), release off-heap memory of dead registered
 //     externals (a minor: only those registered since the last collection), free the
-//     cells of dead non-moving objects (a minor: only young ones), then install
-//     to-space and free (or, relocate mode, quarantine) old space (a minor: the
-//     nursery), but for the chunks kept for pinned objects, whose other contents become
-//     fillers.
+//     cells of dead non-moving objects (a minor: only young ones), then install: sweep
+//     the old chunks (a major) and the nursery chunks kept for pinned objects, and free
+//     (or, relocate mode, quarantine) the nursery, the chunks a major evacuated or left
+//     empty, and the large objects nobody reached.
 // To-space membership: in a major, the epoch bit in gcBits (every object in current
-// space carries the heap's epoch; copies get the flipped one); in a minor, kBitOld. So a
-// slot visited twice is harmless and isLive needs no address lookup.
+// space carries the heap's epoch; copies and objects marked in place get the flipped
+// one); in a minor, kBitOld. So a slot visited twice is harmless and isLive needs no
+// address lookup: an object reached in place is live and its slots stay, a moved one is
+// forwarded, a dead one is neither.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -69,6 +77,7 @@ class Collector final : public Visitor {
       : heap_(heap),
         impl_(*heap.impl_),
         minor_(kind == CollectionKind::kMinor),
+        relocateAll_(!minor_ && heap.config_.stress == StressMode::kRelocate),
         toEpoch_(minor_ ? impl_.epoch : impl_.epoch ^ kBitEpoch) {}
   ~Collector() override;
 
@@ -89,7 +98,10 @@ class Collector final : public Visitor {
   Object* keepNonMoving(Object* obj);
   void markInPlace(Object* obj, size_t size);
   void keepPinned();
-  void fillKeptChunks(bool poison);
+  size_t sweep(Chunk* chunk, bool poison) {
+    return minor_ ? sweepChunk(chunk, impl_.types, kBitOld, kBitOld, poison)
+                  : sweepChunk(chunk, impl_.types, kBitEpoch, toEpoch_, poison);
+  }
   char* allocateTo(size_t size);
   void scan();
   void prefetchAlong();
@@ -108,18 +120,21 @@ class Collector final : public Visitor {
   Heap& heap_;
   Heap::Impl& impl_;
   bool minor_;
+  bool relocateAll_;  // a major under relocate stress: every old chunk is evacuated
   uint8_t toEpoch_;
   bool copying_ = true;  // false while clearing: a dead reference is then left alone
   bool installed_ = false;
   std::vector<Chunk*> toChunks_;  // standard chunks, in allocation order
-  Chunk* reusedTail_ = nullptr;   // a minor: the old chunk promotion continued in (not ours)
+  Chunk* reusedTail_ = nullptr;   // the old chunk promotion continued in (not ours)
   std::vector<Chunk*> toLarge_;   // one large object each
-  // Objects marked where they lie (non-moving cells, pinned objects of standard
-  // chunks), traced by the scan from scanInPlace_ on, and the standard chunks kept in
-  // place for pinned objects (fillKeptChunks turns their other objects into fillers).
-  std::vector<Object*> inPlace_;
-  size_t scanInPlace_ = 0;
+  // Reached objects the scan has not traced yet that it does not find in promotion
+  // chunks: those marked where they lie (old ones in a major, non-moving cells, pinned
+  // objects) and copies into holes. A stack: its depth, not the heap, bounds its size.
+  std::vector<Object*> grey_;
+  // The nursery chunks kept in place for pinned objects (install sweeps them: their
+  // other objects become fillers), and the hole of a recycled old chunk copies go to.
   std::vector<Chunk*> keptChunks_;
+  HoleCursor hole_{impl_.recycled, impl_.recycledNext};
   std::vector<Chunk*> emptiedCells_;  // a major: cell chunks its sweep left empty
   Chunk* current_ = nullptr;      // the chunk copies are bumped into
   size_t scanChunk_ = 0;          // Cheney scan position: toChunks_[scanChunk_] at scanPtr_
@@ -195,22 +210,32 @@ Object* Collector::copy(Object* obj) {
     fail("reference to an object of unregistered kind", obj);
     return obj;
   }
-  if (obj->header.gcBits & kBitNonMoving) return keepNonMoving(obj);
+  uint8_t bits = obj->header.gcBits;
+  if (bits & kBitNonMoving) return keepNonMoving(obj);
   size_t size = objectBytes(impl_.types[kind], obj);
-  if (size >= Heap::kLargeObjectSize && (minor_ || heap_.config_.stress != StressMode::kRelocate)) {
+  bool large = size >= Heap::kLargeObjectSize;
+  if (large && !relocateAll_) {
     if (Object* kept = keepLarge(obj)) return kept;
   }
-  char* to = size < (size_t{1} << 47) ? allocateTo(size) : nullptr;
+  // A major marks an old object where it lies unless its chunk is being evacuated.
+  if ((bits & kBitOld) && !large && !minor_ && !relocateAll_ && !(bits & kBitEvacuate)) {
+    markInPlace(obj, size);
+    return obj;
+  }
+  char* to = large ? nullptr : hole_.allocate(size);
+  bool inHole = to != nullptr;
+  if (!to && size < (size_t{1} << 47)) to = allocateTo(size);
   if (!to) {
     fail(minor_ ? "no memory to promote into (gc.promote)" : "no memory for to-space", obj);
     return obj;
   }
   copyObject(to, obj, size);
   Object* moved = reinterpret_cast<Object*>(to);
-  moved->header.gcBits =
-      static_cast<uint8_t>((moved->header.gcBits & ~(kBitEpoch | kBitRemembered)) | toEpoch_ | kBitOld);
+  moved->header.gcBits = static_cast<uint8_t>(
+      (moved->header.gcBits & ~(kBitEpoch | kBitRemembered | kBitEvacuate)) | toEpoch_ | kBitOld);
   setForwardee(obj, moved);
-  if (impl_.types[kind].prefetch && size < Heap::kLargeObjectSize) prefetchQueue_.push_back(moved);
+  if (inHole) grey_.push_back(moved);
+  else if (impl_.types[kind].prefetch && !large) prefetchQueue_.push_back(moved);
   copiedBytes_ += size;
   ++copiedObjects_;
   return moved;
@@ -241,9 +266,9 @@ Object* Collector::keepLarge(Object* obj) {
 // Marks `obj` reached where it lies: it takes the to-space epoch and becomes old (a
 // young one is promoted in place), and the scan traces it as it does copies.
 void Collector::markInPlace(Object* obj, size_t size) {
-  obj->header.gcBits =
-      static_cast<uint8_t>((obj->header.gcBits & ~(kBitEpoch | kBitRemembered)) | toEpoch_ | kBitOld);
-  inPlace_.push_back(obj);
+  obj->header.gcBits = static_cast<uint8_t>(
+      (obj->header.gcBits & ~(kBitEpoch | kBitRemembered | kBitEvacuate)) | toEpoch_ | kBitOld);
+  grey_.push_back(obj);
   keptBytes_ += size;
   ++copiedObjects_;  // progress for the ephemeron fixpoint, as a copy would be
 }
@@ -262,10 +287,12 @@ Object* Collector::keepNonMoving(Object* obj) {
 }
 
 // First of all (before anything is copied): every pinned object is reached where it
-// lies. A non-moving or large one is kept as such; one in a standard chunk keeps the
-// whole chunk, which joins the old generation as it is (fillKeptChunks). Old objects in
-// a minor are not moving anyway. The fault site forgets one pin (the object may then
-// move or die), which --gc-verify reports (verify.cpp, the pinned roots).
+// lies. A non-moving or large one is kept as such; one in a nursery chunk keeps the
+// whole chunk, which joins the old generation as it is (install sweeps it); one in an
+// old chunk stays there, even in a chunk being evacuated (whose other objects still
+// move out). Old objects in a minor are not moving anyway. The fault site forgets one
+// pin (the object may then move or die), which --gc-verify reports (verify.cpp, the
+// pinned roots).
 void Collector::keepPinned() {
   std::lock_guard pinLock(impl_.pinLock);
   for (const auto& entry : impl_.pins) {
@@ -290,41 +317,10 @@ void Collector::keepPinned() {
       continue;
     }
     markInPlace(obj, objectBytes(impl_.types[obj->header.kind], obj));
-    if (!chunk->kept) {
+    chunk->evacuating = false;  // not empty after the collection: install sweeps it
+    if (chunk->young && !chunk->kept) {
       chunk->kept = true;
       keptChunks_.push_back(chunk);
-    }
-  }
-}
-
-// After the collection proper (nothing reads a forwarding address any more): in each
-// chunk kept for pinned objects, everything but the objects reached in place becomes a
-// filler of the same size (a copy's old image, or a dead object), poisoned under
-// relocate stress as old space is.
-void Collector::fillKeptChunks(bool poison) {
-  for (Chunk* chunk : keptChunks_) {
-    for (char* p = chunk->base; p < chunk->top;) {
-      auto* obj = reinterpret_cast<Object*>(p);
-      size_t size;
-      if (obj->header.kind == kFillerKind) {
-        p += fillerBytes(p);
-        continue;
-      }
-      if (obj->header.kind == kForwardedKind) {
-        Object* to = forwardee(obj);
-        size = objectBytes(impl_.types[to->header.kind], to);
-      } else {
-        size = objectBytes(impl_.types[obj->header.kind], obj);
-        if (inToSpace(obj)) {
-          p += size;
-          continue;
-        }
-      }
-      obj->header = ObjectHeader{kFillerKind, 0, 0, 0};
-      fillerBytes(p) = size;
-      if (poison && size > 2 * sizeof(ObjectHeader))
-        std::memset(p + 2 * sizeof(ObjectHeader), kPoisonByte, size - 2 * sizeof(ObjectHeader));
-      p += size;
     }
   }
 }
@@ -338,8 +334,9 @@ char* Collector::allocateTo(size_t size) {
     toLarge_.push_back(chunk);
     return chunk->base;
   }
-  if (!current_ && minor_ && impl_.promotionTail) {
-    // Promotion continues where the last collection stopped, so old chunks fill up.
+  if (!current_ && impl_.promotionTail && !impl_.promotionTail->evacuating) {
+    // Promotion continues where the last collection stopped, so old chunks fill up (in
+    // a major too, unless that chunk is being evacuated; its sweep then covers the copies).
     current_ = reusedTail_ = impl_.promotionTail;
     toChunks_.push_back(current_);
     scanChunk_ = 0;
@@ -363,9 +360,10 @@ char* Collector::allocateTo(size_t size) {
   return p;
 }
 
-// Breadth-first over to-space: standard chunks in order (the last one grows while it is
-// scanned), then large objects; repeat until neither advanced. No recursion, so a
-// million-long list costs no stack.
+// Breadth-first over to-space: promotion chunks in order (the last one grows while it is
+// scanned; the lines of what it scans are marked), then large objects, then the grey
+// stack; repeat until none advanced. No recursion, so a million-long list costs no
+// stack.
 void Collector::scan() {
   for (;;) {
     bool progress = false;
@@ -375,7 +373,9 @@ void Collector::scan() {
       while (scanPtr_ < chunk->top) {
         Object* obj = reinterpret_cast<Object*>(scanPtr_);
         const TypeInfo& info = impl_.types[obj->header.kind];
-        scanPtr_ += objectBytes(info, obj);
+        size_t size = objectBytes(info, obj);
+        markLines(chunk, scanPtr_, size);
+        scanPtr_ += size;
         if (info.prefetch) prefetchAlong();
         if (info.trace) info.trace(obj, *this);
         progress = true;
@@ -390,8 +390,9 @@ void Collector::scan() {
       if (info.trace) info.trace(obj, *this);
       progress = true;
     }
-    while (scanInPlace_ < inPlace_.size()) {
-      Object* obj = inPlace_[scanInPlace_++];
+    while (!grey_.empty()) {
+      Object* obj = grey_.back();
+      grey_.pop_back();
       const TypeInfo& info = impl_.types[obj->header.kind];
       if (info.trace) info.trace(obj, *this);
       progress = true;
@@ -512,6 +513,7 @@ void Collector::sweepExternals() {
 }
 
 bool Collector::run() {
+  if (!minor_) chooseEvacuation(impl_.space, impl_.types, relocateAll_);
   traceRoots();
   scan();
   ephemeronFixpoint();
@@ -525,22 +527,45 @@ bool Collector::run() {
   for (WeakRootSource* source : impl_.weakRoots) source->sweepWeakRoots(*this);
   sweepExternals();
   heap_.sweepCells(minor_, toEpoch_, heap_.config_.stress == StressMode::kRelocate, emptiedCells_);
+  hole_.close();
   return error_.empty();
 }
 
-// Makes to-space current. A major: every chunk of the old space is recycled, unmapped
-// or (relocate) quarantined. A minor: only the nursery's are (mutator buffers, young
-// large objects nobody reached); old chunks stay, joined by the promotion chunks and the
-// young large chunks kept in place. No mutator gets a buffer in to-space: the next
-// collection's promotion continues in its last chunk, so old chunks fill up.
+// Makes the collection's result current. The nursery's chunks (mutator buffers, young
+// large objects nobody reached) are recycled, unmapped or (relocate, a major)
+// quarantined, but for those kept for pinned objects, which are swept and join the old
+// generation with the promotion chunks and the large chunks kept in place. A major also
+// sweeps the old chunks and frees those it evacuated or left empty. No mutator gets a
+// buffer in an old chunk: the next collection's promotion continues in the last
+// promotion chunk, and the swept chunks' holes are listed for it.
 void Collector::install(uint64_t collection) {
   installed_ = true;
-  std::unique_lock lock(impl_.mutex);
+  const Config& config = heap_.config_;
+  bool relocate = config.stress == StressMode::kRelocate;
+  // The sweep touches only chunks no mutator can reach (world stopped): done before
+  // taking the lock. A major sweeps every old chunk but those it evacuated (a chunk
+  // still marked evacuating holds no pinned object, so nothing of it was kept).
+  std::vector<Chunk*> swept;
   std::vector<Chunk*> old;  // to free
+  if (!minor_) {
+    for (Chunk* chunk : impl_.space) {
+      if (chunk->kept || chunk->young || chunk->large || chunk->cellSize) continue;
+      if (!chunk->evacuating && sweep(chunk, relocate) > 0) {
+        swept.push_back(chunk);
+      } else {
+        chunk->evacuating = false;
+        old.push_back(chunk);
+      }
+    }
+  }
+  for (Chunk* chunk : keptChunks_) sweep(chunk, relocate);
+  std::unique_lock lock(impl_.mutex);
   std::vector<Chunk*> space;
   // Cell chunks stay (a minor finds them old; a major takes them from their classes,
   // without those its sweep emptied); kept chunks (pinned objects, large objects kept
-  // in place) join the old generation as they are.
+  // in place) join the old generation as they are. The chunks with holes are where
+  // the next collections copy to first: a major lists those it swept, a minor adds
+  // the nursery chunks it kept to what is left of the list.
   if (minor_) {
     for (Chunk* chunk : impl_.space) {
       if (!chunk->young) space.push_back(chunk);
@@ -548,12 +573,20 @@ void Collector::install(uint64_t collection) {
     }
     for (Chunk* chunk : toChunks_)
       if (chunk != reusedTail_) space.push_back(chunk);
+    impl_.recycled.erase(impl_.recycled.begin(), impl_.recycled.begin() + static_cast<std::ptrdiff_t>(impl_.recycledNext));
   } else {
     for (Chunk* chunk : impl_.space)
-      if (!chunk->kept && !chunk->cellSize) old.push_back(chunk);
-    space = toChunks_;
+      if (!chunk->kept && !chunk->cellSize && (chunk->young || chunk->large)) old.push_back(chunk);
+    for (Chunk* chunk : toChunks_)
+      if (chunk != reusedTail_) space.push_back(chunk);
     for (const CellClass& c : impl_.cells) space.insert(space.end(), c.chunks.begin(), c.chunks.end());
+    space.insert(space.end(), swept.begin(), swept.end());
+    impl_.recycled.clear();
+    for (Chunk* chunk : swept)
+      if (chunk->freeBytes >= kLineSize) impl_.recycled.push_back(chunk);
   }
+  impl_.recycledNext = 0;
+  impl_.recycled.insert(impl_.recycled.end(), keptChunks_.begin(), keptChunks_.end());
   space.insert(space.end(), toLarge_.begin(), toLarge_.end());
   space.insert(space.end(), keptChunks_.begin(), keptChunks_.end());
   impl_.chunkIndex.clear();
@@ -562,7 +595,7 @@ void Collector::install(uint64_t collection) {
     chunk->kept = false;
     chunk->young = false;
     impl_.chunkIndex[reinterpret_cast<uintptr_t>(chunk->base)] = chunk;
-    if (!chunk->cellSize) live += static_cast<size_t>(chunk->top - chunk->base);
+    if (!chunk->cellSize) live += static_cast<size_t>(chunk->top - chunk->base) - chunk->freeBytes;
   }
   impl_.space = std::move(space);
   for (Chunk* chunk : emptiedCells_) unmapChunk(chunk);
@@ -572,9 +605,6 @@ void Collector::install(uint64_t collection) {
   }
   if (current_ || !minor_) impl_.promotionTail = current_;
 
-  const Config& config = heap_.config_;
-  bool relocate = config.stress == StressMode::kRelocate;
-  fillKeptChunks(relocate);
   impl_.externalBytes -= static_cast<int64_t>(externalReleased_);
   impl_.externalAfterLastGC = impl_.externalBytes;
   // The nursery grows with the old generation: a minor still sweeps the whole interned
@@ -584,10 +614,10 @@ void Collector::install(uint64_t collection) {
   size_t nursery = std::max(config.initialThreshold, nextGrowth(live, 0, config) / 2);
   impl_.threshold = live + nursery;
   if (!minor_) impl_.majorThreshold = std::max(config.initialThreshold, live + nextGrowth(live, impl_.externalBytes, config));
-  // Free chunks are kept for the next nursery (and v1's to-space, for a major): the
-  // freed space was at least that big, so keeping them adds nothing to the peak and
-  // spares the next cycle's buffers the page faults.
-  impl_.poolLimit = std::max(16 * Heap::kChunkSize, minor_ ? 2 * nursery : impl_.threshold);
+  // Free chunks are kept for the next nursery and its promotion: the freed space was at
+  // least that big, so keeping them adds nothing to the peak and spares the next
+  // cycle's buffers the page faults. A major needs no to-space beyond that.
+  impl_.poolLimit = std::max(16 * Heap::kChunkSize, 2 * nursery);
   // A large chunk no allocation reused since the last collection is unlikely to fit
   // one soon (large objects of another size): unmapped, so the pool adds to the peak
   // RSS only what the next cycle actually reuses.

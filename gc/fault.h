@@ -8,7 +8,9 @@
 // "gc.verify", "gc.promote" (a minor collection cannot get a chunk to promote into) and
 // "gc.barrier-drop" (a write barrier records nothing: the negative test of verify's
 // remembered-set check) and "gc.pin-drop" (a collection forgets one pin: the negative
-// test of verify's pinned-object check), the runtime adds its own. The spec comes from configure(), or at the
+// test of verify's pinned-object check) and "gc.line-drop" (a major's sweep leaves a
+// line that holds an object unmarked: the negative test of verify's line check), the
+// runtime adds its own. The spec comes from configure(), or at the
 // first hit() from the environment variable WEFT_FAULT when configure() was never
 // called. Every function is thread-safe; when nothing is configured hit() costs one
 // relaxed atomic load.

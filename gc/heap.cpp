@@ -327,6 +327,10 @@ Chunk* Heap::takeChunkLocked(bool collecting) {
   if (!impl_->pool.empty()) {
     Chunk* chunk = impl_->pool.back();
     impl_->pool.pop_back();
+    chunk->freeBytes = 0;  // its lines and fillers were an old chunk's
+    chunk->holeLine = 0;
+    chunk->evacuating = false;
+    std::memset(chunk->lines, 0, sizeof chunk->lines);
     return chunk;
   }
   return mapChunk(impl_->chunkSource, kChunkSize, collecting);

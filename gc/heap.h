@@ -1,5 +1,6 @@
-// The heap and its collector: precise, generational (docs/design/gc-v2.md), copying
-// (Cheney), stop-the-world, run only at safepoints, shared by many mutator threads.
+// The heap and its collector: precise, generational (docs/design/gc-v2.md), with a
+// copying nursery (Cheney) and a mark-region old generation, stop-the-world, run only at
+// safepoints, shared by many mutator threads.
 //
 // Protocol:
 //  - Each thread that touches the heap owns a Mutator (registerMutator) and is attached
@@ -13,18 +14,23 @@
 //    the collection on its thread and releases everyone. Attaching waits while a stop is
 //    pending. All handshake state lives under the heap lock; the atomics are hints.
 //  - A collection traces the roots (RootSources, every registered mutator's handles,
-//    persistent handles, pending finalizers), copies every reachable movable object into
-//    fresh space, processes weak containers and finalizable objects (Lua 5.4 manual
-//    §2.5), sweeps weak roots (the string table), releases off-heap memory of dead
-//    registered objects, and discards the old space.
+//    persistent handles, pending finalizers), copies every reachable young object into
+//    the old generation, processes weak containers and finalizable objects (Lua 5.4
+//    manual §2.5), sweeps weak roots (the string table), releases off-heap memory of
+//    dead registered objects, and frees the nursery.
 //  - Generations (gc-v2.md): objects are young from allocation (the mutators' bump
 //    buffers, new large objects) until the first collection that finds them alive,
 //    which promotes them (kBitOld). A minor collection evacuates only the young
 //    objects, starting from the roots and the remembered set: the old objects that
 //    writeBarrier recorded as holding a young reference this cycle, and the Thread
 //    objects whose stacks ran or were written (the parked-stack rule: a stack that did
-//    neither is not rescanned). A major collection copies everything, as version 1
-//    did. After any collection no object is young and the remembered set is empty.
+//    neither is not rescanned). A major collection also marks every reachable old
+//    object where it lies and sweeps the old chunks (mark-region: 128-byte lines with a
+//    mark bit each; dead objects become fillers, runs of free lines are holes that
+//    promotion copies into), evacuating only the chunks its previous sweep found
+//    fragmented (every old chunk under relocate stress, so every movable object still
+//    moves there). After any collection no object is young and the remembered set is
+//    empty.
 //  - Between safepoints no object moves, so code that cannot reach a safepoint may hold
 //    raw Object pointers freely.
 //  - Pacing (gc-v1.md, gc-v2.md): the next collection comes when the bytes allocated
@@ -66,6 +72,12 @@
 //     filler (verify checks all three: every kBitNonMoving object lies in a non-moving
 //     cell or alone in a large chunk, every pinned address is an object of current
 //     space; negative test: fault site "gc.pin-drop").
+// 12. Mark-region (gc-v2.md): in every old standard chunk a line is marked exactly when
+//     an object overlaps it, a filler that touches a free line covers whole free lines
+//     only, and no reference points into a free line or a filler; a major moves no old
+//     object outside the chunks it evacuates (verify checks the first three: negative
+//     tests fault site "gc.line-drop" and GcRegion.ReferenceIntoAFreeLineIsCaught; the
+//     last: GcRegion.MajorMarksADenseOldGenerationInPlace).
 //
 // Pinning (the contract issue 13's C API builds on; gc-v2.md "Pinning and non-moving
 // objects"): an object that native code must see at a stable address is allocated
@@ -103,7 +115,8 @@ enum class StressMode : uint8_t {
 // Which generations a collection evacuates (gc-v2.md).
 enum class CollectionKind : uint8_t {
   kMinor,  // the young objects only, from the roots and the remembered set
-  kMajor,  // everything (a full copy in this version)
+  kMajor,  // everything: old objects are marked in place, but for those of fragmented
+           // chunks, which are evacuated, as young ones are (all of them under relocate stress)
 };
 
 // Where chunks come from: by default mmap; an embedder's allocator otherwise (the
@@ -198,6 +211,10 @@ inline constexpr uint8_t kBitRemembered = 0x10;
 // Allocated by Mutator::allocateNonMoving: the object never moves (gc-v2.md). Set at
 // allocation, never cleared.
 inline constexpr uint8_t kBitNonMoving = 0x20;
+// Only during a major collection: the object lies in an old chunk chosen for evacuation
+// (gc-v2.md "Mark-region old generation"), so reaching it copies it out instead of
+// marking it in place. Set world stopped, gone after the collection.
+inline constexpr uint8_t kBitEvacuate = 0x40;
 
 // Bytes a request of `bytes` occupies: rounded up to alignment, at least kMinObjectSize.
 constexpr size_t roundObjectSize(size_t bytes) {

@@ -27,6 +27,12 @@
 
 namespace weft::gc {
 
+// The old generation's lines (gc-v2.md "Mark-region old generation"): a standard old
+// chunk is a block of kLinesPerChunk lines of kLineSize bytes, with a mark bit per line.
+inline constexpr size_t kLineSize = 128;
+inline constexpr size_t kLinesPerChunk = Heap::kChunkSize / kLineSize;
+inline constexpr size_t kLineWords = kLinesPerChunk / 64;
+
 // A page-aligned mmap region. Objects lie contiguously in [base, top); top is exact for
 // retired chunks and stale for a chunk a mutator is bumping in (flushMutators fixes it).
 struct Chunk {
@@ -42,6 +48,15 @@ struct Chunk {
   // Non-zero: a chunk of the non-moving space, cut into cells of this many bytes
   // (nonmoving.cpp). Never young (its objects carry their own generation), never moved.
   uint32_t cellSize = 0;
+  // A standard old chunk (neither young, large nor cells) is a mark-region block: a line
+  // is marked exactly when an object (not a filler) overlaps it, and a run of unmarked
+  // lines below top is covered by fillers that neither start nor end inside a marked
+  // line, so promotion may copy into it (a hole). freeBytes: the fillers' bytes in
+  // [base, top). holeLine: where the search for the next hole resumes. World stopped.
+  bool evacuating = false;  // during a major: chosen for evacuation (kBitEvacuate)
+  uint32_t holeLine = 0;
+  size_t freeBytes = 0;
+  uint64_t lines[kLineWords] = {};
   // From an embedder's allocator (Config::chunkSource): the block base lies in, which
   // unmapChunk returns to it. Null: mmap'd.
   ChunkSource source;
@@ -50,13 +65,21 @@ struct Chunk {
 };
 
 // Headers the collector writes over memory no object occupies (gc-v2.md "Pinning and
-// non-moving objects"). Neither is a registered kind, so a reference to one is caught
-// by verify and by the checking barrier as a reference to a freed object.
+// non-moving objects", "Mark-region old generation"). Neither is a registered kind, so
+// a reference to one is caught by verify and by the checking barrier as a reference to
+// a freed object.
 //  - A free cell of the non-moving space: the next free cell's address at +8.
-//  - A filler: the dead part of a chunk kept in place for a pinned object (an object
-//    that moved out or died), its size in bytes at +8.
+//  - A filler: a dead part of an old chunk (objects that moved out or died, the unused
+//    end of the chunk, a hole), its size in bytes at +8.
 inline constexpr uint8_t kFreeCellKind = 0xfe;
 inline constexpr uint8_t kFillerKind = 0xfd;
+inline bool lineMarked(const Chunk* chunk, size_t line) { return (chunk->lines[line / 64] >> (line % 64)) & 1; }
+// Marks the lines [p, p + size) overlaps.
+inline void markLines(Chunk* chunk, const char* p, size_t size) {
+  size_t first = static_cast<size_t>(p - chunk->base) / kLineSize;
+  size_t last = static_cast<size_t>(p + size - 1 - chunk->base) / kLineSize;
+  for (size_t line = first; line <= last; ++line) chunk->lines[line / 64] |= uint64_t{1} << (line % 64);
+}
 inline char*& nextFreeCell(char* cell) { return *reinterpret_cast<char**>(cell + sizeof(ObjectHeader)); }
 inline size_t& fillerBytes(char* p) { return *reinterpret_cast<size_t*>(p + sizeof(ObjectHeader)); }
 inline size_t fillerBytes(const char* p) { return *reinterpret_cast<const size_t*>(p + sizeof(ObjectHeader)); }
@@ -157,6 +180,11 @@ struct Heap::Impl {
   size_t majorThreshold = 0;
   // World stopped: the old chunk promotion continues in (its top is exact), or nullptr.
   Chunk* promotionTail = nullptr;
+  // World stopped: old chunks with holes (free lines), in the order collections copy
+  // into them; those before recycledNext are used up. A major rebuilds the list from
+  // its sweep; a minor adds the chunks it kept for pinned objects.
+  std::vector<Chunk*> recycled;
+  size_t recycledNext = 0;
   uint64_t stressCollections = 0;   // world stopped: collections the stress schedule asked for
   bool lastWasMajor = false;        // lock: the kind of the newest collection
   ChunkSource chunkSource;          // lock, or world stopped: where new chunks come from
@@ -203,6 +231,43 @@ struct Heap::Impl {
   uint64_t rngState = 0;    // lock
   uint64_t rngSeed = 0;     // lock
   bool verifyRegistered = false;  // before mutator threads start: in the barrier-check registry
+};
+
+// The mark-region old generation (region.cpp). World stopped, inside a collection.
+//
+// After the collection proper (nothing reads a forwarding address any more), for an old
+// chunk in a major and a nursery chunk kept for pinned objects: everything but the
+// objects the collection reached (gcBits & liveMask == liveBits) becomes fillers (a
+// copy's old image, a dead object, the unused end of the chunk), poisoned under
+// relocate stress as old space is; the line marks and freeBytes are recomputed and
+// top becomes the chunk's end. Returns the bytes of the objects it keeps. Fault site
+// "gc.line-drop": the sweep forgets the chunk's first marked line.
+size_t sweepChunk(Chunk* chunk, const TypeInfo* types, uint8_t liveMask, uint8_t liveBits, bool poison);
+// A major's start: marks the old chunks of `space` it evacuates (Chunk::evacuating,
+// and kBitEvacuate on their objects unless `everyChunk`, relocate stress, where every
+// old chunk is evacuated and the collector needs no bits).
+void chooseEvacuation(const std::vector<Chunk*>& space, const TypeInfo* types, bool everyChunk);
+// Where a collection copies next: the current hole of the recycled old chunks
+// (Impl::recycled from Impl::recycledNext on, never a chunk being evacuated).
+class HoleCursor {
+ public:
+  HoleCursor(std::vector<Chunk*>& recycled, size_t& next) : recycled_(recycled), next_(next) {}
+  // `size` bytes in the current hole or the next one, their lines marked; nullptr when
+  // no hole fits. A copy bigger than a line that does not fit the rest of the current
+  // hole gets nullptr too (it goes to a promotion chunk) rather than giving the hole up.
+  char* allocate(size_t size);
+  // The unused rest of the current hole becomes fillers again, split where the line of
+  // the last copy ends, and the next search in its chunk starts at its first free line.
+  // Before anything walks the chunk (the end of the collection proper).
+  void close();
+
+ private:
+  bool nextHole();
+  std::vector<Chunk*>& recycled_;
+  size_t& next_;
+  Chunk* chunk_ = nullptr;
+  char* cursor_ = nullptr;
+  char* limit_ = nullptr;
 };
 
 inline Object* forwardee(const Object* obj) {

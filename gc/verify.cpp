@@ -20,11 +20,19 @@
 // to a free cell or a filler is a reference to a freed object. Every pinned object must
 // be an object of current space where it was pinned (so a pinned object that moved or
 // died, gc.pin-drop, is reported).
+// Mark-region (gc-v2.md): in every old standard chunk the line marks are exactly the
+// lines its objects overlap (so a referenced object never lies in a free line), a
+// filler that touches a free line covers whole free lines only (so promotion can copy
+// into the hole), freeBytes is the fillers' total, every chunk on the recycled list is
+// such a chunk of current space, and no object carries kBitEvacuate outside a major.
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
 #include <string_view>
 #include <unistd.h>
+
+#include <iterator>
+#include <utility>
 
 #include "gc/heap_internal.h"
 
@@ -56,6 +64,8 @@ class Verifier final : public Visitor {
   void walkSpace();
   void walkChunk(const Chunk* chunk);
   void walkCells(const Chunk* chunk);
+  void checkLines(const Chunk* chunk, const uint64_t* lines, size_t freeBytes);
+  bool fillerKeepsLines(const Chunk* chunk, const char* p, size_t size) const;
   bool checkHeader(const Chunk* chunk, const Object* obj, bool young);
   void checkRoots();
   void checkObjects();
@@ -71,7 +81,13 @@ class Verifier final : public Visitor {
   Heap::Impl& impl_;
   bool after_;  // right after a collection: nothing young, nothing remembered
   std::vector<const Object*> starts_;  // sorted: chunks are walked in address order
-  std::vector<const char*> freed_;     // free cells and fillers, sorted the same way
+  // Free cells and fillers (start, end), sorted the same way.
+  std::vector<std::pair<const char*, const char*>> freed_;
+  bool isFreed(const char* p) const {
+    auto it = std::upper_bound(freed_.begin(), freed_.end(), p,
+                               [](const char* q, const auto& range) { return q < range.first; });
+    return it != freed_.begin() && p < std::prev(it)->second;
+  }
   std::vector<const Object*> recorded_;  // sorted: every remembered buffer's holders
   bool holderClean_ = false;  // the holder is old and not remembered: no young referent
   // Who holds the reference being checked (formatted only on failure).
@@ -114,6 +130,11 @@ void Verifier::walkSpace() {
     walkChunk(chunk);
     if (!fault_.empty()) return;
   }
+  for (const Chunk* chunk : impl_.recycled) {
+    auto it = impl_.chunkIndex.find(reinterpret_cast<uintptr_t>(chunk->base));
+    if (it == impl_.chunkIndex.end() || it->second != chunk || chunk->young || chunk->large || chunk->cellSize)
+      return report("recycled chunk %p is not an old chunk of current space", chunk->base);
+  }
 }
 
 // The checks every object's header passes; `young`: whether its chunk says it must be
@@ -131,6 +152,7 @@ bool Verifier::checkHeader(const Chunk* chunk, const Object* obj, bool young) {
   if (after_ && !old) return report("object %p is young after the collection", obj), false;
   if (after_ && (obj->header.gcBits & kBitRemembered))
     return report("object %p is remembered after the collection", obj), false;
+  if (obj->header.gcBits & kBitEvacuate) return report("object %p is marked for evacuation outside a major", obj), false;
   bool nonMoving = obj->header.gcBits & kBitNonMoving;
   if (nonMoving != (chunk->cellSize != 0) && !(nonMoving && chunk->large))
     return report(nonMoving ? "non-moving object %p has moved out of the non-moving space"
@@ -145,7 +167,7 @@ void Verifier::walkCells(const Chunk* chunk) {
   for (const char* p = chunk->base; p + cell <= chunk->top; p += cell) {
     const Object* obj = reinterpret_cast<const Object*>(p);
     if (obj->header.kind == kFreeCellKind) {
-      freed_.push_back(p);
+      freed_.emplace_back(p, p + cell);
       continue;
     }
     if (!checkHeader(chunk, obj, !(obj->header.gcBits & kBitOld))) return;
@@ -155,8 +177,36 @@ void Verifier::walkCells(const Chunk* chunk) {
   }
 }
 
+// A filler in a mark-region chunk lies in marked lines only, or covers whole unmarked
+// lines only.
+bool Verifier::fillerKeepsLines(const Chunk* chunk, const char* p, size_t size) const {
+  size_t offset = static_cast<size_t>(p - chunk->base);
+  size_t first = offset / kLineSize;
+  size_t last = (offset + size - 1) / kLineSize;
+  size_t marked = 0;
+  for (size_t line = first; line <= last; ++line) marked += lineMarked(chunk, line);
+  if (marked == last - first + 1) return true;
+  return marked == 0 && offset % kLineSize == 0 && (offset + size) % kLineSize == 0;
+}
+
+void Verifier::checkLines(const Chunk* chunk, const uint64_t* lines, size_t freeBytes) {
+  for (size_t w = 0; w < kLineWords; ++w) {
+    uint64_t diff = lines[w] ^ chunk->lines[w];
+    if (!diff) continue;
+    size_t line = w * 64 + static_cast<size_t>(__builtin_ctzll(diff));
+    return report(lineMarked(chunk, line) ? "line marks: chunk %p marks line %zu, which no object overlaps"
+                                          : "line marks: chunk %p leaves line %zu unmarked, but an object overlaps it",
+                  chunk->base, line);
+  }
+  if (freeBytes != chunk->freeBytes)
+    report("line marks: chunk %p counts free bytes its fillers disagree with (%zu by the fillers)", chunk->base, freeBytes);
+}
+
 void Verifier::walkChunk(const Chunk* chunk) {
   if (chunk->cellSize) return walkCells(chunk);
+  bool region = !chunk->young && !chunk->large;  // an old mark-region block: check its lines
+  uint64_t lines[kLineWords] = {};
+  size_t freeBytes = 0;
   for (const char* p = chunk->base; p < chunk->top;) {
     const Object* obj = reinterpret_cast<const Object*>(p);
     uint8_t kind = obj->header.kind;
@@ -164,7 +214,10 @@ void Verifier::walkChunk(const Chunk* chunk) {
       size_t size = fillerBytes(p);
       if (size < kMinObjectSize || size > static_cast<size_t>(chunk->top - p))
         return report("filler %p of %zu bytes overruns its chunk", p, size);
-      freed_.push_back(p);
+      if (region && !fillerKeepsLines(chunk, p, size))
+        return report("line marks: filler %p of %zu bytes straddles the edge of a free line", p, size);
+      freed_.emplace_back(p, p + size);
+      freeBytes += size;
       p += size;
       continue;
     }
@@ -173,8 +226,14 @@ void Verifier::walkChunk(const Chunk* chunk) {
     if (size > static_cast<size_t>(chunk->top - p))
       return report("object %p of %zu bytes overruns its chunk (sizeOf disagrees with allocation)", obj, size);
     starts_.push_back(obj);
+    if (region) {
+      size_t offset = static_cast<size_t>(p - chunk->base);
+      for (size_t line = offset / kLineSize; line <= (offset + size - 1) / kLineSize; ++line)
+        lines[line / 64] |= uint64_t{1} << (line % 64);
+    }
     p += size;
   }
+  if (region) checkLines(chunk, lines, freeBytes);
 }
 
 void Verifier::check(const Object* ref) {
@@ -183,8 +242,8 @@ void Verifier::check(const Object* ref) {
   if (!ref) problem = "null reference";
   else if (reinterpret_cast<uintptr_t>(ref) & (kObjectAlignment - 1)) problem = "misaligned reference";
   else if (!std::binary_search(starts_.begin(), starts_.end(), ref))
-    problem = std::binary_search(freed_.begin(), freed_.end(), reinterpret_cast<const char*>(ref))
-                  ? "reference to a freed object (a free non-moving cell or a filler)"
+    problem = isFreed(reinterpret_cast<const char*>(ref))
+                  ? "reference to a freed object (a free non-moving cell, a free line or a filler)"
               : heap_.contains(ref) ? "reference into the middle of an object or past allocated space"
                                     : "reference outside current space (stale or foreign)";
   if (!problem && holderClean_ && !(ref->header.gcBits & kBitOld)) {

@@ -184,7 +184,7 @@ TEST(GcHeap, LargeObjectsGetTheirOwnChunkAndSurvive) {
   EXPECT_EQ(text(kept), big);
   EXPECT_TRUE(h.heap.contains(kept));
   EXPECT_EQ(h.heap.bytesInUse(), kPairBytes + roundObjectSize(sizeof(Blob) + big.size()));
-  EXPECT_EQ(h.heap.stats().bytesCopiedTotal, 3 * kPairBytes);
+  EXPECT_EQ(h.heap.stats().bytesCopiedTotal, kPairBytes) << "young once, then marked in place";
 }
 
 TEST(GcHeap, LargeObjectsKeptInPlaceHaveTheirReferencesUpdated) {
@@ -223,7 +223,9 @@ TEST(GcHeap, RelocateStressStillMovesLargeObjects) {
 }
 
 TEST(GcHeap, Invariant4_IdentityHashSurvivesMoves) {
-  ToyHeap h;
+  Config config;
+  config.stress = StressMode::kRelocate;  // every major moves every object
+  ToyHeap h(config);
   Pair* p = h.pair(obj(h.blob("a")));
   uint32_t hash = p->header.hash;
   uint32_t blobHash = as<Blob>(p->a)->header.hash;
@@ -347,7 +349,7 @@ TEST(GcHeap, StatsCountCollectionsCopiesAndPauses) {
   h.collect();
   const Stats& s = h.heap.stats();
   EXPECT_EQ(s.collections, 2u);
-  EXPECT_EQ(s.bytesCopiedTotal, 2 * kPairBytes);
+  EXPECT_EQ(s.bytesCopiedTotal, kPairBytes) << "the second major marks the pair in place";
   EXPECT_GT(s.totalPauseNanos, 0u);
   EXPECT_GE(s.totalPauseNanos, s.longestPauseNanos);
   EXPECT_GT(s.longestPauseNanos, 0u);

@@ -17,13 +17,6 @@ namespace {
 
 bool isOld(const void* p) { return static_cast<const Object*>(p)->header.gcBits & kBitOld; }
 
-Config verifying(StressMode stress = StressMode::kNone) {
-  Config config;
-  config.verify = true;
-  config.stress = stress;
-  return config;
-}
-
 struct PinHeap : ToyHeap {
   using ToyHeap::ToyHeap;
   Blob* fixedBlob(const char* text) { return fixedBlob(text, std::strlen(text)); }
@@ -40,14 +33,6 @@ struct PinHeap : ToyHeap {
     p->a = a;
     p->b = b;
     return p;
-  }
-  void minor() {
-    Status s = heap.collectMayGC(CollectionKind::kMinor);
-    ASSERT_TRUE(s.isOk()) << heap.failureReason();
-  }
-  void major() {
-    Status s = heap.collectMayGC(CollectionKind::kMajor);
-    ASSERT_TRUE(s.isOk()) << heap.failureReason();
   }
   std::string failedMinor() {
     Status s = heap.collectMayGC(CollectionKind::kMinor);

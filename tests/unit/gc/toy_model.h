@@ -6,6 +6,8 @@
 //   Weak  a weak-table-like container: `capacity` key/value slot pairs, weak keys
 //         and/or weak values
 //   Ext   owns "off-heap memory" (an id); release() counts per id
+// and the helpers the test files share: ToyHeap (the kinds registered, roots, minor and
+// major collections), verifying() and a StringTable weak root source.
 #pragma once
 
 #include <cstring>
@@ -215,11 +217,42 @@ struct ToyHeap {
     Status s = heap.collectMayGC();
     ASSERT_TRUE(s.isOk());
   }
+  void minor() {
+    Status s = heap.collectMayGC(CollectionKind::kMinor);
+    ASSERT_TRUE(s.isOk()) << heap.failureReason();
+  }
+  void major() {
+    Status s = heap.collectMayGC(CollectionKind::kMajor);
+    ASSERT_TRUE(s.isOk()) << heap.failureReason();
+  }
 
   Heap heap;
   TestRoots roots;
 };
 
 inline std::string text(const Blob* b) { return std::string(b->bytes, b->length); }
+
+inline Config verifying(StressMode stress = StressMode::kNone) {
+  Config config;
+  config.verify = true;
+  config.stress = stress;
+  return config;
+}
+
+// A weak root source shaped like the interned-string table: it drops dead entries and
+// updates the others.
+class StringTable : public WeakRootSource {
+ public:
+  void sweepWeakRoots(Visitor& v) override {
+    std::vector<Object*> kept;
+    for (Object* s : strings) {
+      if (!v.isLive(s)) continue;
+      v.visit(s);
+      kept.push_back(s);
+    }
+    strings = kept;
+  }
+  std::vector<Object*> strings;
+};
 
 }  // namespace weft::gc::toy
