@@ -758,7 +758,13 @@ Status Heap::collectNow(CollectionKind kind) {
   auto start = std::chrono::steady_clock::now();
   if (config_.stress == StressMode::kRelocate) installStaleReferenceHandler();
   flushMutators();
-  uint64_t number = stats().collections + 1;
+  uint64_t number;
+  {
+    // Not stats(): its percentiles sort every pause so far, which made each collection
+    // cost in proportion to the collections before it.
+    std::lock_guard lock(impl.mutex);
+    number = stats_.collections + 1;
+  }
   std::string fault = verifyBefore(*this, config_.verify);
   if (!fault.empty()) return failCollection("verify failed", "before collection #" + std::to_string(number) + ": " + fault);
   Collector run(*this, kind);
