@@ -11,9 +11,7 @@
 #include "lauxlib.h"
 #include "lua.h"
 #include "lweft.h"
-#include "runtime/capi/capi.h"
-#include "runtime/runtime.h"
-#include "vm/host.h"
+#include "tests/unit/capi/run_chunk.h"
 
 namespace weft::capi {
 namespace {
@@ -56,24 +54,11 @@ int never(lua_State*, int, lua_KContext) { return 0; }
 int fail(lua_State* L) { return weft_blockingk(L, throwing, nullptr, 0, never); }
 
 std::string run(const std::string& chunk, unsigned workers) {
-  std::unique_ptr<vm::State> state = vm::newStandardState({});
-  if (!state || !attachCApi(*state)) return "no state";
-  runtime::RuntimeOptions options;
-  options.workers = workers;
-  auto rt = runtime::Runtime::start(*state, options);
-  if (!rt.hasValue()) return "no runtime";
-  lua_State* L = luaStateOf(state->mainThread->data);
-  lua_register(L, "read", read);
-  lua_register(L, "fail", fail);
-  vm::HostStack h(*state);
-  std::string result = "ok";
-  if (!h.loadMayGC(chunk, "=blocking").isOk() || !h.pcallMayGC(0, 0, true).isOk()) {
-    if (!h.toStringMayGC(-1, result).isOk()) result = "unprintable error";
-  }
-  h.setTop(0);
-  if (!(*rt)->finishMayGC().isOk() && result == "ok") result = "runtime failed";
-  h.closeMayGC();
-  return result;
+  return test::runChunk(chunk, workers, [](lua_State* L) {
+    lua_register(L, "read", read);
+    lua_register(L, "fail", fail);
+    return true;
+  });
 }
 
 TEST(CApiBlocking, ATaskRunsTheWorkOnThePoolAndGetsTheContinuationsResults) {

@@ -14,9 +14,7 @@
 
 #include "lauxlib.h"
 #include "lua.h"
-#include "runtime/capi/capi.h"
-#include "runtime/runtime.h"
-#include "vm/host.h"
+#include "tests/unit/capi/run_chunk.h"
 
 namespace weft::capi {
 namespace {
@@ -65,26 +63,12 @@ bool loadModule(lua_State* L, const char* name) {
 bool gWithModules = false;
 
 std::string runWithCFunctions(const std::string& chunk, unsigned workers) {
-  std::unique_ptr<vm::State> state = vm::newStandardState({});
-  if (!state || !attachCApi(*state)) return "no state";
-  runtime::RuntimeOptions options;
-  options.workers = workers;
-  auto rt = runtime::Runtime::start(*state, options);
-  if (!rt.hasValue()) return "no runtime";
-  lua_State* L = luaStateOf(state->mainThread->data);
-  lua_register(L, "bump", bump);
-  lua_register(L, "call_back", callBack);
-  lua_register(L, "block", block);
-  if (gWithModules && !(loadModule(L, "lpeg") && loadModule(L, "cjson") && loadModule(L, "lfs"))) return "no modules";
-  vm::HostStack h(*state);
-  std::string result = "ok";
-  if (!h.loadMayGC(chunk, "=workers").isOk() || !h.pcallMayGC(0, 0, true).isOk()) {
-    if (!h.toStringMayGC(-1, result).isOk()) result = "unprintable error";
-  }
-  h.setTop(0);
-  if (!(*rt)->finishMayGC().isOk() && result == "ok") result = "runtime failed";
-  h.closeMayGC();  // the modules' finalizers (lpeg frees its patterns' code in __gc)
-  return result;
+  return test::runChunk(chunk, workers, [](lua_State* L) {
+    lua_register(L, "bump", bump);
+    lua_register(L, "call_back", callBack);
+    lua_register(L, "block", block);
+    return !gWithModules || (loadModule(L, "lpeg") && loadModule(L, "cjson") && loadModule(L, "lfs"));
+  });
 }
 
 TEST(CApiWorkers, OneLibraryRunsOneCFunctionAtATime) {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/unit/embed/make_runtime.h"
 #include "weft/weft.hpp"
 
 namespace {
@@ -15,11 +16,7 @@ namespace {
 using weft::HostValue;
 using weft::Runtime;
 
-std::unique_ptr<Runtime> make(weft::Options o = {}) {
-  auto rt = Runtime::create(o);
-  EXPECT_TRUE(rt.hasValue()) << (rt ? "" : rt.error().message);
-  return rt ? std::move(*rt) : nullptr;
-}
+using weft::test::make;
 
 std::string runError(Runtime& rt, const char* code) {
   auto r = rt.run(code);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/unit/embed/make_runtime.h"
 #include "weft/weft.hpp"
 
 namespace {
@@ -15,11 +16,7 @@ using weft::Runtime;
 using weft::Value;
 using weft::Values;
 
-std::unique_ptr<Runtime> make(weft::Options o = {}) {
-  auto rt = Runtime::create(o);
-  EXPECT_TRUE(rt.hasValue()) << (rt ? "" : rt.error().message);
-  return rt ? std::move(*rt) : nullptr;
-}
+using weft::test::make;
 
 int64_t integerOf(const weft::Expected<Values>& r, size_t i = 0) {
   EXPECT_TRUE(r.hasValue()) << (r ? "" : r.error().message);
