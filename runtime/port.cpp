@@ -85,7 +85,7 @@ vm::NativeResult Port::nextMayGC(vm::CallContext& cx) {
     std::lock_guard lock(mutex_);
     if (queue_.empty()) {
       if (closed_ || !rt_) return cx.results(cx.push(Value::boolean(false)) ? 1 : 0);
-      self->beginWait(WaitOp::kPort, 1, !canSuspend(cx.threadData()));
+      self->beginWait(WaitOp::kPort, 1, !canSuspendWait(cx.threadData()));
       Waiter& w = self->waiters[0];
       w.task = self;
       w.gen = self->waitGen();

@@ -71,11 +71,16 @@ RuntimeImpl::RuntimeImpl(vm::State& s, const RuntimeOptions& o)
 // call into a runtime that is gone.
 RuntimeImpl::~RuntimeImpl() {
   blockingPool.stop();  // running jobs end first; their tasks' wakes are refused
-  if (detContext_) state.threadPool().flush(detContext_->exec);
+  if (nestedContext_) state.threadPool().flush(nestedContext_->exec);
   if (state.runtime == this) {
     state.osWaitEnter = nullptr;
     state.osWaitLeave = nullptr;
     state.blockingSubmit = nullptr;
+    state.hostCall = nullptr;
+    state.driveMainMayGC = nullptr;
+    state.flushHostLane = nullptr;
+    state.hostLanePending = false;
+    state.deterministic = nullptr;
     state.runtime = nullptr;
   }
   detachPorts();
@@ -159,15 +164,31 @@ Status RuntimeImpl::onBusy(sched::Worker& worker) {
   return Status::ok();
 }
 
+// The host thread sleeps in the wait of the main task, or of a task it ran that waits
+// under a native frame (hostWaiter: the main task below it cannot go on either).
 void RuntimeImpl::onAllBlocked() {
-  LuaTask* main = mainTask;
-  if (closed() || !main || !main->blocked.load(std::memory_order_seq_cst) || main->phase() != WaitPhase::kWaiting) {
+  LuaTask* waiter = hostWaiter.load(std::memory_order_seq_cst);
+  // Not asleep: the main task runs above its wait (wait.cpp) and may sleep itself.
+  if (!waiter || !waiter->blocked.load(std::memory_order_seq_cst)) waiter = mainTask;
+  if (closed() || !waiter || !waiter->blocked.load(std::memory_order_seq_cst) ||
+      waiter->phase() != WaitPhase::kWaiting || mainResumable()) {
     return;
   }
   if (!nativeWaitsOpen() || openPorts.load(std::memory_order_relaxed) > 0) return;
   if (blockingPool.inFlight() > 0) return;  // a job's end wakes its task
   deadlocked.store(true, std::memory_order_release);
-  main->signalBlocked();
+  waiter->signalBlocked();
+}
+
+bool RuntimeImpl::mainResumable() const {
+  return mainTask && mainSuspended.load(std::memory_order_seq_cst) && !mainTask->waitOpen();
+}
+
+void RuntimeImpl::onHostLaneFilled() {
+  // Main thread: the main context's code flushes the lane at its next budget check
+  // (vm/call.cpp loopSafepointMayGC), or sooner (flushHostLane).
+  state.hostLanePending = true;
+  if (vm::ThreadData* running = state.mainRunning()) running->budget = std::min(running->budget, options.budget);
 }
 
 bool RuntimeImpl::mayPublishFromOutside() { return openPorts.load(std::memory_order_acquire) > 0; }
@@ -192,7 +213,7 @@ Status RuntimeImpl::runInlineMayGC(LuaTask& self, const std::function<bool()>& e
       return Status(StatusCode::kFatal);
     case sched::InlineRun::kDeadlock:
       if (self.isMain && state.atPrompt) {
-        abortMainWait(self);
+        abortPromptWait(self);
         return Status::ok();
       }
       // Only tasks started above this one on the thread's stack could run.
@@ -269,6 +290,7 @@ namespace {
 // write, and a write that does block still never delays a collection.
 void osWaitEnter(vm::State& S, vm::OsWait kind) {
   RuntimeImpl& rt = *runtimeOf(S);
+  rt.scheduler->flushHostLane();  // on the host thread: its lane's task must not wait for the OS
   rt.detachCurrent();
   if (kind == vm::OsWait::kLong) (void)rt.enterBlockingCurrent(sched::Blocking::kOs);
 }
@@ -284,7 +306,28 @@ bool blockingSubmit(vm::CallContext& cx, const std::shared_ptr<vm::BlockingJob>&
   return runtimeOf(cx.state())->submitBlockingJob(cx, job);
 }
 
+void hostCall(vm::State& S, bool entering) {
+  RuntimeImpl& rt = *runtimeOf(S);
+  if (entering) {
+    rt.outerHost = rt.scheduler->bindHost();
+    return;
+  }
+  rt.scheduler->unbindHost(rt.outerHost);
+  S.hostLanePending = false;
+}
+
+void flushHostLane(vm::State& S) {
+  runtimeOf(S)->scheduler->flushHostLane();
+  S.hostLanePending = false;
+}
+
 }  // namespace
+
+void RuntimeImpl::installHostLaneHooks() {
+  state.hostCall = hostCall;
+  state.driveMainMayGC = driveMainMayGC;
+  state.flushHostLane = flushHostLane;
+}
 
 void RuntimeImpl::installOsWaitHooks() {
   state.osWaitEnter = osWaitEnter;
@@ -335,17 +378,17 @@ RunOutcome RuntimeImpl::runTask(sched::Worker& worker, sched::Task& base, int32_
 }
 
 RunOutcome RuntimeImpl::dispatchNestedMayGC(LuaTask& task, int32_t& budget) {
-  if (!detContext_) {
-    detContext_ = std::make_unique<WorkerContext>();
-    detContext_->exec = vm::ExecContext{&state, &state.mutator(), nullptr, {}};
-    detContext_->mutator = &state.mutator();
-    detContext_->attached = true;
+  if (!nestedContext_) {
+    nestedContext_ = std::make_unique<WorkerContext>();
+    nestedContext_->exec = vm::ExecContext{&state, &state.mutator(), nullptr, {}};
+    nestedContext_->mutator = &state.mutator();
+    nestedContext_->attached = true;
   }
   vm::ExecContext* outer = vm::tlsExecContext;
-  vm::ThreadData* outerRunning = detContext_->exec.running;
-  vm::bindExecContext(&detContext_->exec);
-  RunOutcome out = dispatchMayGC(*detContext_, task, budget);
-  detContext_->exec.running = outerRunning;
+  vm::ThreadData* outerRunning = nestedContext_->exec.running;
+  vm::bindExecContext(&nestedContext_->exec);
+  RunOutcome out = dispatchMayGC(*nestedContext_, task, budget);
+  nestedContext_->exec.running = outerRunning;
   vm::bindExecContext(outer);
   return out;
 }
@@ -532,6 +575,14 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
 }
 
 void RuntimeImpl::wakeTask(LuaTask* task, bool blocking) {
+  if (task->isMain) {
+    // Never queued: the host thread resumes it, asleep in its own wait or in the wait
+    // of a task it ran (hostWaiter), which then resumes it nested (wait.cpp).
+    task->signalBlocked();
+    if (LuaTask* h = hostWaiter.load(std::memory_order_seq_cst)) h->signalBlocked();
+    if (blocking) task->release();  // holdForWake's
+    return;
+  }
   if (!blocking) {
     scheduler->wake(task);
     return;
@@ -586,14 +637,15 @@ void RuntimeImpl::probeForDeadlock() {
   if (!ensureWorkers().isOk()) return;  // closed: the waiter sees it and ends
   auto* probe = new ProbeTask();
   scheduler->spawn(probe);
+  scheduler->flushHostLane();  // from the host thread it must reach the workers, which park again
   probe->release();
 }
 
-void RuntimeImpl::abortMainWait(LuaTask& main) {
+void RuntimeImpl::abortPromptWait(LuaTask& waiter) {
   mainAbortReason = "deadlock: all tasks are blocked\n" + describeBlockedTasks();
   while (!mainAbortReason.empty() && mainAbortReason.back() == '\n') mainAbortReason.pop_back();
   deadlocked.store(false, std::memory_order_release);
-  main.claim(main.waitGen(), WaitPhase::kAborted, -1);
+  waiter.claim(waiter.waitGen(), WaitPhase::kAborted, -1);
 }
 
 void RuntimeImpl::reportDeadlockAndExit() {
@@ -658,6 +710,7 @@ Expected<std::unique_ptr<Runtime>> Runtime::start(vm::State& state, const Runtim
   so.deterministic = rt.options.deterministic;
   rt.scheduler = std::make_unique<sched::Scheduler>(so, rt);
   if (so.deterministic.enabled) rt.installDeterministicHooks();
+  else rt.installHostLaneHooks();
   auto runtime = std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
   rt.installOsWaitHooks();
   Status st = openTaskLib(rt);

@@ -58,6 +58,7 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   void onIdle(sched::Worker& worker) override;
   Status onBusy(sched::Worker& worker) override;
   void onAllBlocked() override;
+  void onHostLaneFilled() override;
   bool mayPublishFromOutside() override;
   void onDiverged(const std::string& what) override;
 
@@ -108,6 +109,9 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // The State's hooks for waits on the operating system (vm/api.h enterOsWait) and for
   // blocking jobs (runBlockingMayGC).
   void installOsWaitHooks();
+  // The State's hooks for the host lane (sched/host_lane.cpp): binding the thread of each
+  // call into the main context, and flushing the lane.
+  void installHostLaneHooks();
   // State::blockingSubmit: the running task's job goes to the blocking pool and the task
   // suspends (true), or the caller runs it (false: it cannot suspend here).
   bool submitBlockingJob(vm::CallContext& cx, const std::shared_ptr<vm::BlockingJob>& job);
@@ -139,10 +143,28 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // whose dispatch makes the workers park again, so onAllBlocked re-evaluates.
   void probeForDeadlock();
   [[noreturn]] void reportDeadlockAndExit();
-  // At the prompt (State::atPrompt) the main task's deadlock ends its wait instead, with
-  // the report as the line's error (kAborted; finishWaitMayGC raises mainAbortReason).
-  void abortMainWait(LuaTask& main);
+  // At the prompt (State::atPrompt) a deadlock of the host thread's waiter (the main task,
+  // or hostWaiter) ends its wait instead, with the report as the error (kAborted;
+  // finishWaitMayGC raises mainAbortReason).
+  void abortPromptWait(LuaTask& waiter);
   std::string mainAbortReason;  // main thread only
+  // A task the host thread ran (sched/host_lane.cpp) that sleeps in a wait under a native
+  // frame, holding the host thread and so the main task (wait.cpp: blockMayGC). Written
+  // by the host thread, read by the deadlock check (seq_cst, as LuaTask::blocked).
+  std::atomic<LuaTask*> hostWaiter{nullptr};
+  // The main task is suspended in a wait at the bottom of its embedder's call
+  // (driveMainMayGC): written by the host thread, read by the deadlock check (seq_cst).
+  std::atomic<bool> mainSuspended{false};
+  // The main task's code resumed inside hostWaiter's wait (wait.cpp: runMainNestedMayGC)
+  // and ended there: how it ended, for the embedder's call below. Host thread only.
+  bool mainEndedNested = false;
+  Status mainNestedStatus;
+  // The exec context the embedder's call into the main task was made in, and the host
+  // binding it replaced (host thread).
+  vm::ExecContext* mainExec = nullptr;
+  sched::HostBinding outerHost;
+  // Whether the main task's code can run on the host thread now (its suspended wait ended).
+  bool mainResumable() const;
 
   // Starts the scheduler's threads at the first use that needs them (a spawn, the
   // deadlock probe, a timer), so a script without tasks starts none (start-up cost,
@@ -173,12 +195,13 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // a caller that sees it also sees startStatus_ and the started threads.
   std::atomic<bool> workersTried_{false};
   sched::RunOutcome dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t& budget);
-  // Deterministic mode: a dispatch on the coordinator (the main task's thread), bound to
-  // detContext_ for its duration; nested ones restore what they found.
+  // A dispatch on the main task's thread (the deterministic coordinator, or the host
+  // lane's: sched/host_lane.cpp), bound to nestedContext_ for its duration; nested ones
+  // restore what they found.
   sched::RunOutcome dispatchNestedMayGC(LuaTask& task, int32_t& budget);
-  // The coordinator thread's context for the tasks it runs: the State's main mutator,
+  // The main task's thread's context for the tasks it runs: the State's main mutator,
   // attached as long as the main context is. Created at the first nested dispatch.
-  std::unique_ptr<WorkerContext> detContext_;
+  std::unique_ptr<WorkerContext> nestedContext_;
   vm::State::DeterministicHooks detHooks_;
   bool nativeWaitsOpen();
   sched::RunOutcome finishDispatchMayGC(LuaTask& task, Status st, int32_t& budget);
@@ -220,12 +243,21 @@ inline RuntimeImpl* runtimeOf(vm::State& state) { return static_cast<RuntimeImpl
 // are registered; it arms the timeout (seconds, < 0: none) and suspends the task (the
 // native returns kYield) or blocks the OS thread; blocking, it also finishes the wait.
 vm::NativeResult waitMayGC(vm::CallContext& cx, LuaTask& self, double timeout);
+// State::driveMainMayGC (the host lane's hook): the main task suspended in a wait at
+// the bottom of its embedder's call on `t`, its thread: until that call's code ends,
+// waits (running the host lane meanwhile) and resumes it, as a worker resumes a task.
+Status driveMainMayGC(vm::State& S, vm::ThreadData* t);
 // Step 4 of the protocol: removes the wait's Waiters, then pushes the operation's results
 // on `t` (count in nresults) or returns kRuntimeError with the error value in `err`.
 Status finishWaitMayGC(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t& nresults, vm::Value& err);
 // Whether a native running on `t` can suspend its task (the bottom of a task's own thread
-// on a worker, nothing native below); otherwise it blocks its OS thread.
+// on a worker or in a host-lane dispatch, nothing native below); otherwise it blocks its
+// OS thread.
 bool canSuspend(vm::ThreadData* t);
+// Whether a wait begun on `t` can suspend: canSuspend, or the main task's chain at the
+// bottom of a call from its embedder on the host thread (no native frame but that
+// call's; driveMainMayGC resumes it).
+bool canSuspendWait(vm::ThreadData* t);
 // await's outcome once `target` is done: its results pushed on `t`, or its error in `err`.
 Status awaitResults(vm::State& S, vm::ThreadData* t, LuaTask& target, uint32_t& n, vm::Value& err);
 // "chunk:line: message" as a string value raised at the native's caller.

@@ -108,7 +108,7 @@ NativeResult taskSelect(CallContext& cx) {
   if (timeout == 0) return pushValues(cx, {Value::nil()});
 
   LuaTask* self = currentTask(rt, cx.threadData());
-  self->beginWait(WaitOp::kSelect, cases.size(), !canSuspend(cx.threadData()));
+  self->beginWait(WaitOp::kSelect, cases.size(), !canSuspendWait(cx.threadData()));
   for (int i : order) {
     OpResult r = attempt(cases[size_t(i)], i, self, out, ok, closed);
     if (r == OpResult::kLost) break;

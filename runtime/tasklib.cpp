@@ -172,7 +172,7 @@ NativeResult taskSleep(CallContext& cx) {
   if (!cx.checkNumber(1, seconds)) return cx.failure();
   if (!(seconds > 0)) return taskYield(cx);
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kSleep, 0, !canSuspend(cx.threadData()));
+  self->beginWait(WaitOp::kSleep, 0, !canSuspendWait(cx.threadData()));
   return waitMayGC(cx, *self, seconds);
 }
 
@@ -194,7 +194,7 @@ NativeResult handleAwait(CallContext& cx) {
   {
     std::lock_guard lock(target->doneMutex);
     if (!target->done) {
-      self->beginWait(WaitOp::kAwait, 1, !canSuspend(cx.threadData()));
+      self->beginWait(WaitOp::kAwait, 1, !canSuspendWait(cx.threadData()));
       Waiter& w = self->waiters[0];
       w.task = self;
       w.gen = self->waitGen();
@@ -287,7 +287,7 @@ NativeResult channelSendNative(CallContext& cx) {
     }
   }
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kSend, 1, !canSuspend(cx.threadData()));
+  self->beginWait(WaitOp::kSend, 1, !canSuspendWait(cx.threadData()));
   if (channelSend(*ch, v, closed, self, 0) == OpResult::kDone) {
     self->sendClosed = closed;
   }
@@ -307,7 +307,7 @@ NativeResult recvMayGC(CallContext& cx, Channel* ch, double timeout) {
     return pushValues(cx, {Value::nil(), Value::boolean(false), Value::string(s)});
   }
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kRecv, 1, !canSuspend(cx.threadData()));
+  self->beginWait(WaitOp::kRecv, 1, !canSuspendWait(cx.threadData()));
   if (channelRecv(*ch, v, ok, self, 0) == OpResult::kDone) {
     self->rt.noteRecordWritten(*self);
     self->delivered = v;

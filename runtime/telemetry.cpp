@@ -154,6 +154,7 @@ Node pauseNode(const gc::PauseStats& p) {
 
 struct Snapshot {
   std::vector<sched::WorkerStats> workers;
+  uint64_t hostTasksRun = 0;  // dispatches of the main task's thread (the host lane)
   sched::HistogramSnapshot readyDelay;  // every worker's, merged
   sched::HistogramSnapshot timerLateness;
   BlockingPoolStats pool;
@@ -163,6 +164,7 @@ struct Snapshot {
 Snapshot takeSnapshot(const RuntimeImpl& rt) {
   Snapshot s;
   s.workers = rt.scheduler->stats();
+  s.hostTasksRun = rt.scheduler->hostTasksRun();
   for (const auto& w : s.workers) s.readyDelay.merge(w.readyDelay);
   s.timerLateness = rt.scheduler->timerLateness();
   s.pool = rt.blockingPool.stats();
@@ -190,6 +192,7 @@ Node takeDocument(const Snapshot& s) {
     }
     workers.items.push_back(std::move(row));
   }
+  doc.add("host_tasks_run", Node::integer(s.hostTasksRun));
   doc.add("ready_delay", histogramNode(s.readyDelay));
   doc.add("timer_lateness", histogramNode(s.timerLateness));
   doc.add("blocking_wait", histogramNode(s.pool.wait));
@@ -298,6 +301,7 @@ std::string formatText(const Node& doc) {
   }
   for (size_t i = 0; i < rows.size(); ++i) rows[i].second = &trimmed[i];
   out += formatTable("worker", rows);
+  out += "host_tasks_run " + formatNumber(*doc.find("host_tasks_run")) + " (run by the main task's thread)\n";
   out += "steals_from (row: thief, column: victim)\n";
   for (const Node& w : workers.items) {
     std::vector<uint64_t> row(workers.items.size());
@@ -356,6 +360,8 @@ std::string formatPrometheus(const Snapshot& s) {
       p.sample(name, "worker=\"" + std::to_string(i) + "\"", m.nanos ? double(v) / 1e9 : double(v));
     }
   }
+  p.header("weft_host_tasks_run_total", "counter", "Dispatches the main task's thread ran while it waited.");
+  p.sample("weft_host_tasks_run_total", "", double(s.hostTasksRun));
   p.header("weft_steals_total", "counter", "Tasks a worker (thief) stole from another (victim).");
   for (size_t i = 0; i < s.workers.size(); ++i)
     for (size_t v = 0; v < s.workers[i].stealsFrom.size(); ++v)
@@ -472,11 +478,13 @@ Status RuntimeImpl::writeTrace(const std::string& path, std::string& error) cons
       "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{"
       "\"name\":\"weft\"}}",
       f);
-  for (unsigned w = 0; w < scheduler->workerCount(); ++w) {
+  // One track per worker, then the main task's thread's (the tasks it ran while waiting).
+  for (unsigned w = 0; w <= scheduler->workerCount(); ++w) {
+    std::string track = w < scheduler->workerCount() ? "worker " + std::to_string(w) : "main thread";
     std::fprintf(f,
                  ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%"
-                 "u,\"args\":{\"name\":\"worker %u\"}}",
-                 w, w);
+                 "u,\"args\":{\"name\":\"%s\"}}",
+                 w, track.c_str());
     uint64_t dropped = 0;
     for (const sched::TraceEvent& e : scheduler->trace(w, dropped)) {
       std::fprintf(f,

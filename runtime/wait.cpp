@@ -128,8 +128,80 @@ void armTimer(LuaTask& self, double timeout) {
   self.hasTimer = true;
 }
 
+// On the host thread, the main task suspended at the bottom of its embedder's call:
+// runs the tasks the host itself woke (sched/host_lane.cpp) while the wait lasts. true
+// when the wait ended (or the runtime closed, or the main task's code ended inside one of
+// those tasks' waits) meanwhile; false when nothing is left to run here, and the thread
+// must sleep. Only then: a task the host runs may hold the thread in a wait under a
+// native frame, and only a main task whose code is not on the thread's stack can go on
+// inside it (runMainNestedMayGC).
+bool helpedToEndMayGC(LuaTask& self) {
+  RuntimeImpl& rt = self.rt;
+  sched::HostRun run = rt.scheduler->runOnHost([&] { return !self.waitOpen() || rt.mainEndedNested; });
+  // Collections ran meanwhile; the code that waited goes on writing its stack.
+  if (vm::ThreadData* running = rt.state.context().running) vm::markStackDirty(running);
+  return run != sched::HostRun::kIdle;
+}
+
+// Resumes the main task's code suspended at the bottom of its embedder's call on `t`
+// (its wait ended), as RuntimeImpl::dispatchMayGC resumes a task; kYield when it
+// suspended again.
+Status resumeMainMayGC(RuntimeImpl& rt, vm::ThreadData* t) {
+  LuaTask& main = *rt.mainTask;
+  rt.mainSuspended.store(false, std::memory_order_seq_cst);
+  if (main.mainCancel.load(std::memory_order_acquire)) main.claim(main.waitGen(), WaitPhase::kCancelled, -1);
+  vm::ThreadData* leaf = t;
+  while (leaf->suspendedChild) leaf = leaf->suspendedChild;
+  // The chain runs again (and its leaf receives the wait's results): dirty stacks.
+  for (vm::ThreadData* c = t; c; c = c->suspendedChild) vm::markStackDirty(c);
+  uint32_t n = 0;
+  Value err;
+  Status fs = finishWaitMayGC(rt.state, leaf, main, n, err);
+  if (fs.code() == StatusCode::kRuntimeError) {
+    Status raised = vm::raiseValueMayGC(rt.state, leaf, err);
+    if (raised.code() == StatusCode::kFatal) return raised;
+    leaf->resumeStatus = raised.code();
+  } else if (!fs.isOk()) {
+    return fs;
+  }
+  leaf->resumeCount = n;
+  main.suspend = LuaTask::Suspend::kNone;
+  Status st = vm::executeMayGC(rt.state, t);
+  if (st.code() == StatusCode::kYield) {
+    t->taskSuspending = false;
+    rt.mainSuspended.store(true, std::memory_order_seq_cst);
+  }
+  return st;
+}
+
+// On the host thread, asleep (detached) in the wait of a task it ran that holds the
+// thread under a native frame: the main task's wait ended, and its code, suspended with
+// nothing on this thread's stack, goes on here until it waits again or ends (then the
+// embedder's call below returns how, driveMainMayGC).
+Status runMainNestedMayGC(RuntimeImpl& rt) {
+  Status st = rt.attachCurrent();
+  if (!st.isOk()) return st;
+  vm::ExecContext* outer = vm::tlsExecContext;
+  vm::bindExecContext(rt.mainExec);
+  bool dispatching = sched::Scheduler::exchangeDispatchingOnHost(false);
+  Status out = resumeMainMayGC(rt, rt.state.mainThread->data);
+  sched::Scheduler::exchangeDispatchingOnHost(dispatching);
+  if (out.code() != StatusCode::kYield) {
+    rt.mainEndedNested = true;
+    rt.mainNestedStatus = out;
+  }
+  // What it woke must not wait in the lane while this thread sleeps again.
+  rt.scheduler->flushHostLane();
+  vm::bindExecContext(outer);
+  rt.detachCurrent();
+  return Status::ok();
+}
+
 // The main task or a nested wait: sleeps on the task's condition variable, detached
 // from the collector (so it never delays a collection), then re-attaches.
+// On the host thread, a task it runs that waits under a native frame holds the thread,
+// and so the main task below it: `hostWaiter` names it for the deadlock check
+// (RuntimeImpl::onAllBlocked), which then treats it as it treats the main task.
 // On a worker, the thread releases its worker to a spare meanwhile, and `blocked` stays
 // set until it holds the worker again: the deadlock check (RuntimeImpl::nativeWaitsOpen)
 // must see a task whose wait ended as about to run for as long as its worker sleeps.
@@ -138,21 +210,45 @@ Status blockMayGC(LuaTask& self) {
   // Deterministic mode: this thread runs the other tasks until the wait ends and the
   // chooser picks this task again.
   if (rt.scheduler->deterministic()) return rt.runInlineMayGC(self, [&self] { return !self.waitOpen(); });
+  if (self.isMain && rt.mainSuspended.load(std::memory_order_relaxed) && helpedToEndMayGC(self)) return Status::ok();
+  bool onHost = !self.isMain && sched::Scheduler::dispatchingOnHost();
+  if (onHost) rt.hostWaiter.store(&self, std::memory_order_seq_cst);
+  rt.scheduler->flushHostLane();  // on the host thread: nothing waits in its lane while it sleeps
   self.blocked.store(true, std::memory_order_seq_cst);
   rt.detachCurrent();
   (void)rt.enterBlockingCurrent(sched::Blocking::kTaskWait);  // failing, it closed the runtime
-  if (self.isMain) rt.probeForDeadlock();
+  bool holdsHost = self.isMain || onHost;
+  if (holdsHost) rt.probeForDeadlock();
   for (;;) {
     // Acquire: a bump orders what the waker did before it (its claim) before our check.
     uint32_t signal = self.blockSignal.load(std::memory_order_acquire);
-    if (!self.waitOpen() || rt.closed() || (self.isMain && rt.deadlocked.load(std::memory_order_acquire))) break;
+    if (!self.waitOpen() || rt.closed() || (holdsHost && rt.deadlocked.load(std::memory_order_acquire))) break;
+    if (onHost && !rt.mainEndedNested && rt.mainResumable()) {
+      // The thread is not asleep while the main task runs: the deadlock check must not
+      // take this wait for its state.
+      self.blocked.store(false, std::memory_order_seq_cst);
+      Status st = runMainNestedMayGC(rt);
+      self.blocked.store(true, std::memory_order_seq_cst);
+      if (!st.isOk()) break;  // the runtime closed
+      rt.probeForDeadlock();  // the workers may all have parked meanwhile
+      continue;
+    }
     self.blockSignal.wait(signal, std::memory_order_acquire);
   }
   rt.leaveBlockingCurrent();  // the worker first, then the collector (scheduler.h)
   self.blocked.store(false, std::memory_order_seq_cst);
-  if (self.isMain && !rt.closed() && rt.deadlocked.load(std::memory_order_acquire)) {
-    if (!rt.state.atPrompt) rt.reportDeadlockAndExit();
-    rt.abortMainWait(self);
+  if (onHost) rt.hostWaiter.store(nullptr, std::memory_order_seq_cst);
+  if (holdsHost && !rt.closed() && rt.deadlocked.load(std::memory_order_acquire)) {
+    if (onHost && rt.mainEndedNested) {
+      // The main task's code ended above this wait, and the embedder's call returns only
+      // once it ends: end it as the end of the program would, by cancelling it.
+      rt.deadlocked.store(false, std::memory_order_release);
+      self.claim(self.waitGen(), WaitPhase::kCancelled, -1);
+    } else if (!rt.state.atPrompt) {
+      rt.reportDeadlockAndExit();
+    } else {
+      rt.abortPromptWait(self);
+    }
   }
   return rt.attachCurrent();
 }
@@ -271,7 +367,48 @@ void LuaTask::removeWaiter(Waiter* w) {
 }
 
 bool canSuspend(vm::ThreadData* t) {
-  return sched::Scheduler::currentWorker() != nullptr && vm::taskChainSuspendable(t);
+  return (sched::Scheduler::currentWorker() != nullptr || sched::Scheduler::dispatchingOnHost()) &&
+         vm::taskChainSuspendable(t);
+}
+
+bool canSuspendWait(vm::ThreadData* t) {
+  if (sched::Scheduler::currentWorker() != nullptr || sched::Scheduler::dispatchingOnHost()) {
+    return vm::taskChainSuspendable(t);
+  }
+  if (!sched::Scheduler::hostBoundHere()) return false;
+  for (const vm::ThreadData* cur = t; cur; cur = cur->resumer) {
+    // The embedder's call is the main thread's one native level and non-yieldable frame.
+    if (cur->isMain) return cur->nny == 1 && cur->nativeDepth == 1;
+    if (cur->nny != 0) return false;
+  }
+  return false;
+}
+
+Status driveMainMayGC(vm::State& S, vm::ThreadData* t) {
+  RuntimeImpl& rt = *runtimeOf(S);
+  LuaTask& main = *rt.mainTask;
+  rt.mainExec = vm::tlsExecContext;
+  t->taskSuspending = false;
+  rt.mainSuspended.store(true, std::memory_order_seq_cst);
+  for (;;) {
+    if (main.waitOpen()) {
+      Status st = blockMayGC(main);
+      if (!st.isOk()) {
+        rt.mainSuspended.store(false, std::memory_order_seq_cst);
+        return st;
+      }
+    }
+    if (rt.mainEndedNested) {
+      rt.mainEndedNested = false;
+      return std::exchange(rt.mainNestedStatus, Status::ok());
+    }
+    if (rt.closed()) {
+      rt.mainSuspended.store(false, std::memory_order_seq_cst);
+      return Status(StatusCode::kFatal);
+    }
+    Status st = resumeMainMayGC(rt, t);
+    if (st.code() != StatusCode::kYield) return st;
+  }
 }
 
 Value positionedError(vm::State& S, vm::ThreadData* t, const char* message) {

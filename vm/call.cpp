@@ -288,16 +288,21 @@ Status invokeMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresults, uin
   if (nresults > 0 && !ensureStackSlots(t, uint64_t(func) + uint32_t(nresults) + kExtraStack)) return stackOverflowMayGC(S, t);
   uint32_t savedFrames = t->frameCount;
   uint32_t nny = yieldable ? 0 : 1;
+  bool hostCall = t->nativeDepth == 0 && t->isMain && S.hostCall;
+  if (hostCall) S.hostCall(S, true);
   t->nativeDepth++;
   t->nny += nny;
   if (t->stack[func].isLuaClosure()) {
     st = pushLuaFrameMayGC(S, t, func, nresults, kFrameEntry | frameFlags);
     if (st.isOk()) st = executeMayGC(S, t);
+    // Only a wait of the main task suspends here: the call is not yieldable.
+    if (hostCall && st.code() == StatusCode::kYield && S.driveMainMayGC) st = S.driveMainMayGC(S, t);
   } else {
     st = callNativeMayGC(S, t, func, nresults, frameFlags);
   }
   t->nativeDepth--;
   t->nny -= nny;
+  if (hostCall) S.hostCall(S, false);
   if (st.code() == StatusCode::kYield && yieldable) {
     CallFrame& entry = t->frames[savedFrames];
     entry.flags = uint16_t((entry.flags & ~kFrameEntry) | resumeFlags);
@@ -540,6 +545,8 @@ Status loopSafepointMayGC(State& S, ThreadData* t, uint32_t live) {
     t->budget = t->task ? kBudgetRecheck : kUnlimitedBudget;
     return runtimeErrorMayGC(S, t, "interrupted!");
   }
+  // The host lane holds a task the main context's code woke a slice ago: publish it.
+  if (S.hostLanePending && S.onMainContext()) [[unlikely]] S.flushHostLane(S);
   // Deterministic mode: the main context's schedule point (other tasks run their steps).
   if (const State::DeterministicHooks* det = S.deterministic; det && S.onMainContext() && !t->inHook &&
                                                               !t->runningFinalizers) [[unlikely]] {

@@ -171,6 +171,16 @@ class State {
     uint64_t (*randomSeed)(State&, ThreadData* root) = nullptr;
   };
   const DeterministicHooks* deterministic = nullptr;
+  // The runtime's host lane (runtime/sched/host_lane.cpp): hostCall runs around each call
+  // of the embedder into the main context (the main thread's outermost call: entering
+  // true, then false), flushHostLane publishes what the lane holds while hostLanePending
+  // says it may hold a task (set by the runtime, cleared by the flush). Main thread only.
+  void (*hostCall)(State&, bool entering) = nullptr;
+  // The main thread's code suspended (kYield) at the bottom of such a call: runs it to
+  // its end, returning how it ended (runtime/wait.cpp driveMainMayGC).
+  Status (*driveMainMayGC)(State&, ThreadData*) = nullptr;
+  void (*flushHostLane)(State&) = nullptr;
+  bool hostLanePending = false;
   // Set by the host's prompt (the CLI's REPL) while it runs lines: a deadlock of the main
   // task is then an error of the line, since a later line may end the wait
   // (runtime/wait.cpp). Main thread only.

@@ -240,27 +240,8 @@ void DetCoordinator::dispatch(Task* t) {
   }
   tlsCurrentWorker = outer;
   charge(in_.slice - std::max(budget, 0));
-  switch (out) {
-    case RunOutcome::kBudgetSpent:
-      bump(c.counters.budgetExhaustions);
-      [[fallthrough]];
-    case RunOutcome::kYielded:
-      SchedulerInternals::endRunReady(t);
-      return enqueue(t);
-    case RunOutcome::kSuspended:
-      if (SchedulerInternals::endRunSuspend(t)) return t->release();
-      return enqueue(t);
-    case RunOutcome::kCompleted:
-      SchedulerInternals::endRunTerminal(t, TaskState::kCompleted);
-      break;
-    case RunOutcome::kCancelled:
-      SchedulerInternals::endRunTerminal(t, TaskState::kCancelled);
-      break;
-    case RunOutcome::kPanicked:
-      SchedulerInternals::endRunTerminal(t, TaskState::kPanicked);
-      break;
-  }
-  t->release();
+  if (out == RunOutcome::kBudgetSpent) bump(c.counters.budgetExhaustions);
+  if (SchedulerInternals::settle(t, out)) enqueue(t);
 }
 
 std::string DetCoordinator::finish() {

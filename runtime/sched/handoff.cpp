@@ -103,7 +103,7 @@ void SchedulerInternals::giveTo(Carrier& m, WorkerCore& c) {
 }
 
 Status SchedulerInternals::enterBlocking(Carrier& m, WorkerCore& c, Blocking kind) {
-  if (tracing && m.current) addSpan(c, m.current, m.spanStart, TraceSpan::kBlocked);
+  if (tracing && m.current) addSpan(c.trace, m.current, m.spanStart, TraceSpan::kBlocked);
   m.blocking = true;
   m.kind = kind;
   m.released = false;

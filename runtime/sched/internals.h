@@ -63,6 +63,9 @@ struct Carrier {
 // The calling thread's carrier (nullptr outside scheduler threads).
 extern thread_local constinit Carrier* tlsCarrier;
 
+// The calling thread's host binding (Scheduler::bindHost).
+extern thread_local constinit HostBinding tlsHost;
+
 // Telemetry's clock: steady time in nanoseconds (ready stamps compare across threads).
 inline uint64_t steadyNanos() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
@@ -140,6 +143,10 @@ struct SchedulerInternals {
   static void endRunReady(Task* t);
   static bool endRunSuspend(Task* t);  // false: notified meanwhile, so it is ready again
   static void endRunTerminal(Task* t, TaskState s);
+  // The transition a dispatch's outcome makes: true when the task is ready again (the
+  // caller requeues it with the scheduler's reference); false when it left the
+  // scheduler's care (suspended or terminal: that reference is released).
+  static bool settle(Task* t, RunOutcome out);
 
   // Publication (scheduler.cpp).
   WorkerCore* localCore();  // the calling thread's worker, if it may use its local queues
@@ -182,10 +189,15 @@ struct SchedulerInternals {
   void finish(WorkerCore& c, Task* t, RunOutcome out);
   void requeue(WorkerCore& c, Task* t);
 
+  // The host lane (host_lane.cpp).
+  bool onHostThread() const { return tlsHost.sched == this && tlsHost.serial == serial; }
+  void publishToHost(Task* t);
+  void dispatchOnHost(Task* t);
+
   // Telemetry: the sampled ready stamp, and trace spans (worker.cpp).
   static void stampReady(Task* t);
   uint64_t sinceEpoch() const;
-  void addSpan(WorkerCore& c, Task* t, uint64_t start, TraceSpan how);
+  void addSpan(TraceBuffer& b, Task* t, uint64_t start, TraceSpan how);
 
   bool isClosed() const { return closed.load(std::memory_order_acquire); }
 
@@ -220,6 +232,14 @@ struct SchedulerInternals {
 
   std::mutex chooserMu;
   Rng chooser;                    // guarded by chooserMu
+  // The host lane: written and read by the bound host thread only (one at a time: the
+  // embedder's calls into a State do not overlap, and each unbinds before it returns,
+  // leaving the slot empty); hostTasksRun is read by any thread (relaxed, a statistic).
+  const uint64_t serial;
+  Task* hostSlot = nullptr;
+  std::atomic<uint64_t> hostTasksRun{0};
+  TraceBuffer hostTrace;  // the host's dispatches (SchedulerOptions::trace)
+
   // Deterministic mode's coordinator (deterministic.h): every publication goes there
   // and no thread starts. nullptr in a normal run. Immutable after construction.
   std::unique_ptr<DetCoordinator> det;

@@ -14,6 +14,8 @@ thread_local constinit uint32_t tlsPublications = 0;
 
 namespace {
 
+std::atomic<uint64_t> nextSchedulerSerial{1};  // relaxed: only uniqueness matters
+
 uint64_t seedFrom(const SchedulerOptions& options) {
   if (options.seed != 0) return options.seed;
   return static_cast<uint64_t>(Clock::now().time_since_epoch().count());
@@ -37,7 +39,8 @@ SchedulerInternals::SchedulerInternals(Scheduler& s, const SchedulerOptions& opt
       epoch(Clock::now()),
       idle(workerCount),
       timers({[this] { notifyParked(); }, [this](const char* what) { self.close(what); }}),
-      chooser(seedFrom(options)) {
+      chooser(seedFrom(options)),
+      serial(nextSchedulerSerial.fetch_add(1, std::memory_order_relaxed)) {
   if (options.deterministic.enabled) det = std::make_unique<DetCoordinator>(*this, options.deterministic);
   for (unsigned i = 0; i < workerCount; ++i) {
     workers.emplace_back(new Worker(self, i));
@@ -57,6 +60,7 @@ void SchedulerInternals::publish(Task* t, bool lifo) {
   if (det) return det->enqueue(t);
   if (t->sticky()) return publishPinned(t);
   WorkerCore* c = localCore();
+  if (!c && onHostThread()) return publishToHost(t);
   if (!c) {
     TaskList list;
     list.push(t);
@@ -78,7 +82,14 @@ void SchedulerInternals::publishSpawned(Task* t) {
   if (det) return det->enqueue(t);
   if (t->sticky()) return publishPinned(t);
   WorkerCore* c = localCore();
-  if (!c) return publish(t, false);
+  if (!c && !tlsHost.dispatching) return publish(t, false);  // the host lane's too
+  if (!c) {
+    // A task the host runs spawns for the workers: its tree then runs in their order
+    // (depth first on the spawn stacks); only the main task's own spawns use the lane.
+    TaskList list;
+    list.push(t);
+    return pushInjection(list);
+  }
   if (c->load.retargeting()) [[unlikely]] {
     bump(c->counters.spawnsRetargeted);
     TaskList list;
@@ -167,6 +178,8 @@ void SchedulerInternals::drainAll() {
   }
   TaskList rest = injection.close();
   while (Task* t = rest.pop()) t->release();
+  if (hostSlot) hostSlot->release();
+  hostSlot = nullptr;
 }
 
 Scheduler::Scheduler(const SchedulerOptions& options, Executor& executor)
@@ -393,7 +406,7 @@ WorkerStats Worker::stats() const {
 HistogramSnapshot Scheduler::timerLateness() const { return in_->timers.lateness(); }
 
 std::vector<TraceEvent> Scheduler::trace(unsigned w, uint64_t& dropped) const {
-  const TraceBuffer& b = in_->cores[w]->trace;
+  const TraceBuffer& b = w == in_->workerCount ? in_->hostTrace : in_->cores[w]->trace;
   std::lock_guard lock(b.mu);
   dropped = b.dropped;
   return b.events;

@@ -41,6 +41,12 @@
 //    again (the holder gives it up at its next dispatch boundary). So at most one thread
 //    runs a worker's tasks at a time, at most `workers` threads run tasks at once, and a
 //    worker's queue never waits for a blocked thread.
+//  - The host lane (host_lane.cpp): the thread that runs the main task is no worker, but
+//    its own publications (the wakes and spawns of the main chunk, and of the tasks it
+//    runs) go to a one-task slot, like a worker's LIFO slot, that it runs itself while
+//    its task waits (runOnHost). The slot is published like any other task when the host
+//    thread goes on without waiting (flushHostLane: after a slice of its work, before it
+//    returns to its embedder or waits on the OS).
 //  - Deterministic mode (SchedulerOptions::deterministic, deterministic.h) replaces all
 //    of the above: no thread starts, every publication goes to one coordinator, and the
 //    thread of the main task runs every task's steps as its seeded chooser decides.
@@ -183,6 +189,9 @@ class Executor {
   // idle lock (so no publication can end the moment meanwhile); it may close the
   // scheduler but must not publish.
   virtual void onAllBlocked() {}
+  // The host thread's own publication filled its empty lane (Scheduler::setHostThread):
+  // the host must call flushHostLane within a slice of its work. On the host thread.
+  virtual void onHostLaneFilled() {}
   // Deterministic mode (deterministic.h): whether a thread outside the scheduler may
   // still publish a task (an open port), so that a run with nothing to do waits for it
   // rather than ending as a deadlock.
@@ -229,6 +238,22 @@ struct SchedulerOptions {
   bool trace = false;          // record every dispatch's span (Scheduler::trace)
   size_t traceLimit = size_t(1) << 20;  // spans kept per worker; later ones are counted
   DeterministicOptions deterministic{};
+};
+
+// Which scheduler the calling thread is the host of (Scheduler::bindHost), with that
+// scheduler's serial (an address may be reused by a later scheduler), and whether it is
+// inside a dispatch of runOnHost.
+struct HostBinding {
+  const void* sched = nullptr;
+  uint64_t serial = 0;
+  bool dispatching = false;
+};
+
+// How Scheduler::runOnHost ended.
+enum class HostRun : uint8_t {
+  kDone,    // done() holds
+  kIdle,    // the lane is empty: nothing for this thread to run
+  kClosed,  // the scheduler closed
 };
 
 // How Scheduler::runInline ended.
@@ -336,11 +361,38 @@ class Scheduler {
   std::string finishRecording();
   std::string divergence() const;
 
+  // The host lane (host_lane.cpp). bindHost: the calling thread (never a worker) starts
+  // running the main task's code (a call from its embedder): its publications go to the
+  // lane until unbindHost, which publishes what the lane holds. Meanwhile it calls
+  // flushHostLane after a slice of work and before waiting on the OS (Executor::
+  // onHostLaneFilled says when the lane holds a task). No effect in deterministic mode.
+  // bindHost returns the binding it replaced (a host call into another State's main
+  // task, made from this one's code), which unbindHost restores.
+  HostBinding bindHost();
+  void unbindHost(const HostBinding& previous);
+  // Whether the calling thread is bound as some scheduler's host.
+  static bool hostBoundHere();
+  // On the host thread while its task waits: runs the lane's task, and then what that
+  // dispatch published to it, one dispatch at a time, until `done()` or the lane is
+  // empty. A task that yields or spends its slice is published as usual (the host does
+  // not share the workers' load).
+  HostRun runOnHost(const std::function<bool()>& done);
+  // On the host thread: publishes the lane's task, if any.
+  void flushHostLane();
+  // Whether the calling thread runs a dispatch of runOnHost (where a task may suspend as
+  // on a worker).
+  static bool dispatchingOnHost();
+  // Sets what dispatchingOnHost answers, returning what it answered: the main task's
+  // code resumed inside such a dispatch runs as the host's own (wait.cpp).
+  static bool exchangeDispatchingOnHost(bool dispatching);
+  // Tasks the host thread ran (relaxed).
+  uint64_t hostTasksRun() const;
+
   std::vector<WorkerStats> stats() const;
   // How late timers ran (the timer thread's histogram).
   HistogramSnapshot timerLateness() const;
   // With SchedulerOptions::trace: worker `w`'s spans so far, in order, and how many did
-  // not fit. Any thread.
+  // not fit; `w` == workerCount(): the host's (runOnHost). Any thread.
   std::vector<TraceEvent> trace(unsigned w, uint64_t& dropped) const;
 
  private:

@@ -87,4 +87,27 @@ void SchedulerInternals::endRunTerminal(Task* t, TaskState s) {
   }
 }
 
+bool SchedulerInternals::settle(Task* t, RunOutcome out) {
+  switch (out) {
+    case RunOutcome::kBudgetSpent:
+    case RunOutcome::kYielded:
+      endRunReady(t);
+      return true;
+    case RunOutcome::kSuspended:
+      if (!endRunSuspend(t)) return true;  // woken during the dispatch
+      break;
+    case RunOutcome::kCompleted:
+      endRunTerminal(t, TaskState::kCompleted);
+      break;
+    case RunOutcome::kCancelled:
+      endRunTerminal(t, TaskState::kCancelled);
+      break;
+    case RunOutcome::kPanicked:
+      endRunTerminal(t, TaskState::kPanicked);
+      break;
+  }
+  t->release();
+  return false;
+}
+
 }  // namespace weft::runtime

@@ -230,7 +230,7 @@ void SchedulerInternals::dispatch(Carrier& m, WorkerCore& c, Task* t) {
   }
   m.dispatching = false;
   if (tracing) {
-    addSpan(c, t, m.spanStart, TraceSpan(out));
+    addSpan(c.trace, t, m.spanStart, TraceSpan(out));
     m.current = nullptr;
   }
   c.spawned.sealBatch();
@@ -239,28 +239,11 @@ void SchedulerInternals::dispatch(Carrier& m, WorkerCore& c, Task* t) {
 }
 
 void SchedulerInternals::finish(WorkerCore& c, Task* t, RunOutcome out) {
-  switch (out) {
-    case RunOutcome::kBudgetSpent:
-      bump(c.counters.budgetExhaustions);
-      c.pollAfterBudget = !c.lastFromInjection;
-      [[fallthrough]];
-    case RunOutcome::kYielded:
-      endRunReady(t);
-      return requeue(c, t);
-    case RunOutcome::kSuspended:
-      if (endRunSuspend(t)) return t->release();  // out of our care until a wake
-      return requeue(c, t);
-    case RunOutcome::kCompleted:
-      endRunTerminal(t, TaskState::kCompleted);
-      break;
-    case RunOutcome::kCancelled:
-      endRunTerminal(t, TaskState::kCancelled);
-      break;
-    case RunOutcome::kPanicked:
-      endRunTerminal(t, TaskState::kPanicked);
-      break;
+  if (out == RunOutcome::kBudgetSpent) {
+    bump(c.counters.budgetExhaustions);
+    c.pollAfterBudget = !c.lastFromInjection;
   }
-  t->release();
+  if (settle(t, out)) requeue(c, t);
 }
 
 // A task ready again after its dispatch goes to the tail (sticky: of its pinned queue),
@@ -284,17 +267,17 @@ uint64_t SchedulerInternals::sinceEpoch() const {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - epoch).count());
 }
 
-void SchedulerInternals::addSpan(WorkerCore& c, Task* t, uint64_t start, TraceSpan how) {
+void SchedulerInternals::addSpan(TraceBuffer& b, Task* t, uint64_t start, TraceSpan how) {
   TraceEvent e{t->id(), start, sinceEpoch(), how};
-  std::lock_guard lock(c.trace.mu);
-  if (c.trace.events.size() >= traceLimit) {
-    ++c.trace.dropped;
+  std::lock_guard lock(b.mu);
+  if (b.events.size() >= traceLimit) {
+    ++b.dropped;
     return;
   }
   try {
-    c.trace.events.push_back(e);
+    b.events.push_back(e);
   } catch (const std::bad_alloc&) {
-    ++c.trace.dropped;  // the trace is best effort; the scheduler goes on
+    ++b.dropped;  // the trace is best effort; the scheduler goes on
   }
 }
 

@@ -45,7 +45,7 @@ def check_json(weft):
     if proc.stdout != "done\n":
         fail("--stats=json changed standard output", proc.stdout)
     doc = json.loads(proc.stderr)
-    if doc["version"] != 1 or list(doc) != ["version", "workers", "ready_delay", "timer_lateness", "blocking_wait",
+    if doc["version"] != 1 or list(doc) != ["version", "workers", "host_tasks_run", "ready_delay", "timer_lateness", "blocking_wait",
                                             "blocking_pool", "gc"]:
         fail("the document's top level", proc.stderr)
     if [w["worker"] for w in doc["workers"]] != [0, 1]:
@@ -53,7 +53,7 @@ def check_json(weft):
     for w in doc["workers"]:
         if list(w) != WORKER_FIELDS:
             fail("a worker's fields", json.dumps(w))
-    if sum(w["tasks_run"] for w in doc["workers"]) < 64 * 10:
+    if sum(w["tasks_run"] for w in doc["workers"]) + doc["host_tasks_run"] < 64 * 10:
         fail("every dispatch is counted", proc.stderr)
     for name in ("ready_delay", "timer_lateness", "blocking_wait"):
         h = doc[name]
@@ -129,8 +129,8 @@ def check_trace(weft):
             doc = json.load(f)
     events = doc["traceEvents"]
     names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
-    if names != {"worker 0", "worker 1"}:
-        fail("one named track per worker", json.dumps(events[:4]))
+    if names != {"worker 0", "worker 1", "main thread"}:
+        fail("one named track per worker and one for the main thread", json.dumps(events[:4]))
     spans = [e for e in events if e["ph"] == "X"]
     tasks = {e["args"]["task"] for e in spans}
     if len(tasks) < 64 or len(spans) < 64 * 10:

@@ -46,6 +46,8 @@ check(numbered, "worker numbers are 0-based")
 check(counts, "the counters are integers")
 check(micros, "durations are float microseconds")
 check(victims, "steals_from lists other workers something was stolen from")
+eq(math.type(s.host_tasks_run), "integer", "host_tasks_run")
+run = run + s.host_tasks_run
 check(run >= 1200, "every dispatch is counted: " .. run)
 
 local function histogram(h, what, atLeast)

@@ -76,11 +76,12 @@ class TestExecutor : public Executor {
     allBlocked.fetch_add(1);
     if (onAllBlockedHook) onAllBlockedHook();
   }
+  void onHostLaneFilled() override { laneFills.fetch_add(1); }
 
   bool failStart = false;
   int failStartFrom = 0;  // > 0: the thread starts from this one on fail (spares)
   std::function<void()> onAllBlockedHook;
-  std::atomic<int> starts{0}, stops{0}, idles{0}, busies{0}, allBlocked{0};
+  std::atomic<int> starts{0}, stops{0}, idles{0}, busies{0}, allBlocked{0}, laneFills{0};
 };
 
 inline unsigned sleepers(Scheduler& s) { return SchedulerInternals::of(s).idle.sleeperCount(); }
