@@ -82,12 +82,27 @@ TEST(SchedHostLane, WhatAHostDispatchWakesRunsThereNextWhatItSpawnsOnTheWorkers)
   h.sched.unbindHost(outer);
 }
 
-TEST(SchedHostLane, ANewerPublicationSendsTheOlderToTheWorkers) {
-  Host h(1);
+// A host with two tasks that record where they ran, bound on the test's thread.
+class SchedHostLanePair : public testing::Test {
+ protected:
+  ~SchedHostLanePair() override {
+    if (bound_) h.sched.unbindHost(outer_);
+  }
+  void unbind() {
+    h.sched.unbindHost(outer_);
+    bound_ = false;
+  }
+  Host h{1};
   std::thread::id aOn, bOn;
   TaskRef a = makeTask(onThread(aOn));
   TaskRef b = makeTask(onThread(bOn));
-  HostBinding outer = h.sched.bindHost();
+
+ private:
+  HostBinding outer_ = h.sched.bindHost();
+  bool bound_ = true;
+};
+
+TEST_F(SchedHostLanePair, ANewerPublicationSendsTheOlderToTheWorkers) {
   ASSERT_TRUE(h.sched.spawn(a.get()));
   ASSERT_TRUE(h.sched.spawn(b.get()));
   EXPECT_EQ(h.exec.laneFills.load(), 1) << "the lane was never empty in between";
@@ -95,20 +110,14 @@ TEST(SchedHostLane, ANewerPublicationSendsTheOlderToTheWorkers) {
   EXPECT_EQ(b->dispatches.load(), 0);
   EXPECT_EQ(h.sched.runOnHost(completed(b)), HostRun::kDone);
   EXPECT_EQ(bOn, std::this_thread::get_id());
-  h.sched.unbindHost(outer);
 }
 
-TEST(SchedHostLane, FlushAndUnbindPublishTheLane) {
-  Host h(1);
-  std::thread::id aOn, bOn;
-  TaskRef a = makeTask(onThread(aOn));
-  TaskRef b = makeTask(onThread(bOn));
-  HostBinding outer = h.sched.bindHost();
+TEST_F(SchedHostLanePair, FlushAndUnbindPublishTheLane) {
   ASSERT_TRUE(h.sched.spawn(a.get()));
   h.sched.flushHostLane();
   EXPECT_TRUE(ranOnAWorker(a, aOn));
   ASSERT_TRUE(h.sched.spawn(b.get()));
-  h.sched.unbindHost(outer);
+  unbind();
   EXPECT_TRUE(ranOnAWorker(b, bOn));
   EXPECT_EQ(h.sched.hostTasksRun(), 0u);
 }
