@@ -91,6 +91,16 @@ class Lowering {
     no();
   }
 
+  // The VM's fast paths (WeftJitHelpers): a call that returns 0 exits at pc.
+  Value* constSlot(int k) {
+    uint64_t addr = uint64_t(reinterpret_cast<uintptr_t>(req_.constantSlots)) + uint64_t(k) * kValueSize;
+    return b_.CreateIntToPtr(b_.getInt64(addr), b_.getPtrTy());
+  }
+  Value* funcSlot() { return b_.CreateConstGEP1_64(b_.getInt8Ty(), base_, -int64_t(kValueSize)); }
+  Value* rk(Instruction i) { return getK(i) ? constSlot(getC(i)) : slot(getC(i)); }
+  void helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args);
+  Value* statePtr() { return b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(host_.state))), b_.getPtrTy()); }
+
   // Instruction groups.
   void arith(uint32_t pc, Instruction i, Op op);
   void arithInts(int a, Value* x, Value* y, Op op, uint32_t pc);
@@ -131,6 +141,14 @@ bool Lowering::supported(uint32_t pc) const {
       return req_.constants[getC(i)].kind == kConstInt;
     case Op::EQK:
       return req_.constants[getB(i)].kind != kConstRef;
+    case Op::GETUPVAL: case Op::GETTABLE: case Op::GETI:
+      return true;
+    case Op::GETTABUP: case Op::GETFIELD:
+      return getC(i) < int(req_.numConstants);
+    case Op::SETTABLE: case Op::SETI:
+      return !getK(i) || getC(i) < int(req_.numConstants);
+    case Op::SETFIELD:
+      return getB(i) < int(req_.numConstants) && (!getK(i) || getC(i) < int(req_.numConstants));
     default:
       return false;
   }
@@ -144,6 +162,15 @@ BasicBlock* Lowering::exitBlock(uint32_t pc, uint64_t kind) {
     eb.CreateRet(eb.getInt64(uint64_t(pc) | (kind << 32)));
   }
   return bb;
+}
+
+void Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args) {
+  std::vector<llvm::Type*> types;
+  for (Value* a : args) types.push_back(a->getType());
+  auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), types, false);
+  Value* callee = b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(fn))), b_.getPtrTy());
+  Value* ok = b_.CreateCall(fty, callee, args);
+  guard(b_.CreateICmpNE(ok, b_.getInt32(0)), pc);
 }
 
 void Lowering::jumpTo(uint32_t from, uint32_t target, bool wholeFrame) {
@@ -521,6 +548,32 @@ void Lowering::lower(uint32_t pc) {
     case Op::GTI: case Op::GEI:
       compare(pc, i, op);
       return;
+    case Op::GETUPVAL:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getUpval), {slot(a), funcSlot(), b_.getInt32(getB(i))});
+      break;
+    case Op::GETTABUP:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTabUp),
+                 {statePtr(), slot(a), funcSlot(), b_.getInt32(getB(i)), constSlot(getC(i))});
+      break;
+    case Op::GETTABLE:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable), {statePtr(), slot(a), slot(getB(i)), slot(getC(i))});
+      break;
+    case Op::GETI:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getInt), {statePtr(), slot(a), slot(getB(i)), b_.getInt64(getC(i))});
+      break;
+    case Op::GETFIELD:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable),
+                 {statePtr(), slot(a), slot(getB(i)), constSlot(getC(i))});
+      break;
+    case Op::SETTABLE:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setTable), {statePtr(), slot(a), slot(getB(i)), rk(i)});
+      break;
+    case Op::SETI:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setInt), {statePtr(), slot(a), b_.getInt64(getB(i)), rk(i)});
+      break;
+    case Op::SETFIELD:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setTable), {statePtr(), slot(a), constSlot(getB(i)), rk(i)});
+      break;
     case Op::FORPREP: forPrep(pc, i); return;
     case Op::FORLOOP: forLoop(pc, i); return;
     default:

@@ -1438,6 +1438,78 @@ unroll: {
 #undef SHARED
 }
 
+// Compiled code's calls into the loop's fast paths (vm/jit_abi.h, WeftJitHelpers): the
+// same lookups as the opcodes above, returning 0 wherever those take their slow path.
+namespace {
+
+int jitGetTable(void* state, void* dst, const void* obj, const void* key) {
+  const Value* o = static_cast<const Value*>(obj);
+  const Value* k = static_cast<const Value*>(key);
+  if (!o->isTable()) return 0;
+  Table* h = o->asTable();
+  if (k->isInt()) {
+    const Value* slot = tableIntSlot(h, k->u.i);
+    Value v = slot ? loadSlot(*slot) : Value::nil();
+    if (v.isNil() && !lacksMeta(h, Meta::Index)) return 0;
+    setValue(static_cast<Value*>(dst), v);
+    return 1;
+  }
+  if (!k->isString()) return 0;
+  const Value* v = fieldFast(*static_cast<State*>(state), h, k->asString());
+  if (!v) return 0;
+  setValue(static_cast<Value*>(dst), loadSlotChecked(*v));
+  return 1;
+}
+
+int jitGetInt(void* state, void* dst, const void* obj, int64_t key) {
+  Value k = Value::integer(key);
+  return jitGetTable(state, dst, obj, &k);
+}
+
+// Stores into a live slot only (an existing key with a non-nil value, where __newindex
+// does not apply): inserting is the interpreter's.
+int jitSetTable(void*, const void* obj, const void* key, const void* val) {
+  const Value* o = static_cast<const Value*>(obj);
+  const Value* k = static_cast<const Value*>(key);
+  if (!o->isTable()) return 0;
+  Table* h = o->asTable();
+  uint32_t seq = tableWriteBegin(h);  // table.h invariant 7
+  Value* slot = nullptr;
+  if (k->isInt()) {
+    const Value* s = tableIntSlot(h, k->u.i);
+    if (s && !s->isNil()) slot = const_cast<Value*>(s);
+  } else if (k->isString()) {
+    slot = liveStrSlot(h, k->asString());
+  }
+  if (!slot) return 0;
+  storeValue(h, *slot, *static_cast<const Value*>(val));
+  tableTouched(h);
+  return tableWriteHeld(h, seq) ? 1 : 0;  // 0: the interpreter stores again
+}
+
+int jitSetInt(void* state, const void* obj, int64_t key, const void* val) {
+  Value k = Value::integer(key);
+  return jitSetTable(state, obj, &k, val);
+}
+
+int jitGetUpval(void* dst, const void* funcSlot, uint32_t index) {
+  const LuaClosure* cl = static_cast<const Value*>(funcSlot)->asLuaClosure();
+  setValue(static_cast<Value*>(dst), loadSlotChecked(cl->upvalues[index]->cell));
+  return 1;
+}
+
+int jitGetTabUp(void* state, void* dst, const void* funcSlot, uint32_t index, const void* key) {
+  const LuaClosure* cl = static_cast<const Value*>(funcSlot)->asLuaClosure();
+  Value up = loadSlotChecked(cl->upvalues[index]->cell);
+  return jitGetTable(state, dst, &up, key);
+}
+
+}  // namespace
+
+WeftJitHelpers jitHelpers() {
+  return WeftJitHelpers{jitGetTable, jitGetInt, jitSetTable, jitSetInt, jitGetUpval, jitGetTabUp};
+}
+
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {
   Value* s = t->stack;
   if (wanted < 0) {

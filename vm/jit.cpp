@@ -207,7 +207,7 @@ bool JitTier::ensureEngine() {
   if (m) {
     gc::Heap& heap = state_.heap();
     WeftJitHost host{heap.requestFlagForJit(), heap.stopFlagForJit(),
-                     uint8_t(heap.config().stress != gc::StressMode::kNone)};
+                     uint8_t(heap.config().stress != gc::StressMode::kNone), &state_, jitHelpers()};
     char buf[256] = {};
     engine_ = m->create(&host, buf, sizeof buf);
     if (!engine_) error = std::string("cannot start the compiler: ") + buf;

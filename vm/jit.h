@@ -120,6 +120,9 @@ class JitTier {
   double compileMs_ = 0;
 };
 
+// The interpreter's fast paths for compiled code (vm/interp.cpp).
+WeftJitHelpers jitHelpers();
+
 // The interpreter's charge at function entry and loop back-edges, JIT on: queues the
 // prototype when its count reaches the threshold. Never collects.
 inline void jitCharge(JitTier& tier, Proto* p) {

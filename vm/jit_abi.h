@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 1;
+inline constexpr uint32_t kWeftJitAbiVersion = 2;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract").
@@ -47,11 +47,28 @@ struct WeftJitRequest {
   const char* name;            // "source:line", for the symbol name
 };
 
-// What the VM's heap looks like to compiled code: the poll's flags (Heap::collectionRequested).
+// The VM's fast paths that compiled code calls (vm/interp.cpp, jitHelpers): each does
+// what its opcode's fast path does and returns 1, or returns 0 having changed nothing
+// (the code then exits at that instruction). They never call Lua, raise, collect or
+// reallocate the stack; stores go through the write barrier (storeValue). `state` is
+// WeftJitHost::state; Value pointers are stack slots or constant slots.
+struct WeftJitHelpers {
+  int (*getTable)(void* state, void* dst, const void* obj, const void* key);  // GETTABLE, GETFIELD
+  int (*getInt)(void* state, void* dst, const void* obj, int64_t key);        // GETI
+  int (*setTable)(void* state, const void* obj, const void* key, const void* val);  // SETTABLE, SETFIELD
+  int (*setInt)(void* state, const void* obj, int64_t key, const void* val);        // SETI
+  int (*getUpval)(void* dst, const void* funcSlot, uint32_t index);                 // GETUPVAL
+  int (*getTabUp)(void* state, void* dst, const void* funcSlot, uint32_t index, const void* key);  // GETTABUP
+};
+
+// What the VM looks like to compiled code: the poll's flags (Heap::collectionRequested)
+// and the helpers.
 struct WeftJitHost {
   const void* gcRequested;     // std::atomic<bool>, read relaxed
   const void* gcStopRequested; // std::atomic<bool>, read relaxed
   uint8_t stress;              // --gc-stress: every poll fires
+  void* state;                 // the vm::State, passed to the helpers
+  WeftJitHelpers helpers;
 };
 
 inline constexpr int kWeftJitOk = 0;

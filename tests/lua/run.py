@@ -55,7 +55,7 @@ import sys
 HEADER_LINES = 5
 # jitrelocate collects at every JIT_RELOCATE_INTERVAL-th safepoint (times the script's
 # own interval): the relocate mode already covers every safepoint interpreted.
-JIT_RELOCATE_INTERVAL = 10
+JIT_RELOCATE_INTERVAL = 20
 
 
 def read_headers(path):
