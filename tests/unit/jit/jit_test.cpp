@@ -109,9 +109,11 @@ TEST(JitTest, CodeFreedWithProto) {
   h.closeMayGC();
 }
 
-// With the threshold reached in the middle of a long loop, compiled code is installed
-// while the interpreter runs it and entered at the loop's next back-edge.
-TEST(JitTest, HotLoopEnteredAtItsHeader) {
+// A prototype that gets hot while its frame runs interpreted: the coroutine's loop is
+// queued at its 50th back-edge and yields at its 60th; once the code is installed, the
+// resumed frame (started interpreted) enters it mid-function, at a loop header or after
+// the yield's call.
+TEST(JitTest, HotFrameEntersCodeMidFunction) {
   StateOptions opts;
   opts.jit.mode = JitMode::kOn;
   opts.jit.threshold = 50;
@@ -119,11 +121,18 @@ TEST(JitTest, HotLoopEnteredAtItsHeader) {
   auto S = newStandardState(opts);
   ASSERT_TRUE(S);
   HostStack h(*S);
-  ASSERT_TRUE(h.loadMayGC("local s = 0 for i = 1, 3000000 do s = s + i % 7 end return s", "=test").isOk());
-  ASSERT_TRUE(h.pcallMayGC(0, 1, false).isOk());
-  std::string out;
-  (void)h.toStringMayGC(-1, out);
-  EXPECT_EQ(out, "8999997");
+  auto run = [&](const std::string& src) {
+    std::string out;
+    EXPECT_TRUE(h.loadMayGC(src, "=test").isOk());
+    EXPECT_TRUE(h.pcallMayGC(0, 1, false).isOk());
+    (void)h.toStringMayGC(-1, out);
+    return out;
+  };
+  EXPECT_EQ(run("co = coroutine.wrap(function() local s = 0 for i = 1, 200000 do s = s + i % 7 "
+                "if i == 60 then coroutine.yield(0) end end return s end) return co()"),
+            "0");
+  EXPECT_EQ(S->jit()->liveCodeForTesting(), 1u);  // waits for the compile thread
+  EXPECT_EQ(run("return co()"), "599997");
   std::string stats = S->jit()->statsReport();
   EXPECT_NE(stats.find("1 functions compiled"), std::string::npos) << stats;
   EXPECT_EQ(stats.find(" 0 entries"), std::string::npos) << stats;
