@@ -597,8 +597,19 @@ LowerResult Lowering::run(const std::string& name) {
     Op op = getOp(req_.code[pc]);
     if ((isTest(op) || isArith(op) || op == Op::LOADKX) && pc + 1 < n) pairTail[pc + 1] = 1;
   }
-  // An entry pays a call and an exit: worth it where compiled code runs on (a run of at
-  // least two compiled instructions, or a branch, which may stay in compiled code).
+  // Instructions inside a loop (from a backward jump's target to the jump).
+  std::vector<uint8_t> inLoop(n, 0);
+  for (uint32_t pc = 0; pc < n; pc++) {
+    Instruction i = req_.code[pc];
+    int64_t target = -1;
+    if (getOp(i) == Op::JMP && getSJ(i) < 0) target = int64_t(pc) + 1 + getSJ(i);
+    if (getOp(i) == Op::FORLOOP || getOp(i) == Op::TFORLOOP) target = int64_t(pc) + 1 - getBx(i);
+    for (int64_t q = target < 0 ? pc + 1 : target; q <= int64_t(pc); q++) inLoop[size_t(q)] = 1;
+  }
+  // An entry pays a call and an exit: worth it only where compiled code runs on, inside
+  // a loop (bench/run.py --jit: entries in loop-free functions made fib and
+  // spectralnorm's call-heavy code twice as slow), at a run of at least two compiled
+  // instructions or a branch, which may stay in compiled code.
   out.entryMap.assign(n, 0);
   bool any = false;
   for (uint32_t pc = 0; pc < n; pc++) {
@@ -607,7 +618,7 @@ LowerResult Lowering::run(const std::string& name) {
     Op op = getOp(req_.code[pc]);
     uint32_t next = pc + 1 + ((isTest(op) || isArith(op)) ? 1 : 0);
     bool branch = op == Op::JMP || op == Op::FORLOOP || op == Op::FORPREP || isTest(op);
-    if (branch || (next < n && supported(next))) {
+    if ((inLoop[pc] || op == Op::FORPREP) && (branch || (next < n && supported(next)))) {
       out.entryMap[pc] = 1;
       any = true;
     }
