@@ -7,7 +7,11 @@ ratio weft/lua5.4 (below 1 means weft is faster). Ends with the geometric mean o
 ratios, then start-up (`-e ''`: best of many runs, and its peak RSS) beside lua5.4's, which
 the mean leaves out. Exit status 1 if any output differs or a run fails.
 
-  python3 bench/run.py [--weft build/tools/weft] [--lua lua5.4] [-n 3] [--quick] [script ...]
+  python3 bench/run.py [--weft build/tools/weft] [--lua lua5.4] [-n 3] [--quick] [--jit] [script ...]
+
+--jit also runs weft with --jit=on (docs/design/jit.md) and prints both weft columns,
+their ratios to lua5.4 and the JIT's to the interpreter's (below 1: the JIT helps), with
+a geometric mean for each; the output of all three must be the same.
 
 --quick runs each script at a small size (QUICK_SIZES, its arg[1]): a smoke test that CI
 runs on every change to verify the checksums; its times are too short to judge.
@@ -66,18 +70,62 @@ def measure(cmd, runs):
     return best, peak, output, None
 
 
+def compare_jit(args, weft, scripts):
+    header = "%-14s %9s %9s %9s %8s %8s %8s  %s" % (
+        "script", "lua5.4 s", "off s", "on s", "off/lua", "on/lua", "on/off", "output")
+    print(header)
+    print("-" * len(header))
+    ratios, failed = {"off": [], "on": [], "gain": []}, False
+    for script in scripts:
+        name = os.path.splitext(os.path.basename(script))[0]
+        size = [QUICK_SIZES[name]] if args.quick else []
+        path = os.path.abspath(script)
+        lua_t, _, lua_out, lua_err = measure([args.lua, path] + size, args.runs)
+        off_t, _, off_out, off_err = measure([weft, "--jit=off", path] + size, args.runs)
+        on_t, _, on_out, on_err = measure([weft, "--jit=on", path] + size, args.runs)
+        if lua_err or off_err or on_err:
+            failed = True
+            print("%-14s FAILED: %s" % (name, lua_err or off_err or on_err))
+            continue
+        same = lua_out == off_out == on_out
+        failed = failed or not same
+        ratios["off"].append(off_t / lua_t)
+        ratios["on"].append(on_t / lua_t)
+        ratios["gain"].append(on_t / off_t)
+        print("%-14s %9.3f %9.3f %9.3f %8.2f %8.2f %8.2f  %s" % (
+            name, lua_t, off_t, on_t, off_t / lua_t, on_t / lua_t, on_t / off_t, "same" if same else "DIFFERENT"))
+    if ratios["on"]:
+        mean = {k: math.exp(sum(math.log(r) for r in v) / len(v)) for k, v in ratios.items()}
+        print("-" * len(header))
+        print("geometric means (%d scripts): off/lua %.2f, on/lua %.2f, on/off %.2f" % (
+            len(ratios["on"]), mean["off"], mean["on"], mean["gain"]))
+    runs = 20 if args.quick else 200
+    lua_t = measure([args.lua, "-e", ""], runs)[0]
+    off_t = measure([weft, "--jit=off", "-e", ""], runs)[0]
+    on_t = measure([weft, "--jit=on", "-e", ""], runs)[0]
+    if None in (lua_t, off_t, on_t):
+        print("start-up FAILED")
+        return 1
+    print("start-up (-e '', best of %d): lua5.4 %.2f ms, weft --jit=off %.2f ms (%.2f), --jit=on %.2f ms (%.2f)" % (
+        runs, lua_t * 1000, off_t * 1000, off_t / lua_t, on_t * 1000, on_t / lua_t))
+    return 1 if failed else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--weft", default=os.path.join(HERE, "..", "build", "tools", "weft"))
     parser.add_argument("--lua", default="lua5.4")
     parser.add_argument("-n", "--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
+    parser.add_argument("--jit", action="store_true", help="compare weft --jit=on with the interpreter")
     parser.add_argument("scripts", nargs="*")
     args = parser.parse_args()
     weft = os.path.abspath(args.weft)
     scripts = args.scripts or sorted(glob.glob(os.path.join(HERE, "*.lua")))
 
     floor = run_measured(["true"])[1]
+    if args.jit:
+        return compare_jit(args, weft, scripts)
     header = "%-14s %9s %9s %7s %10s %10s  %s" % (
         "script", "lua5.4 s", "weft s", "ratio", "lua RSS", "weft RSS", "output")
     print(header)

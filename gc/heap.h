@@ -384,6 +384,10 @@ class Heap {
   // True while a requester waits for acknowledgements or collects. Relaxed: a late read
   // only delays the acknowledgement to the next safepoint, within the deadline.
   bool stopRequested() const { return stopRequested_.load(std::memory_order_relaxed); }
+  // The two flags collectionRequested() reads, for compiled code's back-edge polls
+  // (docs/design/jit.md, "The safepoint and reload rule"): it reads them relaxed too.
+  const std::atomic<bool>* requestFlagForJit() const { return &requested_; }
+  const std::atomic<bool>* stopFlagForJit() const { return &stopRequested_; }
   // The poll of attached mutator `m`: if another mutator requested a stop, acknowledge
   // its epoch and wait until the collection is done; else, if a collection is wanted
   // (threshold or stress), stop the world and collect (invariant 6). kFatal if a

@@ -28,6 +28,7 @@
 #include <utility>
 
 #include "vm/object.h"
+#include "vm/jit.h"
 #include "vm/state.h"
 #include "vm/string.h"
 #include "vm/table.h"
@@ -331,6 +332,9 @@ void traceProto(Object* obj, Visitor& visitor) {
 
 size_t releaseProto(Object* obj) {
   auto* p = reinterpret_cast<Proto*>(obj);
+  // No frame runs this code any more: a running frame keeps its closure, hence p, alive.
+  if (p->jit) p->jit->tier->dropProtoRef(p->jit);
+  p->jit = nullptr;
   if (!p->root) delete p->data;
   delete[] p->constants;
   delete[] p->protos;

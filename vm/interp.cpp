@@ -14,6 +14,7 @@
 #include "frontend/opcodes.h"
 #include "vm/debug.h"
 #include "vm/interp.h"
+#include "vm/jit.h"
 #include "vm/meta.h"
 #include "vm/number.h"
 #include "vm/string.h"
@@ -425,9 +426,18 @@ Status executeMayGC(State& S, ThreadData* t) {
       WEFT_OPCODES(WEFT_TRACE_LABEL)
 #undef WEFT_TRACE_LABEL
   };
+  // After compiled code exited to the interpreter, dispatch goes through this table:
+  // every instruction first looks for an entry into the code (jitStep). A frame change
+  // or a slow path picks a table afresh (startFrame, reload).
+  static void* const kJitLabels[] = {
+#define WEFT_JIT_LABEL(name, fmt, desc) &&jitStep,
+      WEFT_OPCODES(WEFT_JIT_LABEL)
+#undef WEFT_JIT_LABEL
+  };
 
   gc::Heap& heap = S.heap();
   const bool stress = heap.config().stress != gc::StressMode::kNone;
+  JitTier* const jit = S.jit();  // null with the JIT off: one test per frame change and back-edge
   CallFrame* f;
   LuaClosure* cl;
   const Value* k;
@@ -490,6 +500,11 @@ Status executeMayGC(State& S, ThreadData* t) {
     }                                                                \
   } while (0)
 #define SAFEPOINT() SAFEPOINT_LIVE(kLiveFrame)
+// At a loop back-edge, after its safepoint: hotness, and entry into compiled code.
+#define JIT_BACKEDGE()                      \
+  do {                                      \
+    if (jit) [[unlikely]] goto jitBackEdge; \
+  } while (0)
 
   if (!(t->frame().flags & kFrameLua)) {
     // Resuming a coroutine suspended in a native: an error the resume raises there, or
@@ -508,6 +523,7 @@ startFrame:
   if (t->hookMask) [[unlikely]] goto hookedFrame;
   if (SHARED()) [[unlikely]] goto sharedFrame;
   dispatch = kLabels;
+  if (jit) [[unlikely]] goto jitFrame;
   DISPATCH();
 
 reload:
@@ -515,7 +531,70 @@ reload:
   if (t->hookMask) [[unlikely]] goto hookedFrame;
   if (SHARED()) [[unlikely]] goto sharedFrame;
   dispatch = kLabels;
+  if (jit) [[unlikely]] goto jitFrame;
   DISPATCH();
+
+// Slow path: the JIT is on and a frame starts or continues (docs/design/jit.md). A
+// function's start charges its hotness (eager mode: compiles it first); code installed
+// on the prototype is entered at pc when pc has an entry.
+jitFrame: {
+  Proto* p = cl->proto;
+  if (pc == p->code) {
+    if (jit->options().mode == JitMode::kEager) {
+      if (!__atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) jit->request(p, true);  // never collects: p stays put
+    } else {
+      jitCharge(*jit, p);
+    }
+  }
+  if (!jitEntersAt(p, uint32_t(pc - p->code))) DISPATCH();
+  goto jitEnter;
+}
+
+// Slow path: a loop back-edge with the JIT on (after its safepoint): hotness, then entry
+// at the loop header when the code has one and the frame is a plain one.
+jitBackEdge: {
+  Proto* p = cl->proto;
+  if (jit->options().mode != JitMode::kEager) jitCharge(*jit, p);
+  if ((dispatch != kLabels && dispatch != kJitLabels) || !jitEntersAt(p, uint32_t(pc - p->code))) DISPATCH();
+  goto jitEnter;
+}
+
+// Runs compiled code from pc. It leaves the frame exact at the exit pc: after a poll that
+// fired, the loop safepoint runs here and the code goes on; otherwise the instruction at
+// the exit runs interpreted and every later one looks for an entry again (jitStep).
+jitEnter: {
+  Proto* p = cl->proto;
+  JitCode* code = jitReady(p);  // set: every way here checked it
+  uint64_t r = code->entry(base, &t->budget, uint32_t(pc - p->code));
+  uint64_t kind = r >> 32;
+  if (kind == kWeftJitExitNoEntry) [[unlikely]] DISPATCH();
+  pc = p->code + uint32_t(r);
+  if (jit->options().stats) [[unlikely]] {
+    jitCount(code->entries);
+    jitCount(kind == kWeftJitExitInterpret ? code->exits : code->safepointExits);
+  }
+  if (kind == kWeftJitExitSafepoint || kind == kWeftJitExitSafepointFrame) {
+    SAVEPC();
+    status = loopSafepointMayGC(S, t, kind == kWeftJitExitSafepoint ? kLiveLocals : kLiveFrame);
+    if (!status.isOk()) goto onError;
+    LOADFRAME();
+    if (t->hookMask) [[unlikely]] goto hookedFrame;
+    goto jitEnter;
+  }
+  dispatch = kJitLabels;
+  i = *pc++;
+  goto* kLabels[i & 0x7f];
+}
+
+// Slow path: an instruction dispatched after an exit from compiled code.
+jitStep: {
+  const Proto* p = cl->proto;
+  if (jitEntersAt(p, uint32_t(pc - 1 - p->code))) {
+    pc--;
+    goto jitEnter;
+  }
+  goto* kLabels[i & 0x7f];
+}
 
 // Slow path: hooks are on (every frame change comes here to pick the dispatch table).
 hookedFrame:
@@ -989,7 +1068,10 @@ op_TBC:
 op_JMP: {
   int sj = getSJ(i);
   pc += sj;
-  if (sj < 0) SAFEPOINT_LIVE(kLiveLocals);
+  if (sj < 0) {
+    SAFEPOINT_LIVE(kLiveLocals);
+    JIT_BACKEDGE();
+  }
   DISPATCH();
 }
 
@@ -1003,6 +1085,7 @@ op_JMP: {
       if (sj < 0) {                           \
         SAFEPOINT_LIVE(kLiveLocals);          \
         if (SHARED()) sharedBackEdge(t, f->base); \
+        JIT_BACKEDGE();                       \
       }                                       \
     }                                         \
     DISPATCH();                               \
@@ -1082,6 +1165,7 @@ op_TESTSET: {
     if (sj < 0) {
       SAFEPOINT();
       if (SHARED()) sharedBackEdge(t, f->base);
+      JIT_BACKEDGE();
     }
   }
   DISPATCH();
@@ -1212,6 +1296,7 @@ op_FORLOOP: {
       ra[3] = Value::integer(idx);
       pc -= getBx(i);
       SAFEPOINT_LIVE(kLiveLocals);
+      JIT_BACKEDGE();
     }
   } else {
     double step = ra[2].u.n, limit = ra[1].u.n, idx = ra[0].u.n + step;
@@ -1220,6 +1305,7 @@ op_FORLOOP: {
       ra[3] = Value::number(idx);
       pc -= getBx(i);
       SAFEPOINT_LIVE(kLiveLocals);
+      JIT_BACKEDGE();
     }
   }
   DISPATCH();
@@ -1262,6 +1348,7 @@ op_TFORLOOP: {
     ra[2] = ra[4];
     pc -= getBx(i);
     SAFEPOINT_LIVE(kLiveLocals);
+    JIT_BACKEDGE();
   }
   DISPATCH();
 }
@@ -1347,7 +1434,80 @@ unroll: {
 #undef SLOW
 #undef SAFEPOINT
 #undef SAFEPOINT_LIVE
+#undef JIT_BACKEDGE
 #undef SHARED
+}
+
+// Compiled code's calls into the loop's fast paths (vm/jit_abi.h, WeftJitHelpers): the
+// same lookups as the opcodes above, returning 0 wherever those take their slow path.
+namespace {
+
+int jitGetTable(void* state, void* dst, const void* obj, const void* key) {
+  const Value* o = static_cast<const Value*>(obj);
+  const Value* k = static_cast<const Value*>(key);
+  if (!o->isTable()) return 0;
+  Table* h = o->asTable();
+  if (k->isInt()) {
+    const Value* slot = tableIntSlot(h, k->u.i);
+    Value v = slot ? loadSlot(*slot) : Value::nil();
+    if (v.isNil() && !lacksMeta(h, Meta::Index)) return 0;
+    setValue(static_cast<Value*>(dst), v);
+    return 1;
+  }
+  if (!k->isString()) return 0;
+  const Value* v = fieldFast(*static_cast<State*>(state), h, k->asString());
+  if (!v) return 0;
+  setValue(static_cast<Value*>(dst), loadSlotChecked(*v));
+  return 1;
+}
+
+int jitGetInt(void* state, void* dst, const void* obj, int64_t key) {
+  Value k = Value::integer(key);
+  return jitGetTable(state, dst, obj, &k);
+}
+
+// Stores into a live slot only (an existing key with a non-nil value, where __newindex
+// does not apply): inserting is the interpreter's.
+int jitSetTable(void*, const void* obj, const void* key, const void* val) {
+  const Value* o = static_cast<const Value*>(obj);
+  const Value* k = static_cast<const Value*>(key);
+  if (!o->isTable()) return 0;
+  Table* h = o->asTable();
+  uint32_t seq = tableWriteBegin(h);  // table.h invariant 7
+  Value* slot = nullptr;
+  if (k->isInt()) {
+    const Value* s = tableIntSlot(h, k->u.i);
+    if (s && !s->isNil()) slot = const_cast<Value*>(s);
+  } else if (k->isString()) {
+    slot = liveStrSlot(h, k->asString());
+  }
+  if (!slot) return 0;
+  storeValue(h, *slot, *static_cast<const Value*>(val));
+  tableTouched(h);
+  return tableWriteHeld(h, seq) ? 1 : 0;  // 0: the interpreter stores again
+}
+
+int jitSetInt(void* state, const void* obj, int64_t key, const void* val) {
+  Value k = Value::integer(key);
+  return jitSetTable(state, obj, &k, val);
+}
+
+int jitGetUpval(void* dst, const void* funcSlot, uint32_t index) {
+  const LuaClosure* cl = static_cast<const Value*>(funcSlot)->asLuaClosure();
+  setValue(static_cast<Value*>(dst), loadSlotChecked(cl->upvalues[index]->cell));
+  return 1;
+}
+
+int jitGetTabUp(void* state, void* dst, const void* funcSlot, uint32_t index, const void* key) {
+  const LuaClosure* cl = static_cast<const Value*>(funcSlot)->asLuaClosure();
+  Value up = loadSlotChecked(cl->upvalues[index]->cell);
+  return jitGetTable(state, dst, &up, key);
+}
+
+}  // namespace
+
+WeftJitHelpers jitHelpers() {
+  return WeftJitHelpers{jitGetTable, jitGetInt, jitSetTable, jitSetInt, jitGetUpval, jitGetTabUp};
 }
 
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {

@@ -143,12 +143,17 @@ struct Proto {
   uint8_t numParams;
   uint8_t isVararg;
   uint8_t maxStackSize;
-  uint8_t pad[5];
+  uint8_t pad;
+  // Calls plus loop back-edges seen while the JIT is on (vm/jit.h, jitCharge).
+  uint32_t jitHotness;
   // Nested prototypes share their chunk's ProtoData tree: `root` is the top-level Proto
   // whose `data` owns the tree (null when this Proto is the root). A nested Proto keeps
   // its root alive, so its `data` (a node of the tree) outlives it; only a root frees
   // `data` (string.dump and debug information can walk the whole ProtoData tree).
   Proto* root;
+  // Compiled code (vm/jit.h): off-heap, shared with a pending compile job; null until
+  // the prototype is first queued. Set once by compare-and-swap.
+  struct JitCode* jit;
 };
 
 // Full userdata: a block of bytes with a metatable and `userValues` user values, fixed at

@@ -2,6 +2,7 @@
 // makes the collector see the State's own references.
 #include "vm/state.h"
 
+#include "vm/jit.h"
 #include "vm/thread.h"
 
 #include "vm/string.h"
@@ -51,6 +52,7 @@ class State::Roots final : public gc::RootSource {
 
 State::State(const StateOptions& options)
     : options_(options),
+      jit_(options.jit.mode != JitMode::kOff ? std::make_unique<JitTier>(*this, options.jit) : nullptr),
       threadPool_(std::make_unique<ThreadPool>()),
       heap_(options.gc),
       mainContext_{this, &heap_.mainMutator(), nullptr, {}},

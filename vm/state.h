@@ -13,12 +13,14 @@
 #include <string_view>
 
 #include "gc/heap.h"
+#include "vm/jit_options.h"
 #include "vm/object.h"
 #include "weft/status.h"
 
 namespace weft::vm {
 
 class BlockingJob;
+class JitTier;
 class StringTable;
 class ThreadPool;
 struct Thread;
@@ -74,6 +76,7 @@ struct StateOptions {
   // sizes (f(n) = 1 + f(n - 1) reaches about 500,000, as in lua5.4).
   uint32_t maxCallDepth = 1000000;
   uint32_t maxNativeDepth = 200;   // nested native->Lua re-entries ("C stack overflow")
+  JitOptions jit;                  // docs/design/jit.md
 };
 
 class State {
@@ -101,6 +104,8 @@ class State {
   StringTable& strings() { return *strings_; }
   ThreadPool& threadPool() { return *threadPool_; }
   const StateOptions& options() const { return options_; }
+  // The JIT tier, or nullptr when the JIT is off (vm/jit.h).
+  JitTier* jit() const { return jit_.get(); }
 
   uint32_t hashSeed() const { return hashSeed_; }
   // kMemoryError if the constructor could not allocate the initial objects (a heap
@@ -112,6 +117,9 @@ class State {
   Status initialise();
 
   StateOptions options_;
+  // The JIT's queue and compile thread (null with the JIT off). Before heap_: the heap's
+  // last releases drop compiled code (releaseProto), which the tier then frees.
+  std::unique_ptr<JitTier> jit_;
   // Before heap_: destroyed after it, since the heap's last releases read pooled data.
   std::unique_ptr<ThreadPool> threadPool_;
   gc::Heap heap_;

@@ -47,6 +47,9 @@ class Value;
 using Values = std::vector<Value>;
 
 enum class GcStress : uint8_t { kNone, kCollect, kRelocate };
+// The LLVM tier (weft --jit; docs/design/jit.md): off, hot functions compiled on a
+// background thread, or every function at its first call (a test mode).
+enum class Jit : uint8_t { kOff, kOn, kEager };
 
 struct Options {
   unsigned workers = 0;  // task workers; 0: WEFT_WORKERS, else the processors
@@ -58,6 +61,8 @@ struct Options {
   GcStress gcStress = GcStress::kNone;
   bool gcVerify = false;  // verify the heap after every collection (slow)
   bool sandbox = false;   // the sandbox preset (docs/embedding.md)
+  Jit jit = Jit::kOff;    // the compiler module (libweft_jit.so) loads at the first compilation
+  uint32_t jitThreshold = 1000;  // with kOn: calls plus loop iterations before a function compiles
 };
 
 // Per-call limits (Runtime::run, runFile, Value::callWith): going over one raises a Lua

@@ -739,6 +739,10 @@ Expected<std::unique_ptr<Runtime>> Runtime::create(const Options& options) {
   so.gc.stress = stressOf(options.gcStress);
   so.gc.verify = options.gcVerify;
   so.gc.heapLimit = options.heapLimit;
+  so.jit.mode = options.jit == Jit::kEager ? vm::JitMode::kEager
+                : options.jit == Jit::kOn  ? vm::JitMode::kOn
+                                           : vm::JitMode::kOff;
+  so.jit.threshold = options.jitThreshold ? options.jitThreshold : 1;
   auto owned = std::make_unique<detail::Owned>();
   owned->state = vm::newStandardState(so);
   if (!owned->state || !capi::attachCApi(*owned->state)) return memoryError();

@@ -12,6 +12,11 @@ Modes:
   deterministic  weft --deterministic=1 SCRIPT            stdout == NAME.expected
             (then again under --gc-stress at every 100th safepoint: collections must not
             change a deterministic run, so both runs' outputs are identical, byte for byte)
+  jit       weft --jit=eager SCRIPT                       stdout == NAME.expected
+            (every function compiled at its first call: docs/design/jit.md)
+  jitrelocate  weft --jit=eager --gc-stress=relocate --gc-verify --gc-interval=N SCRIPT
+            (compiled code under relocation, N = JIT_RELOCATE_INTERVAL times the
+            script's interval: cheap enough to run beside the relocate mode)
   oracle    lua5.4 SCRIPT                                 stdout == NAME.expected
 
 Header comments in the script's first lines:
@@ -48,6 +53,9 @@ import subprocess
 import sys
 
 HEADER_LINES = 5
+# jitrelocate collects at every JIT_RELOCATE_INTERVAL-th safepoint (times the script's
+# own interval): the relocate mode already covers every safepoint interpreted.
+JIT_RELOCATE_INTERVAL = 20
 
 
 def read_headers(path):
@@ -97,11 +105,15 @@ def command_for(args, headers, script):
         cmd.append("--workers=1")
     if args.mode == "deterministic":
         cmd.append("--deterministic=1")
-    if args.mode == "workers4" or (args.mode in ("relocate", "generational") and "weft-tasks" in headers):
+    if args.mode in ("jit", "jitrelocate"):
+        cmd.append("--jit=eager")
+    if args.mode == "workers4" or (args.mode in ("relocate", "generational", "jitrelocate") and "weft-tasks" in headers):
         cmd.append("--workers=4")
     if args.mode in ("relocate", "generational"):
         cmd += ["--gc-stress=relocate" if args.mode == "relocate" else "--gc-stress", "--gc-verify"]
         cmd += gc_interval(headers)
+    if args.mode == "jitrelocate":
+        cmd += ["--gc-stress=relocate", "--gc-verify"] + gc_interval(headers, JIT_RELOCATE_INTERVAL)
     return cmd + [script]
 
 
@@ -112,7 +124,8 @@ def gc_interval(headers, scale=1):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=["plain", "relocate", "generational", "oracle", "workers1", "workers4", "deterministic"], required=True)
+    parser.add_argument("--mode", choices=["plain", "relocate", "generational", "oracle", "workers1", "workers4", "deterministic",
+                                           "jit", "jitrelocate"], required=True)
     parser.add_argument("--weft", default="weft")
     parser.add_argument("--lua", default="lua5.4")
     parser.add_argument("--timeout", type=float, default=600)

@@ -38,6 +38,7 @@ struct RawOptions {
   std::string detPrefix;
   bool detUniform = false;
   bool warnings = false;  // acted on through parse_order, to keep its place among -e/-l
+  std::string jit;
 };
 
 void defineOptions(CLI::App& app, RawOptions& raw, CliOptions& out) {
@@ -108,6 +109,17 @@ void defineOptions(CLI::App& app, RawOptions& raw, CliOptions& out) {
       ->type_name("FILE")
       ->group("");
   app.add_flag("--det-uniform", raw.detUniform, "(the explorer's) uniform random decisions")->group("");
+  app.add_option("--jit", raw.jit,
+                 "compile hot Lua functions with LLVM: on, off (the default), or eager (every function at its "
+                 "first call, for tests)")
+      ->check(CLI::IsMember({"off", "on", "eager"}).description(""))
+      ->type_name("off|on|eager");
+  app.add_option("--jit-threshold", out.jit.threshold,
+                 "with --jit=on: compile a function after N calls and loop iterations (default 1000)")
+      ->check(CLI::Range(1u, 1u << 30))
+      ->type_name("N");
+  app.add_flag("--jit-stats", out.jit.stats,
+               "print what the JIT compiled and how often compiled code ran and exited, on stderr at exit");
   app.add_flag("--list", out.listLevel,
                "print the script's bytecode listing (like luac -l; twice: also constants, locals, upvalues) and exit");
   app.footer(
@@ -145,6 +157,7 @@ bool isLuaFlag(const std::string& arg) {
 const char* implicitValue(const std::string& name) {
   if (name == "--gc-stress") return "collect";
   if (name == "--stats") return "text";
+  if (name == "--jit") return "on";
   if (name == "--deterministic") return "1";
   return nullptr;
 }
@@ -334,6 +347,8 @@ ParseResult parseCommandLine(int argc, char** argv) {
   }
   collectActions(app, raw, result.options);
   applyGcOptions(raw, result.options.gc);
+  if (raw.jit == "on") result.options.jit.mode = vm::JitMode::kOn;
+  if (raw.jit == "eager") result.options.jit.mode = vm::JitMode::kEager;
   applyStatsOption(raw, result.options);
   if (std::string detError = applyDeterministicOptions(raw, result.options); !detError.empty()) {
     usageError(detError);

@@ -11,6 +11,7 @@
 
 #include "gc/heap.h"
 #include "runtime/runtime.h"
+#include "vm/jit_options.h"
 
 namespace weft::cli {
 
@@ -33,6 +34,7 @@ struct CliOptions {
   bool ignoreEnv = false;    // -E
   int listLevel = 0;         // --list (twice: constants, locals and upvalues too)
   gc::Config gc;
+  vm::JitOptions jit;        // --jit, --jit-threshold, --jit-stats (docs/design/jit.md)
   unsigned workers = 0;      // --workers (0: WEFT_WORKERS, else the processors)
   bool stats = false;        // --stats[=FORMAT]: telemetry on stderr at exit
   runtime::StatsFormat statsFormat = runtime::StatsFormat::kText;

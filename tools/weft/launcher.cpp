@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tools/weft/repl.h"
+#include "vm/jit.h"
 
 namespace weft::cli {
 namespace {
@@ -130,7 +131,7 @@ Status runAllMayGC(Session& session, const CliOptions& options, int argc, char**
 }  // namespace
 
 // The main chunk has ended: its tasks end too; a runtime failure overrides the status.
-Status finishRuntimeMayGC(runtime::Runtime& rt, const CliOptions& options, Status status) {
+Status finishRuntimeMayGC(runtime::Runtime& rt, const CliOptions& options, Status status, vm::State& state) {
   if (status.code() == StatusCode::kFatal) {
     rt.stopNow();
   } else if (Status fin = rt.finishMayGC(); !fin.isOk()) {
@@ -140,12 +141,13 @@ Status finishRuntimeMayGC(runtime::Runtime& rt, const CliOptions& options, Statu
     std::fprintf(stderr, "%s: fatal: %s\n", progName(), rt.failureReason().c_str());
     status = Status(StatusCode::kFatal);
   }
-  reportTelemetry(rt, options);
+  reportTelemetry(rt, options, state);
   return status;
 }
 
-void reportTelemetry(const runtime::Runtime& rt, const CliOptions& options) {
+void reportTelemetry(const runtime::Runtime& rt, const CliOptions& options, vm::State& state) {
   if (options.stats) std::fputs(rt.statsReport(options.statsFormat).c_str(), stderr);
+  if (options.jit.stats && state.jit()) std::fputs(state.jit()->statsReport().c_str(), stderr);
   if (!options.tracePath.empty()) {
     if (auto written = rt.writeTrace(options.tracePath); !written)
       std::fprintf(stderr, "%s: %s\n", progName(), written.error().message.c_str());
@@ -157,7 +159,7 @@ int launchMayGC(Session& session, const CliOptions& options, int argc, char** ar
   if (options.version) printVersion();
   Status status = runAllMayGC(session, options, argc, argv);
   std::fflush(stdout);
-  if (rt) status = finishRuntimeMayGC(*rt, options, status);
+  if (rt) status = finishRuntimeMayGC(*rt, options, status, session.host().state());
   if (status.code() != StatusCode::kFatal) session.host().closeMayGC();
   return Session::exitCodeFor(status);
 }

@@ -13,6 +13,6 @@ namespace weft::cli {
 int launchMayGC(Session& session, const CliOptions& options, int argc, char** argv, runtime::Runtime* runtime);
 
 // What --stats and --trace ask for, at the end of the program (its end or os.exit).
-void reportTelemetry(const runtime::Runtime& rt, const CliOptions& options);
+void reportTelemetry(const runtime::Runtime& rt, const CliOptions& options, vm::State& state);
 
 }  // namespace weft::cli

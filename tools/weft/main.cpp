@@ -22,7 +22,7 @@ const weft::cli::CliOptions* gOptions = nullptr;  // set once before any script 
 void exitHookMayGC(weft::vm::State& state, int status, bool close) {
   std::fflush(nullptr);
   bool stopped = !gRuntime || gRuntime->stopNow();
-  if (gRuntime) weft::cli::reportTelemetry(*gRuntime, *gOptions);
+  if (gRuntime) weft::cli::reportTelemetry(*gRuntime, *gOptions, state);
   if (close && stopped) weft::vm::HostStack(state).closeMayGC();
   std::fflush(nullptr);
   std::_Exit(status);
@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   if (options.listLevel > 0) return listScript(options, argc, argv);
   weft::vm::StateOptions stateOptions;
   stateOptions.gc = options.gc;
+  stateOptions.jit = options.jit;
   std::unique_ptr<weft::vm::State> state = weft::vm::newStandardState(stateOptions, options.ignoreEnv);
   if (!state) {
     std::fprintf(stderr, "%s: cannot create state: not enough memory\n", progName());

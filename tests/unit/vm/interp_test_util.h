@@ -12,15 +12,9 @@ namespace weft::vm::testing {
 
 enum class Mode { kNormal, kStress, kGenerational };
 
-inline std::string runLua(const std::string& src, Mode mode = Mode::kNormal) {
-  StateOptions opts;
-  if (mode == Mode::kStress) {
-    opts.gc.stress = gc::StressMode::kRelocate;
-    opts.gc.verify = true;
-  } else if (mode == Mode::kGenerational) {
-    opts.gc.stress = gc::StressMode::kCollect;
-    opts.gc.verify = true;
-  }
+// Runs `src` in a state made with `opts`: its first result as a string, or "ERR: message"
+// (the JIT's tests pass their own options: tests/unit/jit).
+inline std::string runLuaWith(const std::string& src, const StateOptions& opts) {
   auto S = newStandardState(opts);
   if (!S) return "NO STATE";
   HostStack h(*S);
@@ -33,6 +27,18 @@ inline std::string runLua(const std::string& src, Mode mode = Mode::kNormal) {
   (void)h.toStringMayGC(-1, out);
   h.closeMayGC();
   return st.isOk() ? out : "ERR: " + out;
+}
+
+inline std::string runLua(const std::string& src, Mode mode = Mode::kNormal) {
+  StateOptions opts;
+  if (mode == Mode::kStress) {
+    opts.gc.stress = gc::StressMode::kRelocate;
+    opts.gc.verify = true;
+  } else if (mode == Mode::kGenerational) {
+    opts.gc.stress = gc::StressMode::kCollect;
+    opts.gc.verify = true;
+  }
+  return runLuaWith(src, opts);
 }
 
 inline const char* modeName(Mode m) {

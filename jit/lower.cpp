@@ -1,0 +1,674 @@
+// Bytecode to LLVM IR for the first tier's subset (jit/lower.h). Each case mirrors the
+// fast path of its opcode in vm/interp.cpp and exits to it for everything else.
+#include "jit/lower.h"
+
+#include <llvm/IR/BasicBlock.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+
+#include "frontend/opcodes.h"
+
+namespace weft::jit {
+namespace {
+
+using frontend::Op;
+using namespace frontend;
+using llvm::BasicBlock;
+using llvm::Value;
+
+// Tags of vm/value.h (Tag); the layout of a Value: payload at 0, tag byte at 8, 16 bytes.
+constexpr uint8_t kTagNil = 0, kTagFalse = 1, kTagTrue = 2, kTagInt = 3, kTagFloat = 4;
+constexpr uint8_t kTagString = 16, kTagTable = 17, kTagUserdata = 20;
+constexpr uint64_t kValueSize = 16, kTagOffset = 8;
+constexpr uint8_t kConstInt = 3, kConstFloat = 4, kConstRef = 5;
+
+bool isTest(Op op) {
+  return (op >= Op::EQ && op <= Op::GEI) || op == Op::TEST || op == Op::TESTSET;
+}
+bool isArith(Op op) { return op >= Op::ADDI && op <= Op::SHR; }
+
+class Lowering {
+ public:
+  Lowering(llvm::Module& m, const WeftJitRequest& req, const WeftJitHost& host)
+      : m_(m), ctx_(m.getContext()), b_(ctx_), req_(req), host_(host) {}
+
+  LowerResult run(const std::string& name);
+
+ private:
+  // Which instructions this tier compiles (the others exit at once).
+  bool supported(uint32_t pc) const;
+  bool constIsNumber(int k) const { return req_.constants[k].kind == kConstInt || req_.constants[k].kind == kConstFloat; }
+  void lower(uint32_t pc);
+
+  // Slots.
+  Value* slot(int r) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base_, uint64_t(r) * kValueSize); }
+  Value* tagPtr(int r) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base_, uint64_t(r) * kValueSize + kTagOffset); }
+  Value* tag(int r) { return b_.CreateLoad(b_.getInt8Ty(), tagPtr(r)); }
+  Value* ival(int r) { return b_.CreateLoad(b_.getInt64Ty(), slot(r)); }
+  Value* fval(int r) { return b_.CreateLoad(b_.getDoubleTy(), slot(r)); }
+  void storeI(int r, Value* v) { b_.CreateStore(v, slot(r)); b_.CreateStore(b_.getInt8(kTagInt), tagPtr(r)); }
+  void storeF(int r, Value* v) { b_.CreateStore(v, slot(r)); b_.CreateStore(b_.getInt8(kTagFloat), tagPtr(r)); }
+  void storeTagOnly(int r, uint8_t t) { b_.CreateStore(b_.getInt64(0), slot(r)); b_.CreateStore(b_.getInt8(t), tagPtr(r)); }
+  void copy(int dst, int src) {
+    Value* p = ival(src);
+    Value* t = tag(src);
+    b_.CreateStore(p, slot(dst));
+    b_.CreateStore(t, tagPtr(dst));
+  }
+  Value* isTag(Value* t, uint8_t want) { return b_.CreateICmpEQ(t, b_.getInt8(want)); }
+  Value* toF(Value* t, int r) {  // r is an integer or a float (the caller checked)
+    return b_.CreateSelect(isTag(t, kTagInt), b_.CreateSIToFP(ival(r), b_.getDoubleTy()), fval(r));
+  }
+  Value* falsy(Value* t) { return b_.CreateICmpULE(t, b_.getInt8(kTagFalse)); }
+
+  // Control.
+  BasicBlock* block(uint32_t pc) { return blocks_[pc]; }
+  BasicBlock* exitBlock(uint32_t pc, uint64_t kind);
+  BasicBlock* newBlock(const char* name) { return BasicBlock::Create(ctx_, name, fn_); }
+  void exitHere(uint32_t pc) { b_.CreateBr(exitBlock(pc, kWeftJitExitInterpret)); }
+  // A jump to `target`; a backward one polls first (budget, collection request, stress).
+  // `wholeFrame`: the poll keeps every register (the interpreter's SAFEPOINT()), not only
+  // the active locals (SAFEPOINT_LIVE(kLiveLocals)).
+  void jumpTo(uint32_t from, uint32_t target, bool wholeFrame = false);
+  // Branches on `cond`: the case is lowered in its own block, else exits at pc.
+  void guard(Value* cond, uint32_t pc) {
+    BasicBlock* ok = newBlock("ok");
+    b_.CreateCondBr(cond, ok, exitBlock(pc, kWeftJitExitInterpret));
+    b_.SetInsertPoint(ok);
+  }
+  void cases(Value* cond, const std::function<void()>& yes, const std::function<void()>& no) {
+    BasicBlock* y = newBlock("y");
+    BasicBlock* n = newBlock("n");
+    b_.CreateCondBr(cond, y, n);
+    b_.SetInsertPoint(y);
+    yes();
+    b_.SetInsertPoint(n);
+    no();
+  }
+
+  // The VM's fast paths (WeftJitHelpers): a call that returns 0 exits at pc.
+  Value* constSlot(int k) {
+    uint64_t addr = uint64_t(reinterpret_cast<uintptr_t>(req_.constantSlots)) + uint64_t(k) * kValueSize;
+    return b_.CreateIntToPtr(b_.getInt64(addr), b_.getPtrTy());
+  }
+  Value* funcSlot() { return b_.CreateConstGEP1_64(b_.getInt8Ty(), base_, -int64_t(kValueSize)); }
+  Value* rk(Instruction i) { return getK(i) ? constSlot(getC(i)) : slot(getC(i)); }
+  void helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args);
+  Value* statePtr() { return b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(host_.state))), b_.getPtrTy()); }
+
+  // Instruction groups.
+  void arith(uint32_t pc, Instruction i, Op op);
+  void arithInts(int a, Value* x, Value* y, Op op, uint32_t pc);
+  Value* floatOp(Op op, Value* x, Value* y);
+  void compare(uint32_t pc, Instruction i, Op op);
+  void condJump(uint32_t pc, Value* cond, bool k);
+  void forPrep(uint32_t pc, Instruction i);
+  void forLoop(uint32_t pc, Instruction i);
+
+  llvm::Module& m_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  const WeftJitRequest& req_;
+  const WeftJitHost& host_;
+  llvm::Function* fn_ = nullptr;
+  Value* base_ = nullptr;
+  Value* budget_ = nullptr;
+  std::vector<BasicBlock*> blocks_;
+  std::vector<BasicBlock*> exits_[4];  // by exit kind
+};
+
+bool Lowering::supported(uint32_t pc) const {
+  Instruction i = req_.code[pc];
+  Op op = getOp(i);
+  switch (op) {
+    case Op::MOVE: case Op::LOADI: case Op::LOADF: case Op::LOADFALSE: case Op::LFALSESKIP:
+    case Op::LOADTRUE: case Op::LOADNIL: case Op::ADDI: case Op::ADD: case Op::SUB: case Op::MUL:
+    case Op::DIV: case Op::MOD: case Op::IDIV: case Op::BAND: case Op::BOR: case Op::BXOR:
+    case Op::UNM: case Op::NOT: case Op::JMP: case Op::EQ: case Op::LT: case Op::LE: case Op::EQI:
+    case Op::LTI: case Op::LEI: case Op::GTI: case Op::GEI: case Op::TEST: case Op::TESTSET:
+    case Op::FORPREP: case Op::FORLOOP:
+      return true;
+    case Op::LOADK:
+      return getBx(i) < int(req_.numConstants);
+    case Op::ADDK: case Op::SUBK: case Op::MULK: case Op::DIVK: case Op::MODK: case Op::IDIVK:
+      return constIsNumber(getC(i));
+    case Op::BANDK: case Op::BORK: case Op::BXORK:
+      return req_.constants[getC(i)].kind == kConstInt;
+    case Op::EQK:
+      return req_.constants[getB(i)].kind != kConstRef;
+    case Op::GETUPVAL: case Op::GETTABLE: case Op::GETI:
+      return true;
+    case Op::GETTABUP: case Op::GETFIELD:
+      return getC(i) < int(req_.numConstants);
+    case Op::SETTABLE: case Op::SETI:
+      return !getK(i) || getC(i) < int(req_.numConstants);
+    case Op::SETFIELD:
+      return getB(i) < int(req_.numConstants) && (!getK(i) || getC(i) < int(req_.numConstants));
+    default:
+      return false;
+  }
+}
+
+BasicBlock* Lowering::exitBlock(uint32_t pc, uint64_t kind) {
+  BasicBlock*& bb = exits_[kind][pc];
+  if (!bb) {
+    bb = BasicBlock::Create(ctx_, kind != kWeftJitExitInterpret ? "poll_exit" : "exit", fn_);
+    llvm::IRBuilder<> eb(bb);
+    eb.CreateRet(eb.getInt64(uint64_t(pc) | (kind << 32)));
+  }
+  return bb;
+}
+
+void Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args) {
+  std::vector<llvm::Type*> types;
+  for (Value* a : args) types.push_back(a->getType());
+  auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), types, false);
+  Value* callee = b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(fn))), b_.getPtrTy());
+  Value* ok = b_.CreateCall(fty, callee, args);
+  guard(b_.CreateICmpNE(ok, b_.getInt32(0)), pc);
+}
+
+void Lowering::jumpTo(uint32_t from, uint32_t target, bool wholeFrame) {
+  if (target > from) {
+    b_.CreateBr(block(target));
+    return;
+  }
+  // The interpreter's SAFEPOINT_LIVE: --budget < 0, either request flag, or stress.
+  Value* left = b_.CreateSub(b_.CreateLoad(b_.getInt32Ty(), budget_), b_.getInt32(1));
+  b_.CreateStore(left, budget_);
+  Value* fire = b_.CreateICmpSLT(left, b_.getInt32(0));
+  for (const void* flag : {host_.gcRequested, host_.gcStopRequested}) {
+    Value* addr = b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(flag))), b_.getPtrTy());
+    llvm::LoadInst* ld = b_.CreateLoad(b_.getInt8Ty(), addr);
+    ld->setAtomic(llvm::AtomicOrdering::Monotonic);
+    fire = b_.CreateOr(fire, b_.CreateICmpNE(ld, b_.getInt8(0)));
+  }
+  if (host_.stress) fire = b_.getTrue();
+  b_.CreateCondBr(fire, exitBlock(target, wholeFrame ? kWeftJitExitSafepointFrame : kWeftJitExitSafepoint), block(target));
+}
+
+// R[A] := x op y for two integers: wrapping, floor division and modulo as Lua's.
+void Lowering::arithInts(int a, Value* x, Value* y, Op op, uint32_t pc) {
+  switch (op) {
+    case Op::ADD: case Op::ADDK: case Op::ADDI: storeI(a, b_.CreateAdd(x, y)); return;
+    case Op::SUB: case Op::SUBK: storeI(a, b_.CreateSub(x, y)); return;
+    case Op::MUL: case Op::MULK: storeI(a, b_.CreateMul(x, y)); return;
+    case Op::BAND: case Op::BANDK: storeI(a, b_.CreateAnd(x, y)); return;
+    case Op::BOR: case Op::BORK: storeI(a, b_.CreateOr(x, y)); return;
+    case Op::BXOR: case Op::BXORK: storeI(a, b_.CreateXor(x, y)); return;
+    case Op::MOD: case Op::MODK: case Op::IDIV: case Op::IDIVK: {
+      bool mod = op == Op::MOD || op == Op::MODK;
+      guard(b_.CreateICmpNE(y, b_.getInt64(0)), pc);  // the interpreter raises the error
+      // y == -1 would trap in srem/sdiv at INT64_MIN: Lua's results are 0 and -x.
+      Value* minus1 = b_.CreateICmpEQ(y, b_.getInt64(-1));
+      Value* safeY = b_.CreateSelect(minus1, b_.getInt64(1), y);
+      Value* q = b_.CreateSDiv(x, safeY);
+      Value* r = b_.CreateSRem(x, safeY);
+      Value* signsDiffer = b_.CreateICmpSLT(b_.CreateXor(r, safeY), b_.getInt64(0));
+      Value* adjust = b_.CreateAnd(b_.CreateICmpNE(r, b_.getInt64(0)), signsDiffer);
+      Value* res;
+      if (mod) {
+        res = b_.CreateSelect(adjust, b_.CreateAdd(r, safeY), r);
+        res = b_.CreateSelect(minus1, b_.getInt64(0), res);
+      } else {
+        res = b_.CreateSelect(adjust, b_.CreateSub(q, b_.getInt64(1)), q);
+        res = b_.CreateSelect(minus1, b_.CreateSub(b_.getInt64(0), x), res);
+      }
+      storeI(a, res);
+      return;
+    }
+    default:
+      exitHere(pc);
+      return;
+  }
+}
+
+// Float results of the arithmetic opcodes; nullptr when this tier leaves it to the
+// interpreter (float modulo, powers).
+Value* Lowering::floatOp(Op op, Value* x, Value* y) {
+  switch (op) {
+    case Op::ADD: case Op::ADDK: case Op::ADDI: return b_.CreateFAdd(x, y);
+    case Op::SUB: case Op::SUBK: return b_.CreateFSub(x, y);
+    case Op::MUL: case Op::MULK: return b_.CreateFMul(x, y);
+    case Op::DIV: case Op::DIVK: return b_.CreateFDiv(x, y);
+    case Op::IDIV: case Op::IDIVK: {
+      llvm::Function* floor =
+          llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::experimental_constrained_floor, {b_.getDoubleTy()});
+      return b_.CreateConstrainedFPCall(floor, {b_.CreateFDiv(x, y)});
+    }
+    default: return nullptr;
+  }
+}
+
+// ADD..BXOR, ADDI, the K forms: both integers, both numbers (floats), else exit. The
+// MMBIN that follows is skipped, as the interpreter's fast path does.
+void Lowering::arith(uint32_t pc, Instruction i, Op op) {
+  int a = getA(i), rb = getB(i);
+  BasicBlock* next = block(pc + 2);
+  bool bitwise = op == Op::BAND || op == Op::BOR || op == Op::BXOR || op == Op::BANDK || op == Op::BORK ||
+                 op == Op::BXORK;
+  bool floatOnly = op == Op::DIV || op == Op::DIVK;
+  // The right operand: a register, an immediate or a constant.
+  bool yReg = !(op == Op::ADDI || (op >= Op::ADDK && op <= Op::BXORK));
+  Value* tx = tag(rb);
+  Value* ty = nullptr;
+  Value* yInt = nullptr;
+  Value* yFlt = nullptr;
+  bool yIsInt = false, yIsFloat = false;
+  if (op == Op::ADDI) {
+    yIsInt = true;
+    yInt = b_.getInt64(getSC(i));
+    yFlt = llvm::ConstantFP::get(b_.getDoubleTy(), double(getSC(i)));
+  } else if (!yReg) {
+    const WeftJitConstant& k = req_.constants[getC(i)];
+    yIsInt = k.kind == kConstInt;
+    yIsFloat = !yIsInt;
+    yInt = b_.getInt64(k.integer);
+    yFlt = llvm::ConstantFP::get(b_.getDoubleTy(), yIsInt ? double(k.integer) : k.number);
+  } else {
+    ty = tag(getC(i));
+  }
+  auto finish = [&] { b_.CreateBr(next); };
+  auto floatPath = [&](Value* xIsNum, Value* yIsNum) {
+    if (bitwise || ((op == Op::MOD || op == Op::MODK))) {
+      exitHere(pc);
+      return;
+    }
+    guard(b_.CreateAnd(xIsNum, yIsNum), pc);
+    Value* x = toF(tx, rb);
+    Value* y = yReg ? toF(ty, getC(i)) : yFlt;
+    storeF(a, floatOp(op, x, y));
+    finish();
+  };
+  Value* xInt = isTag(tx, kTagInt);
+  Value* xNum = b_.CreateOr(xInt, isTag(tx, kTagFloat));
+  if (yReg) {
+    Value* yIntTag = isTag(ty, kTagInt);
+    Value* yNum = b_.CreateOr(yIntTag, isTag(ty, kTagFloat));
+    if (floatOnly) {
+      floatPath(xNum, yNum);
+      return;
+    }
+    cases(b_.CreateAnd(xInt, yIntTag),
+          [&] { arithInts(a, ival(rb), ival(getC(i)), op, pc); finish(); },
+          [&] { floatPath(xNum, yNum); });
+    return;
+  }
+  if (floatOnly || yIsFloat) {
+    floatPath(xNum, b_.getTrue());
+    return;
+  }
+  (void)yIsInt;
+  cases(xInt, [&] { arithInts(a, ival(rb), yInt, op, pc); finish(); }, [&] { floatPath(xNum, b_.getTrue()); });
+}
+
+// A test's outcome: when `cond` differs from k the jump that follows is skipped.
+void Lowering::condJump(uint32_t pc, Value* cond, bool k) {
+  Instruction jmp = req_.code[pc + 1];
+  uint32_t target = uint32_t(int64_t(pc) + 2 + getSJ(jmp));
+  BasicBlock* take = newBlock("take");
+  Value* c = k ? cond : b_.CreateNot(cond);
+  b_.CreateCondBr(c, take, block(pc + 2));
+  b_.SetInsertPoint(take);
+  jumpTo(pc + 1, target);
+}
+
+void Lowering::compare(uint32_t pc, Instruction i, Op op) {
+  int a = getA(i);
+  bool k = getK(i);
+  Value* ta = tag(a);
+  Value* aInt = isTag(ta, kTagInt);
+  Value* aFlt = isTag(ta, kTagFloat);
+  if (op >= Op::EQI && op <= Op::GEI) {
+    int im = getSB(i);
+    auto icmp = [&](Value* x) -> Value* {
+      Value* y = b_.getInt64(im);
+      switch (op) {
+        case Op::EQI: return b_.CreateICmpEQ(x, y);
+        case Op::LTI: return b_.CreateICmpSLT(x, y);
+        case Op::LEI: return b_.CreateICmpSLE(x, y);
+        case Op::GTI: return b_.CreateICmpSGT(x, y);
+        default: return b_.CreateICmpSGE(x, y);
+      }
+    };
+    auto fcmp = [&](Value* x) -> Value* {
+      Value* y = llvm::ConstantFP::get(b_.getDoubleTy(), double(im));
+      switch (op) {
+        case Op::EQI: return b_.CreateFCmpOEQ(x, y);
+        case Op::LTI: return b_.CreateFCmpOLT(x, y);
+        case Op::LEI: return b_.CreateFCmpOLE(x, y);
+        case Op::GTI: return b_.CreateFCmpOGT(x, y);
+        default: return b_.CreateFCmpOGE(x, y);
+      }
+    };
+    if (op != Op::EQI) guard(b_.CreateOr(aInt, aFlt), pc);  // else __lt/__le or an error
+    Value* cond = b_.CreateSelect(aInt, icmp(ival(a)), b_.CreateSelect(aFlt, fcmp(fval(a)), b_.getFalse()));
+    condJump(pc, cond, k);
+    return;
+  }
+  if (op == Op::EQK) {
+    const WeftJitConstant& kc = req_.constants[getB(i)];
+    Value* cond;
+    if (kc.kind == kConstInt) {
+      guard(b_.CreateNot(aFlt), pc);  // a float against an integer: the interpreter's exact rule
+      cond = b_.CreateAnd(aInt, b_.CreateICmpEQ(ival(a), b_.getInt64(kc.integer)));
+    } else if (kc.kind == kConstFloat) {
+      guard(b_.CreateNot(aInt), pc);
+      cond = b_.CreateAnd(aFlt, b_.CreateFCmpOEQ(fval(a), llvm::ConstantFP::get(b_.getDoubleTy(), kc.number)));
+    } else {
+      cond = isTag(ta, kc.kind);  // nil, false, true: the constant kinds are the tags
+    }
+    condJump(pc, cond, k);
+    return;
+  }
+  int rb = getB(i);
+  Value* tb = tag(rb);
+  Value* bInt = isTag(tb, kTagInt);
+  Value* bFlt = isTag(tb, kTagFloat);
+  Value* bothInt = b_.CreateAnd(aInt, bInt);
+  Value* bothFlt = b_.CreateAnd(aFlt, bFlt);
+  if (op == Op::EQ) {
+    // Mixed numbers, strings, tables and userdata need the interpreter (exact
+    // comparison, string contents, __eq); any other pair is equal iff tag and payload are.
+    Value* sameTag = b_.CreateICmpEQ(ta, tb);
+    Value* mixed = b_.CreateOr(b_.CreateAnd(aInt, bFlt), b_.CreateAnd(aFlt, bInt));
+    Value* hard = b_.CreateAnd(sameTag, b_.CreateOr(b_.CreateOr(isTag(ta, kTagString), isTag(ta, kTagTable)),
+                                                    isTag(ta, kTagUserdata)));
+    Value* samePayload = b_.CreateICmpEQ(ival(a), ival(rb));
+    Value* hardUnequal = b_.CreateAnd(hard, b_.CreateNot(samePayload));
+    guard(b_.CreateNot(b_.CreateOr(mixed, hardUnequal)), pc);
+    Value* fltEq = b_.CreateFCmpOEQ(fval(a), fval(rb));
+    Value* cond = b_.CreateSelect(bothFlt, fltEq, b_.CreateAnd(sameTag, samePayload));
+    condJump(pc, cond, k);
+    return;
+  }
+  guard(b_.CreateOr(bothInt, bothFlt), pc);
+  Value* ic = op == Op::LT ? b_.CreateICmpSLT(ival(a), ival(rb)) : b_.CreateICmpSLE(ival(a), ival(rb));
+  Value* fc = op == Op::LT ? b_.CreateFCmpOLT(fval(a), fval(rb)) : b_.CreateFCmpOLE(fval(a), fval(rb));
+  condJump(pc, b_.CreateSelect(bothInt, ic, fc), k);
+}
+
+// FORPREP: integer loops (integer init, step and limit) count iterations as the
+// interpreter does; float loops need three floats. Anything else (a float limit of an
+// integer loop, strings, a zero step) is the interpreter's.
+void Lowering::forPrep(uint32_t pc, Instruction i) {
+  int a = getA(i);
+  BasicBlock* skip = block(pc + getBx(i) + 2);
+  BasicBlock* body = block(pc + 1);
+  Value* t0 = tag(a);
+  Value* t1 = tag(a + 1);
+  Value* t2 = tag(a + 2);
+  Value* allInt = b_.CreateAnd(b_.CreateAnd(isTag(t0, kTagInt), isTag(t1, kTagInt)), isTag(t2, kTagInt));
+  Value* allFlt = b_.CreateAnd(b_.CreateAnd(isTag(t0, kTagFloat), isTag(t1, kTagFloat)), isTag(t2, kTagFloat));
+  cases(
+      allInt,
+      [&] {
+        Value* init = ival(a);
+        Value* lim = ival(a + 1);
+        Value* step = ival(a + 2);
+        guard(b_.CreateICmpNE(step, b_.getInt64(0)), pc);
+        Value* up = b_.CreateICmpSGT(step, b_.getInt64(0));
+        Value* skipIt = b_.CreateSelect(up, b_.CreateICmpSGT(init, lim), b_.CreateICmpSLT(init, lim));
+        BasicBlock* run = newBlock("for_run");
+        b_.CreateCondBr(skipIt, skip, run);
+        b_.SetInsertPoint(run);
+        Value* upCount = b_.CreateUDiv(b_.CreateSub(lim, init), step);
+        Value* downDen = b_.CreateAdd(b_.CreateSub(b_.getInt64(0), b_.CreateAdd(step, b_.getInt64(1))), b_.getInt64(1));
+        Value* downCount = b_.CreateUDiv(b_.CreateSub(init, lim), downDen);
+        b_.CreateStore(b_.CreateSelect(up, upCount, downCount), slot(a + 1));
+        storeI(a + 3, init);
+        b_.CreateBr(body);
+      },
+      [&] {
+        guard(allFlt, pc);
+        Value* init = fval(a);
+        Value* lim = fval(a + 1);
+        Value* step = fval(a + 2);
+        Value* zero = llvm::ConstantFP::get(b_.getDoubleTy(), 0.0);
+        guard(b_.CreateFCmpUNE(step, zero), pc);
+        Value* skipIt = b_.CreateSelect(b_.CreateFCmpOGT(step, zero), b_.CreateFCmpOLT(lim, init), b_.CreateFCmpOLT(init, lim));
+        BasicBlock* run = newBlock("for_frun");
+        b_.CreateCondBr(skipIt, skip, run);
+        b_.SetInsertPoint(run);
+        storeF(a + 3, init);
+        b_.CreateBr(body);
+      });
+}
+
+void Lowering::forLoop(uint32_t pc, Instruction i) {
+  int a = getA(i);
+  uint32_t target = pc + 1 - uint32_t(getBx(i));
+  BasicBlock* done = block(pc + 1);
+  cases(
+      isTag(tag(a + 2), kTagInt),
+      [&] {
+        Value* count = ival(a + 1);
+        BasicBlock* again = newBlock("for_again");
+        b_.CreateCondBr(b_.CreateICmpUGT(count, b_.getInt64(0)), again, done);
+        b_.SetInsertPoint(again);
+        Value* idx = b_.CreateAdd(ival(a), ival(a + 2));
+        b_.CreateStore(b_.CreateSub(count, b_.getInt64(1)), slot(a + 1));
+        b_.CreateStore(idx, slot(a));
+        storeI(a + 3, idx);
+        jumpTo(pc, target);
+      },
+      [&] {
+        Value* step = fval(a + 2);
+        Value* lim = fval(a + 1);
+        Value* idx = b_.CreateFAdd(fval(a), step);
+        Value* zero = llvm::ConstantFP::get(b_.getDoubleTy(), 0.0);
+        Value* cont = b_.CreateSelect(b_.CreateFCmpOGT(step, zero), b_.CreateFCmpOLE(idx, lim), b_.CreateFCmpOLE(lim, idx));
+        BasicBlock* again = newBlock("for_fagain");
+        b_.CreateCondBr(cont, again, done);
+        b_.SetInsertPoint(again);
+        b_.CreateStore(idx, slot(a));
+        storeF(a + 3, idx);
+        jumpTo(pc, target);
+      });
+}
+
+void Lowering::lower(uint32_t pc) {
+  Instruction i = req_.code[pc];
+  Op op = getOp(i);
+  int a = getA(i);
+  if (!supported(pc)) {
+    exitHere(pc);
+    return;
+  }
+  switch (op) {
+    case Op::MOVE: copy(a, getB(i)); break;
+    case Op::LOADI: storeI(a, b_.getInt64(getSBx(i))); break;
+    case Op::LOADF: storeF(a, llvm::ConstantFP::get(b_.getDoubleTy(), double(getSBx(i)))); break;
+    case Op::LOADK: {
+      const WeftJitConstant& k = req_.constants[getBx(i)];
+      if (k.kind == kConstInt) {
+        storeI(a, b_.getInt64(k.integer));
+      } else if (k.kind == kConstFloat) {
+        storeF(a, llvm::ConstantFP::get(b_.getDoubleTy(), k.number));
+      } else if (k.kind == kConstRef) {
+        // Read at run time from the constant array, which the collector updates.
+        uint64_t addr = uint64_t(reinterpret_cast<uintptr_t>(req_.constantSlots)) + uint64_t(getBx(i)) * kValueSize;
+        Value* p = b_.CreateIntToPtr(b_.getInt64(addr), b_.getPtrTy());
+        Value* payload = b_.CreateLoad(b_.getInt64Ty(), p);
+        Value* t = b_.CreateLoad(b_.getInt8Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), p, kTagOffset));
+        b_.CreateStore(payload, slot(a));
+        b_.CreateStore(t, tagPtr(a));
+      } else {
+        storeTagOnly(a, k.kind);  // nil, false, true
+      }
+      break;
+    }
+    case Op::LOADFALSE: storeTagOnly(a, kTagFalse); break;
+    case Op::LFALSESKIP:
+      storeTagOnly(a, kTagFalse);
+      b_.CreateBr(block(pc + 2));
+      return;
+    case Op::LOADTRUE: storeTagOnly(a, kTagTrue); break;
+    case Op::LOADNIL:
+      for (int r = a; r <= a + getB(i); r++) storeTagOnly(r, kTagNil);
+      break;
+    case Op::UNM: {
+      int rb = getB(i);
+      Value* t = tag(rb);
+      guard(b_.CreateOr(isTag(t, kTagInt), isTag(t, kTagFloat)), pc);
+      cases(isTag(t, kTagInt), [&] { storeI(a, b_.CreateSub(b_.getInt64(0), ival(rb))); b_.CreateBr(block(pc + 1)); },
+            [&] { storeF(a, b_.CreateFNeg(fval(rb))); b_.CreateBr(block(pc + 1)); });
+      return;
+    }
+    case Op::NOT: {
+      Value* f = falsy(tag(getB(i)));
+      b_.CreateStore(b_.getInt64(0), slot(a));
+      b_.CreateStore(b_.CreateSelect(f, b_.getInt8(kTagTrue), b_.getInt8(kTagFalse)), tagPtr(a));
+      break;
+    }
+    case Op::JMP:
+      jumpTo(pc, uint32_t(int64_t(pc) + 1 + getSJ(i)));
+      return;
+    case Op::TEST:
+      condJump(pc, b_.CreateNot(falsy(tag(a))), getK(i));
+      return;
+    case Op::TESTSET: {
+      // if falsy(R[B]) == k: skip the jump; else R[A] := R[B] and jump.
+      int rb = getB(i);
+      Value* f = falsy(tag(rb));
+      Value* skip = getK(i) ? f : b_.CreateNot(f);
+      BasicBlock* take = newBlock("testset_take");
+      b_.CreateCondBr(skip, block(pc + 2), take);
+      b_.SetInsertPoint(take);
+      copy(a, rb);
+      jumpTo(pc + 1, uint32_t(int64_t(pc) + 2 + getSJ(req_.code[pc + 1])), true);
+      return;
+    }
+    case Op::EQ: case Op::LT: case Op::LE: case Op::EQK: case Op::EQI: case Op::LTI: case Op::LEI:
+    case Op::GTI: case Op::GEI:
+      compare(pc, i, op);
+      return;
+    case Op::GETUPVAL:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getUpval), {slot(a), funcSlot(), b_.getInt32(getB(i))});
+      break;
+    case Op::GETTABUP:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTabUp),
+                 {statePtr(), slot(a), funcSlot(), b_.getInt32(getB(i)), constSlot(getC(i))});
+      break;
+    case Op::GETTABLE:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable), {statePtr(), slot(a), slot(getB(i)), slot(getC(i))});
+      break;
+    case Op::GETI:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getInt), {statePtr(), slot(a), slot(getB(i)), b_.getInt64(getC(i))});
+      break;
+    case Op::GETFIELD:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable),
+                 {statePtr(), slot(a), slot(getB(i)), constSlot(getC(i))});
+      break;
+    case Op::SETTABLE:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setTable), {statePtr(), slot(a), slot(getB(i)), rk(i)});
+      break;
+    case Op::SETI:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setInt), {statePtr(), slot(a), b_.getInt64(getB(i)), rk(i)});
+      break;
+    case Op::SETFIELD:
+      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setTable), {statePtr(), slot(a), constSlot(getB(i)), rk(i)});
+      break;
+    case Op::FORPREP: forPrep(pc, i); return;
+    case Op::FORLOOP: forLoop(pc, i); return;
+    default:
+      if (isArith(op)) {
+        arith(pc, i, op);
+        return;
+      }
+      exitHere(pc);
+      return;
+  }
+  b_.CreateBr(block(pc + 1));
+}
+
+LowerResult Lowering::run(const std::string& name) {
+  LowerResult out;
+  uint32_t n = req_.codeSize;
+  if (n == 0) return out;
+  // Which instructions are their own dispatch points (not the second half of a pair).
+  std::vector<uint8_t> pairTail(n + 1, 0);
+  for (uint32_t pc = 0; pc < n; pc++) {
+    Op op = getOp(req_.code[pc]);
+    if ((isTest(op) || isArith(op) || op == Op::LOADKX) && pc + 1 < n) pairTail[pc + 1] = 1;
+  }
+  // Instructions inside a loop (from a backward jump's target to the jump).
+  std::vector<uint8_t> inLoop(n, 0);
+  for (uint32_t pc = 0; pc < n; pc++) {
+    Instruction i = req_.code[pc];
+    int64_t target = -1;
+    if (getOp(i) == Op::JMP && getSJ(i) < 0) target = int64_t(pc) + 1 + getSJ(i);
+    if (getOp(i) == Op::FORLOOP || getOp(i) == Op::TFORLOOP) target = int64_t(pc) + 1 - getBx(i);
+    for (int64_t q = target < 0 ? pc + 1 : target; q <= int64_t(pc); q++) inLoop[size_t(q)] = 1;
+  }
+  // An entry pays a call and an exit: worth it only where compiled code runs on, inside
+  // a loop (bench/run.py --jit: entries in loop-free functions made fib and
+  // spectralnorm's call-heavy code twice as slow), at a run of at least two compiled
+  // instructions or a branch, which may stay in compiled code.
+  out.entryMap.assign(n, 0);
+  bool any = false;
+  for (uint32_t pc = 0; pc < n; pc++) {
+    if (!supported(pc) || pairTail[pc]) continue;
+    out.compiledOps++;
+    Op op = getOp(req_.code[pc]);
+    uint32_t next = pc + 1 + ((isTest(op) || isArith(op)) ? 1 : 0);
+    bool branch = op == Op::JMP || op == Op::FORLOOP || op == Op::FORPREP || isTest(op);
+    if ((inLoop[pc] || op == Op::FORPREP) && (branch || (next < n && supported(next)))) {
+      out.entryMap[pc] = 1;
+      any = true;
+    }
+  }
+  if (!any) return out;
+
+  llvm::Type* i64 = b_.getInt64Ty();
+  auto* fty = llvm::FunctionType::get(i64, {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty()}, false);
+  fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m_);
+  // The stack and the budget are touched by this thread only and never alias each other.
+  fn_->addParamAttr(0, llvm::Attribute::NoAlias);
+  fn_->addParamAttr(1, llvm::Attribute::NoAlias);
+  fn_->addFnAttr(llvm::Attribute::NoUnwind);
+  // Float operations are constrained (dynamic rounding): LLVM folds only exact results,
+  // so a NaN made at run time is the hardware's (its sign shows in tostring), as the
+  // interpreter's is; a folded one would be APFloat's positive NaN.
+  fn_->addFnAttr(llvm::Attribute::StrictFP);
+  b_.setIsFPConstrained(true);
+  b_.setDefaultConstrainedRounding(llvm::RoundingMode::Dynamic);
+  b_.setDefaultConstrainedExcept(llvm::fp::ebIgnore);
+  base_ = fn_->getArg(0);
+  budget_ = fn_->getArg(1);
+  BasicBlock* entry = BasicBlock::Create(ctx_, "entry", fn_);
+  BasicBlock* noEntry = BasicBlock::Create(ctx_, "no_entry", fn_);
+  blocks_.resize(n + 2);
+  for (uint32_t pc = 0; pc < n; pc++) blocks_[pc] = BasicBlock::Create(ctx_, "pc", fn_);
+  // Falling off the end cannot happen in verified code; exit there anyway.
+  blocks_[n] = blocks_[n + 1] = noEntry;
+  for (auto& e : exits_) e.assign(n + 2, nullptr);
+  b_.SetInsertPoint(noEntry);
+  b_.CreateRet(b_.getInt64(kWeftJitExitNoEntry << 32));
+  b_.SetInsertPoint(entry);
+  llvm::SwitchInst* sw = b_.CreateSwitch(fn_->getArg(2), noEntry);
+  for (uint32_t pc = 0; pc < n; pc++) {
+    if (out.entryMap[pc]) sw->addCase(b_.getInt32(pc), blocks_[pc]);
+  }
+  for (uint32_t pc = 0; pc < n; pc++) {
+    b_.SetInsertPoint(blocks_[pc]);
+    lower(pc);
+  }
+  out.fn = fn_;
+  return out;
+}
+
+}  // namespace
+
+LowerResult lowerPrototype(llvm::Module& module, const std::string& name, const WeftJitRequest& request,
+                           const WeftJitHost& host) {
+  Lowering l(module, request, host);
+  return l.run(name);
+}
+
+}  // namespace weft::jit

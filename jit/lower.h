@@ -1,0 +1,34 @@
+// Lowering one prototype's bytecode to an LLVM IR function (docs/design/jit.md, "The
+// frame contract" and "Guards and exits"). Part of libweft_jit.so.
+//
+// The function is `i64 (ptr base, ptr budget, i32 pc)`. Each instruction is a basic
+// block; an entry switch on `pc` reaches the blocks the entry map marks. Every register
+// is read from and written to its stack slot (a 16-byte Value: payload at 0, tag byte
+// at 8), so each `ret` leaves the frame exact; a failed tag guard or an instruction
+// outside the subset returns its own pc (kWeftJitExitInterpret).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vm/jit_abi.h"
+
+namespace llvm {
+class Function;
+class Module;
+}  // namespace llvm
+
+namespace weft::jit {
+
+struct LowerResult {
+  llvm::Function* fn = nullptr;
+  std::vector<uint8_t> entryMap;  // 1 where the interpreter may enter
+  uint32_t compiledOps = 0;
+};
+
+// Adds `name` to `module`; fn is null when no instruction starts a useful entry.
+LowerResult lowerPrototype(llvm::Module& module, const std::string& name, const WeftJitRequest& request,
+                           const WeftJitHost& host);
+
+}  // namespace weft::jit

@@ -1,0 +1,143 @@
+// The JIT's first tier (docs/design/jit.md): compiled code gives the interpreter's
+// results, guard exits in the middle of loops leave the frame exact, relocation at
+// every safepoint changes nothing, and code dies with its prototype.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/unit/vm/interp_test_util.h"
+#include "vm/jit.h"
+
+namespace weft::vm::testing {
+namespace {
+
+enum class Run { kInterpreted, kEager, kEagerRelocate };
+
+// Runs `src` and returns its first result as a string (or "ERR: message").
+std::string runLua(const std::string& src, Run mode) {
+  StateOptions opts;
+  if (mode != Run::kInterpreted) opts.jit.mode = JitMode::kEager;
+  if (mode == Run::kEagerRelocate) {
+    opts.gc.stress = gc::StressMode::kRelocate;
+    opts.gc.verify = true;
+  }
+  return runLuaWith(src, opts);
+}
+
+// The same script interpreted and compiled eagerly (with and without relocation at
+// every safepoint) must give the same result; `want` pins the interpreted one.
+void expectSame(const std::string& src, const std::string& want) {
+  EXPECT_EQ(runLua(src, Run::kInterpreted), want) << src;
+  EXPECT_EQ(runLua(src, Run::kEager), want) << src;
+  EXPECT_EQ(runLua(src, Run::kEagerRelocate), want) << src;
+}
+
+TEST(JitTest, NumericLoops) {
+  expectSame("local s = 0 for i = 1, 1000 do s = s + i * 2 - 1 end return s", "1000000");
+  expectSame("local s = 0.0 for i = 1, 10 do s = s + i / 4 end return s", "13.75");
+  expectSame("local s = 0 for x = 1.0, 2.0, 0.25 do s = s + x end return s", "7.5");
+  expectSame("local s = 0 for i = 10, 1, -3 do s = s * 10 + i end return s", "10741");
+  expectSame("local n = 0 local i = 0 while i < 100 do i = i + 1 if i % 3 == 0 then n = n + 1 end end return n",
+             "33");
+  expectSame("local a, b = 0, 1 for i = 1, 80 do a, b = b, a + b end return a", "23416728348467685");
+  expectSame("local s = 0 for i = -7, 7 do s = s + i // 2 + i % 3 end return s", "11");
+}
+
+// A value changes type in the middle of a compiled loop: the guard exits at that
+// instruction, the interpreter runs it (coercion, metamethod or error) and the loop
+// goes on in compiled code.
+TEST(JitTest, GuardExitsOnTypeChangeMidLoop) {
+  expectSame("local s = 0 for i = 1, 10 do if i == 5 then s = s + 0.5 end s = s + i end return s", "55.5");
+  expectSame("local s = 0 for i = 1, 10 do if i == 5 then s = tostring(s) end s = s + i end return s", "55");
+  expectSame(
+      "local mt = {__add = function(a, b) return 100 end} local s = 0 "
+      "for i = 1, 10 do if i == 8 then s = setmetatable({}, mt) end s = s + i end return s",
+      "119");
+  expectSame(
+      "local mt = {__lt = function(a, b) return true end} local x = 0 local n = 0 "
+      "for i = 1, 6 do if i == 3 then x = setmetatable({}, mt) end if x < 5 then n = n + 1 end end return n",
+      "6");
+  expectSame("local s = 0 for i = 1, 10 do if i == 9 then s = nil end s = s + i end return s",
+             "ERR: test:1: attempt to perform arithmetic on a nil value (local 's')");
+  expectSame("local s = 0 for i = 1, 10 do s = s + i // (5 - i) end return s",
+             "ERR: test:1: attempt to divide by zero");
+}
+
+// Integer loops never overflow into floats: the count is fixed at FORPREP, at the
+// edges of the integers too; a float limit or step makes the interpreter prepare the
+// loop and the compiled code run it.
+TEST(JitTest, GuardIntegerLoopsAtTheLimits) {
+  expectSame("local n = 0 for i = math.maxinteger - 3, math.maxinteger do n = n + 1 end return n", "4");
+  expectSame("local n = 0 for i = math.mininteger + 2, math.mininteger, -1 do n = n + 1 end return n", "3");
+  expectSame("local last for i = math.maxinteger - 2, math.maxinteger do last = i end return math.type(last)",
+             "integer");
+  expectSame("local s = 0 for i = 1, 3.5 do s = s + i end return s", "6");
+  expectSame("local s = 0 for i = 1, 3, 0.5 do s = s + i end return s", "10.0");
+  expectSame("local x = math.maxinteger for i = 1, 3 do x = x + 1 end return x", "-9223372036854775806");
+  expectSame("for i = 1, 10, 0 do end", "ERR: test:1: 'for' step is zero");
+}
+
+TEST(JitTest, ComparisonsAndTests) {
+  expectSame("local n = 0 for i = 1, 20 do if i > 5 and i <= 15 and i ~= 10 then n = n + 1 end end return n", "9");
+  expectSame("local n = 0 for i = 1, 20 do local x = i / 2 if x == 3 or x < 2.0 then n = n + 1 end end return n",
+             "4");
+  expectSame("local t, f = 0, 0 for i = 1, 9 do local v = i % 3 == 0 and 'x' or nil if v then t = t + 1 else "
+             "f = f + 1 end end return t * 10 + f",
+             "36");
+  expectSame("local a = 1 local b = 1.0 local n = 0 for i = 1, 4 do if a == b then n = n + 1 end end return n", "4");
+  expectSame("local n = 0 for i = 1, 5 do if 'a' .. i == 'a3' then n = n + i end end return n", "3");
+}
+
+// Code lives as long as its prototype: a function dropped and collected takes its code.
+TEST(JitTest, CodeFreedWithProto) {
+  StateOptions opts;
+  opts.jit.mode = JitMode::kEager;
+  auto S = newStandardState(opts);
+  ASSERT_TRUE(S);
+  HostStack h(*S);
+  auto run = [&](const std::string& src) {
+    ASSERT_TRUE(h.loadMayGC(src, "=test").isOk());
+    ASSERT_TRUE(h.pcallMayGC(0, 0, false).isOk());
+  };
+  // g and the chunk that made it have code; the second chunk compiles nothing (no run
+  // of two compiled instructions), and when g goes, the first chunk's prototype goes too.
+  run("function g(n) local s = 0 for i = 1, n do s = s + i end return s end g(10)");
+  EXPECT_GE(S->jit()->liveCodeForTesting(), 1u);
+  EXPECT_TRUE(JitTier::moduleLoaded());
+  run("g = nil collectgarbage() collectgarbage()");
+  EXPECT_EQ(S->jit()->liveCodeForTesting(), 0u);
+  h.closeMayGC();
+}
+
+// A prototype that gets hot while its frame runs interpreted: the coroutine's loop is
+// queued at its 50th back-edge and yields at its 60th; once the code is installed, the
+// resumed frame (started interpreted) enters it mid-function, at a loop header or after
+// the yield's call.
+TEST(JitTest, HotFrameEntersCodeMidFunction) {
+  StateOptions opts;
+  opts.jit.mode = JitMode::kOn;
+  opts.jit.threshold = 50;
+  opts.jit.stats = true;
+  auto S = newStandardState(opts);
+  ASSERT_TRUE(S);
+  HostStack h(*S);
+  auto run = [&](const std::string& src) {
+    std::string out;
+    EXPECT_TRUE(h.loadMayGC(src, "=test").isOk());
+    EXPECT_TRUE(h.pcallMayGC(0, 1, false).isOk());
+    (void)h.toStringMayGC(-1, out);
+    return out;
+  };
+  EXPECT_EQ(run("co = coroutine.wrap(function() local s = 0 for i = 1, 200000 do s = s + i % 7 "
+                "if i == 60 then coroutine.yield(0) end end return s end) return co()"),
+            "0");
+  EXPECT_EQ(S->jit()->liveCodeForTesting(), 1u);  // waits for the compile thread
+  EXPECT_EQ(run("return co()"), "599997");
+  std::string stats = S->jit()->statsReport();
+  EXPECT_NE(stats.find("1 functions compiled"), std::string::npos) << stats;
+  EXPECT_EQ(stats.find(" 0 entries"), std::string::npos) << stats;
+  h.closeMayGC();
+}
+
+}  // namespace
+}  // namespace weft::vm::testing

@@ -1,0 +1,320 @@
+// The compile queue, its thread and the lazily loaded compiler module (vm/jit.h).
+#include "vm/jit.h"
+
+#include <dlfcn.h>
+
+#include <climits>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "vm/state.h"
+#include "vm/string.h"
+
+namespace weft::vm {
+
+struct JitTier::Job {
+  JitCode* code;
+  std::vector<uint32_t> bytecode;
+  std::vector<WeftJitConstant> constants;
+  const void* constantSlots;
+  uint8_t numParams, maxStackSize, isVararg;
+};
+
+namespace {
+
+// The module, loaded once per process and never unloaded (LLVM's static state is not
+// meant to be torn down). Touched by compile threads under gModuleMu.
+std::mutex gModuleMu;
+const WeftJitModule* gModule = nullptr;
+std::string gModuleError;
+std::atomic<bool> gModuleLoaded{false};
+
+std::string dirOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// WEFT_JIT_MODULE, else beside the file holding this code (libweft.so or the weft
+// executable), in ../lib from there (an installed bin/weft), or ../jit (the build tree).
+std::vector<std::string> moduleCandidates() {
+  std::vector<std::string> paths;
+  if (const char* env = std::getenv("WEFT_JIT_MODULE"); env && *env) paths.emplace_back(env);
+  Dl_info info{};
+  char resolved[PATH_MAX];
+  if (dladdr(reinterpret_cast<void*>(&moduleCandidates), &info) && info.dli_fname &&
+      realpath(info.dli_fname, resolved)) {
+    std::string dir = dirOf(resolved);
+    paths.push_back(dir + "/" + kWeftJitModuleFile);
+    paths.push_back(dir + "/../lib/" + kWeftJitModuleFile);
+    paths.push_back(dir + "/../jit/" + kWeftJitModuleFile);
+  }
+  return paths;
+}
+
+const WeftJitModule* loadModule(std::string& error) {
+  std::lock_guard lock(gModuleMu);
+  if (gModule || !gModuleError.empty()) {
+    error = gModuleError;
+    return gModule;
+  }
+  std::string tried;
+  for (const std::string& path : moduleCandidates()) {
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      tried += "\n  " + path + ": " + dlerror();
+      continue;
+    }
+    auto fn = reinterpret_cast<WeftJitModuleFn>(dlsym(handle, kWeftJitModuleSymbol));
+    const WeftJitModule* m = fn ? fn(kWeftJitAbiVersion) : nullptr;
+    if (!m) {
+      tried += "\n  " + path + ": not a compiler module of this version";
+      continue;
+    }
+    gModule = m;
+    gModuleLoaded.store(true, std::memory_order_release);
+    return m;
+  }
+  gModuleError = "cannot load " + std::string(kWeftJitModuleFile) + ":" + tried;
+  error = gModuleError;
+  return nullptr;
+}
+
+WeftJitConstant snapshotConstant(const Value& v) {
+  WeftJitConstant c{};
+  switch (v.tag) {
+    case Tag::Nil: c.kind = 0; break;
+    case Tag::False: c.kind = 1; break;
+    case Tag::True: c.kind = 2; break;
+    case Tag::Int: c.kind = 3; c.integer = v.u.i; break;
+    case Tag::Float: c.kind = 4; c.number = v.u.n; break;
+    default: c.kind = 5; break;
+  }
+  return c;
+}
+
+std::string protoName(const Proto* p) {
+  std::string src = p->data->source;
+  if (!src.empty() && (src[0] == '@' || src[0] == '=')) src.erase(0, 1);
+  if (src.size() > 60) src = "..." + src.substr(src.size() - 57);
+  return src + ":" + std::to_string(p->data->lineDefined);
+}
+
+}  // namespace
+
+JitTier::JitTier(State& state, const JitOptions& options) : state_(state), options_(options) {}
+
+JitTier::~JitTier() {
+  std::vector<std::unique_ptr<Job>> dropped;
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+    for (auto& job : queue_) dropped.push_back(std::move(job));
+    queue_.clear();
+  }
+  work_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  for (auto& job : dropped) {
+    job->code->state.store(JitCode::kRejected, std::memory_order_release);
+    finishJob(job->code);
+  }
+  for (JitCode* code : garbage_) releaseNow(code);
+  garbage_.clear();
+  if (engine_ && gModule) gModule->destroy(engine_);
+}
+
+bool JitTier::moduleLoaded() { return gModuleLoaded.load(std::memory_order_acquire); }
+
+void JitTier::request(Proto* p, bool wait) {
+  if (__atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) {
+    if (!wait) return;
+  } else {
+    auto job = std::make_unique<Job>();
+    auto* code = new JitCode();
+    code->tier = this;
+    code->name = protoName(p);
+    job->code = code;
+    job->bytecode.assign(p->code, p->code + p->codeSize);
+    job->constants.reserve(p->numConstants);
+    for (uint32_t i = 0; i < p->numConstants; i++) job->constants.push_back(snapshotConstant(p->constants[i]));
+    job->constantSlots = p->constants;
+    job->numParams = p->numParams;
+    job->maxStackSize = p->maxStackSize;
+    job->isVararg = p->isVararg;
+    JitCode* expected = nullptr;
+    if (!__atomic_compare_exchange_n(&p->jit, &expected, code, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      delete code;  // another worker queued it first
+      if (!wait) return;
+    } else {
+      std::lock_guard lock(mu_);
+      if (stop_) {
+        code->state.store(JitCode::kRejected, std::memory_order_release);
+        code->refs.fetch_sub(1, std::memory_order_acq_rel);
+        return;
+      }
+      queue_.push_back(std::move(job));
+      if (!thread_.joinable()) thread_ = std::thread([this] { threadMain(); });
+    }
+    work_.notify_one();
+  }
+  if (wait) {
+    JitCode* code = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE);
+    std::unique_lock lock(mu_);
+    done_.wait(lock, [&] { return stop_ || code->state.load(std::memory_order_acquire) != JitCode::kQueued; });
+  }
+}
+
+void JitTier::dropProtoRef(JitCode* code) {
+  if (code->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;  // its job still runs
+  if (!code->handle || !code->tier) {
+    delete code;
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    live_.erase(std::remove(live_.begin(), live_.end(), code), live_.end());
+    retiredEntries_ += __atomic_load_n(&code->entries, __ATOMIC_RELAXED);
+    retiredExits_ += __atomic_load_n(&code->exits, __ATOMIC_RELAXED);
+    garbage_.push_back(code);
+  }
+  work_.notify_one();
+}
+
+void JitTier::releaseNow(JitCode* code) {
+  if (code->handle && engine_ && gModule) gModule->release(engine_, code->handle);
+  delete code;
+}
+
+// The job's reference goes; if the Proto died meanwhile the code goes with it.
+void JitTier::finishJob(JitCode* code) {
+  if (code->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    releaseNow(code);
+    return;
+  }
+  if (code->handle) {
+    std::lock_guard lock(mu_);
+    live_.push_back(code);
+  }
+}
+
+bool JitTier::ensureEngine() {
+  if (engine_) return true;
+  if (unavailable_) return false;
+  std::string error;
+  const WeftJitModule* m = loadModule(error);
+  if (m) {
+    gc::Heap& heap = state_.heap();
+    WeftJitHost host{heap.requestFlagForJit(), heap.stopFlagForJit(),
+                     uint8_t(heap.config().stress != gc::StressMode::kNone), &state_, jitHelpers()};
+    char buf[256] = {};
+    engine_ = m->create(&host, buf, sizeof buf);
+    if (!engine_) error = std::string("cannot start the compiler: ") + buf;
+  }
+  if (!engine_) {
+    unavailable_ = true;
+    std::fprintf(stderr, "weft: JIT unavailable (%s); running interpreted\n", error.c_str());
+    std::fflush(stderr);
+  }
+  return engine_ != nullptr;
+}
+
+void JitTier::compileJob(Job& job) {
+  JitCode* code = job.code;
+  if (code->refs.load(std::memory_order_acquire) == 1) {  // its Proto died while queued
+    code->state.store(JitCode::kRejected, std::memory_order_release);
+    return;
+  }
+  if (!ensureEngine()) {
+    code->state.store(JitCode::kFailed, std::memory_order_release);
+    return;
+  }
+  WeftJitRequest req{job.bytecode.data(), uint32_t(job.bytecode.size()), uint32_t(job.constants.size()),
+                     job.constants.data(), job.constantSlots, job.numParams, job.maxStackSize, job.isVararg,
+                     code->name.c_str()};
+  WeftJitResult res{};
+  auto start = std::chrono::steady_clock::now();
+  int rc = gModule->compile(engine_, &req, &res);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::lock_guard lock(mu_);
+  compileMs_ += ms;
+  if (rc == kWeftJitOk) {
+    compiled_++;
+    code->handle = res.handle;
+    code->compileMs = ms;
+    code->compiledOps = res.compiledOps;
+    code->entryMap = res.entryMap;
+    __atomic_store_n(&code->entry, res.entry, __ATOMIC_RELEASE);
+    code->state.store(JitCode::kReady, std::memory_order_release);
+  } else if (rc == kWeftJitRejected) {
+    rejected_++;
+    code->state.store(JitCode::kRejected, std::memory_order_release);
+  } else {
+    failed_++;
+    code->state.store(JitCode::kFailed, std::memory_order_release);
+    if (failed_ == 1) std::fprintf(stderr, "weft: JIT: %s: %s\n", code->name.c_str(), res.error);
+  }
+}
+
+void JitTier::threadMain() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    idle_ = true;
+    work_.wait(lock, [&] { return stop_ || !queue_.empty() || !garbage_.empty(); });
+    idle_ = false;
+    if (!garbage_.empty()) {
+      std::vector<JitCode*> batch;
+      batch.swap(garbage_);
+      lock.unlock();
+      for (JitCode* code : batch) releaseNow(code);
+      lock.lock();
+      done_.notify_all();
+      continue;
+    }
+    if (stop_) return;
+    std::unique_ptr<Job> job = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    compileJob(*job);
+    finishJob(job->code);
+    lock.lock();
+    done_.notify_all();
+  }
+}
+
+uint32_t JitTier::liveCodeForTesting() {
+  std::unique_lock lock(mu_);
+  done_.wait(lock, [&] { return stop_ || (queue_.empty() && garbage_.empty() && idle_); });
+  return engine_ && gModule ? gModule->liveCode(engine_) : 0;
+}
+
+std::string JitTier::statsReport() {
+  std::lock_guard lock(mu_);
+  uint64_t entries = retiredEntries_, exits = retiredExits_, safepoints = 0;
+  std::vector<const JitCode*> byExits(live_.begin(), live_.end());
+  for (const JitCode* c : live_) {
+    entries += __atomic_load_n(&c->entries, __ATOMIC_RELAXED);
+    exits += __atomic_load_n(&c->exits, __ATOMIC_RELAXED);
+    safepoints += __atomic_load_n(&c->safepointExits, __ATOMIC_RELAXED);
+  }
+  char line[512];
+  std::string out;
+  std::snprintf(line, sizeof line,
+                "jit: %llu functions compiled, %llu rejected, %llu failed; compile time %.1f ms (%.2f ms each)\n"
+                "jit: %llu entries, %llu exits to the interpreter (%llu at safepoints); module %s\n",
+                (unsigned long long)compiled_, (unsigned long long)rejected_, (unsigned long long)failed_, compileMs_,
+                compiled_ ? compileMs_ / double(compiled_) : 0.0, (unsigned long long)entries,
+                (unsigned long long)exits, (unsigned long long)safepoints, moduleLoaded() ? "loaded" : "not loaded");
+  out += line;
+  std::sort(byExits.begin(), byExits.end(), [](const JitCode* a, const JitCode* b) { return a->exits > b->exits; });
+  for (size_t i = 0; i < byExits.size() && i < 10; i++) {
+    const JitCode* c = byExits[i];
+    std::snprintf(line, sizeof line, "jit:   %-40s %6u ops %7.2f ms %10llu entries %10llu exits\n", c->name.c_str(),
+                  c->compiledOps, c->compileMs, (unsigned long long)c->entries, (unsigned long long)c->exits);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace weft::vm

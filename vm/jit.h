@@ -1,0 +1,134 @@
+// The VM's side of the JIT (docs/design/jit.md): options, hotness, the compile queue and
+// its thread, loading the compiler module, installing and freeing compiled code. Knows
+// nothing of LLVM: the compiler is libweft_jit.so behind vm/jit_abi.h.
+//
+// Invariants:
+//  1. A worker never waits on LLVM in `on` mode: it snapshots the prototype into a job
+//     (bytecode, numeric constants, the constant array's address) and queues it; only
+//     eager mode (a test mode) waits for the job it queued.
+//  2. The compile thread never touches the heap: a job is a snapshot, and the result
+//     goes into the prototype's off-heap JitCode, which the Proto and a pending job
+//     share by reference count.
+//  3. A JitCode's entry is written once, with a release store after its entry map; the
+//     interpreter reads it with an acquire load (jitReady).
+//  4. Compiled code is freed when the last of its Proto and its job lets go of it; the
+//     module's resources are released on the compile thread (or at the tier's end).
+//
+// Threads: the interpreter (any worker) calls jitChargeMayQueue / JitTier::request and
+// reads JitCode; the collector (releaseProto) calls JitTier::dropProtoRef; the compile
+// thread owns the module and the engine. Shared tier fields are under mu_.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "vm/jit_abi.h"
+#include "vm/jit_options.h"
+#include "vm/object.h"
+
+namespace weft::vm {
+
+class State;
+class JitTier;
+
+// One prototype's compiled code, off the heap (Proto::jit). `state` moves kNone ->
+// kQueued -> kReady | kRejected | kFailed, each step by the compile thread but the first.
+struct JitCode {
+  enum State : uint8_t { kQueued, kReady, kRejected, kFailed };
+  WeftJitEntry entry = nullptr;        // written once (release), read by jitEntryOf (acquire)
+  const uint8_t* entryMap = nullptr;   // valid once entry is set
+  std::atomic<uint8_t> state{kQueued};
+  std::atomic<uint32_t> refs{2};       // the Proto's and the job's
+  void* handle = nullptr;              // the module's, for release (compile thread)
+  JitTier* tier = nullptr;
+  // Statistics (--jit-stats): relaxed counters, racy increments may lose counts.
+  uint64_t entries = 0;
+  uint64_t exits = 0;
+  uint64_t safepointExits = 0;
+  uint32_t compiledOps = 0;
+  double compileMs = 0;
+  std::string name;                    // "source:line", set before queueing
+};
+
+// The prototype's code once it can run, else nullptr (invariant 3).
+inline JitCode* jitReady(const Proto* p) {
+  JitCode* c = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE);
+  return c && __atomic_load_n(&c->entry, __ATOMIC_ACQUIRE) ? c : nullptr;
+}
+// Whether compiled code may start at instruction `pc` of `p`.
+inline bool jitEntersAt(const Proto* p, uint32_t pc) {
+  const JitCode* c = jitReady(p);
+  return c && c->entryMap[pc];
+}
+
+inline void jitCount(uint64_t& counter) {
+  __atomic_store_n(&counter, __atomic_load_n(&counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+class JitTier {
+ public:
+  JitTier(State& state, const JitOptions& options);
+  ~JitTier();
+  JitTier(const JitTier&) = delete;
+  JitTier& operator=(const JitTier&) = delete;
+
+  const JitOptions& options() const { return options_; }
+  // Queues `p` once (a no-op if it was queued before). With `wait`, returns when the job
+  // is done (eager mode). Never collects; allocates off the heap only.
+  void request(Proto* p, bool wait);
+  // releaseProto: the Proto lets go of its code (any thread, inside a collection).
+  void dropProtoRef(JitCode* code);
+  // Whether the compiler module has been loaded in this process (lazy loading).
+  static bool moduleLoaded();
+  // Compiled functions whose code the engine still holds (waits for pending releases).
+  uint32_t liveCodeForTesting();
+  // The --jit-stats report.
+  std::string statsReport();
+
+ private:
+  struct Job;
+  void threadMain();
+  void compileJob(Job& job);
+  bool ensureEngine();
+  void finishJob(JitCode* code);
+  void releaseNow(JitCode* code);
+
+  State& state_;
+  JitOptions options_;
+  std::mutex mu_;
+  std::condition_variable work_;  // jobs or garbage arrived, or stop
+  std::condition_variable done_;  // a job finished (eager waiters)
+  std::deque<std::unique_ptr<Job>> queue_;
+  std::vector<JitCode*> garbage_;  // codes whose last reference went, to release
+  std::vector<JitCode*> live_;     // codes installed and not yet released (stats)
+  std::thread thread_;
+  bool stop_ = false;
+  bool idle_ = true;               // the compile thread waits for work
+  // Compile thread only:
+  void* engine_ = nullptr;
+  bool unavailable_ = false;
+  // Totals (under mu_).
+  uint64_t compiled_ = 0, rejected_ = 0, failed_ = 0;
+  uint64_t retiredEntries_ = 0, retiredExits_ = 0;
+  double compileMs_ = 0;
+};
+
+// The interpreter's fast paths for compiled code (vm/interp.cpp).
+WeftJitHelpers jitHelpers();
+
+// The interpreter's charge at function entry and loop back-edges, JIT on: queues the
+// prototype when its count reaches the threshold. Never collects.
+inline void jitCharge(JitTier& tier, Proto* p) {
+  uint32_t h = __atomic_load_n(&p->jitHotness, __ATOMIC_RELAXED) + 1;
+  __atomic_store_n(&p->jitHotness, h, __ATOMIC_RELAXED);
+  if (h == tier.options().threshold) [[unlikely]] tier.request(p, false);
+}
+
+}  // namespace weft::vm

@@ -1,0 +1,100 @@
+// The interface between the VM and the JIT's compiler module (libweft_jit.so, jit/),
+// which the VM loads with dlopen on the first compilation (docs/design/jit.md, "Lazy
+// loading"). Plain C structs and one exported C function: the `weft` executable links
+// libstdc++ statically and the module uses the shared one, so no C++ object crosses.
+//
+// Protocol:
+//  - The VM's compile thread calls weft_jit_module(kWeftJitAbiVersion) once and keeps
+//    the table; every other call is through it, from that thread only, so the module
+//    needs no locks of its own.
+//  - compile() turns a WeftJitRequest (a snapshot: it never reads the heap) into code
+//    whose entry is a WeftJitEntry, or declines (kWeftJitRejected).
+//  - release() frees one compiled function's code; destroy() frees the engine and any
+//    code still alive.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" {
+
+inline constexpr uint32_t kWeftJitAbiVersion = 2;
+
+// Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
+// returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract").
+using WeftJitEntry = uint64_t (*)(void* base, int32_t* budget, uint32_t pc);
+inline constexpr uint64_t kWeftJitExitInterpret = 0;  // the interpreter runs exitPc first
+inline constexpr uint64_t kWeftJitExitSafepoint = 1;  // a back-edge poll fired: the loop safepoint, then re-entry
+inline constexpr uint64_t kWeftJitExitNoEntry = 2;    // `pc` is not an entry: nothing ran
+inline constexpr uint64_t kWeftJitExitSafepointFrame = 3;  // as kWeftJitExitSafepoint, keeping every register
+
+// A constant of the prototype as the compiler may fold it.
+struct WeftJitConstant {
+  uint8_t kind;  // 0 nil, 1 false, 2 true, 3 integer, 4 float, 5 a heap reference
+  int64_t integer;
+  double number;
+};
+
+struct WeftJitRequest {
+  const uint32_t* code;
+  uint32_t codeSize;
+  uint32_t numConstants;
+  const WeftJitConstant* constants;
+  const void* constantSlots;   // the prototype's off-heap constant array (Value[]), stable while it lives
+  uint8_t numParams;
+  uint8_t maxStackSize;
+  uint8_t isVararg;
+  const char* name;            // "source:line", for the symbol name
+};
+
+// The VM's fast paths that compiled code calls (vm/interp.cpp, jitHelpers): each does
+// what its opcode's fast path does and returns 1, or returns 0 having changed nothing
+// (the code then exits at that instruction). They never call Lua, raise, collect or
+// reallocate the stack; stores go through the write barrier (storeValue). `state` is
+// WeftJitHost::state; Value pointers are stack slots or constant slots.
+struct WeftJitHelpers {
+  int (*getTable)(void* state, void* dst, const void* obj, const void* key);  // GETTABLE, GETFIELD
+  int (*getInt)(void* state, void* dst, const void* obj, int64_t key);        // GETI
+  int (*setTable)(void* state, const void* obj, const void* key, const void* val);  // SETTABLE, SETFIELD
+  int (*setInt)(void* state, const void* obj, int64_t key, const void* val);        // SETI
+  int (*getUpval)(void* dst, const void* funcSlot, uint32_t index);                 // GETUPVAL
+  int (*getTabUp)(void* state, void* dst, const void* funcSlot, uint32_t index, const void* key);  // GETTABUP
+};
+
+// What the VM looks like to compiled code: the poll's flags (Heap::collectionRequested)
+// and the helpers.
+struct WeftJitHost {
+  const void* gcRequested;     // std::atomic<bool>, read relaxed
+  const void* gcStopRequested; // std::atomic<bool>, read relaxed
+  uint8_t stress;              // --gc-stress: every poll fires
+  void* state;                 // the vm::State, passed to the helpers
+  WeftJitHelpers helpers;
+};
+
+inline constexpr int kWeftJitOk = 0;
+inline constexpr int kWeftJitRejected = 1;  // nothing worth compiling
+inline constexpr int kWeftJitFailed = 2;    // LLVM failed: `error` says why
+
+struct WeftJitResult {
+  WeftJitEntry entry;
+  uint8_t* entryMap;   // codeSize bytes, 1 where `entry` may start; owned by the module until release
+  void* handle;        // for release()
+  uint32_t compiledOps;
+  char error[256];
+};
+
+struct WeftJitModule {
+  uint32_t version;
+  void* (*create)(const WeftJitHost* host, char* error, size_t errorSize);
+  int (*compile)(void* engine, const WeftJitRequest* request, WeftJitResult* result);
+  void (*release)(void* engine, void* handle);
+  uint32_t (*liveCode)(void* engine);  // compiled functions not yet released
+  void (*destroy)(void* engine);
+};
+
+// Exported by libweft_jit.so; nullptr when `version` is not the module's.
+using WeftJitModuleFn = const WeftJitModule* (*)(uint32_t version);
+inline constexpr const char* kWeftJitModuleSymbol = "weft_jit_module";
+inline constexpr const char* kWeftJitModuleFile = "libweft_jit.so";
+
+}  // extern "C"

@@ -1,0 +1,20 @@
+// How the JIT runs (StateOptions::jit; the CLI's --jit, --jit-threshold, --jit-stats).
+#pragma once
+
+#include <cstdint>
+
+namespace weft::vm {
+
+enum class JitMode : uint8_t {
+  kOff,    // interpret only; the compiler module is never loaded
+  kOn,     // compile hot prototypes on the compile thread
+  kEager,  // compile every prototype at its first call, waiting for it (a test mode)
+};
+
+struct JitOptions {
+  JitMode mode = JitMode::kOff;  // the goal is kOn by default (docs/design/jit.md, "Tiering")
+  uint32_t threshold = 1000;     // calls plus loop back-edges before a prototype is queued
+  bool stats = false;            // count entries and exits per function (--jit-stats)
+};
+
+}  // namespace weft::vm
