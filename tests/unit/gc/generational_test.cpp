@@ -177,6 +177,36 @@ TEST(GcGenerational, Invariant10_CleanStackWithYoungReferenceIsCaught) {
   EXPECT_NE(reason.find("a clean stack holds a young reference"), std::string::npos) << reason;
 }
 
+// Pacing (gc-v2.md): a mutator whose remembered buffer reaches the budget requests a
+// minor, so the stacks (and holders) a minor rescans are bounded by it, not by how many
+// tasks ran since the last one; the minor that follows promotes what they hold.
+TEST(GcGenerational, RememberedBudgetRequestsAMinor) {
+  Config config = verifying();
+  config.rememberedBudget = 8;
+  GenHeap h(config);
+  std::vector<size_t> stacks;
+  for (int k = 0; k < 8; ++k) stacks.push_back(h.root(h.stack()));
+  h.minor();
+  ASSERT_FALSE(h.heap.collectionRequested());
+  for (int k = 0; k < 8; ++k) {
+    EXPECT_FALSE(h.heap.collectionRequested()) << "requested after " << k << " holders";
+    Stack* s = h.rooted<Stack>(stacks[static_cast<size_t>(k)]);
+    writeBarrierBulk(obj(s));
+    s->slots->push_back(obj(h.blob("ran")));
+  }
+  EXPECT_TRUE(h.heap.collectionRequested()) << "the eighth dirty stack reaches the budget";
+  uint64_t minors = h.heap.stats().minor.count;
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk()) << h.heap.failureReason();
+  EXPECT_EQ(h.heap.stats().minor.count, minors + 1);
+  EXPECT_FALSE(h.heap.collectionRequested());
+  for (size_t i : stacks) EXPECT_TRUE(isOld((*h.rooted<Stack>(i)->slots)[0]));
+  // Stopped automatic collection drops the request, as it drops a crossed threshold.
+  h.heap.setAutomatic(false);
+  for (size_t i : stacks) writeBarrierBulk(h.rooted(i));
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());
+  EXPECT_EQ(h.heap.stats().minor.count, minors + 1);
+}
+
 TEST(GcGenerational, LargeObjectIsPromotedInPlaceAndTracedWhole) {
   GenHeap h(verifying());
   uint32_t capacity = (Heap::kLargeObjectSize / (2 * sizeof(Object*))) + 1;
