@@ -484,6 +484,13 @@ void rememberSlow(Object* holder) {
   // with several heaps (States) in the process, it must be the holder's.
   Mutator* m = tCurrentMutator;
   if (m && (gLiveHeaps.load(std::memory_order_relaxed) == 1 || m->heap_.contains(holder))) {
+    // The fault site stands for an append the system refuses: the record is lost, so
+    // the heap fails closed rather than run on with a remembered set it cannot trust
+    // (invariant 9); the next safepoint returns kFatal.
+    if (fault::hit("gc.remember")) [[unlikely]] {
+      (void)m->heap_.failCollection("remember", "a remembered-set append failed (fault injected: gc.remember)");
+      return;
+    }
     m->remembered_.push_back(holder);
     if (m->remembered_.size() == m->heap_.config_.rememberedBudget) [[unlikely]] m->heap_.requestForRememberedBudget();
     return;

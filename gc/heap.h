@@ -63,7 +63,8 @@
 //  8. A detached mutator never delays a collection; its handle stack and bump buffer
 //     are still part of the heap.
 //  9. Fail closed, never hang: a failed transition (register, attach, acknowledgement,
-//     deadline, collection, verify, close) breaks the heap and records its reason; every
+//     deadline, collection, verify, a remembered-set append, close) breaks the heap
+//     and records its reason; every
 //     waiter wakes, and every later attach, register and safepoint returns kFatal. A
 //     requester waits at most Config::safepointDeadlineMs for acknowledgements.
 // 10. A minor collection traces no old object outside the remembered set: a thread's

@@ -145,6 +145,26 @@ TEST(GcGenerational, Invariant3_BarrierDropIsCaught) {
   EXPECT_NE(reason.find("in no remembered buffer"), std::string::npos) << reason;
 }
 
+// Fault site gc.remember (invariant 9): an append to the remembered buffer that fails
+// breaks the heap at once; the store goes on, and the next safepoint fails closed
+// instead of running a minor that would miss the holder.
+TEST(GcGenerational, Invariant9_RememberFailureFailsClosed) {
+  GenHeap h(verifying());
+  size_t i = h.root(h.pair());
+  h.minor();
+  Pair* holder = h.rooted<Pair>(i);
+  Blob* young = h.blob("lost");
+  fault::configure("gc.remember:1");
+  writeBarrier(obj(holder), obj(young));
+  fault::configure("");
+  holder->a = obj(young);
+  EXPECT_TRUE(h.heap.collectionRequested()) << "the broken heap keeps the poll up";
+  EXPECT_EQ(h.heap.safepointMayGC().code(), StatusCode::kFatal);
+  std::string reason = h.heap.failureReason();
+  EXPECT_NE(reason.find("remember: a remembered-set append failed"), std::string::npos) << reason;
+  EXPECT_EQ(h.heap.stats().minor.count, 1u) << "no collection ran on the broken heap";
+}
+
 TEST(GcGenerational, Invariant10_ParkedStackIsNotRescanned) {
   GenHeap h(verifying());
   size_t i = h.root(h.stack());
