@@ -623,8 +623,8 @@ void Collector::install(uint64_t collection) {
 
   impl_.externalBytes -= static_cast<int64_t>(externalReleased_);
   impl_.externalAfterLastGC = impl_.externalBytes;
-  // The nursery grows with the old generation: a minor still sweeps the whole interned
-  // string table (and the finalizer registrations), so a fixed nursery would make that
+  // The nursery grows with the old generation: a minor swept the whole interned string
+  // table, and still walks the finalizer registrations, so a fixed nursery made that
   // walk's cost per allocated byte grow with the live heap (bench/strings.lua: 54
   // minors of 17 ms). Half of v1's growth keeps it a constant share, as in v1.
   size_t nursery = std::max(config.initialThreshold, nextGrowth(live, 0, config) / 2);

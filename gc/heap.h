@@ -197,7 +197,9 @@ class RootSource {
 };
 
 // Weak roots (the interned string table): after tracing, sweepWeakRoots must drop every
-// entry whose object is dead (!visitor.isLive) and update the rest (visitor.visit).
+// entry whose object is dead (!visitor.isLive) and update the rest (visitor.visit). A
+// minor pass (gc/pass.h) may skip entries it knows to be old; verification passes a
+// visitor whose isLive is always true, and every entry must then be visited.
 class WeakRootSource {
  public:
   virtual ~WeakRootSource() = default;
