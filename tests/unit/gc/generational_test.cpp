@@ -131,16 +131,22 @@ TEST(GcGenerational, Invariant3_StoreWithoutBarrierIsCaught) {
   EXPECT_NE(reason.find("no write barrier recorded it"), std::string::npos) << reason;
 }
 
-TEST(GcGenerational, Invariant3_BarrierDropIsCaught) {
-  GenHeap h(verifying());
+// An old holder (rooted) receives a young blob through the barrier, whose first slow
+// path runs with fault site `site` firing.
+void storeYoungWithFault(GenHeap& h, const char* site) {
   size_t i = h.root(h.pair());
   h.minor();
   Pair* holder = h.rooted<Pair>(i);
-  Blob* young = h.blob("dropped");
-  fault::configure("gc.barrier-drop:1");
+  Blob* young = h.blob("young");
+  fault::configure(std::string(site) + ":1");
   writeBarrier(obj(holder), obj(young));
   fault::configure("");
   holder->a = obj(young);
+}
+
+TEST(GcGenerational, Invariant3_BarrierDropIsCaught) {
+  GenHeap h(verifying());
+  storeYoungWithFault(h, "gc.barrier-drop");
   std::string reason = failedMinor(h);
   EXPECT_NE(reason.find("in no remembered buffer"), std::string::npos) << reason;
 }
@@ -150,14 +156,7 @@ TEST(GcGenerational, Invariant3_BarrierDropIsCaught) {
 // instead of running a minor that would miss the holder.
 TEST(GcGenerational, Invariant9_RememberFailureFailsClosed) {
   GenHeap h(verifying());
-  size_t i = h.root(h.pair());
-  h.minor();
-  Pair* holder = h.rooted<Pair>(i);
-  Blob* young = h.blob("lost");
-  fault::configure("gc.remember:1");
-  writeBarrier(obj(holder), obj(young));
-  fault::configure("");
-  holder->a = obj(young);
+  storeYoungWithFault(h, "gc.remember");
   EXPECT_TRUE(h.heap.collectionRequested()) << "the broken heap keeps the poll up";
   EXPECT_EQ(h.heap.safepointMayGC().code(), StatusCode::kFatal);
   std::string reason = h.heap.failureReason();
