@@ -5,7 +5,9 @@
 // Protocol: the spec is "site[:n][,site[:n]]..." (n is 1-based, default 1): the n-th
 // call of hit(site) returns true, every other call false. Sites are free strings; the
 // collector's are "gc.register", "gc.attach", "gc.epoch-ack", "gc.deadline",
-// "gc.verify", "gc.promote" (a minor collection cannot get a chunk to promote into) and
+// "gc.verify", "gc.promote" (a minor collection cannot get a chunk to promote into),
+// "gc.remember" (a write barrier's append to its mutator's remembered buffer fails: the
+// heap breaks at once, and the next safepoint fails closed) and
 // "gc.barrier-drop" (a write barrier records nothing: the negative test of verify's
 // remembered-set check) and "gc.pin-drop" (a collection forgets one pin: the negative
 // test of verify's pinned-object check) and "gc.line-drop" (a major's sweep leaves a

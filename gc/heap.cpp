@@ -233,6 +233,15 @@ void Heap::noteGrowthLocked() {
   }
 }
 
+// As a crossed threshold, without the lock (rememberSlow runs inside a store): relaxed,
+// as noteGrowthLocked's stores, since a late read only delays the minor to a later
+// safepoint. Reached once per cycle per mutator (the buffer is emptied by every
+// collection); while automatic collection is stopped, wantsCollectionLocked drops it.
+void Heap::requestForRememberedBudget() {
+  impl_->thresholdCrossed.store(true, std::memory_order_relaxed);
+  requested_.store(true, std::memory_order_relaxed);
+}
+
 void Heap::grantEmergencyReserve() {
   impl_->reserveOpen.store(true, std::memory_order_relaxed);
   impl_->thresholdCrossed.store(true, std::memory_order_relaxed);
@@ -475,7 +484,15 @@ void rememberSlow(Object* holder) {
   // with several heaps (States) in the process, it must be the holder's.
   Mutator* m = tCurrentMutator;
   if (m && (gLiveHeaps.load(std::memory_order_relaxed) == 1 || m->heap_.contains(holder))) {
+    // The fault site stands for an append the system refuses: the record is lost, so
+    // the heap fails closed rather than run on with a remembered set it cannot trust
+    // (invariant 9); the next safepoint returns kFatal.
+    if (fault::hit("gc.remember")) [[unlikely]] {
+      (void)m->heap_.failCollection("remember", "a remembered-set append failed (fault injected: gc.remember)");
+      return;
+    }
     m->remembered_.push_back(holder);
+    if (m->remembered_.size() == m->heap_.config_.rememberedBudget) [[unlikely]] m->heap_.requestForRememberedBudget();
     return;
   }
   std::lock_guard lock(gOrphanMutex);

@@ -38,7 +38,9 @@
 //    a collection frees (Mutator::noteExternalBytes: stacks, task records), exceed the
 //    nursery budget: max(Config::initialThreshold, live * (pause - 100) / 200). It is a
 //    major one when the old generation grew past (live after the last major + live
-//    off-heap) * pause / 100.
+//    off-heap) * pause / 100. A mutator whose remembered buffer reaches
+//    Config::rememberedBudget holders requests a minor too, which bounds the
+//    remembered set a minor traces.
 //
 // Invariants (each has a checker: --gc-verify, or a named unit test):
 //  1. Collections happen only inside safepointMayGC/collectMayGC (a function that may
@@ -61,7 +63,8 @@
 //  8. A detached mutator never delays a collection; its handle stack and bump buffer
 //     are still part of the heap.
 //  9. Fail closed, never hang: a failed transition (register, attach, acknowledgement,
-//     deadline, collection, verify, close) breaks the heap and records its reason; every
+//     deadline, collection, verify, a remembered-set append, close) breaks the heap
+//     and records its reason; every
 //     waiter wakes, and every later attach, register and safepoint returns kFatal. A
 //     requester waits at most Config::safepointDeadlineMs for acknowledgements.
 // 10. A minor collection traces no old object outside the remembered set: a thread's
@@ -141,6 +144,12 @@ struct Config {
   // The old generation may grow by (live after the last major + live off-heap) *
   // (pause - 100) / 100 before the next collection is a major one.
   unsigned pauseMultiplier = 200;
+  // Holders one mutator may record in the remembered set before it requests a minor
+  // (0: no bound). A minor traces every recorded holder, a dirty stack whole, so the
+  // records, not only the bytes allocated, bound its pause: a million tasks that each
+  // ran once since the last minor made one minor rescan a million stacks (gc-v2.md
+  // "Pacing").
+  size_t rememberedBudget = 4096;
   // A requester that waits longer than this for acknowledgements fails the collection
   // (invariant 9) instead of hanging on a mutator that stopped polling.
   uint32_t safepointDeadlineMs = 10000;
@@ -188,7 +197,9 @@ class RootSource {
 };
 
 // Weak roots (the interned string table): after tracing, sweepWeakRoots must drop every
-// entry whose object is dead (!visitor.isLive) and update the rest (visitor.visit).
+// entry whose object is dead (!visitor.isLive) and update the rest (visitor.visit). A
+// minor pass (gc/pass.h) may skip entries it knows to be old; verification passes a
+// visitor whose isLive is always true, and every entry must then be visited.
 class WeakRootSource {
  public:
   virtual ~WeakRootSource() = default;
@@ -495,6 +506,7 @@ class Heap {
   void flushExternalLocked(Mutator& mutator);
   void addChunkLocked(Chunk* chunk);
   void noteGrowthLocked();
+  void requestForRememberedBudget();
   size_t currentLimitLocked() const;
   Chunk* takeChunkLocked(bool collecting = false);  // collecting: mapChunk's fallback
   Chunk* takeLargeChunkLocked(size_t size);

@@ -4,8 +4,9 @@
 // Protocol: verifyHeap first walks every current-space chunk object by object (kind
 // registered, not forwarded, current epoch, size inside its chunk), recording object
 // starts; then it checks every reference held by roots, registrations, every mutator's
-// handles, the pending-finalizer queue and every object (strong parts via trace, weak
-// parts via clearWeak with an isLive that is always true, which keeps every entry). It
+// handles, the pending-finalizer queue, the weak roots' entries (the string table) and
+// every object (strong parts via trace, weak parts via clearWeak with an isLive that is
+// always true, which keeps every entry). It
 // runs world stopped (inside a collection) or while no other mutator thread runs. A
 // reference must be non-null, aligned and exactly the start of a current-space object,
 // so stale pointers and interior pointers are both caught. Headers of unknown memory are never
@@ -277,6 +278,11 @@ void Verifier::checkRoots() {
   for (rootIndex_ = 0; rootIndex_ < impl_.pending.size(); ++rootIndex_) check(impl_.pending[rootIndex_]);
   rootKind_ = "finalizable registration";
   for (rootIndex_ = 0; rootIndex_ < impl_.finalizable.size(); ++rootIndex_) check(impl_.finalizable[rootIndex_]);
+  // Weak roots (the string table) see a visitor whose isLive is always true: they keep
+  // every entry, and a stale one (a minor that failed to update or drop a young
+  // string) is reported here.
+  rootKind_ = "weak root source";
+  for (rootIndex_ = 0; rootIndex_ < impl_.weakRoots.size(); ++rootIndex_) impl_.weakRoots[rootIndex_]->sweepWeakRoots(*this);
   rootKind_ = "external registration";
   for (rootIndex_ = 0; rootIndex_ < impl_.externals.size(); ++rootIndex_) check(impl_.externals[rootIndex_]);
   // A pinned object that moved leaves its key behind: no object starts there any more.

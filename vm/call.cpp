@@ -492,6 +492,10 @@ Status fullCollectMayGC(State& S, ThreadData* t) {
   return afterSafepointMayGC(S, t, S.heap().collectMayGC(S.mutator()));
 }
 
+Status minorCollectMayGC(State& S, ThreadData* t) {
+  return afterSafepointMayGC(S, t, S.heap().collectMayGC(S.mutator(), gc::CollectionKind::kMinor));
+}
+
 namespace {
 
 // The stack index below which the top Lua frame's registers are live (see kLiveFrame),

@@ -145,6 +145,8 @@ Status safepointMayGC(State& S, ThreadData* t);
 // An explicit whole collection (collectgarbage, lua_gc) made by code running on `t`,
 // then what safepointMayGC does after one: t's stack marked dirty, due finalizers run.
 Status fullCollectMayGC(State& S, ThreadData* t);
+// As fullCollectMayGC, with a minor collection (gc-v2.md): a generational step.
+Status minorCollectMayGC(State& S, ThreadData* t);
 // Which registers of the top Lua frame a loop safepoint keeps for the collector: the whole
 // frame; those of the locals active at the saved pc (a back-edge: it lands on a statement
 // boundary); those a frame entered or resumed uses (its arguments at entry, else the

@@ -14,6 +14,12 @@
 //    stopped (no mutator holds a lock then); it drops dead strings, updates survivors to
 //    their new addresses and re-packs each shard in place so probe chains have no holes.
 //    No tombstones are needed because nothing else removes entries.
+//  - Generations (docs/design/gc-v2.md): an old string dies only at a major, so a minor
+//    sweeps only the strings inserted since the last collection, which each shard lists
+//    as it inserts them (Shard::young): each is found from its home slot, updated or
+//    erased by backward shifting (eraseSlot), so a minor's sweep costs in proportion to
+//    the strings interned since the last collection, not to the table. A major (and
+//    verification) walks every slot. Every collection empties the lists.
 //  - Load factor at most 3/4; a shard doubles when it would exceed it. If the bigger
 //    array cannot be allocated the shard keeps going until it is truly full, and then
 //    interning fails with nullptr (a memory error for the caller).
@@ -31,6 +37,7 @@
 #include <new>
 #include <random>
 
+#include "gc/pass.h"
 #include "vm/state.h"
 
 namespace weft::vm {
@@ -170,7 +177,10 @@ int stringCompare(const String* a, const String* b) {
 StringTable::StringTable() = default;
 
 StringTable::~StringTable() {
-  for (Shard& shard : shards_) delete[] shard.slots;
+  for (Shard& shard : shards_) {
+    delete[] shard.slots;
+    delete[] shard.young;
+  }
 }
 
 void StringTable::lock(Shard& shard) { shard.locked.lock(); }
@@ -183,6 +193,42 @@ void StringTable::insertSlot(Shard& shard, const Slot& slot) {
   while (shard.slots[i].string) i = (i + 1) & mask;
   shard.slots[i] = slot;
   shard.count++;
+}
+
+// A young list that cannot grow is not an error: the next minor sweeps the whole shard.
+void StringTable::noteYoung(Shard& shard, const Slot& slot) {
+  if (shard.youngAll) return;
+  if (shard.youngCount == shard.youngCapacity) {
+    uint32_t capacity = shard.youngCapacity ? shard.youngCapacity * 2 : kInitialShardSlots;
+    auto* young = capacity > shard.youngCapacity ? new (std::nothrow) Slot[capacity] : nullptr;
+    if (!young) {
+      shard.youngAll = true;
+      return;
+    }
+    std::copy(shard.young, shard.young + shard.youngCount, young);
+    delete[] shard.young;
+    shard.young = young;
+    shard.youngCapacity = capacity;
+  }
+  shard.young[shard.youngCount++] = slot;
+}
+
+// Linear probing's deletion without tombstones: the entries after the hole in its
+// cluster move back into it, unless their home lies cyclically in (hole, j], where they
+// must stay to be found.
+void StringTable::eraseSlot(Shard& shard, uint32_t i) {
+  uint32_t mask = shard.capacity - 1;
+  uint32_t hole = i;
+  shard.slots[hole].string = nullptr;
+  for (uint32_t j = (hole + 1) & mask; shard.slots[j].string; j = (j + 1) & mask) {
+    uint32_t home = shard.slots[j].hash & mask;
+    bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+    if (stays) continue;
+    shard.slots[hole] = shard.slots[j];
+    shard.slots[j].string = nullptr;
+    hole = j;
+  }
+  shard.count--;
 }
 
 String* StringTable::findLocked(const Shard& shard, std::string_view bytes, uint32_t hash) {
@@ -231,6 +277,7 @@ String* StringTable::intern(State& state, std::string_view bytes, uint32_t hash)
     result->header.hash = hash;
     result->flags = kStringShort;
     insertSlot(shard, Slot{result, hash, uint32_t(bytes.size())});
+    noteYoung(shard, Slot{result, hash, uint32_t(bytes.size())});
   }
   unlock(shard);
   return result;
@@ -249,6 +296,7 @@ String* StringTable::adopt(String* s, uint32_t hash) {
     s->header.aux = 0;
     s->flags = kStringShort;
     insertSlot(shard, Slot{s, hash, uint32_t(s->length)});
+    noteYoung(shard, Slot{s, hash, uint32_t(s->length)});
     result = s;
   }
   unlock(shard);
@@ -287,36 +335,62 @@ void StringTable::rebuildInPlace(Shard& shard, uint32_t start) {
 }
 
 void StringTable::sweepWeakRoots(gc::Visitor& visitor) {
+  gc::Pass pass = gc::passOf(visitor);
   for (Shard& shard : shards_) {
     if (!shard.capacity) continue;
     lock(shard);  // uncontended: the world is stopped
-    bool removed = false;
-    // A slot already free when the loop reaches it was free before the sweep (the loop
-    // clears only the slot it is at); every shard keeps one (intern never fills the last).
-    uint32_t freeBefore = shard.capacity;
-    for (uint32_t i = 0; i < shard.capacity; ++i) {
-      // Every string's header is a cache miss (a large table holds megabytes of them):
-      // asking for one a few slots ahead overlaps the misses instead of taking them in
-      // turn.
-      if (i + kSweepPrefetch < shard.capacity) {
-        if (const String* ahead = shard.slots[i + kSweepPrefetch].string) __builtin_prefetch(ahead);
-      }
-      String*& s = shard.slots[i].string;
-      if (!s) {
-        if (freeBefore == shard.capacity) freeBefore = i;
-        continue;
-      }
-      auto*& slot = reinterpret_cast<gc::Object*&>(s);
-      if (visitor.isLive(slot)) {
-        visitor.visit(slot);
-      } else {
-        s = nullptr;
-        shard.count--;
-        removed = true;
-      }
+    if (pass == gc::Pass::kMinor && !shard.youngAll) sweepYoung(shard, visitor);
+    else sweepShard(shard, visitor);
+    if (pass != gc::Pass::kCheck) {
+      shard.youngCount = 0;
+      shard.youngAll = false;
     }
-    if (removed) rebuildInPlace(shard, freeBefore);
     unlock(shard);
+  }
+}
+
+void StringTable::sweepShard(Shard& shard, gc::Visitor& visitor) {
+  bool removed = false;
+  // A slot already free when the loop reaches it was free before the sweep (the loop
+  // clears only the slot it is at); every shard keeps one (intern never fills the last).
+  uint32_t freeBefore = shard.capacity;
+  for (uint32_t i = 0; i < shard.capacity; ++i) {
+    // Every string's header is a cache miss (a large table holds megabytes of them):
+    // asking for one a few slots ahead overlaps the misses instead of taking them in
+    // turn.
+    if (i + kSweepPrefetch < shard.capacity) {
+      if (const String* ahead = shard.slots[i + kSweepPrefetch].string) __builtin_prefetch(ahead);
+    }
+    String*& s = shard.slots[i].string;
+    if (!s) {
+      if (freeBefore == shard.capacity) freeBefore = i;
+      continue;
+    }
+    auto*& slot = reinterpret_cast<gc::Object*&>(s);
+    if (visitor.isLive(slot)) {
+      visitor.visit(slot);
+    } else {
+      s = nullptr;
+      shard.count--;
+      removed = true;
+    }
+  }
+  if (removed) rebuildInPlace(shard, freeBefore);
+}
+
+// Each young string is found by its address from its home slot (a survivor's slot is
+// updated to its new address, which no young string of the list had, so later searches
+// cannot mistake it), then kept or erased.
+void StringTable::sweepYoung(Shard& shard, gc::Visitor& visitor) {
+  uint32_t mask = shard.capacity - 1;
+  for (uint32_t k = 0; k < shard.youngCount; ++k) {
+    const Slot& young = shard.young[k];
+    uint32_t i = young.hash & mask;
+    while (shard.slots[i].string && shard.slots[i].string != young.string) i = (i + 1) & mask;
+    if (!shard.slots[i].string) continue;  // always found: only sweeps remove entries, and they empty the lists
+    auto*& slot = reinterpret_cast<gc::Object*&>(shard.slots[i].string);
+    if (visitor.isLive(slot)) visitor.visit(slot);
+    else eraseSlot(shard, i);
   }
 }
 

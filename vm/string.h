@@ -82,8 +82,19 @@ class StringTable final : public gc::WeakRootSource {
     uint32_t capacity = 0;            // slots, a power of 2 (0: not allocated yet)
     uint32_t count = 0;               // occupied slots
     Slot* slots = nullptr;            // owned
+    // The strings inserted since the last collection (young), which a minor sweeps
+    // instead of every slot; youngAll: the list could not grow, so the next minor
+    // sweeps every slot. Owned; under the lock, or world stopped.
+    Slot* young = nullptr;
+    uint32_t youngCount = 0;
+    uint32_t youngCapacity = 0;
+    bool youngAll = false;
   };
   static void insertSlot(Shard& shard, const Slot& slot);
+  static void noteYoung(Shard& shard, const Slot& slot);
+  static void eraseSlot(Shard& shard, uint32_t i);
+  static void sweepShard(Shard& shard, gc::Visitor& visitor);
+  static void sweepYoung(Shard& shard, gc::Visitor& visitor);
   static String* findLocked(const Shard& shard, std::string_view bytes, uint32_t hash);
   static void lock(Shard& shard);
   static void unlock(Shard& shard);

@@ -475,9 +475,9 @@ NativeResult baseDoFile(CallContext& cx) {
 // increments, so a step adds credit (n KB, or kBasicStepBytes for n == 0) and collects
 // once the credit covers the heap in use: a loop of steps until true costs work
 // proportional to the heap, and true means exactly that this step finished a cycle.
-// In generational mode a step is a (young, in Lua) collection and reports no cycle
-// end, as lua 5.4 does. Steps run while automatic collection is stopped and leave it
-// stopped.
+// In generational mode a step is one minor collection (a young one in Lua), whatever
+// the old generation holds, and reports no cycle end, as lua 5.4 does. Steps run while
+// automatic collection is stopped and leave it stopped.
 constexpr uint64_t kBasicStepBytes = uint64_t(1) << 20;  // about lua 5.4's default basic step
 
 }  // namespace
@@ -489,7 +489,7 @@ Status gcStepMayGC(State& S, ThreadData* t, int64_t kb, bool& cycleEnded) {
     S.gcStepCredit += kb == 0 ? kBasicStepBytes : uint64_t(kb) * 1024;
     if (S.gcStepCredit < S.heap().bytesInUse(S.mutator())) return Status::ok();
   }
-  Status st = fullCollectMayGC(S, t);
+  Status st = S.gcGenerational ? minorCollectMayGC(S, t) : fullCollectMayGC(S, t);
   if (!st.isOk()) return st;
   S.gcStepCredit = 0;
   cycleEnded = !S.gcGenerational;

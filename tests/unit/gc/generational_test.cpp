@@ -131,18 +131,37 @@ TEST(GcGenerational, Invariant3_StoreWithoutBarrierIsCaught) {
   EXPECT_NE(reason.find("no write barrier recorded it"), std::string::npos) << reason;
 }
 
-TEST(GcGenerational, Invariant3_BarrierDropIsCaught) {
-  GenHeap h(verifying());
+// An old holder (rooted) receives a young blob through the barrier, whose first slow
+// path runs with fault site `site` firing.
+void storeYoungWithFault(GenHeap& h, const char* site) {
   size_t i = h.root(h.pair());
   h.minor();
   Pair* holder = h.rooted<Pair>(i);
-  Blob* young = h.blob("dropped");
-  fault::configure("gc.barrier-drop:1");
+  Blob* young = h.blob("young");
+  fault::configure(std::string(site) + ":1");
   writeBarrier(obj(holder), obj(young));
   fault::configure("");
   holder->a = obj(young);
+}
+
+TEST(GcGenerational, Invariant3_BarrierDropIsCaught) {
+  GenHeap h(verifying());
+  storeYoungWithFault(h, "gc.barrier-drop");
   std::string reason = failedMinor(h);
   EXPECT_NE(reason.find("in no remembered buffer"), std::string::npos) << reason;
+}
+
+// Fault site gc.remember (invariant 9): an append to the remembered buffer that fails
+// breaks the heap at once; the store goes on, and the next safepoint fails closed
+// instead of running a minor that would miss the holder.
+TEST(GcGenerational, Invariant9_RememberFailureFailsClosed) {
+  GenHeap h(verifying());
+  storeYoungWithFault(h, "gc.remember");
+  EXPECT_TRUE(h.heap.collectionRequested()) << "the broken heap keeps the poll up";
+  EXPECT_EQ(h.heap.safepointMayGC().code(), StatusCode::kFatal);
+  std::string reason = h.heap.failureReason();
+  EXPECT_NE(reason.find("remember: a remembered-set append failed"), std::string::npos) << reason;
+  EXPECT_EQ(h.heap.stats().minor.count, 1u) << "no collection ran on the broken heap";
 }
 
 TEST(GcGenerational, Invariant10_ParkedStackIsNotRescanned) {
@@ -175,6 +194,36 @@ TEST(GcGenerational, Invariant10_CleanStackWithYoungReferenceIsCaught) {
   h.rooted<Stack>(i)->slots->push_back(obj(h.blob("not marked dirty")));
   std::string reason = failedMinor(h);
   EXPECT_NE(reason.find("a clean stack holds a young reference"), std::string::npos) << reason;
+}
+
+// Pacing (gc-v2.md): a mutator whose remembered buffer reaches the budget requests a
+// minor, so the stacks (and holders) a minor rescans are bounded by it, not by how many
+// tasks ran since the last one; the minor that follows promotes what they hold.
+TEST(GcGenerational, RememberedBudgetRequestsAMinor) {
+  Config config = verifying();
+  config.rememberedBudget = 8;
+  GenHeap h(config);
+  std::vector<size_t> stacks;
+  for (int k = 0; k < 8; ++k) stacks.push_back(h.root(h.stack()));
+  h.minor();
+  ASSERT_FALSE(h.heap.collectionRequested());
+  for (int k = 0; k < 8; ++k) {
+    EXPECT_FALSE(h.heap.collectionRequested()) << "requested after " << k << " holders";
+    Stack* s = h.rooted<Stack>(stacks[static_cast<size_t>(k)]);
+    writeBarrierBulk(obj(s));
+    s->slots->push_back(obj(h.blob("ran")));
+  }
+  EXPECT_TRUE(h.heap.collectionRequested()) << "the eighth dirty stack reaches the budget";
+  uint64_t minors = h.heap.stats().minor.count;
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk()) << h.heap.failureReason();
+  EXPECT_EQ(h.heap.stats().minor.count, minors + 1);
+  EXPECT_FALSE(h.heap.collectionRequested());
+  for (size_t i : stacks) EXPECT_TRUE(isOld((*h.rooted<Stack>(i)->slots)[0]));
+  // Stopped automatic collection drops the request, as it drops a crossed threshold.
+  h.heap.setAutomatic(false);
+  for (size_t i : stacks) writeBarrierBulk(h.rooted(i));
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());
+  EXPECT_EQ(h.heap.stats().minor.count, minors + 1);
 }
 
 TEST(GcGenerational, LargeObjectIsPromotedInPlaceAndTracedWhole) {

@@ -1,6 +1,7 @@
 // Weak tables and weak roots, following the Lua 5.4 manual §2.5.4.
 #include <gtest/gtest.h>
 
+#include "gc/pass.h"
 #include "tests/unit/gc/toy_model.h"
 
 namespace weft::gc::toy {
@@ -133,6 +134,29 @@ TEST(GcWeak, WeakRootSourceDropsDeadEntriesAndUpdatesLiveOnes) {
   h.collect();
   EXPECT_EQ(table.strings[0], before) << "a removed source is not swept any more";
   EXPECT_NE(h.rooted(r), before);
+}
+
+// The negative test of verify's weak-root check: a source that skips its entries at a
+// minor (as a string table that forgot a young string would) keeps a reference into
+// the freed nursery, which verification after the collection reports.
+TEST(GcWeak, StaleWeakRootEntryIsCaughtByVerify) {
+  struct Forgetful : WeakRootSource {
+    void sweepWeakRoots(Visitor& v) override {
+      if (passOf(v) == Pass::kMinor) return;
+      for (Object*& s : strings) v.visit(s);
+    }
+    std::vector<Object*> strings;
+  } table;
+  ToyHeap h(verifying());
+  h.heap.addWeakRootSource(&table);
+  table.strings = {obj(h.blob("young and forgotten"))};
+  h.root(table.strings[0]);
+  Status s = h.heap.collectMayGC(CollectionKind::kMinor);
+  EXPECT_EQ(s.code(), StatusCode::kFatal);
+  std::string reason = h.heap.failureReason();
+  EXPECT_NE(reason.find("verify failed: after collection"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("weak root source #0"), std::string::npos) << reason;
+  h.heap.removeWeakRootSource(&table);
 }
 
 }  // namespace

@@ -77,5 +77,27 @@ TEST(VmGenerational, TwoStatesOnOneThreadKeepTheirRecords) {
   HostStack(*first).closeMayGC();
 }
 
+// collectgarbage("step") in generational mode is one minor collection, and only that
+// (docs/design/gc-step.md); in incremental mode a step that covers the heap is a major
+// one. The collector is stopped, so every collection counted is a step's.
+TEST(VmGenerational, GenerationalStepIsOneMinor) {
+  auto S = newStandardState(StateOptions{}, true);
+  HostStack h(*S);
+  auto runChunk = [&](const char* code) {
+    ASSERT_TRUE(h.loadMayGC(code, "=test").isOk());
+    ASSERT_TRUE(h.pcallMayGC(0, 0, false).isOk()) << S->heap().failureReason();
+  };
+  runChunk("collectgarbage('stop'); keep = {} for i = 1, 1000 do keep[i] = {i} end; collectgarbage()");
+  gc::Stats before = S->heap().stats();
+  runChunk("for _ = 1, 10 do assert(collectgarbage('step') == false) end");
+  gc::Stats after = S->heap().stats();
+  EXPECT_EQ(after.minor.count - before.minor.count, 10u);
+  EXPECT_EQ(after.major.count, before.major.count);
+  runChunk("collectgarbage('incremental'); assert(collectgarbage('step', 1 << 20) == true); collectgarbage('generational')");
+  EXPECT_EQ(S->heap().stats().major.count, after.major.count + 1);
+  EXPECT_EQ(S->heap().stats().minor.count, after.minor.count);
+  h.closeMayGC();
+}
+
 }  // namespace
 }  // namespace weft::vm

@@ -136,5 +136,33 @@ TEST_F(StringTest, CollectionDropsDeadStringsAndKeepsLive) {
   EXPECT_EQ(state_.heap().verifyHeap(), "");
 }
 
+// A minor sweeps only the strings interned since the last collection (gc-v2.md): young
+// garbage goes, young survivors are found again at their new addresses (erasing
+// shifts the clusters of many colliding strings), and an old string that died waits for
+// a major, which walks every slot.
+TEST_F(StringTest, MinorErasesYoungGarbageAndFindsYoungSurvivors) {
+  gc::HandleScope scope(state_.heap());
+  gc::Handle<String> oldDead(scope, newString(state_, "old-then-dead"));
+  ASSERT_TRUE(state_.heap().collectMayGC().isOk());
+  oldDead.set(nullptr);
+  size_t before = state_.strings().size();
+  std::vector<std::string> names;
+  for (int i = 0; i < 5000; ++i) names.push_back("young-" + std::to_string(i));
+  std::vector<gc::Handle<String>> kept;
+  for (int i = 0; i < 5000; ++i) {
+    String* s = newString(state_, names[i]);
+    if (i % 3 == 0) kept.emplace_back(scope, s);
+  }
+  ASSERT_EQ(state_.strings().size(), before + 5000);
+  ASSERT_TRUE(state_.heap().collectMayGC(gc::CollectionKind::kMinor).isOk());
+  EXPECT_EQ(state_.strings().size(), before + kept.size()) << "young garbage is dropped, old garbage kept";
+  for (size_t k = 0; k < kept.size(); ++k) {
+    EXPECT_EQ(newString(state_, names[k * 3]), kept[k].get()) << names[k * 3];
+  }
+  EXPECT_EQ(state_.heap().verifyHeap(), "");
+  ASSERT_TRUE(state_.heap().collectMayGC().isOk());
+  EXPECT_EQ(state_.strings().size(), before - 1 + kept.size()) << "a major drops the old dead string";
+}
+
 }  // namespace
 }  // namespace weft::vm
