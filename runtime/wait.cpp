@@ -377,8 +377,12 @@ bool canSuspendWait(vm::ThreadData* t) {
   }
   if (!sched::Scheduler::hostBoundHere()) return false;
   for (const vm::ThreadData* cur = t; cur; cur = cur->resumer) {
-    // The embedder's call is the main thread's one native level and non-yieldable frame.
-    if (cur->isMain) return cur->nny == 1 && cur->nativeDepth == 1;
+    // The embedder's call is the main thread's one native level and non-yieldable frame,
+    // and it called a Lua function (driveMainMayGC resumes Lua frames; a native the
+    // embedder calls directly, such as the C++ API's Task::await, blocks).
+    if (cur->isMain) {
+      return cur->nny == 1 && cur->nativeDepth == 1 && cur->frameCount > 0 && (cur->frames[0].flags & vm::kFrameLua);
+    }
     if (cur->nny != 0) return false;
   }
   return false;
