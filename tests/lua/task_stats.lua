@@ -48,7 +48,9 @@ check(micros, "durations are float microseconds")
 check(victims, "steals_from lists other workers something was stolen from")
 eq(math.type(s.host_tasks_run), "integer", "host_tasks_run")
 run = run + s.host_tasks_run
-check(run >= 1200, "every dispatch is counted: " .. run)
+-- Each task runs at least once; a receive that finds its value waiting needs no dispatch
+-- (the main chunk's sends may wait for the receivers instead), so 1,200 is not a bound.
+check(run >= 200, "every dispatch is counted, the host's too: " .. run)
 
 local function histogram(h, what, atLeast)
   check(h.count >= atLeast, what .. ": at least " .. atLeast .. " records, got " .. h.count)
