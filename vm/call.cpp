@@ -550,7 +550,9 @@ Status loopSafepointMayGC(State& S, ThreadData* t, uint32_t live) {
     return runtimeErrorMayGC(S, t, "interrupted!");
   }
   // The host lane holds a task the main context's code woke a slice ago: publish it.
-  if (S.hostLanePending && S.onMainContext()) [[unlikely]] S.flushHostLane(S);
+  // The flag is the main thread's: the context test comes first (ThreadSanitizer saw a
+  // worker read it).
+  if (S.onMainContext() && S.hostLanePending) [[unlikely]] S.flushHostLane(S);
   // Deterministic mode: the main context's schedule point (other tasks run their steps).
   if (const State::DeterministicHooks* det = S.deterministic; det && S.onMainContext() && !t->inHook &&
                                                               !t->runningFinalizers) [[unlikely]] {
