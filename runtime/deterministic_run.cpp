@@ -1,5 +1,6 @@
 // Deterministic mode on the runtime's side (docs/design/deterministic.md): the State's
-// hooks (logical time, the main context's schedule points, per-task random seeds), the
+// hooks (logical time, the main context's schedule points, per-task random seeds, the
+// gates of parallel steps), the
 // end of a deterministic program, and its recording. The coordinator itself is the
 // scheduler's (runtime/sched/deterministic.h).
 #include <cstdio>
@@ -32,13 +33,35 @@ uint64_t randomSeed(vm::State& S, vm::ThreadData* root) {
   return rt.options.deterministic.seed ^ decisionMemberHash(runId);
 }
 
+// A world effect of the code on `t` (vm/api.h worldEffect): the task's step waits for
+// its commit. The main task's steps are committed while they run.
+Status gateMayGC(vm::State& S, vm::ThreadData* t) {
+  RuntimeImpl& rt = *runtimeOf(S);
+  LuaTask* task = currentTask(rt, t);
+  return task->isMain ? Status::ok() : rt.detGateMayGC(*task);
+}
+
 }  // namespace
+
+Status RuntimeImpl::detGateMayGC(LuaTask& task) {
+  if (scheduler->passGate(&task)) return Status::ok();
+  detachCurrent();
+  bool committed = scheduler->waitCommitted(&task);
+  Status st = attachCurrent();
+  if (!st.isOk()) return st;
+  return committed ? Status::ok() : Status(StatusCode::kFatal);
+}
+
+void RuntimeImpl::detachForStep() { detachCurrent(); }
+
+Status RuntimeImpl::attachAfterStep() { return attachCurrent(); }
 
 void RuntimeImpl::installDeterministicHooks() {
   detHooks_.slice = options.budget;
   detHooks_.nowNanos = logicalNanos;
   detHooks_.schedulePointMayGC = schedulePointMayGC;
   detHooks_.randomSeed = randomSeed;
+  if (scheduler->workerCount() > 1) detHooks_.gateMayGC = gateMayGC;
   state.deterministic = &detHooks_;
   // The main context's budget counts down from here, as a task's does.
   state.mainThread->data->budget = options.budget;

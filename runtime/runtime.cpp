@@ -374,7 +374,16 @@ RunOutcome RuntimeImpl::runTask(sched::Worker& worker, sched::Task& base, int32_
   auto* task = static_cast<LuaTask*>(&base);
   if (closed()) return RunOutcome::kCancelled;
   if (!tlsContext) return dispatchNestedMayGC(*task, budget);
-  return dispatchMayGC(*tlsContext, *task, budget);
+  // Deterministic mode: a runner coordinating a nested wait dispatches inside its own
+  // step (sched/deterministic.h), whose thread goes on after this one.
+  vm::ThreadData* outer = tlsContext->exec.running;
+  RunOutcome out = dispatchMayGC(*tlsContext, *task, budget);
+  tlsContext->exec.running = outer;
+  return out;
+}
+
+bool RuntimeImpl::cancelAtStart(const LuaTask& task) const {
+  return scheduler->deterministic() ? task.cancelledBeforeReady() : task.cancelRequested();
 }
 
 RunOutcome RuntimeImpl::dispatchNestedMayGC(LuaTask& task, int32_t& budget) {
@@ -408,7 +417,7 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t&
   bool stepEnded = std::exchange(task.stepEnded, false);
   if (!task.started) {
     task.started = true;
-    if (task.cancelRequested()) return cancelTaskMayGC(task);
+    if (cancelAtStart(task)) return cancelTaskMayGC(task);
     return finishDispatchMayGC(task, startTaskMayGC(task), budget);
   }
   // The thread whose native suspended the task: the root, or the innermost coroutine of
@@ -418,7 +427,7 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t&
   while (leaf->suspendedChild) leaf = leaf->suspendedChild;
   // A cancellation seen at the start of a dispatch ends the task here, whatever ended
   // its wait: the scheduler delivers a request made while the task was ready only once.
-  if (task.cancelRequested() && !stepEnded) {
+  if (cancelAtStart(task) && !stepEnded) {
     // A job still queued or running may be using what the unwinding would free (a
     // FILE*): the job's end (or cancelTask's removal of it) wakes the task again.
     if (task.suspend == LuaTask::Suspend::kWait && task.op == WaitOp::kBlocking && task.waitOpen()) {
@@ -484,6 +493,8 @@ RunOutcome RuntimeImpl::finishDispatchMayGC(LuaTask& task, Status st, int32_t& b
       while (leaf->suspendedChild) leaf = leaf->suspendedChild;
       if (leaf->preempted) {
         leaf->preempted = false;
+        // Its budget's end is a gate: the step that ran ahead ends in decision order.
+        if (Status gate = detGateMayGC(task); !gate.isOk()) return RunOutcome::kCancelled;
         if (task.cancelRequested() && !task.stepEnded) return cancelTaskMayGC(task);
         return RunOutcome::kBudgetSpent;
       }
@@ -491,6 +502,7 @@ RunOutcome RuntimeImpl::finishDispatchMayGC(LuaTask& task, Status st, int32_t& b
       return RunOutcome::kSuspended;
     }
     case StatusCode::kOk:
+      (void)detGateMayGC(task);  // its end is a gate (closed: nothing observes it)
       completeTask(&task, TaskState::kCompleted);
       return RunOutcome::kCompleted;
     case StatusCode::kFatal:
@@ -502,6 +514,7 @@ RunOutcome RuntimeImpl::finishDispatchMayGC(LuaTask& task, Status st, int32_t& b
       vm::normaliseErrorValue(state, t, closedSt);
       t->frameCount = 0;
       t->top = 2;
+      (void)detGateMayGC(task);
       completeTask(&task, TaskState::kPanicked);
       return RunOutcome::kPanicked;
     }
@@ -524,6 +537,7 @@ RunOutcome RuntimeImpl::cancelTaskMayGC(LuaTask& task) {
     t->status = vm::ThreadStatus::Dead;
   }
   task.data->status = vm::ThreadStatus::Dead;
+  (void)detGateMayGC(task);
   completeTask(&task, TaskState::kCancelled);
   return RunOutcome::kCancelled;
 }

@@ -61,6 +61,8 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   void onHostLaneFilled() override;
   bool mayPublishFromOutside() override;
   void onDiverged(const std::string& what) override;
+  void detachForStep() override;
+  Status attachAfterStep() override;
 
   // Registry (registry.cpp): every task and channel, traced as roots.
   void traceRoots(gc::Visitor& visitor) override;
@@ -135,6 +137,13 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // (written once; an error is reported on stderr).
   void installDeterministicHooks();
   Status finishDeterministicMayGC();
+  // Parallel steps: `task`'s step reached a gate on this thread; returns once it is
+  // committed, having waited detached (kFatal: the runtime closed meanwhile).
+  Status detGateMayGC(LuaTask& task);
+  // Whether a dispatch of `task` starts with its cancellation: a request seen at the
+  // start; in deterministic mode, one made before the task became ready (a later one
+  // reaches it at a gate, as its step may already run ahead).
+  bool cancelAtStart(const LuaTask& task) const;
   void writeRecording();
 
   // Cancels a task: the scheduler's request, and a claim of its current wait.

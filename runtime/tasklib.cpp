@@ -43,14 +43,33 @@ NativeResult live(CallContext& cx) {
   return F(cx);
 }
 
+// Deterministic mode: the step waits at its gate for its commit (parallel steps). At an
+// operation that may wait (`mayWait`: a suspension point), a cancellation reaches the
+// task here, in decision order whatever ran ahead: the task gives up its step before the
+// operation, and its next dispatch starts with the cancellation (RuntimeImpl::
+// cancelAtStart: the request then predates its becoming ready). kOk: go on.
+NativeResult gateOrderedMayGC(CallContext& cx, RuntimeImpl& rt, bool mayWait) {
+  LuaTask* self = currentTask(rt, cx.threadData());
+  if (self->isMain) return cx.noResults();
+  if (Status st = rt.detGateMayGC(*self); !st.isOk()) return NativeResult{0, st.code()};
+  if (!mayWait || !self->cancelRequested() || !canSuspend(cx.threadData())) return cx.noResults();
+  self->suspend = LuaTask::Suspend::kYield;
+  cx.threadData()->taskSuspending = true;
+  return NativeResult{0, StatusCode::kYield};
+}
+
 // An operation whose order the scheduler decides in deterministic mode (a channel
 // operation, spawn, await, select, sleep, yield, the clock): the step ends at the
 // safepoint that follows it (runtime/sched/deterministic.h), where the chooser decides
-// what runs next.
-template <vm::NativeFn F>
-NativeResult ordered(CallContext& cx) {
+// what runs next. `ordered` for operations that never wait, `orderedWait` for those that
+// may (yield, sleep, select, await, send, receive).
+template <vm::NativeFn F, bool kMayWait>
+NativeResult orderedOp(CallContext& cx) {
   RuntimeImpl* rt = runtimeOf(cx.state());
   if (!rt) return cx.error("the task runtime has ended");
+  if (rt->scheduler->deterministic()) {
+    if (NativeResult g = gateOrderedMayGC(cx, *rt, kMayWait); g.status != StatusCode::kOk) return g;
+  }
   NativeResult r = F(cx);
   if (r.status == StatusCode::kOk && rt->scheduler->deterministic()) {
     cx.threadData()->budget = 0;
@@ -58,6 +77,16 @@ NativeResult ordered(CallContext& cx) {
     currentTask(*rt, cx.threadData())->stepEnded = true;
   }
   return r;
+}
+
+template <vm::NativeFn F>
+NativeResult ordered(CallContext& cx) {
+  return orderedOp<F, false>(cx);
+}
+
+template <vm::NativeFn F>
+NativeResult orderedWait(CallContext& cx) {
+  return orderedOp<F, true>(cx);
 }
 
 // A handle or channel that died drops its reference (vm::newHostUserdata), on the
@@ -230,6 +259,8 @@ const char* statusOf(LuaTask* task) {
   // is suspended, though its scheduler state is running.
   if (task->blocked.load(std::memory_order_acquire)) return "suspended";
   if (task->isMain) return "running";
+  // Deterministic mode: a step running ahead of its commit is a ready task's.
+  if (task->rt.scheduler->showsReady(task)) return "ready";
   return sched::taskStateName(task->state());
 }
 
@@ -365,7 +396,7 @@ NativeResult channelIterStep(CallContext& cx) {
 NativeResult channelIter(CallContext& cx) {
   CHECK_CHANNEL(ch);
   (void)ch;
-  return pushValues(cx, {Value::lightNative(ordered<channelIterStep>), cx.arg(1), Value::nil()});
+  return pushValues(cx, {Value::lightNative(orderedWait<channelIterStep>), cx.arg(1), Value::nil()});
 }
 
 NativeResult channelToString(CallContext& cx) {
@@ -384,19 +415,19 @@ namespace {
 
 constexpr vm::LibEntry kTaskLib[] = {
     {"spawn", ordered<taskSpawn>},     {"spawn_sticky", ordered<taskSpawnSticky>},
-    {"current", live<taskCurrent>}, {"yield", ordered<taskYield>},
-    {"sleep", ordered<taskSleep>},     {"workers", live<taskWorkers>},
-    {"channel", live<taskChannel>}, {"select", ordered<taskSelect>},
+    {"current", live<taskCurrent>}, {"yield", orderedWait<taskYield>},
+    {"sleep", orderedWait<taskSleep>},     {"workers", live<taskWorkers>},
+    {"channel", live<taskChannel>}, {"select", orderedWait<taskSelect>},
     {"stats", live<taskStats>},     {"now", ordered<taskNow>},
 };
 
 constexpr vm::LibEntry kHandleMethods[] = {
-    {"await", ordered<handleAwait>},   {"cancel", ordered<handleCancel>},
+    {"await", orderedWait<handleAwait>},   {"cancel", ordered<handleCancel>},
     {"status", ordered<handleStatus>}, {"id", live<handleId>},
 };
 
 constexpr vm::LibEntry kChannelMethods[] = {
-    {"send", ordered<channelSendNative>},  {"recv", ordered<channelRecvNative>},
+    {"send", orderedWait<channelSendNative>},  {"recv", orderedWait<channelRecvNative>},
     {"try_send", ordered<channelTrySend>}, {"try_recv", ordered<channelTryRecv>},
     {"close", ordered<channelCloseNative>}, {"cap", live<channelCap>},
     {"iter", live<channelIter>},

@@ -235,6 +235,19 @@ NativeResult runBlockingMayGC(CallContext& cx, std::shared_ptr<BlockingJob> job)
 // Runs job.run() catching any C++ exception into job.panic (per-call isolation).
 void runJobIsolated(BlockingJob& job);
 
+// An effect on the world outside the program (output, files, processes, the clock, the
+// collector's controls, loading code from files): in deterministic mode with parallel
+// steps the step first waits at its gate, so that every such effect happens in decision
+// order (runtime/sched/deterministic.h). A native whose result depends only on its
+// arguments and the heap needs no gate. May collect (the gate waits detached).
+template <NativeFn F>
+NativeResult worldEffect(CallContext& cx) {
+  if (const State::DeterministicHooks* det = cx.state().deterministic; det && det->gateMayGC) [[unlikely]] {
+    if (Status st = det->gateMayGC(cx.state(), cx.threadData()); !st.isOk()) return NativeResult{0, st.code()};
+  }
+  return F(cx);
+}
+
 // Library registration.
 struct LibEntry {
   const char* name;

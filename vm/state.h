@@ -177,6 +177,9 @@ class State {
     Status (*schedulePointMayGC)(State&, ThreadData*) = nullptr;
     // math.random's seed for the chain whose root is `root` (the run's seed and its task).
     uint64_t (*randomSeed)(State&, ThreadData* root) = nullptr;
+    // With parallel steps: the code of `t`'s task reached a gate (vm/api.h worldEffect);
+    // returns once its step is committed (non-ok: the runtime closed). Null otherwise.
+    Status (*gateMayGC)(State&, ThreadData* t) = nullptr;
   };
   const DeterministicHooks* deterministic = nullptr;
   // The runtime's host lane (runtime/sched/host_lane.cpp): hostCall runs around each call

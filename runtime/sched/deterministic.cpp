@@ -5,6 +5,7 @@
 #include <bit>
 #include <chrono>
 #include <cstdio>
+#include <system_error>
 
 #include "runtime/sched/internals.h"
 
@@ -43,9 +44,10 @@ uint32_t DetChooser::pickPct(uint32_t n, uint64_t previous, const DetCandidates&
   return best;
 }
 
-// The candidates are in the order they became ready, the newest last. Like the worker
-// loop, which runs what a dispatch just spawned or woke first (a tree of tasks depth
-// first, so few are alive at once), the newest is chosen three times in four, the one
+// The candidates are in the order they became ready, the newest last, with a task that
+// yielded or spent its budget first (as the worker loop queues it behind the others). Like
+// the worker loop, which runs what a dispatch just spawned or woke first (a tree of tasks
+// depth first, so few are alive at once), the newest is chosen three times in four, the one
 // before it three in sixteen, and so on; one decision in 256 is uniform over all, so
 // every candidate keeps a chance at every step and a task that yields in a loop cannot
 // starve the others.
@@ -70,8 +72,9 @@ uint32_t DetChooser::pick(DecisionKind kind, uint32_t n, uint64_t previous,
       break;
   }
   // Past a prefix: no preemption. The task the last step ran goes on when it still can
-  // (a requeued task is the last candidate); otherwise the first candidate runs.
-  if (kind == DecisionKind::kRun && n > 0 && c.idAt(n - 1) == previous) return n - 1;
+  // (a requeued task is the first ready candidate); otherwise the first candidate runs.
+  uint32_t requeued = c.waiter ? 1 : 0;
+  if (kind == DecisionKind::kRun && n > requeued && c.idAt(requeued) == previous) return requeued;
   return 0;
 }
 
@@ -128,13 +131,20 @@ std::string DetChooser::unreplayed() const {
 DetCoordinator::DetCoordinator(SchedulerInternals& in, const DeterministicOptions& options)
     : in_(in), options_(options), chooser_(options) {}
 
-void DetCoordinator::enqueue(Task* t) {
+void DetCoordinator::enqueue(Task* t, bool behind) {
   {
     std::lock_guard lock(mu_);
-    ready_.push_back(t);
+    if (behind) ready_.push_front(t);
+    else ready_.push_back(t);
     readyHash_ += decisionMemberHash(runId(t));
+    t->detPhase_ = kQueued;
+    t->detCommitted_ = false;
+    // Read where the task becomes ready, in decision order: a cancellation made after
+    // this point reaches the task at a gate, since its step may already run ahead.
+    t->detCancelAtStart_ = t->cancelRequested();
   }
   outside_.notify_one();
+  if (parallel_) steps_.notify_all();
 }
 
 TimerId DetCoordinator::addTimer(uint64_t deadlineNanos, std::function<void()> fn) {
@@ -204,6 +214,8 @@ InlineRun DetCoordinator::runInline(Task* waiter, const std::function<bool()>& e
           next = *at;
           ready_.erase(at);
           readyHash_ -= decisionMemberHash(runId(next));
+          next->detCommitted_ = true;
+          if (next->detPhase_ == kQueued) next->detPhase_ = kInline;
         }
       }
     }
@@ -224,11 +236,35 @@ InlineRun DetCoordinator::runInline(Task* waiter, const std::function<bool()>& e
   }
 }
 
-// One step: the worker loop's dispatch and settling (worker.cpp), on this thread.
+// Commits the chosen task's step: runs it here if no runner took it, else lets it pass
+// its gate and waits for its end (the coordinator's next decision depends on it).
 void DetCoordinator::dispatch(Task* t) {
+  bool here;
+  {
+    std::lock_guard lock(mu_);
+    here = t->detPhase_ == kInline;
+  }
+  if (here) return dispatchHere(t);
+  if (!awaitStepEnd(t)) return;
+  RunOutcome out;
+  int32_t budget;
+  {
+    std::lock_guard lock(mu_);
+    out = t->detOutcome_;
+    budget = t->detBudget_;
+    t->detPhase_ = kIdle;
+    t->detCommitted_ = false;
+  }
+  Worker* w = tlsCurrentWorker;
+  settleStep(t, out, budget, w ? *in_.cores[w->index()] : *in_.cores[0]);
+}
+
+// One step on this thread: the worker loop's dispatch and settling (worker.cpp). On the
+// main thread it counts as worker 0's; on a runner coordinating a nested wait, as its own.
+void DetCoordinator::dispatchHere(Task* t) {
   WEFT_CHECK(SchedulerInternals::beginRun(t), "a queued task is ready");
-  WorkerCore& c = *in_.cores[0];
   Worker* outer = tlsCurrentWorker;
+  WorkerCore& c = outer ? *in_.cores[outer->index()] : *in_.cores[0];
   tlsCurrentWorker = c.worker;
   bump(c.counters.tasksRun);
   int32_t budget = in_.slice;
@@ -239,9 +275,122 @@ void DetCoordinator::dispatch(Task* t) {
     out = RunOutcome::kPanicked;
   }
   tlsCurrentWorker = outer;
+  {
+    std::lock_guard lock(mu_);
+    t->detPhase_ = kIdle;
+    t->detCommitted_ = false;
+  }
+  settleStep(t, out, budget, c);
+}
+
+// Detached from the collector: the step may collect, and so may the steps running ahead.
+bool DetCoordinator::awaitStepEnd(Task* t) {
+  steps_.notify_all();  // a step waiting at its gate goes on
+  in_.executor.detachForStep();
+  {
+    std::unique_lock lock(mu_);
+    steps_.wait(lock, [&] { return t->detPhase_ == kEnded; });
+  }
+  return in_.executor.attachAfterStep().isOk();
+}
+
+void DetCoordinator::settleStep(Task* t, RunOutcome out, int32_t budget, WorkerCore& c) {
   charge(in_.slice - std::max(budget, 0));
   if (out == RunOutcome::kBudgetSpent) bump(c.counters.budgetExhaustions);
-  if (SchedulerInternals::settle(t, out)) enqueue(t);
+  if (SchedulerInternals::settle(t, out)) enqueue(t, out == RunOutcome::kYielded || out == RunOutcome::kBudgetSpent);
+}
+
+// --- parallel steps ----------------------------------------------------------------------
+
+Status DetCoordinator::startRunners() {
+  parallel_ = in_.workerCount > 1;
+  try {
+    for (unsigned i = 1; i < in_.workerCount; i++) runners_.emplace_back([this, &c = *in_.cores[i]] { runner(c); });
+  } catch (const std::system_error&) {
+    in_.self.close("could not start a worker thread");
+    return Status(StatusCode::kFatal);
+  }
+  return Status::ok();
+}
+
+void DetCoordinator::onClosed() {
+  { std::lock_guard lock(mu_); }  // a waiter between its check and its sleep sees `closed`
+  steps_.notify_all();
+  outside_.notify_all();
+}
+
+void DetCoordinator::joinRunners() {
+  for (std::thread& r : runners_) r.join();
+  runners_.clear();
+}
+
+// The newest candidate no thread runs: the chooser favours the newest (pickRandom).
+Task* DetCoordinator::takeAheadLocked() {
+  for (auto it = ready_.rbegin(); it != ready_.rend(); ++it) {
+    if ((*it)->detPhase_ == kQueued) {
+      (*it)->detPhase_ = kAhead;
+      return *it;
+    }
+  }
+  return nullptr;
+}
+
+// A runner: runs candidates' steps ahead, each up to its gate and, once committed, to
+// its end, which it reports for the coordinator to settle. Attached only while it runs.
+void DetCoordinator::runner(WorkerCore& c) {
+  if (!in_.executor.onThreadStart().isOk()) return;  // the executor closed the scheduler
+  tlsCurrentWorker = c.worker;
+  for (;;) {
+    in_.executor.onIdle(*c.worker);
+    Task* t = nullptr;
+    {
+      std::unique_lock lock(mu_);
+      steps_.wait(lock, [&] { return in_.isClosed() || (t = takeAheadLocked()) != nullptr; });
+    }
+    // A step taken runs even when the scheduler closed meanwhile (the executor ends it
+    // at once): a coordinator may have committed it and wait for its end.
+    if (!t) break;
+    int32_t budget = in_.slice;
+    RunOutcome out = RunOutcome::kYielded;  // a step that could not start changes nothing
+    if (in_.executor.onBusy(*c.worker).isOk()) {
+      WEFT_CHECK(SchedulerInternals::beginRun(t), "a queued task is ready");
+      bump(c.counters.tasksRun);
+      try {
+        out = in_.executor.runTask(*c.worker, *t, budget);
+      } catch (...) {
+        out = RunOutcome::kPanicked;
+      }
+      if (out == RunOutcome::kBudgetSpent) bump(c.counters.budgetExhaustions);
+    }
+    {
+      std::lock_guard lock(mu_);
+      t->detOutcome_ = out;
+      t->detBudget_ = budget;
+      t->detPhase_ = kEnded;
+    }
+    steps_.notify_all();
+  }
+  in_.executor.onIdle(*c.worker);
+  in_.executor.onThreadStop();
+  tlsCurrentWorker = nullptr;
+}
+
+bool DetCoordinator::passGate(Task* t) {
+  if (!parallel_) return true;
+  std::lock_guard lock(mu_);
+  return t->detCommitted_ || t->detPhase_ != kAhead;
+}
+
+bool DetCoordinator::waitCommitted(Task* t) {
+  std::unique_lock lock(mu_);
+  steps_.wait(lock, [&] { return t->detCommitted_ || in_.isClosed(); });
+  return t->detCommitted_;
+}
+
+bool DetCoordinator::showsReady(const Task* t) {
+  if (!parallel_) return false;
+  std::lock_guard lock(mu_);
+  return !t->detCommitted_ && (t->detPhase_ == kAhead || t->detPhase_ == kEnded);
 }
 
 std::string DetCoordinator::finish() {
@@ -255,7 +404,7 @@ std::string DetCoordinator::finish() {
 }
 
 void DetCoordinator::drain() {
-  std::vector<Task*> rest;
+  std::deque<Task*> rest;
   {
     std::lock_guard lock(mu_);
     rest.swap(ready_);

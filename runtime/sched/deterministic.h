@@ -3,35 +3,53 @@
 // (docs/design/deterministic.md).
 //
 // Protocol:
-//  - No worker thread and no timer thread start. The thread that runs the main task (the
-//    program's) is the coordinator: whenever the main task reaches a schedule point (it
-//    spent its budget, finished an ordered operation, or waits), that thread runs the
-//    coordinator loop, which dispatches one task per step on itself until the chooser
-//    picks the main task again (runInline). A task that waits under a native frame (not
-//    at the bottom of its own thread) runs the loop the same way, nested.
+//  - No timer thread starts. The thread that runs the main task (the program's) is the
+//    coordinator: whenever the main task reaches a schedule point (it spent its budget,
+//    finished an ordered operation, or waits), that thread runs the coordinator loop,
+//    which commits one task's step at a time until the chooser picks the main task
+//    again (runInline). A task that waits under a native frame (not at the bottom of its
+//    own thread) runs the loop the same way, nested, on its own thread. Exactly one
+//    thread runs the loop or a committed step at any moment: the others wait for it.
 //  - A step is one dispatch: it ends when the task waits, yields, finishes, or spends
 //    its budget; an ordered operation (a channel operation, spawn, await, select, sleep,
 //    task.now, a cancel) sets the budget to zero, so the step ends at the safepoint
 //    that follows it. Budgets count VM work units, so steps end at the same instruction
 //    in every run.
+//  - Parallel steps (more than one worker): runner threads (workers 1..N-1) run the
+//    steps of queued candidates ahead, newest first, up to their first **gate**: an
+//    ordered operation, an effect on the world (print, io, os, the collector's
+//    controls), the task's end, or the safepoint where its budget runs out. There the
+//    step waits until the chooser picks it (it is committed) and then runs to its end,
+//    while the coordinator waits for that end. A step not started when it is picked
+//    runs on the coordinator's thread, committed from its start. So everything another
+//    task or the world can see happens in decision order, and the decisions are those
+//    of one worker; only what a step reads from tables other tasks write is not
+//    determined. Phases of a step (Task::detPhase_, under mu_): kIdle (not a
+//    candidate) -> kQueued (a candidate) -> kAhead (a runner runs it) or kInline (the
+//    coordinator does) -> kEnded (the runner's dispatch ended) -> kIdle at settling.
 //  - Candidates of a step: the waiting inline task first (when its wait has ended),
-//    then the ready tasks in the order the run made them ready. Same decisions, same
-//    order: the candidate
-//    lists of a replay are the recording's, and a differing one is a divergence.
+//    then the ready tasks in the order the run made them ready, except that a task
+//    whose step ended by a yield or its budget goes first, behind the chooser's favourite
+//    newest (as the worker loop puts it behind its queue). Same decisions, same
+//    order: the candidate lists of a replay are the recording's, and a differing one is
+//    a divergence.
 //  - The logical clock advances by kNanosPerUnit for every work unit a step spends, and
 //    jumps to the earliest timer when nothing can run; timers fire in (deadline, id)
 //    order on the coordinator, before each decision.
-//  - Threads: everything here is the coordinator thread's, except enqueue (a host
-//    thread may post to a port), which takes `mu_`.
+//  - Threads: the chooser, the timers and previous_ belong to whichever thread runs the
+//    loop (one at a time; the hand-over goes through mu_); ready_ and the steps' phases
+//    are under mu_, which a host thread posting to a port takes too.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -42,6 +60,7 @@
 namespace weft::runtime {
 
 struct SchedulerInternals;
+struct WorkerCore;
 
 // Logical nanoseconds per VM work unit (a safepoint): about what one costs in real time,
 // so that a slice of 10,000 units is 0.2 ms of logical time.
@@ -52,7 +71,7 @@ inline constexpr uint64_t kNanosPerUnit = 20;
 struct DetCandidates {
   uint64_t waiterId = 0;  // ids counted from DeterministicOptions::firstId (runId)
   bool waiter = false;
-  const std::vector<Task*>* ready = nullptr;
+  const std::deque<Task*>* ready = nullptr;
   uint64_t firstId = 1;
   uint64_t idAt(uint32_t i) const {
     return waiter && i == 0 ? waiterId : (*ready)[i - (waiter ? 1 : 0)]->id() - firstId + 1;
@@ -98,8 +117,9 @@ class DetCoordinator {
   DetCoordinator(SchedulerInternals& in, const DeterministicOptions& options);
 
   // A task became ready (spawn, wake, cancel of a suspended task): it joins the
-  // candidates. The scheduler's reference comes with it. Any thread.
-  void enqueue(Task* t);
+  // candidates, the newest. The scheduler's reference comes with it. Any thread.
+  // `behind`: its step yielded or spent its budget, so it joins as the oldest.
+  void enqueue(Task* t, bool behind = false);
   TimerId addTimer(uint64_t deadlineNanos, std::function<void()> fn);
   bool cancelTimer(TimerId id);
   // The logical clock: nanoseconds since the run began. Any thread (relaxed: only the
@@ -115,19 +135,36 @@ class DetCoordinator {
   // Writes the recording (DeterministicOptions::recordPath) once; "" or an error.
   std::string finish();
   const std::string& divergence() const { return chooser_.divergence(); }
+  // Parallel steps: starts a runner on each worker but the first (Scheduler::start),
+  // wakes every waiting thread when the scheduler closes, joins them (shutdown).
+  Status startRunners();
+  void onClosed();
+  void joinRunners();
   void drain();  // shutdown: drops every queued task
+  // The gate of a step (Scheduler::passGate, waitCommitted, showsReady).
+  bool passGate(Task* t);
+  bool waitCommitted(Task* t);
+  bool showsReady(const Task* t);
 
  private:
+  enum StepPhase : uint8_t { kIdle, kQueued, kAhead, kInline, kEnded };
   void fireDueTimers();
   bool waitForOutside();
   void dispatch(Task* t);
+  void dispatchHere(Task* t);
+  bool awaitStepEnd(Task* t);
+  void settleStep(Task* t, RunOutcome out, int32_t budget, WorkerCore& c);
+  void runner(WorkerCore& c);
+  Task* takeAheadLocked();
 
   SchedulerInternals& in_;
   DeterministicOptions options_;
   DetChooser chooser_;
   std::mutex mu_;
   std::condition_variable outside_;       // enqueue from another thread
-  std::vector<Task*> ready_;              // mu_
+  std::condition_variable steps_;         // a phase changed, a task was queued, or closed
+  std::deque<Task*> ready_;               // mu_: oldest first (requeued steps go first)
+  std::vector<std::thread> runners_;      // started and joined by the lifecycle's callers
   uint64_t readyHash_ = 0;                // mu_: the sum of decisionMemberHash(id) over ready_
   std::atomic<uint64_t> clock_{0};
   std::map<std::pair<uint64_t, TimerId>, std::function<void()>> timers_;  // (deadline, id)
@@ -135,6 +172,7 @@ class DetCoordinator {
   TimerId nextTimer_ = 1;
   uint64_t previous_ = 0;  // the task the last step ran
   bool finished_ = false;
+  bool parallel_ = false;  // runners run steps ahead; set by startRunners, before any task
 };
 
 }  // namespace weft::runtime

@@ -191,7 +191,8 @@ Status Scheduler::start() {
   std::lock_guard lock(in_->lifecycleMu);
   WEFT_CHECK(!in_->started && !in_->joined, "a scheduler starts once");
   in_->started = true;
-  if (in_->det) return Status::ok();  // the coordinator runs on the main task's thread
+  // The coordinator runs on the main task's thread; runners run steps ahead beside it.
+  if (in_->det) return in_->det->startRunners();
   unsigned n = in_->workerCount;
   in_->startStatus.assign(n, Status::ok());
   in_->startLatch = std::make_unique<std::latch>(n);
@@ -232,12 +233,14 @@ bool Scheduler::spawn(Task* task) {
 bool Scheduler::wake(Task* task) {
   auto& bits = TaskAccess::bits(task);
   uint32_t cur = bits.load(std::memory_order_acquire);
+  // A step running ahead belongs to a task that is ready (deterministic.h): coalesced.
+  bool ahead = in_->det && in_->det->showsReady(task);
   while (true) {
     uint32_t next;
     TaskState s = stateOf(cur);
     if (s == TaskState::kSuspended) {
       next = (cur & kCancel) | stateBits(TaskState::kReady);
-    } else if (s == TaskState::kRunning && !(cur & kNotified)) {
+    } else if (s == TaskState::kRunning && !(cur & kNotified) && !ahead) {
       next = cur | kNotified;
     } else {
       return false;  // ready (coalesced), already notified, or terminal
@@ -255,13 +258,14 @@ bool Scheduler::wake(Task* task) {
 bool Scheduler::cancel(Task* task) {
   auto& bits = TaskAccess::bits(task);
   uint32_t cur = bits.load(std::memory_order_acquire);
+  bool ahead = in_->det && in_->det->showsReady(task);  // ready, as in wake
   while (true) {
     TaskState s = stateOf(cur);
     if ((cur & kCancel) || isTerminal(s)) return false;
     uint32_t next = cur | kCancel;
     if (s == TaskState::kSuspended) next = kCancel | stateBits(TaskState::kReady);
     // Running: also notified, so that a dispatch ending in kSuspended sees the request.
-    if (s == TaskState::kRunning) next |= kNotified;
+    if (s == TaskState::kRunning && !ahead) next |= kNotified;
     if (bits.compare_exchange_weak(cur, next, std::memory_order_acq_rel, std::memory_order_acquire)) break;
   }
   if (stateOf(cur) == TaskState::kSuspended) {
@@ -294,6 +298,12 @@ InlineRun Scheduler::runInline(Task* waiter, const std::function<bool()>& enable
   WEFT_CHECK(in_->det, "runInline is deterministic mode's");
   return in_->det->runInline(waiter, enabled);
 }
+
+bool Scheduler::passGate(Task* task) { return !in_->det || in_->det->passGate(task); }
+
+bool Scheduler::waitCommitted(Task* task) { return in_->det->waitCommitted(task); }
+
+bool Scheduler::showsReady(const Task* task) { return in_->det && in_->det->showsReady(task); }
 
 void Scheduler::chargeInline(int64_t units) {
   if (in_->det) in_->det->charge(units);
@@ -343,7 +353,10 @@ void Scheduler::shutdown() {
     if (m->thread.joinable()) m->thread.join();
   in_->timers.stop();
   in_->drainAll();
-  if (in_->det) in_->det->drain();
+  if (in_->det) {
+    in_->det->joinRunners();
+    in_->det->drain();
+  }
 }
 
 void Scheduler::close(const std::string& reason) {
@@ -357,6 +370,7 @@ void Scheduler::close(const std::string& reason) {
   // mutex orders it) and does not park; a spare that joins the pool later sees it too
   // (poolMu orders it).
   for (unsigned w : in_->idle.claimAll()) in_->resume(w);
+  if (in_->det) in_->det->onClosed();
   std::lock_guard pool(in_->poolMu);
   for (Carrier* m : in_->spares) m->parker.unpark();
 }

@@ -104,6 +104,9 @@ class Task {
   int homeWorker() const { return home_; }  // sticky: its worker; otherwise -1
   // Index of the worker that ran the task last (-1 before its first dispatch).
   int lastWorker() const { return last_.load(std::memory_order_relaxed); }
+  // Deterministic mode: whether the task was cancelled before it last became ready
+  // (DetCoordinator::enqueue): its next step starts with the cancellation.
+  bool cancelledBeforeReady() const { return detCancelAtStart_; }
 
   void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
   // Deletes the task when the last reference goes (acq_rel: the deleting thread sees
@@ -115,6 +118,7 @@ class Task {
   friend class Worker;
   friend struct SchedulerInternals;
   friend struct TaskAccess;      // runtime/sched/task_list.h: the queues' internal view
+  friend class DetCoordinator;
   std::atomic<uint32_t> bits_;   // TaskState in the low byte | kNotified | kCancel | kMigrated
   std::atomic<uint32_t> refs_{1};
   std::atomic<int> last_{-1};
@@ -126,6 +130,14 @@ class Task {
   uint64_t id_;
   int home_ = -1;
   bool sticky_ = false;
+  // Deterministic mode's parallel steps (deterministic.h): DetCoordinator::mu_ guards
+  // them, except detCancelAtStart_, written under it before the task is queued and read
+  // by the thread that took the task (under it too) when its step starts.
+  uint8_t detPhase_ = 0;         // DetCoordinator's StepPhase
+  bool detCommitted_ = false;    // the chooser picked the step: it may pass its gates
+  bool detCancelAtStart_ = false;
+  RunOutcome detOutcome_ = RunOutcome::kYielded;  // how a step ended on a runner
+  int32_t detBudget_ = 0;                          // what it left of its budget
 };
 
 // Per-worker counters. Written only by the owning worker (relaxed atomics so that
@@ -199,6 +211,11 @@ class Executor {
   // Deterministic mode: a replay met a decision its recording does not have (`what`
   // says where). Called on the coordinator thread; the executor ends the run.
   virtual void onDiverged(const std::string& what) {}
+  // Deterministic mode's parallel steps: the calling thread is about to wait for another
+  // thread's step (the coordinator for a committed step, a step at its gate for its
+  // commit): detach it from the collector, then attach it again (non-ok closes the run).
+  virtual void detachForStep() {}
+  virtual Status attachAfterStep() { return Status::ok(); }
 };
 
 // Why a dispatch blocks its thread (Scheduler::enterBlocking).
@@ -357,6 +374,16 @@ class Scheduler {
   InlineRun runInline(Task* waiter, const std::function<bool()>& enabled);
   // Work units the inline task spent since its last schedule point (the logical clock).
   void chargeInline(int64_t units);
+  // Parallel steps (--deterministic with several workers, deterministic.h): a step of
+  // `task` on the calling thread reached a gate (an ordered operation, an effect on the
+  // world, its end). passGate: true when the step is committed (go on); false when it
+  // was not, and the caller, detached from the collector, calls waitCommitted (false:
+  // the scheduler closed). Always true outside deterministic mode and with one worker.
+  bool passGate(Task* task);
+  bool waitCommitted(Task* task);
+  // Whether `task` is a candidate whose step is not committed: ready, as far as the
+  // program can tell, even while its step runs ahead.
+  bool showsReady(const Task* task);
   // Writes the recording once (DeterministicOptions::recordPath); "" or the error.
   std::string finishRecording();
   std::string divergence() const;

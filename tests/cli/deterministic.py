@@ -4,6 +4,7 @@ bugs"): the same seed gives byte-identical runs, time is logical, a recording re
 exactly and a different program diverges with a report, and the explorer finds each bug
 script of tests/det/ under each strategy, writes a schedule that --replay reproduces."""
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -59,6 +60,48 @@ def check_same_seed(weft):
     wide = run(weft, ["--deterministic=7", "--workers", "4"], BUSY)
     if wide.stdout != runs[0].stdout:
         fail("--workers 4 changed a deterministic run", wide.stdout + "\n---\n" + runs[0].stdout)
+
+
+# CPU-bound tasks that print, talk over a channel, sleep, get cancelled and are awaited:
+# steps long enough for runners to run them ahead (parallel steps).
+PARALLEL = """
+local results = task.channel(16)
+local function work(i)
+  local x = i
+  for j = 1, 300000 do x = (x * 31 + j) % 1000003 end
+  return x
+end
+local tasks = {}
+for i = 1, 8 do
+  tasks[i] = task.spawn(function()
+    local a = work(i)
+    print("task", i, "first half", a, os.clock())
+    task.sleep(0.001 * i)
+    results:send(i * 1000000 + work(a))
+    return a
+  end)
+end
+local victim = task.spawn(function() while true do work(1) end end)
+local sum = 0
+for _ = 1, 8 do sum = sum + results:recv() end
+victim:cancel()
+print("victim", pcall(victim.await, victim))
+for i = 1, 8 do print("await", i, tasks[i]:await(), tasks[i]:status()) end
+print("sum", sum, task.now())
+"""
+
+
+def check_parallel_steps(weft):
+    one = run(weft, ["--deterministic=11", "--workers", "1"], PARALLEL)
+    for seed in (11, 12):
+        base = one if seed == 11 else run(weft, [f"--deterministic={seed}", "--workers", "1"], PARALLEL)
+        wide = run(weft, [f"--deterministic={seed}", "--workers", "4", "--stats=json"], PARALLEL)
+        if wide.stdout != base.stdout:
+            fail(f"seed {seed}: --workers 4 changed a deterministic run", wide.stdout + "\n---\n" + base.stdout)
+        stats = json.loads(wide.stderr[wide.stderr.index("{"):])
+        ahead = sum(w["tasks_run"] for w in stats["workers"] if w["worker"] != 0)
+        if ahead == 0:
+            fail(f"seed {seed}: no runner ran a step ahead", wide.stderr)
 
 
 def check_logical_time(weft):
@@ -125,7 +168,7 @@ def check_explore(weft, tmp):
             again = run(weft, [f"--replay={sched}"], path=path, code=found.returncode)
             if again.stdout != found.stdout:
                 fail(f"{name} {strategy}: the replay's output differs", found.stdout + "\n---\n" + again.stdout)
-    default = run(weft, ["--explore=3"], path=os.path.join(BUGS, "lost_update.lua"), code=None, cwd=tmp)
+    default = run(weft, ["--explore=20"], path=os.path.join(BUGS, "lost_update.lua"), code=None, cwd=tmp)
     if default.returncode == 0 or not os.path.exists(os.path.join(tmp, "weft-failure.sched")):
         fail("--explore without --record did not write weft-failure.sched", default.stderr)
     ok = run(weft, ["--explore=20"], BUSY)
@@ -148,6 +191,7 @@ def main():
     args.weft = os.path.abspath(args.weft)
     with tempfile.TemporaryDirectory() as tmp:
         check_same_seed(args.weft)
+        check_parallel_steps(args.weft)
         check_logical_time(args.weft)
         check_record_replay(args.weft, tmp)
         check_deadlock(args.weft)

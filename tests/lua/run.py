@@ -9,9 +9,10 @@ Modes:
             set and the parked-stack rule verified before each; gc-v2.md)
   workers1  weft --workers=1 SCRIPT                       stdout == NAME.expected
   workers4  weft --workers=4 SCRIPT                       stdout == NAME.expected
-  deterministic  weft --deterministic=1 SCRIPT            stdout == NAME.expected
-            (then again under --gc-stress at every 100th safepoint: collections must not
-            change a deterministic run, so both runs' outputs are identical, byte for byte)
+  deterministic  weft --deterministic=1 --workers=1 SCRIPT  stdout == NAME.expected
+            (then again with --workers=4 under --gc-stress at every 100th safepoint:
+            neither parallel steps nor collections may change a deterministic run, so
+            both runs' outputs are identical, byte for byte)
   jit       weft --jit=eager SCRIPT                       stdout == NAME.expected
             (every function compiled at its first call: docs/design/jit.md)
   jitrelocate  weft --jit=eager --gc-stress=relocate --gc-verify --gc-interval=N SCRIPT
@@ -104,7 +105,7 @@ def command_for(args, headers, script):
     if args.mode == "workers1":
         cmd.append("--workers=1")
     if args.mode == "deterministic":
-        cmd.append("--deterministic=1")
+        cmd += ["--deterministic=1", "--workers=1"]
     if args.mode in ("jit", "jitrelocate"):
         cmd.append("--jit=eager")
     if args.mode == "workers4" or (args.mode in ("relocate", "generational", "jitrelocate") and "weft-tasks" in headers):
@@ -150,14 +151,16 @@ def main():
 
     ok = True
     if args.mode == "deterministic":
-        # Minors (every eighth a major) at every 100th safepoint (times the header's
-        # interval), unverified: the other modes verify; this one checks that collections
-        # change nothing in a deterministic run, at a few times a plain run's cost.
-        stressed = cmd[:-1] + ["--gc-stress"] + gc_interval(headers, 100) + cmd[-1:]
+        # Four workers run steps ahead (parallel steps: docs/design/deterministic.md), with
+        # minors (every eighth a major) at every 100th safepoint (times the header's
+        # interval), unverified: the other modes verify; this one checks that neither
+        # changes a deterministic run, at a few times a plain run's cost.
+        stressed = [a for a in cmd[:-1] if a != "--workers=1"] + ["--workers=4", "--gc-stress"] + \
+            gc_interval(headers, 100) + cmd[-1:]
         again = subprocess.run(stressed, cwd=directory, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                                timeout=args.timeout)
         if (again.returncode, again.stdout, again.stderr) != (proc.returncode, proc.stdout, proc.stderr):
-            print("a deterministic run changed under collection stress: %s" % " ".join(stressed))
+            print("a deterministic run changed with four workers under collection stress: %s" % " ".join(stressed))
             show_diff("stdout", proc.stdout, again.stdout)
             show_diff("stderr", proc.stderr, again.stderr)
             ok = False

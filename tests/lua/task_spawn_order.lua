@@ -1,4 +1,5 @@
 -- weft-only -- weft-tasks
+-- weft-not-deterministic: the order checks are the worker loop's, which that mode's chooser replaces
 -- Spawn order (docs/tasks.md, "Order of running"): on one worker a task's spawns start in
 -- the order it spawned them, newer spawns before older ready tasks, so a tree of tasks
 -- runs depth first and keeps few of them alive; a yield goes behind every ready task. On

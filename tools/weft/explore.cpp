@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -155,6 +156,11 @@ class Explorer {
 
   RunResult runChild(const std::vector<std::string>& strategy) {
     std::vector<std::string> args{progName(), "--record=" + dir_ + "/sched"};
+    // One worker unless the user chose: races between plain statements of two tasks on
+    // a shared table (--explore-budget) are then part of the schedule too.
+    bool workersGiven = std::any_of(user_.begin(), user_.end(),
+                                    [](const std::string& a) { return a.rfind("--workers", 0) == 0; });
+    if (!workersGiven) args.push_back("--workers=1");
     args.insert(args.end(), strategy.begin(), strategy.end());
     args.insert(args.end(), user_.begin(), user_.end());
     std::remove((dir_ + "/sched").c_str());

@@ -576,17 +576,17 @@ NativeResult baseWarn(CallContext& cx) {
 
 constexpr LibEntry kBaseFuncs[] = {
     {"assert", baseAssert},
-    {"collectgarbage", baseCollectGarbage},
-    {"dofile", baseDoFile},
+    {"collectgarbage", worldEffect<baseCollectGarbage>},
+    {"dofile", worldEffect<baseDoFile>},
     {"error", baseError},
     {"getmetatable", baseGetMetatable},
     {"ipairs", baseIpairs},
     {"load", baseLoad},
-    {"loadfile", baseLoadFile},
+    {"loadfile", worldEffect<baseLoadFile>},
     {"next", baseNext},
     {"pairs", basePairs},
     {"pcall", basePcall},
-    {"print", basePrint},
+    {"print", worldEffect<basePrint>},
     {"rawequal", baseRawEqual},
     {"rawget", baseRawGet},
     {"rawlen", baseRawLen},
@@ -596,7 +596,7 @@ constexpr LibEntry kBaseFuncs[] = {
     {"tonumber", baseToNumber},
     {"tostring", baseToString},
     {"type", baseType},
-    {"warn", baseWarn},
+    {"warn", worldEffect<baseWarn>},
     {"xpcall", baseXpcall},
 };
 

@@ -796,14 +796,16 @@ NativeResult fToString(CallContext& cx) {
 }
 
 constexpr LibEntry kIoLib[] = {
-    {"close", ioClose}, {"flush", ioFlush}, {"input", ioInput},     {"lines", ioLines},
-    {"open", ioOpen},   {"output", ioOutput}, {"popen", ioPopen},   {"read", ioRead},
-    {"tmpfile", ioTmpfile}, {"type", ioType}, {"write", ioWrite},
+    {"close", worldEffect<ioClose>}, {"flush", worldEffect<ioFlush>}, {"input", worldEffect<ioInput>},
+    {"lines", worldEffect<ioLines>}, {"open", worldEffect<ioOpen>}, {"output", worldEffect<ioOutput>},
+    {"popen", worldEffect<ioPopen>}, {"read", worldEffect<ioRead>}, {"tmpfile", worldEffect<ioTmpfile>},
+    {"type", ioType}, {"write", worldEffect<ioWrite>},
 };
 
 constexpr LibEntry kFileMethods[] = {
-    {"close", fClose}, {"flush", fFlush}, {"lines", fLines}, {"read", fRead},
-    {"seek", fSeek},   {"setvbuf", fSetvbuf}, {"write", fWrite},
+    {"close", worldEffect<fClose>}, {"flush", worldEffect<fFlush>}, {"lines", worldEffect<fLines>},
+    {"read", worldEffect<fRead>}, {"seek", worldEffect<fSeek>}, {"setvbuf", worldEffect<fSetvbuf>},
+    {"write", worldEffect<fWrite>},
 };
 
 Status setField(State& state, Table* t, const char* name, const Value& v) {

@@ -302,9 +302,10 @@ NativeResult osTmpname(CallContext& cx) {
 }
 
 constexpr LibEntry kOsLib[] = {
-    {"clock", osClock},     {"date", osDate},       {"difftime", osDifftime}, {"execute", osExecute},
-    {"exit", osExit},       {"getenv", osGetenv},   {"remove", osRemove},     {"rename", osRename},
-    {"setlocale", osSetlocale}, {"time", osTime},   {"tmpname", osTmpname},
+    {"clock", worldEffect<osClock>}, {"date", worldEffect<osDate>}, {"difftime", osDifftime},
+    {"execute", worldEffect<osExecute>}, {"exit", worldEffect<osExit>}, {"getenv", osGetenv},
+    {"remove", worldEffect<osRemove>}, {"rename", worldEffect<osRename>}, {"setlocale", worldEffect<osSetlocale>},
+    {"time", worldEffect<osTime>}, {"tmpname", worldEffect<osTmpname>},
 };
 
 }  // namespace

@@ -338,7 +338,7 @@ Status openPackageLib(State& state) {
   };
   for (const auto& f : fields)
     if (Status st = setField(state, pkg, f.key, f.value); !st.isOk()) return st;
-  return setField(state, state.globals, "require", Value::lightNative(pkgRequire));
+  return setField(state, state.globals, "require", Value::lightNative(worldEffect<pkgRequire>));
 }
 
 }  // namespace weft::vm
