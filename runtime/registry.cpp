@@ -205,7 +205,7 @@ std::string RuntimeImpl::describeBlockedTasks() {
 
 void RuntimeImpl::cancelAllTasks() {
   for (LuaTask* task : retainAllTasks()) {
-    if (!task->isMain && !task->done) cancelTask(task);
+    if (!task->isMain && !task->isDone()) cancelTask(task);
     task->release();
   }
 }

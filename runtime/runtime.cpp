@@ -689,6 +689,10 @@ Runtime::Runtime(std::unique_ptr<RuntimeImpl> impl) : impl_(std::move(impl)) {}
 Runtime::~Runtime() {
   stopNow();
   RuntimeImpl& rt = *impl_;
+  // The pool's threads end before the main task goes: the end of a job runs the drained
+  // hook, which reads mainTask (RuntimeImpl's constructor). ~RuntimeImpl stops it too,
+  // but only after the write below.
+  rt.blockingPool.stop();
   rt.state.heap().removeRootSource(&rt);
   if (rt.mainTask) {
     rt.mainTask->release();

@@ -204,6 +204,13 @@ struct LuaTask final : sched::Task, WaitSource {
   // (RuntimeImpl::completeTask), else until destruction (regMutex).
   bool registered = true;
 
+  // `done`, for a thread that does not hold doneMutex: the task may be completing on
+  // another worker meanwhile (completeTask writes it under the lock).
+  bool isDone() {
+    std::lock_guard lock(doneMutex);
+    return done;
+  }
+
   // Awaiting this task is a wait on it: awaiters leave through removeWaiter.
   void removeWaiter(Waiter* w) override;
 

@@ -217,7 +217,7 @@ NativeResult handleAwait(CallContext& cx) {
 NativeResult handleCancel(CallContext& cx) {
   LuaTask* target = checkTask(cx, 1);
   if (!target) return cx.typeError(1, "task");
-  if (target->done) return pushValues(cx, {Value::boolean(false)});
+  if (target->isDone()) return pushValues(cx, {Value::boolean(false)});
   return pushValues(cx, {Value::boolean(rtOf(cx).cancelTask(target))});
 }
 
