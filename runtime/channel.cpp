@@ -1,5 +1,5 @@
-// Channels: a buffer and two queues of waiting tasks under one lock (runtime/task.h has
-// the wait protocol). A receiver finds a value in the buffer, else takes it from a
+// Channels: a buffer and two queues of waiting tasks under one lock (runtime/wait_state.h
+// has the wait protocol). A receiver finds a value in the buffer, else takes it from a
 // blocked sender; a sender hands its value to a blocked receiver, else buffers it, else
 // waits. Wakes happen after the lock is released.
 #include <atomic>
@@ -25,26 +25,24 @@ Waiter* claimPeer(WaiterQueue& q, LuaTask* self) {
     Waiter* next = w->next;
     if (w->task != self) {
       q.remove(w);
-      if (w->task->claimTentatively(w->gen)) return w;
+      if (w->task->wait.claimTentatively(w->gen)) return w;
     }
     w = next;
   }
   return nullptr;
 }
 
-// The second half of a peer's claim, after the delivery: the release in confirmClaim
-// publishes what was delivered. The Waiter is read before it: once the claim shows,
-// its task may start another wait and rewrite it (ThreadSanitizer caught the read after).
-Wake deliverTo(Waiter* peer) {
+// The second half of a peer's claim: the delivery, published by confirmClaim's release.
+// The Waiter is read before it: once the claim shows, its task may start another wait
+// and rewrite it (ThreadSanitizer caught the read after).
+Wake deliverTo(Waiter* peer, const Delivery& d) {
   LuaTask* task = peer->task;
-  bool blocking = task->holdForWake();  // the tentative claim holds its wait open
-  task->confirmClaim(peer->gen, peer->caseIndex);
+  bool blocking = task->wait.holdForWake(*task);  // the tentative claim holds its wait open
+  task->wait.confirmClaim(peer->gen, peer->caseIndex, d);
   return {task, blocking};
 }
 
-bool claimSelf(LuaTask* self, int caseIndex) {
-  return !self || self->claim(self->waitGen(), WaitPhase::kClaimed, caseIndex);
-}
+bool claimSelf(LuaTask* self, int caseIndex) { return !self || self->wait.claim(self->wait.gen(), caseIndex); }
 
 // A peer claimed tentatively becomes ours only if our own wait is still open; if not,
 // it goes back to the front of its queue before its claim is undone, so that once its
@@ -52,20 +50,13 @@ bool claimSelf(LuaTask* self, int caseIndex) {
 bool settlePeer(Waiter* peer, WaiterQueue& q, LuaTask* self, int caseIndex) {
   if (claimSelf(self, caseIndex)) return true;
   q.pushFront(peer);
-  peer->task->undoClaim(peer->gen);
+  peer->task->wait.undoClaim(peer->gen);
   return false;
 }
 
 void registerWaiter(Channel& ch, WaiterQueue& q, LuaTask* self, int caseIndex, bool isSend, const Value& v) {
-  Waiter& w = self->waiters[size_t(caseIndex)];
-  w.task = self;
-  w.gen = self->waitGen();
-  w.caseIndex = caseIndex;
-  w.isSend = isSend;
-  w.source = &ch;
   if (v.isCollectable()) self->rt.noteRecordWritten(*self);
-  w.value = v;
-  q.pushBack(&w);
+  q.pushBack(&self->wait.addWaiter(caseIndex, self, &ch, isSend, v));
 }
 
 }  // namespace
@@ -153,9 +144,7 @@ OpResult channelSend(Channel& ch, const Value& v, bool& closed, LuaTask* self, i
     if (Waiter* r = claimPeer(ch.recvq, self)) {
       if (self && !settlePeer(r, ch.recvq, self, caseIndex)) return OpResult::kLost;
       if (v.isCollectable()) r->task->rt.noteRecordWritten(*r->task);
-      r->task->delivered = v;
-      r->task->deliveredOk = true;
-      wake = deliverTo(r);
+      wake = deliverTo(r, Delivery::received(v));
       result = OpResult::kDone;
     } else if (ch.buffer.size() < ch.capacity && ch.buffer.reserveOne()) {
       if (!claimSelf(self, caseIndex)) return OpResult::kLost;
@@ -187,16 +176,14 @@ OpResult channelRecv(Channel& ch, Value& out, bool& ok, LuaTask* self, int caseI
       // A blocked sender's value takes the freed place.
       if (Waiter* s = claimPeer(ch.sendq, self)) {
         ch.buffer.pushBack(s->value);
-        s->task->sendClosed = false;
-        wake = deliverTo(s);
+        wake = deliverTo(s, Delivery::sent());
       }
       ch.length.store(ch.buffer.size(), std::memory_order_relaxed);
     } else if (Waiter* s = claimPeer(ch.sendq, self)) {
       if (self && !settlePeer(s, ch.sendq, self, caseIndex)) return OpResult::kLost;
       out = s->value;
       ok = true;
-      s->task->sendClosed = false;
-      wake = deliverTo(s);
+      wake = deliverTo(s, Delivery::sent());
     } else if (ch.closed) {
       if (!claimSelf(self, caseIndex)) return OpResult::kLost;
       out = Value::nil();
@@ -228,15 +215,8 @@ bool channelClose(Channel& ch) {
     std::lock_guard lock(ch.mutex);
     if (ch.closed) return false;
     ch.closed = true;
-    while (Waiter* r = claimPeer(ch.recvq, nullptr)) {
-      r->task->delivered = Value::nil();
-      r->task->deliveredOk = false;
-      wake.push_back(deliverTo(r));
-    }
-    while (Waiter* s = claimPeer(ch.sendq, nullptr)) {
-      s->task->sendClosed = true;
-      wake.push_back(deliverTo(s));
-    }
+    while (Waiter* r = claimPeer(ch.recvq, nullptr)) wake.push_back(deliverTo(r, Delivery::recvClosed()));
+    while (Waiter* s = claimPeer(ch.sendq, nullptr)) wake.push_back(deliverTo(s, Delivery::sendFailedClosed()));
   }
   for (const Wake& w : wake) ch.rt.wakeTask(w.task, w.blocking);
   return true;

@@ -19,8 +19,8 @@ Port::~Port() { close(); }
 void Port::wakeCourierLocked() {
   if (!waiter_) return;
   LuaTask* task = waiter_->task;
-  bool blocking = task->holdForWake();
-  if (task->claim(waiter_->gen, WaitPhase::kClaimed, -1)) task->rt.wakeTask(task, blocking);
+  bool blocking = task->wait.holdForWake(*task);
+  if (task->wait.claim(waiter_->gen, -1)) task->rt.wakeTask(task, blocking);
   else if (blocking) task->release();
 }
 
@@ -85,12 +85,8 @@ vm::NativeResult Port::nextMayGC(vm::CallContext& cx) {
     std::lock_guard lock(mutex_);
     if (queue_.empty()) {
       if (closed_ || !rt_) return cx.results(cx.push(Value::boolean(false)) ? 1 : 0);
-      self->beginWait(WaitOp::kPort, 1, !canSuspendWait(cx.threadData()));
-      Waiter& w = self->waiters[0];
-      w.task = self;
-      w.gen = self->waitGen();
-      w.source = this;
-      waiter_ = &w;
+      self->wait.begin(WaitOp::kPort, 1, !canSuspendWait(cx.threadData()));
+      waiter_ = &self->wait.addWaiter(0, self, this);
       wait = true;  // outside the lock, below
     } else {
       v = std::move(queue_.front());

@@ -5,7 +5,7 @@
 // Protocol:
 //  - post (any thread) appends an off-heap value under the port's lock and, if the
 //    courier waits on the port, claims its wait and wakes it (as a timer does: the wait
-//    protocol of runtime/task.h), still under the lock, so the runtime cannot end in
+//    protocol of runtime/wait_state.h), still under the lock, so the runtime cannot end in
 //    between (detach takes it). It fails once the port or the runtime is closed.
 //  - The courier calls the port's `next` native in a loop: under the lock it takes the
 //    oldest value (made a Lua value on the courier's thread, attached), or, when none is

@@ -31,17 +31,16 @@ void visitObject(gc::Visitor& visitor, T*& field) {
 void traceTask(gc::Visitor& visitor, LuaTask& task) {
   visitObject(visitor, task.thread);
   visitValue(visitor, task.handle);
-  visitValue(visitor, task.delivered);
   visitValue(visitor, task.error);
   for (Value& v : task.results) visitValue(visitor, v);
-  for (Waiter& w : task.waiters) visitValue(visitor, w.value);
+  task.wait.forEachRoot([&](Value& v) { visitValue(visitor, v); });
 }
 
 // The traced fields span the record's first lines after its bases (task.h).
 void prefetchRecord(const LuaTask* task) {
   if (!task) return;
   __builtin_prefetch(&task->thread);
-  __builtin_prefetch(&task->waiters);
+  __builtin_prefetch(&task->wait);
 }
 
 void prefetchReferents(const LuaTask* task) {
@@ -192,7 +191,7 @@ std::string RuntimeImpl::describeBlockedTasks() {
       std::string line = "  task ";
       line += task->isMain ? "main" : std::to_string(task->id());
       line += ": ";
-      line += task->phase() == WaitPhase::kWaiting ? task->describeWait() : std::string("not waiting");
+      line += task->wait.phase() == WaitPhase::kWaiting ? task->describeWait() : std::string("not waiting");
       line += '\n';
       lines.emplace_back(task->id(), std::move(line));
     }
@@ -205,7 +204,7 @@ std::string RuntimeImpl::describeBlockedTasks() {
 
 void RuntimeImpl::cancelAllTasks() {
   for (LuaTask* task : retainAllTasks()) {
-    if (!task->isMain && !task->done) cancelTask(task);
+    if (!task->isMain && !task->isDone()) cancelTask(task);
     task->release();
   }
 }

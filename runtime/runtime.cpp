@@ -62,7 +62,7 @@ RuntimeImpl::RuntimeImpl(vm::State& s, const RuntimeOptions& o)
     : state(s), options(o), blockingPool(o.blockingThreads, [this] {
         // The deadlock check passed over a job in flight: look again if the main task
         // still waits (a probe's dispatch makes the workers park and re-evaluate).
-        if (mainTask && mainTask->blocked.load(std::memory_order_seq_cst) && !closed()) probeForDeadlock();
+        if (mainTask && mainTask->wait.isBlocked() && !closed()) probeForDeadlock();
       }) {
   options.workers = defaultWorkers(o.workers);
 }
@@ -169,19 +169,19 @@ Status RuntimeImpl::onBusy(sched::Worker& worker) {
 void RuntimeImpl::onAllBlocked() {
   LuaTask* waiter = hostWaiter.load(std::memory_order_seq_cst);
   // Not asleep: the main task runs above its wait (wait.cpp) and may sleep itself.
-  if (!waiter || !waiter->blocked.load(std::memory_order_seq_cst)) waiter = mainTask;
-  if (closed() || !waiter || !waiter->blocked.load(std::memory_order_seq_cst) ||
-      waiter->phase() != WaitPhase::kWaiting || mainResumable()) {
+  if (!waiter || !waiter->wait.isBlocked()) waiter = mainTask;
+  if (closed() || !waiter || !waiter->wait.isBlocked() || waiter->wait.phase() != WaitPhase::kWaiting ||
+      mainResumable()) {
     return;
   }
   if (!nativeWaitsOpen() || openPorts.load(std::memory_order_relaxed) > 0) return;
   if (blockingPool.inFlight() > 0) return;  // a job's end wakes its task
   deadlocked.store(true, std::memory_order_release);
-  waiter->signalBlocked();
+  waiter->wait.signalBlocked();
 }
 
 bool RuntimeImpl::mainResumable() const {
-  return mainTask && mainSuspended.load(std::memory_order_seq_cst) && !mainTask->waitOpen();
+  return mainTask && mainSuspended.load(std::memory_order_seq_cst) && !mainTask->wait.open();
 }
 
 void RuntimeImpl::onHostLaneFilled() {
@@ -201,9 +201,9 @@ void RuntimeImpl::onDiverged(const std::string& what) {
 }
 
 Status RuntimeImpl::runInlineMayGC(LuaTask& self, const std::function<bool()>& enabled) {
-  self.blocked.store(true, std::memory_order_relaxed);
+  self.wait.setBlockedInline(true);
   sched::InlineRun run = scheduler->runInline(&self, enabled);
-  self.blocked.store(false, std::memory_order_relaxed);
+  self.wait.setBlockedInline(false);
   // Collections ran meanwhile; the code that stopped here goes on writing its stack.
   if (vm::ThreadData* running = state.context().running) vm::markStackDirty(running);
   switch (run) {
@@ -241,7 +241,7 @@ bool RuntimeImpl::nativeWaitsOpen() {
   for (RegistryShard& shard : shards_) {
     std::lock_guard lock(shard.mutex);
     for (LuaTask* t : shard.tasks) {
-      if (!t->isMain && t->blocked.load(std::memory_order_seq_cst) && !t->waitOpen()) return false;
+      if (!t->isMain && t->wait.isBlocked() && !t->wait.open()) return false;
     }
   }
   return true;
@@ -348,13 +348,13 @@ bool RuntimeImpl::submitBlockingJob(vm::CallContext& cx, const std::shared_ptr<v
   bool cancelled = false;
   self->retain();  // the pool's reference, released by `done`
   BlockingPool::Entry entry{job, self, [this, self](bool ran) {
-                              if (ran && self->claim(self->waitGen(), WaitPhase::kClaimed, -1)) wakeTask(self, false);
+                              if (ran && self->wait.claim(self->wait.gen(), -1)) wakeTask(self, false);
                               self->release();
                             }};
   bool queued = blockingPool.submit(std::move(entry), [&] {
-    self->beginWait(WaitOp::kBlocking, 0, false);
+    self->wait.begin(WaitOp::kBlocking, 0, false);
     if (!self->cancelRequested()) return true;
-    self->claim(self->waitGen(), WaitPhase::kCancelled, -1);
+    self->wait.cancel(self->wait.gen());
     return !(cancelled = true);
   });
   if (!queued) {
@@ -430,11 +430,11 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t&
   if (cancelAtStart(task) && !stepEnded) {
     // A job still queued or running may be using what the unwinding would free (a
     // FILE*): the job's end (or cancelTask's removal of it) wakes the task again.
-    if (task.suspend == LuaTask::Suspend::kWait && task.op == WaitOp::kBlocking && task.waitOpen()) {
+    if (task.suspend == LuaTask::Suspend::kWait && task.wait.op() == WaitOp::kBlocking && task.wait.open()) {
       return RunOutcome::kSuspended;
     }
     if (task.suspend == LuaTask::Suspend::kWait) {
-      task.claim(task.waitGen(), WaitPhase::kCancelled, -1);
+      task.wait.cancel(task.wait.gen());
       uint32_t n;
       Value err;
       (void)finishWaitMayGC(state, leaf, task, n, err);
@@ -442,7 +442,7 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t&
     return cancelTaskMayGC(task);
   }
   if (task.suspend == LuaTask::Suspend::kWait) {
-    if (task.waitOpen()) return RunOutcome::kSuspended;  // a stale wake
+    if (task.wait.open()) return RunOutcome::kSuspended;  // a stale wake
     uint32_t n = 0;
     Value err;
     Status fs = finishWaitMayGC(state, leaf, task, n, err);
@@ -546,7 +546,7 @@ RunOutcome RuntimeImpl::cancelTaskMayGC(LuaTask& task) {
 
 void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
   std::vector<Wake> wake;
-  std::vector<LuaTask*> unclaimed;  // holdForWake references to drop after the lock
+  std::vector<LuaTask*> unclaimed;  // holdForWake's references to drop after the lock
   vm::ThreadData* d = task->data;
   {
     std::lock_guard lock(task->doneMutex);
@@ -560,8 +560,8 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
     for (Waiter* w : task->awaiters) {
       // The Waiter is read before the claim shows: its task may then start another wait.
       LuaTask* awaiter = w->task;
-      bool blocking = awaiter->holdForWake();
-      if (awaiter->claim(w->gen, WaitPhase::kClaimed, w->caseIndex)) wake.push_back({awaiter, blocking});
+      bool blocking = awaiter->wait.holdForWake(*awaiter);
+      if (awaiter->wait.claim(w->gen, w->caseIndex)) wake.push_back({awaiter, blocking});
       else if (blocking) unclaimed.push_back(awaiter);
     }
     task->awaiters.clear();
@@ -592,8 +592,8 @@ void RuntimeImpl::wakeTask(LuaTask* task, bool blocking) {
   if (task->isMain) {
     // Never queued: the host thread resumes it, asleep in its own wait or in the wait
     // of a task it ran (hostWaiter), which then resumes it nested (wait.cpp).
-    task->signalBlocked();
-    if (LuaTask* h = hostWaiter.load(std::memory_order_seq_cst)) h->signalBlocked();
+    task->wait.signalBlocked();
+    if (LuaTask* h = hostWaiter.load(std::memory_order_seq_cst)) h->wait.signalBlocked();
     if (blocking) task->release();  // holdForWake's
     return;
   }
@@ -601,7 +601,7 @@ void RuntimeImpl::wakeTask(LuaTask* task, bool blocking) {
     scheduler->wake(task);
     return;
   }
-  task->signalBlocked();
+  task->wait.signalBlocked();
   task->release();  // holdForWake's
 }
 
@@ -612,7 +612,7 @@ bool RuntimeImpl::cancelTask(LuaTask* task) {
   } else {
     first = scheduler->cancel(task);
   }
-  uint64_t gen = task->waitWord.load(std::memory_order_acquire) >> kPhaseBits;
+  uint64_t gen = task->wait.observedGen();
   if (first) {
     // A blocking job: a queued one is dropped and its wait (begun before it was queued)
     // ends here; a running one ends first, and the dispatch its end brings sees the request.
@@ -620,13 +620,13 @@ bool RuntimeImpl::cancelTask(LuaTask* task) {
       case BlockingPool::Cancel::kRunning:
         return first;
       case BlockingPool::Cancel::kRemoved:
-        gen = task->waitGen();
+        gen = task->wait.gen();
         break;
       case BlockingPool::Cancel::kNotHere:
         break;
     }
-    bool blocking = task->holdForWake();
-    if (task->claim(gen, WaitPhase::kCancelled, -1)) wakeTask(task, blocking);
+    bool blocking = task->wait.holdForWake(*task);
+    if (task->wait.cancel(gen)) wakeTask(task, blocking);
     else if (blocking) task->release();
   }
   return first;
@@ -659,7 +659,7 @@ void RuntimeImpl::abortPromptWait(LuaTask& waiter) {
   mainAbortReason = "deadlock: all tasks are blocked\n" + describeBlockedTasks();
   while (!mainAbortReason.empty() && mainAbortReason.back() == '\n') mainAbortReason.pop_back();
   deadlocked.store(false, std::memory_order_release);
-  waiter.claim(waiter.waitGen(), WaitPhase::kAborted, -1);
+  waiter.wait.abort(waiter.wait.gen());
 }
 
 void RuntimeImpl::reportDeadlockAndExit() {
@@ -684,7 +684,7 @@ void RuntimeImpl::closeAll(const std::string& reason) {
   if (!reason.empty()) state.heap().closeHeap(reason);
   // Wake every blocking waiter so that nobody stays asleep on a closed runtime.
   for (LuaTask* t : retainAllTasks()) {
-    t->signalBlocked();
+    t->wait.signalBlocked();
     t->release();
   }
   std::lock_guard lock(finishMutex);
@@ -703,6 +703,10 @@ Runtime::Runtime(std::unique_ptr<RuntimeImpl> impl) : impl_(std::move(impl)) {}
 Runtime::~Runtime() {
   stopNow();
   RuntimeImpl& rt = *impl_;
+  // The pool's threads end before the main task goes: the end of a job runs the drained
+  // hook, which reads mainTask (RuntimeImpl's constructor). ~RuntimeImpl stops it too,
+  // but only after the write below.
+  rt.blockingPool.stop();
   rt.state.heap().removeRootSource(&rt);
   if (rt.mainTask) {
     rt.mainTask->release();

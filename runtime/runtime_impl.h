@@ -87,8 +87,8 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
 
   // Waking a task whose wait was claimed: a blocking waiter's condition variable, or
   // the scheduler.
-  // Wakes a task whose wait the caller claimed; `blocking` is holdForWake's answer
-  // from before the claim (its reference is released here).
+  // Wakes a task whose wait the caller claimed; `blocking` is WaitState::holdForWake's
+  // answer from before the claim (its reference is released here).
   void wakeTask(LuaTask* task, bool blocking);
   // Fail closed (invariant 5): the first reason wins. closeAll("") stops without a
   // failure (os.exit): workers stop, blocking waiters wake, spawns are refused.
@@ -159,7 +159,7 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   std::string mainAbortReason;  // main thread only
   // A task the host thread ran (sched/host_lane.cpp) that sleeps in a wait under a native
   // frame, holding the host thread and so the main task (wait.cpp: blockMayGC). Written
-  // by the host thread, read by the deadlock check (seq_cst, as LuaTask::blocked).
+  // by the host thread, read by the deadlock check (seq_cst, as WaitState::setBlocked).
   std::atomic<LuaTask*> hostWaiter{nullptr};
   // The main task is suspended in a wait at the bottom of its embedder's call
   // (driveMainMayGC): written by the host thread, read by the deadlock check (seq_cst).

@@ -2,7 +2,7 @@
 //
 // select: the cases are tried in an order drawn from the scheduler's single seeded
 // chooser (a uniform permutation, so among ready cases each is equally likely); if
-// none is ready, the task waits on all of them at once (runtime/task.h protocol) and
+// none is ready, the task waits on all of them at once (runtime/wait_state.h) and
 // exactly one case fires.
 #include <vector>
 
@@ -108,15 +108,13 @@ NativeResult taskSelect(CallContext& cx) {
   if (timeout == 0) return pushValues(cx, {Value::nil()});
 
   LuaTask* self = currentTask(rt, cx.threadData());
-  self->beginWait(WaitOp::kSelect, cases.size(), !canSuspendWait(cx.threadData()));
+  self->wait.begin(WaitOp::kSelect, cases.size(), !canSuspendWait(cx.threadData()));
   for (int i : order) {
     OpResult r = attempt(cases[size_t(i)], i, self, out, ok, closed);
     if (r == OpResult::kLost) break;
     if (r == OpResult::kDone) {
       rt.noteRecordWritten(*self);
-      self->delivered = out;
-      self->deliveredOk = ok;
-      self->sendClosed = closed;
+      self->wait.deliverOwn({out, ok, closed});
       break;
     }
   }

@@ -201,7 +201,7 @@ NativeResult taskSleep(CallContext& cx) {
   if (!cx.checkNumber(1, seconds)) return cx.failure();
   if (!(seconds > 0)) return taskYield(cx);
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kSleep, 0, !canSuspendWait(cx.threadData()));
+  self->wait.begin(WaitOp::kSleep, 0, !canSuspendWait(cx.threadData()));
   return waitMayGC(cx, *self, seconds);
 }
 
@@ -223,12 +223,8 @@ NativeResult handleAwait(CallContext& cx) {
   {
     std::lock_guard lock(target->doneMutex);
     if (!target->done) {
-      self->beginWait(WaitOp::kAwait, 1, !canSuspendWait(cx.threadData()));
-      Waiter& w = self->waiters[0];
-      w.task = self;
-      w.gen = self->waitGen();
-      w.source = target;
-      target->awaiters.push_back(&w);
+      self->wait.begin(WaitOp::kAwait, 1, !canSuspendWait(cx.threadData()));
+      target->awaiters.push_back(&self->wait.addWaiter(0, self, target));
       target->retain();
       self->awaited = target;
       waiting = true;
@@ -246,7 +242,7 @@ NativeResult handleAwait(CallContext& cx) {
 NativeResult handleCancel(CallContext& cx) {
   LuaTask* target = checkTask(cx, 1);
   if (!target) return cx.typeError(1, "task");
-  if (target->done) return pushValues(cx, {Value::boolean(false)});
+  if (target->isDone()) return pushValues(cx, {Value::boolean(false)});
   return pushValues(cx, {Value::boolean(rtOf(cx).cancelTask(target))});
 }
 
@@ -257,7 +253,7 @@ const char* statusOf(LuaTask* task) {
   }
   // A task blocked in a wait on its OS thread (main, or a wait nested in a coroutine)
   // is suspended, though its scheduler state is running.
-  if (task->blocked.load(std::memory_order_acquire)) return "suspended";
+  if (task->wait.isBlocked()) return "suspended";
   if (task->isMain) return "running";
   // Deterministic mode: a step running ahead of its commit is a ready task's.
   if (task->rt.scheduler->showsReady(task)) return "ready";
@@ -318,9 +314,9 @@ NativeResult channelSendNative(CallContext& cx) {
     }
   }
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kSend, 1, !canSuspendWait(cx.threadData()));
+  self->wait.begin(WaitOp::kSend, 1, !canSuspendWait(cx.threadData()));
   if (channelSend(*ch, v, closed, self, 0) == OpResult::kDone) {
-    self->sendClosed = closed;
+    self->wait.deliverOwn(closed ? Delivery::sendFailedClosed() : Delivery::sent());
   }
   return waitMayGC(cx, *self, -1);
 }
@@ -338,11 +334,10 @@ NativeResult recvMayGC(CallContext& cx, Channel* ch, double timeout) {
     return pushValues(cx, {Value::nil(), Value::boolean(false), Value::string(s)});
   }
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  self->beginWait(WaitOp::kRecv, 1, !canSuspendWait(cx.threadData()));
+  self->wait.begin(WaitOp::kRecv, 1, !canSuspendWait(cx.threadData()));
   if (channelRecv(*ch, v, ok, self, 0) == OpResult::kDone) {
     self->rt.noteRecordWritten(*self);
-    self->delivered = v;
-    self->deliveredOk = ok;
+    self->wait.deliverOwn({v, ok, false});
   }
   return waitMayGC(cx, *self, timeout);
 }

@@ -1,5 +1,5 @@
-// Waits: the claim word of a task, suspending or blocking, and finishing the operation
-// a wait was for (runtime/task.h gives the protocol).
+// Waits: suspending or blocking until a task's wait ends, and finishing the operation it
+// was for (runtime/wait_state.h gives the protocol and its transitions).
 #include <chrono>
 #include <memory>
 #include <cstdio>
@@ -15,8 +15,6 @@ namespace weft::runtime {
 using vm::Value;
 
 namespace {
-
-uint64_t word(uint64_t gen, WaitPhase p) { return (gen << kPhaseBits) | uint64_t(p); }
 
 // A task reference owned by a timer callback (released also when the timer is cancelled
 // and its callback destroyed unrun).
@@ -74,21 +72,22 @@ Status awaitResults(vm::State& S, vm::ThreadData* t, LuaTask& target, uint32_t& 
 namespace {
 
 Status claimedResults(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t& n, Value& err) {
-  switch (self.op) {
+  const WaitState& wait = self.wait;
+  switch (wait.op()) {
     case WaitOp::kRecv:
-      return pushAll(S, t, {self.delivered, Value::boolean(self.deliveredOk)}, n);
+      return pushAll(S, t, {wait.delivered(), Value::boolean(wait.deliveredOk())}, n);
     case WaitOp::kSend:
-      if (self.sendClosed) {
+      if (wait.sendClosed()) {
         err = positionedError(S, t, "send on closed channel");
         return Status(StatusCode::kRuntimeError);
       }
       n = 0;
       return Status::ok();
     case WaitOp::kSelect: {
-      const Waiter& w = self.waiters[size_t(self.firedCase)];
-      Value index = Value::integer(self.firedCase + 1);
-      if (!w.isSend) return pushAll(S, t, {index, self.delivered, Value::boolean(self.deliveredOk)}, n);
-      if (self.sendClosed) {
+      const Waiter& w = wait.waiters()[size_t(wait.firedCase())];
+      Value index = Value::integer(wait.firedCase() + 1);
+      if (!w.isSend) return pushAll(S, t, {index, wait.delivered(), Value::boolean(wait.deliveredOk())}, n);
+      if (wait.sendClosed()) {
         err = positionedError(S, t, "send on closed channel");
         return Status(StatusCode::kRuntimeError);
       }
@@ -103,7 +102,7 @@ Status claimedResults(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t& 
 }
 
 Status timedOutResults(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t& n) {
-  switch (self.op) {
+  switch (self.wait.op()) {
     case WaitOp::kRecv:
       return pushAll(S, t, {Value::nil(), Value::boolean(false), stringValue(S, "timeout")}, n);
     case WaitOp::kSelect:
@@ -117,15 +116,14 @@ Status timedOutResults(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t&
 void armTimer(LuaTask& self, double timeout) {
   if (!self.rt.ensureWorkers().isOk()) return;  // closed: the wait ends at once
   auto ref = std::make_shared<TaskRef>(&self);
-  uint64_t gen = self.waitGen();
+  uint64_t gen = self.wait.gen();
   auto delay = std::chrono::duration_cast<sched::Clock::duration>(std::chrono::duration<double>(timeout));
-  self.timer = self.rt.scheduler->addTimer(self.rt.scheduler->now() + delay, [ref, gen] {
+  self.wait.noteTimer(self.rt.scheduler->addTimer(self.rt.scheduler->now() + delay, [ref, gen] {
     LuaTask* task = ref->task;
-    bool blocking = task->holdForWake();
-    if (task->claim(gen, WaitPhase::kTimedOut, -1)) task->rt.wakeTask(task, blocking);
+    bool blocking = task->wait.holdForWake(*task);
+    if (task->wait.timeOut(gen)) task->rt.wakeTask(task, blocking);
     else if (blocking) task->release();
-  });
-  self.hasTimer = true;
+  }));
 }
 
 // On the host thread, the main task suspended at the bottom of its embedder's call:
@@ -137,7 +135,7 @@ void armTimer(LuaTask& self, double timeout) {
 // inside it (runMainNestedMayGC).
 bool helpedToEndMayGC(LuaTask& self) {
   RuntimeImpl& rt = self.rt;
-  sched::HostRun run = rt.scheduler->runOnHost([&] { return !self.waitOpen() || rt.mainEndedNested; });
+  sched::HostRun run = rt.scheduler->runOnHost([&] { return !self.wait.open() || rt.mainEndedNested; });
   // Collections ran meanwhile; the code that waited goes on writing its stack.
   if (vm::ThreadData* running = rt.state.context().running) vm::markStackDirty(running);
   return run != sched::HostRun::kIdle;
@@ -149,7 +147,7 @@ bool helpedToEndMayGC(LuaTask& self) {
 Status resumeMainMayGC(RuntimeImpl& rt, vm::ThreadData* t) {
   LuaTask& main = *rt.mainTask;
   rt.mainSuspended.store(false, std::memory_order_seq_cst);
-  if (main.mainCancel.load(std::memory_order_acquire)) main.claim(main.waitGen(), WaitPhase::kCancelled, -1);
+  if (main.mainCancel.load(std::memory_order_acquire)) main.wait.cancel(main.wait.gen());
   vm::ThreadData* leaf = t;
   while (leaf->suspendedChild) leaf = leaf->suspendedChild;
   // The chain runs again (and its leaf receives the wait's results): dirty stacks.
@@ -209,41 +207,42 @@ Status blockMayGC(LuaTask& self) {
   RuntimeImpl& rt = self.rt;
   // Deterministic mode: this thread runs the other tasks until the wait ends and the
   // chooser picks this task again.
-  if (rt.scheduler->deterministic()) return rt.runInlineMayGC(self, [&self] { return !self.waitOpen(); });
+  if (rt.scheduler->deterministic()) return rt.runInlineMayGC(self, [&self] { return !self.wait.open(); });
   if (self.isMain && rt.mainSuspended.load(std::memory_order_relaxed) && helpedToEndMayGC(self)) return Status::ok();
   bool onHost = !self.isMain && sched::Scheduler::dispatchingOnHost();
   if (onHost) rt.hostWaiter.store(&self, std::memory_order_seq_cst);
   rt.scheduler->flushHostLane();  // on the host thread: nothing waits in its lane while it sleeps
-  self.blocked.store(true, std::memory_order_seq_cst);
+  self.wait.setBlocked(true);
   rt.detachCurrent();
   (void)rt.enterBlockingCurrent(sched::Blocking::kTaskWait);  // failing, it closed the runtime
   bool holdsHost = self.isMain || onHost;
   if (holdsHost) rt.probeForDeadlock();
   for (;;) {
-    // Acquire: a bump orders what the waker did before it (its claim) before our check.
-    uint32_t signal = self.blockSignal.load(std::memory_order_acquire);
-    if (!self.waitOpen() || rt.closed() || (holdsHost && rt.deadlocked.load(std::memory_order_acquire))) break;
+    // Read before the check: a bump after it (the wait ending) keeps the sleep below from
+    // starting.
+    uint32_t signal = self.wait.signalSeen();
+    if (!self.wait.open() || rt.closed() || (holdsHost && rt.deadlocked.load(std::memory_order_acquire))) break;
     if (onHost && !rt.mainEndedNested && rt.mainResumable()) {
       // The thread is not asleep while the main task runs: the deadlock check must not
       // take this wait for its state.
-      self.blocked.store(false, std::memory_order_seq_cst);
+      self.wait.setBlocked(false);
       Status st = runMainNestedMayGC(rt);
-      self.blocked.store(true, std::memory_order_seq_cst);
+      self.wait.setBlocked(true);
       if (!st.isOk()) break;  // the runtime closed
       rt.probeForDeadlock();  // the workers may all have parked meanwhile
       continue;
     }
-    self.blockSignal.wait(signal, std::memory_order_acquire);
+    self.wait.sleepUntilSignalled(signal);
   }
   rt.leaveBlockingCurrent();  // the worker first, then the collector (scheduler.h)
-  self.blocked.store(false, std::memory_order_seq_cst);
+  self.wait.setBlocked(false);
   if (onHost) rt.hostWaiter.store(nullptr, std::memory_order_seq_cst);
   if (holdsHost && !rt.closed() && rt.deadlocked.load(std::memory_order_acquire)) {
     if (onHost && rt.mainEndedNested) {
       // The main task's code ended above this wait, and the embedder's call returns only
       // once it ends: end it as the end of the program would, by cancelling it.
       rt.deadlocked.store(false, std::memory_order_release);
-      self.claim(self.waitGen(), WaitPhase::kCancelled, -1);
+      self.wait.cancel(self.wait.gen());
     } else if (!rt.state.atPrompt) {
       rt.reportDeadlockAndExit();
     } else {
@@ -255,43 +254,16 @@ Status blockMayGC(LuaTask& self) {
 
 }  // namespace
 
-void LuaTask::beginWait(WaitOp o, size_t cases, bool blocking) {
-  op = o;
-  firedCase = -1;
-  delivered = Value::nil();
-  deliveredOk = false;
-  sendClosed = false;
-  hasTimer = false;
-  blockingWait.store(blocking, std::memory_order_relaxed);
-  waiters.assign(cases, Waiter{});
-  // Release: the fields above are visible to any thread that claims this generation.
-  waitWord.store(word(waitGen() + 1, WaitPhase::kWaiting), std::memory_order_release);
-}
-
-// Release: the change that ended the wait (made before the call) is visible to the
-// sleeper that sees the bump.
-bool LuaTask::holdForWake() {
-  // Relaxed: the claimer found this wait through an acquire (a lock or the wait word),
-  // so it reads this wait's value, or a later wait's when its claim is about to fail.
-  bool blocking = blockingWait.load(std::memory_order_relaxed);
-  if (blocking) retain();
-  return blocking;
-}
-
-void LuaTask::signalBlocked() {
-  blockSignal.fetch_add(1, std::memory_order_release);
-  blockSignal.notify_all();
-}
-
 std::string LuaTask::describeWait() const {
   char buf[64];
-  switch (op) {
+  const std::vector<Waiter>& waiters = wait.waiters();
+  switch (wait.op()) {
     case WaitOp::kSleep:
       return "sleep";
     case WaitOp::kRecv:
     case WaitOp::kSend:
       // The channel its Waiter is queued on (channel.cpp: registerWaiter).
-      std::snprintf(buf, sizeof buf, "%s on channel %p", op == WaitOp::kRecv ? "recv" : "send",
+      std::snprintf(buf, sizeof buf, "%s on channel %p", wait.op() == WaitOp::kRecv ? "recv" : "send",
                     waiters.empty() ? nullptr : static_cast<void*>(static_cast<Channel*>(waiters[0].source)));
       return buf;
     case WaitOp::kSelect:
@@ -307,53 +279,6 @@ std::string LuaTask::describeWait() const {
       break;
   }
   return "nothing";
-}
-
-// From (gen, kWaiting) to (gen, to). A tentative claim in progress (kClaiming) is waited
-// out: its owner resolves it within a few instructions and waits for nothing meanwhile.
-bool LuaTask::leaveWaiting(uint64_t gen, WaitPhase to) {
-  uint64_t expected = word(gen, WaitPhase::kWaiting);
-  for (;;) {
-    // acq_rel: the claimer sees the wait's fields; the waiter, after its wake, sees
-    // what the claimer delivered.
-    if (waitWord.compare_exchange_weak(expected, word(gen, to), std::memory_order_acq_rel,
-                                       std::memory_order_acquire)) {
-      return true;
-    }
-    if (expected == word(gen, WaitPhase::kClaiming)) {
-      std::this_thread::yield();
-      expected = word(gen, WaitPhase::kWaiting);
-      continue;
-    }
-    if (expected != word(gen, WaitPhase::kWaiting)) return false;
-  }
-}
-
-bool LuaTask::claim(uint64_t gen, WaitPhase to, int caseIndex) {
-  if (to != WaitPhase::kClaimed) return leaveWaiting(gen, to);
-  // Which case fired is written before the claim shows: a task in a blocking wait may
-  // see the claim and read it before any wake arrives.
-  if (!leaveWaiting(gen, WaitPhase::kClaiming)) return false;
-  confirmClaim(gen, caseIndex);
-  return true;
-}
-
-bool LuaTask::claimTentatively(uint64_t gen) { return leaveWaiting(gen, WaitPhase::kClaiming); }
-
-void LuaTask::confirmClaim(uint64_t gen, int caseIndex) {
-  firedCase = caseIndex;
-  waitWord.store(word(gen, WaitPhase::kClaimed), std::memory_order_release);
-}
-
-void LuaTask::undoClaim(uint64_t gen) { waitWord.store(word(gen, WaitPhase::kWaiting), std::memory_order_release); }
-
-bool LuaTask::waitOpen() const {
-  WaitPhase p = phase();
-  return p == WaitPhase::kWaiting || p == WaitPhase::kClaiming;
-}
-
-WaitPhase LuaTask::phase() const {
-  return WaitPhase(waitWord.load(std::memory_order_acquire) & ((uint64_t(1) << kPhaseBits) - 1));
 }
 
 void LuaTask::removeWaiter(Waiter* w) {
@@ -395,7 +320,7 @@ Status driveMainMayGC(vm::State& S, vm::ThreadData* t) {
   t->taskSuspending = false;
   rt.mainSuspended.store(true, std::memory_order_seq_cst);
   for (;;) {
-    if (main.waitOpen()) {
+    if (main.wait.open()) {
       Status st = blockMayGC(main);
       if (!st.isOk()) {
         rt.mainSuspended.store(false, std::memory_order_seq_cst);
@@ -422,23 +347,23 @@ Value positionedError(vm::State& S, vm::ThreadData* t, const char* message) {
 
 vm::NativeResult waitMayGC(vm::CallContext& cx, LuaTask& self, double timeout) {
   bool cancel = self.isMain ? self.mainCancel.load(std::memory_order_acquire) : self.cancelRequested();
-  if (cancel) self.claim(self.waitGen(), WaitPhase::kCancelled, -1);
+  if (cancel) self.wait.cancel(self.wait.gen());
   // A suspending task leaves even when cancelled here: the scheduler requeues it (its
   // cancel bit is set) and the executor ends it, closing its variables, as it would have
   // at the dispatch after a wait.
-  if (!self.blockingWait.load(std::memory_order_relaxed) && (self.waitOpen() || self.phase() == WaitPhase::kCancelled)) {
-    if (self.waitOpen() && timeout >= 0) armTimer(self, timeout);
+  if (!self.wait.blocksThread() && (self.wait.open() || self.wait.phase() == WaitPhase::kCancelled)) {
+    if (self.wait.open() && timeout >= 0) armTimer(self, timeout);
     self.suspend = LuaTask::Suspend::kWait;
     cx.threadData()->taskSuspending = true;
     return vm::NativeResult{0, StatusCode::kYield};
   }
-  if (self.waitOpen()) {
+  if (self.wait.open()) {
     if (timeout >= 0) armTimer(self, timeout);
     Status st = blockMayGC(self);
     if (!st.isOk()) return vm::NativeResult{0, st.code()};
     if (self.rt.closed()) return vm::NativeResult{0, StatusCode::kFatal};
     cancel = self.isMain ? self.mainCancel.load(std::memory_order_acquire) : self.cancelRequested();
-    if (cancel) self.claim(self.waitGen(), WaitPhase::kCancelled, -1);
+    if (cancel) self.wait.cancel(self.wait.gen());
   }
   uint32_t n = 0;
   Value err;
@@ -451,14 +376,10 @@ vm::NativeResult waitMayGC(vm::CallContext& cx, LuaTask& self, double timeout) {
 Status finishWaitMayGC(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t& n, Value& err) {
   // A channel peer delivered before confirming its claim (channel.cpp: deliverTo), and
   // the acquire that saw the wait end orders that delivery before the reads below.
-  for (Waiter& w : self.waiters) {
-    if (w.source) w.source->removeWaiter(&w);
-  }
-  if (self.hasTimer) {
-    self.rt.scheduler->cancelTimer(self.timer);
-    self.hasTimer = false;
-  }
-  WaitPhase phase = self.phase();
+  self.wait.withdrawWaiters();
+  sched::TimerId timer;
+  if (self.wait.takeTimer(timer)) self.rt.scheduler->cancelTimer(timer);
+  WaitPhase phase = self.wait.phase();
   Status st;
   n = 0;
   switch (phase) {
@@ -481,14 +402,11 @@ Status finishWaitMayGC(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t&
       st = Status(StatusCode::kFatal);
       break;
   }
-  for (Waiter& w : self.waiters) w.value = Value::nil();
-  self.waiters.clear();
+  self.wait.finish();
   if (self.awaited) {
     self.awaited->release();
     self.awaited = nullptr;
   }
-  self.delivered = Value::nil();
-  self.op = WaitOp::kNone;
   return st;
 }
 

@@ -2,7 +2,8 @@
 """Deterministic mode (docs/design/deterministic.md, docs/tasks.md "Finding concurrency
 bugs"): the same seed gives byte-identical runs, time is logical, a recording replays
 exactly and a different program diverges with a report, and the explorer finds each bug
-script of tests/det/ under each strategy, writes a schedule that --replay reproduces."""
+script of tests/det/ under each strategy, writes a schedule that --replay reproduces, and
+passes every schedule of the wait protocol's races (tests/lua/task_wait_races.lua)."""
 import argparse
 import json
 import os
@@ -13,6 +14,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUGS = os.path.join(HERE, "..", "det")
+LUA = os.path.join(HERE, "..", "lua")
 
 # Tasks, channels, select, sleeps, random numbers and the clocks: everything whose order
 # or value the seed decides.
@@ -184,6 +186,15 @@ def check_explore(weft, tmp):
         fail("an unbounded systematic exploration was accepted", refused.stderr)
 
 
+# The wait protocol's races (tests/lua/task_wait_races.lua: a receive raced by a send, a
+# close, a cancel and its timeout) pass under every explored schedule.
+def check_wait_races(weft):
+    for strategy in [["--explore=200"], ["--explore=50", "--explore-depth=2"]]:
+        r = run(weft, strategy, path="task_wait_races.lua", code=None, cwd=LUA)
+        if r.returncode != 0 or "every schedule passed" not in r.stderr or "(1 distinct)" in r.stderr:
+            fail(f"task_wait_races.lua {strategy}: a schedule failed", r.stdout + r.stderr)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--weft", required=True)
@@ -196,6 +207,7 @@ def main():
         check_record_replay(args.weft, tmp)
         check_deadlock(args.weft)
         check_explore(args.weft, tmp)
+        check_wait_races(args.weft)
     print("deterministic.py: ok")
 
 
