@@ -74,7 +74,9 @@ NativeResult orderedOp(CallContext& cx) {
   if (r.status == StatusCode::kOk && rt->scheduler->deterministic()) {
     cx.threadData()->budget = 0;
     // The step's end is not a suspension point: a cancellation still waits for one.
-    currentTask(*rt, cx.threadData())->stepEnded = true;
+    LuaTask* self = currentTask(*rt, cx.threadData());
+    self->stepEnded = true;
+    self->endStepAtOperation();
   }
   return r;
 }

@@ -144,7 +144,7 @@ void DetCoordinator::enqueue(Task* t, bool behind) {
     t->detCancelAtStart_ = t->cancelRequested();
   }
   outside_.notify_one();
-  if (parallel_) steps_.notify_all();
+  if (parallel_ && worthAhead(t)) work_.notify_one();
 }
 
 TimerId DetCoordinator::addTimer(uint64_t deadlineNanos, std::function<void()> fn) {
@@ -254,6 +254,7 @@ void DetCoordinator::dispatch(Task* t) {
     budget = t->detBudget_;
     t->detPhase_ = kIdle;
     t->detCommitted_ = false;
+    t->detLastUnits_ = uint32_t(in_.slice - std::clamp(budget, 0, in_.slice));
   }
   Worker* w = tlsCurrentWorker;
   settleStep(t, out, budget, w ? *in_.cores[w->index()] : *in_.cores[0]);
@@ -279,6 +280,7 @@ void DetCoordinator::dispatchHere(Task* t) {
     std::lock_guard lock(mu_);
     t->detPhase_ = kIdle;
     t->detCommitted_ = false;
+    t->detLastUnits_ = uint32_t(in_.slice - std::clamp(budget, 0, in_.slice));
   }
   settleStep(t, out, budget, c);
 }
@@ -297,7 +299,12 @@ bool DetCoordinator::awaitStepEnd(Task* t) {
 void DetCoordinator::settleStep(Task* t, RunOutcome out, int32_t budget, WorkerCore& c) {
   charge(in_.slice - std::max(budget, 0));
   if (out == RunOutcome::kBudgetSpent) bump(c.counters.budgetExhaustions);
-  if (SchedulerInternals::settle(t, out)) enqueue(t, out == RunOutcome::kYielded || out == RunOutcome::kBudgetSpent);
+  // A yield or a spent budget joins as the oldest; a step ended by an ordered operation
+  // (a spawn, a send that did not wait) stays the newest, so the task likely goes on, as
+  // on a worker (depth first: skynet keeps 1.1 million tasks alive otherwise).
+  bool behind = out == RunOutcome::kYielded || (out == RunOutcome::kBudgetSpent && !t->detOperationEnded_);
+  t->detOperationEnded_ = false;
+  if (SchedulerInternals::settle(t, out)) enqueue(t, behind);
 }
 
 // --- parallel steps ----------------------------------------------------------------------
@@ -316,6 +323,7 @@ Status DetCoordinator::startRunners() {
 void DetCoordinator::onClosed() {
   { std::lock_guard lock(mu_); }  // a waiter between its check and its sleep sees `closed`
   steps_.notify_all();
+  work_.notify_all();
   outside_.notify_all();
 }
 
@@ -324,12 +332,18 @@ void DetCoordinator::joinRunners() {
   runners_.clear();
 }
 
-// The newest candidate no thread runs: the chooser favours the newest (pickRandom).
+bool DetCoordinator::worthAhead(const Task* t) const { return t->detLastUnits_ >= uint32_t(in_.slice / 4); }
+
+// The newest candidate worth running ahead that no thread runs, among the newest few
+// (the chooser favours the newest: pickRandom), so that a long ready list costs nothing.
 Task* DetCoordinator::takeAheadLocked() {
-  for (auto it = ready_.rbegin(); it != ready_.rend(); ++it) {
-    if ((*it)->detPhase_ == kQueued) {
-      (*it)->detPhase_ = kAhead;
-      return *it;
+  constexpr size_t kScan = 64;
+  size_t end = ready_.size() > kScan ? ready_.size() - kScan : 0;
+  for (size_t i = ready_.size(); i-- > end;) {
+    Task* t = ready_[i];
+    if (t->detPhase_ == kQueued && worthAhead(t)) {
+      t->detPhase_ = kAhead;
+      return t;
     }
   }
   return nullptr;
@@ -345,7 +359,7 @@ void DetCoordinator::runner(WorkerCore& c) {
     Task* t = nullptr;
     {
       std::unique_lock lock(mu_);
-      steps_.wait(lock, [&] { return in_.isClosed() || (t = takeAheadLocked()) != nullptr; });
+      work_.wait(lock, [&] { return in_.isClosed() || (t = takeAheadLocked()) != nullptr; });
     }
     // A step taken runs even when the scheduler closed meanwhile (the executor ends it
     // at once): a coordinator may have committed it and wait for its end.

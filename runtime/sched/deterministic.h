@@ -24,7 +24,9 @@
 //    runs on the coordinator's thread, committed from its start. So everything another
 //    task or the world can see happens in decision order, and the decisions are those
 //    of one worker; only what a step reads from tables other tasks write is not
-//    determined. Phases of a step (Task::detPhase_, under mu_): kIdle (not a
+//    determined. Only a task whose last step was long (a quarter of the budget or
+//    more) runs ahead: a short step costs less on the coordinator than its hand-over
+//    between threads. Phases of a step (Task::detPhase_, under mu_): kIdle (not a
 //    candidate) -> kQueued (a candidate) -> kAhead (a runner runs it) or kInline (the
 //    coordinator does) -> kEnded (the runner's dispatch ended) -> kIdle at settling.
 //  - Candidates of a step: the waiting inline task first (when its wait has ended),
@@ -156,13 +158,15 @@ class DetCoordinator {
   void settleStep(Task* t, RunOutcome out, int32_t budget, WorkerCore& c);
   void runner(WorkerCore& c);
   Task* takeAheadLocked();
+  bool worthAhead(const Task* t) const;
 
   SchedulerInternals& in_;
   DeterministicOptions options_;
   DetChooser chooser_;
   std::mutex mu_;
   std::condition_variable outside_;       // enqueue from another thread
-  std::condition_variable steps_;         // a phase changed, a task was queued, or closed
+  std::condition_variable steps_;         // a step was committed or ended, or closed
+  std::condition_variable work_;          // runners: a step worth running ahead was queued
   std::deque<Task*> ready_;               // mu_: oldest first (requeued steps go first)
   std::vector<std::thread> runners_;      // started and joined by the lifecycle's callers
   uint64_t readyHash_ = 0;                // mu_: the sum of decisionMemberHash(id) over ready_

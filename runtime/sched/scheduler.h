@@ -107,6 +107,10 @@ class Task {
   // Deterministic mode: whether the task was cancelled before it last became ready
   // (DetCoordinator::enqueue): its next step starts with the cancellation.
   bool cancelledBeforeReady() const { return detCancelAtStart_; }
+  // Deterministic mode, on the task's thread during its step: the step ends because an
+  // ordered operation ended it, not by a yield or its budget (the task keeps its place
+  // among the candidates as the newest: DetCoordinator::settleStep).
+  void endStepAtOperation() { detOperationEnded_ = true; }
 
   void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
   // Deletes the task when the last reference goes (acq_rel: the deleting thread sees
@@ -136,6 +140,8 @@ class Task {
   uint8_t detPhase_ = 0;         // DetCoordinator's StepPhase
   bool detCommitted_ = false;    // the chooser picked the step: it may pass its gates
   bool detCancelAtStart_ = false;
+  bool detOperationEnded_ = false;  // the task's thread in its step; the settling thread after
+  uint32_t detLastUnits_ = 0;                      // work units its last step spent
   RunOutcome detOutcome_ = RunOutcome::kYielded;  // how a step ended on a runner
   int32_t detBudget_ = 0;                          // what it left of its budget
 };
