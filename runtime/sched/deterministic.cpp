@@ -148,6 +148,7 @@ void DetCoordinator::enqueue(Task* t, bool behind) {
 }
 
 TimerId DetCoordinator::addTimer(uint64_t deadlineNanos, std::function<void()> fn) {
+  std::lock_guard lock(timerMu_);
   TimerId id = nextTimer_++;
   timers_.emplace(std::make_pair(deadlineNanos, id), std::move(fn));
   timerDeadline_[id] = deadlineNanos;
@@ -155,6 +156,7 @@ TimerId DetCoordinator::addTimer(uint64_t deadlineNanos, std::function<void()> f
 }
 
 bool DetCoordinator::cancelTimer(TimerId id) {
+  std::lock_guard lock(timerMu_);
   auto it = timerDeadline_.find(id);
   if (it == timerDeadline_.end()) return false;
   timers_.erase({it->second, id});
@@ -174,11 +176,24 @@ uint64_t DetCoordinator::chooseCase(uint64_t n) {
   return index;
 }
 
+bool DetCoordinator::earliestTimer(uint64_t& deadline) {
+  std::lock_guard lock(timerMu_);
+  if (timers_.empty()) return false;
+  deadline = timers_.begin()->first.first;
+  return true;
+}
+
 void DetCoordinator::fireDueTimers() {
-  while (!timers_.empty() && timers_.begin()->first.first <= nowNanos()) {
-    auto node = timers_.extract(timers_.begin());
-    timerDeadline_.erase(node.key().second);
-    node.mapped()();
+  for (;;) {
+    std::function<void()> fn;
+    {
+      std::lock_guard lock(timerMu_);
+      if (timers_.empty() || timers_.begin()->first.first > nowNanos()) return;
+      auto node = timers_.extract(timers_.begin());
+      timerDeadline_.erase(node.key().second);
+      fn = std::move(node.mapped());
+    }
+    fn();  // claims a wait and publishes its task: enqueue takes mu_
   }
 }
 
@@ -220,8 +235,8 @@ InlineRun DetCoordinator::runInline(Task* waiter, const std::function<bool()>& e
       }
     }
     if (n == 0) {
-      if (!timers_.empty()) {
-        clock_.store(std::max(nowNanos(), timers_.begin()->first.first), std::memory_order_relaxed);
+      if (uint64_t next; earliestTimer(next)) {
+        clock_.store(std::max(nowNanos(), next), std::memory_order_relaxed);
         continue;
       }
       if (waitForOutside()) continue;
@@ -425,6 +440,7 @@ void DetCoordinator::drain() {
     readyHash_ = 0;
   }
   for (Task* t : rest) t->release();
+  std::lock_guard lock(timerMu_);
   timers_.clear();
   timerDeadline_.clear();
 }

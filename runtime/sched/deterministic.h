@@ -38,9 +38,9 @@
 //  - The logical clock advances by kNanosPerUnit for every work unit a step spends, and
 //    jumps to the earliest timer when nothing can run; timers fire in (deadline, id)
 //    order on the coordinator, before each decision.
-//  - Threads: the chooser, the timers and previous_ belong to whichever thread runs the
-//    loop (one at a time; the hand-over goes through mu_); ready_ and the steps' phases
-//    are under mu_, which a host thread posting to a port takes too.
+//  - Threads: the chooser and previous_ belong to whichever thread runs the loop (one at
+//    a time; the hand-over goes through mu_); ready_ and the steps' phases are under
+//    mu_, which a host thread posting to a port takes too; the timers are under timerMu_.
 #pragma once
 
 #include <atomic>
@@ -151,6 +151,7 @@ class DetCoordinator {
  private:
   enum StepPhase : uint8_t { kIdle, kQueued, kAhead, kInline, kEnded };
   void fireDueTimers();
+  bool earliestTimer(uint64_t& deadline);
   bool waitForOutside();
   void dispatch(Task* t);
   void dispatchHere(Task* t);
@@ -171,9 +172,13 @@ class DetCoordinator {
   std::vector<std::thread> runners_;      // started and joined by the lifecycle's callers
   uint64_t readyHash_ = 0;                // mu_: the sum of decisionMemberHash(id) over ready_
   std::atomic<uint64_t> clock_{0};
-  std::map<std::pair<uint64_t, TimerId>, std::function<void()>> timers_;  // (deadline, id)
-  std::unordered_map<TimerId, uint64_t> timerDeadline_;
-  TimerId nextTimer_ = 1;
+  // The timers: added and fired in decision order, but a step running ahead cancels the
+  // timer of the wait it finishes (harmless early: its task is a candidate until its
+  // commit, so no jump of the clock can reach that deadline meanwhile).
+  std::mutex timerMu_;
+  std::map<std::pair<uint64_t, TimerId>, std::function<void()>> timers_;  // timerMu_; (deadline, id)
+  std::unordered_map<TimerId, uint64_t> timerDeadline_;                  // timerMu_
+  TimerId nextTimer_ = 1;                                                // timerMu_
   uint64_t previous_ = 0;  // the task the last step ran
   bool finished_ = false;
   bool parallel_ = false;  // runners run steps ahead; set by startRunners, before any task
