@@ -10,8 +10,10 @@
 #include <llvm/IR/Module.h>
 
 #include <functional>
+#include <map>
 
 #include "frontend/opcodes.h"
+#include "jit/flow.h"
 
 namespace weft::jit {
 namespace {
@@ -26,11 +28,7 @@ constexpr uint8_t kTagNil = 0, kTagFalse = 1, kTagTrue = 2, kTagInt = 3, kTagFlo
 constexpr uint8_t kTagString = 16, kTagTable = 17, kTagUserdata = 20;
 constexpr uint64_t kValueSize = 16, kTagOffset = 8;
 constexpr uint8_t kConstInt = 3, kConstFloat = 4, kConstRef = 5;
-
-bool isTest(Op op) {
-  return (op >= Op::EQ && op <= Op::GEI) || op == Op::TEST || op == Op::TESTSET;
-}
-bool isArith(Op op) { return op >= Op::ADDI && op <= Op::SHR; }
+constexpr int kMaxRegs = int(RegSet().size());
 
 class Lowering {
  public:
@@ -45,20 +43,33 @@ class Lowering {
   bool constIsNumber(int k) const { return req_.constants[k].kind == kConstInt || req_.constants[k].kind == kConstFloat; }
   void lower(uint32_t pc);
 
-  // Slots.
+  // The frame's slots, in memory.
   Value* slot(int r) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base_, uint64_t(r) * kValueSize); }
-  Value* tagPtr(int r) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base_, uint64_t(r) * kValueSize + kTagOffset); }
-  Value* tag(int r) { return b_.CreateLoad(b_.getInt8Ty(), tagPtr(r)); }
-  Value* ival(int r) { return b_.CreateLoad(b_.getInt64Ty(), slot(r)); }
-  Value* fval(int r) { return b_.CreateLoad(b_.getDoubleTy(), slot(r)); }
-  void storeI(int r, Value* v) { b_.CreateStore(v, slot(r)); b_.CreateStore(b_.getInt8(kTagInt), tagPtr(r)); }
-  void storeF(int r, Value* v) { b_.CreateStore(v, slot(r)); b_.CreateStore(b_.getInt8(kTagFloat), tagPtr(r)); }
-  void storeTagOnly(int r, uint8_t t) { b_.CreateStore(b_.getInt64(0), slot(r)); b_.CreateStore(b_.getInt8(t), tagPtr(r)); }
-  void copy(int dst, int src) {
-    Value* p = ival(src);
-    Value* t = tag(src);
-    b_.CreateStore(p, slot(dst));
-    b_.CreateStore(t, tagPtr(dst));
+  Value* slotTag(int r) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base_, uint64_t(r) * kValueSize + kTagOffset); }
+  // Lua registers as the code sees them: a payload and a tag variable per register
+  // (allocas that LLVM turns into machine registers), loaded at entries and written
+  // back at exits and before helpers (jit/flow.h).
+  Value* tag(int r) { return b_.CreateLoad(b_.getInt8Ty(), tagVar_[r]); }
+  Value* ival(int r) { return b_.CreateLoad(b_.getInt64Ty(), payVar_[r]); }
+  Value* fval(int r) { return b_.CreateBitCast(ival(r), b_.getDoubleTy()); }
+  void setReg(int r, Value* payload, Value* t) {
+    b_.CreateStore(payload, payVar_[r]);
+    b_.CreateStore(t, tagVar_[r]);
+  }
+  void storeI(int r, Value* v) { setReg(r, v, b_.getInt8(kTagInt)); }
+  void storeF(int r, Value* v) { setReg(r, b_.CreateBitCast(v, b_.getInt64Ty()), b_.getInt8(kTagFloat)); }
+  void storeTagOnly(int r, uint8_t t) { setReg(r, b_.getInt64(0), b_.getInt8(t)); }
+  void copy(int dst, int src) { setReg(dst, ival(src), tag(src)); }
+  // Register r to its slot, and back.
+  void spill(int r) {
+    b_.CreateStore(ival(r), slot(r));
+    b_.CreateStore(tag(r), slotTag(r));
+  }
+  void reload(int r) { setReg(r, b_.CreateLoad(b_.getInt64Ty(), slot(r)), b_.CreateLoad(b_.getInt8Ty(), slotTag(r))); }
+  void spillAll(const RegSet& regs) {
+    for (int r = 0; r < int(regs.size()); r++) {
+      if (regs[r]) spill(r);
+    }
   }
   Value* isTag(Value* t, uint8_t want) { return b_.CreateICmpEQ(t, b_.getInt8(want)); }
   Value* toF(Value* t, int r) {  // r is an integer or a float (the caller checked)
@@ -68,17 +79,21 @@ class Lowering {
 
   // Control.
   BasicBlock* block(uint32_t pc) { return blocks_[pc]; }
-  BasicBlock* exitBlock(uint32_t pc, uint64_t kind);
+  // The exit of instruction `pc` before it writes anything: writes back dirtyIn[pc].
+  BasicBlock* exitBlock(uint32_t pc) { return exitWith(pc, kWeftJitExitInterpret, pc, flow_.dirtyIn[pc]); }
+  // A block that writes back `dirty` and returns exitPc | kind << 32; one per (kind, site).
+  BasicBlock* exitWith(uint32_t site, uint64_t kind, uint32_t exitPc, const RegSet& dirty);
   BasicBlock* newBlock(const char* name) { return BasicBlock::Create(ctx_, name, fn_); }
-  void exitHere(uint32_t pc) { b_.CreateBr(exitBlock(pc, kWeftJitExitInterpret)); }
-  // A jump to `target`; a backward one polls first (budget, collection request, stress).
+  void exitHere(uint32_t pc) { b_.CreateBr(exitBlock(pc)); }
+  // A jump of instruction `site` to `target`; a backward one (from `from`) polls first
+  // (budget, collection request, stress) and its exit writes back dirtyOut[site].
   // `wholeFrame`: the poll keeps every register (the interpreter's SAFEPOINT()), not only
   // the active locals (SAFEPOINT_LIVE(kLiveLocals)).
-  void jumpTo(uint32_t from, uint32_t target, bool wholeFrame = false);
+  void jumpTo(uint32_t site, uint32_t from, uint32_t target, bool wholeFrame = false);
   // Branches on `cond`: the case is lowered in its own block, else exits at pc.
   void guard(Value* cond, uint32_t pc) {
     BasicBlock* ok = newBlock("ok");
-    b_.CreateCondBr(cond, ok, exitBlock(pc, kWeftJitExitInterpret));
+    b_.CreateCondBr(cond, ok, exitBlock(pc));
     b_.SetInsertPoint(ok);
   }
   void cases(Value* cond, const std::function<void()>& yes, const std::function<void()>& no) {
@@ -98,6 +113,8 @@ class Lowering {
   }
   Value* funcSlot() { return b_.CreateConstGEP1_64(b_.getInt8Ty(), base_, -int64_t(kValueSize)); }
   Value* rk(Instruction i) { return getK(i) ? constSlot(getC(i)) : slot(getC(i)); }
+  // Helpers read their register operands from the slots and write their result there.
+  void spillOperands(uint32_t pc) { spillAll(flow_.pcs[pc].use); }
   void helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args);
   Value* statePtr() { return b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(host_.state))), b_.getPtrTy()); }
 
@@ -119,20 +136,30 @@ class Lowering {
   Value* base_ = nullptr;
   Value* budget_ = nullptr;
   std::vector<BasicBlock*> blocks_;
-  std::vector<BasicBlock*> exits_[4];  // by exit kind
+  std::vector<BasicBlock*> exits_[4];  // by exit kind, then site
+  Flow flow_;
+  struct SharedExit {
+    BasicBlock* block = nullptr;
+    llvm::PHINode* result = nullptr;
+  };
+  std::map<std::string, SharedExit> sharedExits_;  // by the registers they write back
+  std::vector<llvm::AllocaInst*> payVar_, tagVar_;  // by register, for the registers the code touches
 };
 
 bool Lowering::supported(uint32_t pc) const {
   Instruction i = req_.code[pc];
   Op op = getOp(i);
   switch (op) {
+    case Op::LOADNIL:
+      return getA(i) + getB(i) < kMaxRegs;
     case Op::MOVE: case Op::LOADI: case Op::LOADF: case Op::LOADFALSE: case Op::LFALSESKIP:
-    case Op::LOADTRUE: case Op::LOADNIL: case Op::ADDI: case Op::ADD: case Op::SUB: case Op::MUL:
+    case Op::LOADTRUE: case Op::ADDI: case Op::ADD: case Op::SUB: case Op::MUL:
     case Op::DIV: case Op::MOD: case Op::IDIV: case Op::BAND: case Op::BOR: case Op::BXOR:
     case Op::UNM: case Op::NOT: case Op::JMP: case Op::EQ: case Op::LT: case Op::LE: case Op::EQI:
     case Op::LTI: case Op::LEI: case Op::GTI: case Op::GEI: case Op::TEST: case Op::TESTSET:
-    case Op::FORPREP: case Op::FORLOOP:
       return true;
+    case Op::FORPREP: case Op::FORLOOP:
+      return getA(i) + 3 < kMaxRegs;
     case Op::LOADK:
       return getBx(i) < int(req_.numConstants);
     case Op::ADDK: case Op::SUBK: case Op::MULK: case Op::DIVK: case Op::MODK: case Op::IDIVK:
@@ -154,13 +181,23 @@ bool Lowering::supported(uint32_t pc) const {
   }
 }
 
-BasicBlock* Lowering::exitBlock(uint32_t pc, uint64_t kind) {
-  BasicBlock*& bb = exits_[kind][pc];
-  if (!bb) {
-    bb = BasicBlock::Create(ctx_, kind != kWeftJitExitInterpret ? "poll_exit" : "exit", fn_);
-    llvm::IRBuilder<> eb(bb);
-    eb.CreateRet(eb.getInt64(uint64_t(pc) | (kind << 32)));
+BasicBlock* Lowering::exitWith(uint32_t site, uint64_t kind, uint32_t exitPc, const RegSet& dirty) {
+  BasicBlock*& bb = exits_[kind][site];
+  if (bb) return bb;
+  // Sites with the same registers to write back share that code (inside a loop most
+  // do): it is most of the function, and LLVM's time grows with it.
+  SharedExit& shared = sharedExits_[dirty.to_string()];
+  if (!shared.block) {
+    llvm::IRBuilderBase::InsertPointGuard keep(b_);
+    shared.block = BasicBlock::Create(ctx_, "write_back", fn_);
+    b_.SetInsertPoint(shared.block);
+    shared.result = b_.CreatePHI(b_.getInt64Ty(), 4);
+    spillAll(dirty);
+    b_.CreateRet(shared.result);
   }
+  bb = BasicBlock::Create(ctx_, kind != kWeftJitExitInterpret ? "poll_exit" : "exit", fn_);
+  llvm::BranchInst::Create(shared.block, bb);
+  shared.result->addIncoming(b_.getInt64(uint64_t(exitPc) | (kind << 32)), bb);
   return bb;
 }
 
@@ -169,11 +206,16 @@ void Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Val
   for (Value* a : args) types.push_back(a->getType());
   auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), types, false);
   Value* callee = b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(fn))), b_.getPtrTy());
+  spillOperands(pc);
   Value* ok = b_.CreateCall(fty, callee, args);
   guard(b_.CreateICmpNE(ok, b_.getInt32(0)), pc);
+  const RegSet& def = flow_.pcs[pc].def;
+  for (int r = 0; r < int(def.size()); r++) {
+    if (def[r]) reload(r);
+  }
 }
 
-void Lowering::jumpTo(uint32_t from, uint32_t target, bool wholeFrame) {
+void Lowering::jumpTo(uint32_t site, uint32_t from, uint32_t target, bool wholeFrame) {
   if (target > from) {
     b_.CreateBr(block(target));
     return;
@@ -189,7 +231,8 @@ void Lowering::jumpTo(uint32_t from, uint32_t target, bool wholeFrame) {
     fire = b_.CreateOr(fire, b_.CreateICmpNE(ld, b_.getInt8(0)));
   }
   if (host_.stress) fire = b_.getTrue();
-  b_.CreateCondBr(fire, exitBlock(target, wholeFrame ? kWeftJitExitSafepointFrame : kWeftJitExitSafepoint), block(target));
+  uint64_t kind = wholeFrame ? kWeftJitExitSafepointFrame : kWeftJitExitSafepoint;
+  b_.CreateCondBr(fire, exitWith(site, kind, target, flow_.dirtyOut[site]), block(target));
 }
 
 // R[A] := x op y for two integers: wrapping, floor division and modulo as Lua's.
@@ -315,7 +358,7 @@ void Lowering::condJump(uint32_t pc, Value* cond, bool k) {
   Value* c = k ? cond : b_.CreateNot(cond);
   b_.CreateCondBr(c, take, block(pc + 2));
   b_.SetInsertPoint(take);
-  jumpTo(pc + 1, target);
+  jumpTo(pc, pc + 1, target);
 }
 
 void Lowering::compare(uint32_t pc, Instruction i, Op op) {
@@ -420,7 +463,7 @@ void Lowering::forPrep(uint32_t pc, Instruction i) {
         Value* upCount = b_.CreateUDiv(b_.CreateSub(lim, init), step);
         Value* downDen = b_.CreateAdd(b_.CreateSub(b_.getInt64(0), b_.CreateAdd(step, b_.getInt64(1))), b_.getInt64(1));
         Value* downCount = b_.CreateUDiv(b_.CreateSub(init, lim), downDen);
-        b_.CreateStore(b_.CreateSelect(up, upCount, downCount), slot(a + 1));
+        b_.CreateStore(b_.CreateSelect(up, upCount, downCount), payVar_[a + 1]);
         storeI(a + 3, init);
         b_.CreateBr(body);
       },
@@ -452,10 +495,10 @@ void Lowering::forLoop(uint32_t pc, Instruction i) {
         b_.CreateCondBr(b_.CreateICmpUGT(count, b_.getInt64(0)), again, done);
         b_.SetInsertPoint(again);
         Value* idx = b_.CreateAdd(ival(a), ival(a + 2));
-        b_.CreateStore(b_.CreateSub(count, b_.getInt64(1)), slot(a + 1));
-        b_.CreateStore(idx, slot(a));
+        b_.CreateStore(b_.CreateSub(count, b_.getInt64(1)), payVar_[a + 1]);
+        b_.CreateStore(idx, payVar_[a]);
         storeI(a + 3, idx);
-        jumpTo(pc, target);
+        jumpTo(pc, pc, target);
       },
       [&] {
         Value* step = fval(a + 2);
@@ -466,9 +509,9 @@ void Lowering::forLoop(uint32_t pc, Instruction i) {
         BasicBlock* again = newBlock("for_fagain");
         b_.CreateCondBr(cont, again, done);
         b_.SetInsertPoint(again);
-        b_.CreateStore(idx, slot(a));
+        b_.CreateStore(b_.CreateBitCast(idx, b_.getInt64Ty()), payVar_[a]);
         storeF(a + 3, idx);
-        jumpTo(pc, target);
+        jumpTo(pc, pc, target);
       });
 }
 
@@ -496,8 +539,7 @@ void Lowering::lower(uint32_t pc) {
         Value* p = b_.CreateIntToPtr(b_.getInt64(addr), b_.getPtrTy());
         Value* payload = b_.CreateLoad(b_.getInt64Ty(), p);
         Value* t = b_.CreateLoad(b_.getInt8Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), p, kTagOffset));
-        b_.CreateStore(payload, slot(a));
-        b_.CreateStore(t, tagPtr(a));
+        setReg(a, payload, t);
       } else {
         storeTagOnly(a, k.kind);  // nil, false, true
       }
@@ -522,12 +564,11 @@ void Lowering::lower(uint32_t pc) {
     }
     case Op::NOT: {
       Value* f = falsy(tag(getB(i)));
-      b_.CreateStore(b_.getInt64(0), slot(a));
-      b_.CreateStore(b_.CreateSelect(f, b_.getInt8(kTagTrue), b_.getInt8(kTagFalse)), tagPtr(a));
+      setReg(a, b_.getInt64(0), b_.CreateSelect(f, b_.getInt8(kTagTrue), b_.getInt8(kTagFalse)));
       break;
     }
     case Op::JMP:
-      jumpTo(pc, uint32_t(int64_t(pc) + 1 + getSJ(i)));
+      jumpTo(pc, pc, jumpTarget(req_, pc));
       return;
     case Op::TEST:
       condJump(pc, b_.CreateNot(falsy(tag(a))), getK(i));
@@ -541,7 +582,7 @@ void Lowering::lower(uint32_t pc) {
       b_.CreateCondBr(skip, block(pc + 2), take);
       b_.SetInsertPoint(take);
       copy(a, rb);
-      jumpTo(pc + 1, uint32_t(int64_t(pc) + 2 + getSJ(req_.code[pc + 1])), true);
+      jumpTo(pc, pc + 1, jumpTarget(req_, pc + 1), true);
       return;
     }
     case Op::EQ: case Op::LT: case Op::LE: case Op::EQK: case Op::EQI: case Op::LTI: case Op::LEI:
@@ -598,27 +639,35 @@ LowerResult Lowering::run(const std::string& name) {
     if ((isTest(op) || isArith(op) || op == Op::LOADKX) && pc + 1 < n) pairTail[pc + 1] = 1;
   }
   // Instructions inside a loop (from a backward jump's target to the jump).
-  std::vector<uint8_t> inLoop(n, 0);
+  std::vector<uint8_t> inLoop(n, 0), header(n, 0);
   for (uint32_t pc = 0; pc < n; pc++) {
     Instruction i = req_.code[pc];
     int64_t target = -1;
     if (getOp(i) == Op::JMP && getSJ(i) < 0) target = int64_t(pc) + 1 + getSJ(i);
     if (getOp(i) == Op::FORLOOP || getOp(i) == Op::TFORLOOP) target = int64_t(pc) + 1 - getBx(i);
+    if (target >= 0) header[size_t(target)] = 1;
     for (int64_t q = target < 0 ? pc + 1 : target; q <= int64_t(pc); q++) inLoop[size_t(q)] = 1;
   }
   // An entry pays a call and an exit: worth it only where compiled code runs on, inside
   // a loop (bench/run.py --jit: entries in loop-free functions made fib and
   // spectralnorm's call-heavy code twice as slow), at a run of at least two compiled
-  // instructions or a branch, which may stay in compiled code.
+  // instructions or a branch, which may stay in compiled code. And only where a run
+  // starts: a loop header, a FORPREP, or after an instruction the tier leaves to the
+  // interpreter (a call); after a guard exit the interpreter comes back at the next of
+  // these. Each entry loads the registers live there, and more entries made LLVM's time
+  // grow with their count.
   out.entryMap.assign(n, 0);
+  std::vector<uint8_t> compiled(n, 0);
   bool any = false;
   for (uint32_t pc = 0; pc < n; pc++) {
-    if (!supported(pc) || pairTail[pc]) continue;
+    compiled[pc] = supported(pc);
+    if (!compiled[pc] || pairTail[pc]) continue;
     out.compiledOps++;
     Op op = getOp(req_.code[pc]);
     uint32_t next = pc + 1 + ((isTest(op) || isArith(op)) ? 1 : 0);
     bool branch = op == Op::JMP || op == Op::FORLOOP || op == Op::FORPREP || isTest(op);
-    if ((inLoop[pc] || op == Op::FORPREP) && (branch || (next < n && supported(next)))) {
+    bool runStarts = op == Op::FORPREP || header[pc] || (pc > 0 && !supported(pc - 1) && !pairTail[pc - 1]);
+    if (runStarts && (inLoop[pc] || op == Op::FORPREP) && (branch || (next < n && supported(next)))) {
       out.entryMap[pc] = 1;
       any = true;
     }
@@ -650,10 +699,26 @@ LowerResult Lowering::run(const std::string& name) {
   for (auto& e : exits_) e.assign(n + 2, nullptr);
   b_.SetInsertPoint(noEntry);
   b_.CreateRet(b_.getInt64(kWeftJitExitNoEntry << 32));
+  flow_ = analyseFlow(req_, compiled);
   b_.SetInsertPoint(entry);
+  payVar_.assign(kMaxRegs, nullptr);
+  tagVar_.assign(kMaxRegs, nullptr);
+  for (int r = 0; r < kMaxRegs; r++) {
+    if (!flow_.touched[r]) continue;
+    payVar_[r] = b_.CreateAlloca(b_.getInt64Ty());
+    tagVar_[r] = b_.CreateAlloca(b_.getInt8Ty());
+  }
   llvm::SwitchInst* sw = b_.CreateSwitch(fn_->getArg(2), noEntry);
+  // Each entry loads what the code may read or write back from there (jit/flow.h).
   for (uint32_t pc = 0; pc < n; pc++) {
-    if (out.entryMap[pc]) sw->addCase(b_.getInt32(pc), blocks_[pc]);
+    if (!out.entryMap[pc]) continue;
+    BasicBlock* load = newBlock("enter");
+    sw->addCase(b_.getInt32(pc), load);
+    b_.SetInsertPoint(load);
+    for (int r = 0; r < kMaxRegs; r++) {
+      if (flow_.liveIn[pc][r]) reload(r);
+    }
+    b_.CreateBr(blocks_[pc]);
   }
   for (uint32_t pc = 0; pc < n; pc++) {
     b_.SetInsertPoint(blocks_[pc]);
