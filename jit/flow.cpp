@@ -62,6 +62,12 @@ PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
       f.exits = true;
       next(pc + 1);
       break;
+    case Op::CALL:  // math.sqrt, computed in place (jit/lower.cpp)
+      f.use.set(a).set(a + 1);
+      f.def.set(a);
+      f.exits = true;
+      next(pc + 1);
+      break;
     case Op::FORPREP:
       f.use.set(a).set(a + 1).set(a + 2);
       f.mayDef.set(a + 1).set(a + 3);
