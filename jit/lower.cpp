@@ -188,6 +188,8 @@ class Lowering {
 bool Lowering::supported(uint32_t pc) const {
   Instruction i = req_.code[pc];
   Op op = getOp(i);
+  bool helper = (op >= Op::GETUPVAL && op <= Op::SETFIELD) && op != Op::SETUPVAL && op != Op::SETTABUP;
+  if (helper && req_.profile && (req_.profile[pc] & kWeftJitSeenOther)) return false;  // its fast path failed
   switch (op) {
     case Op::LOADNIL:
       return getA(i) + getB(i) < kMaxRegs;
@@ -250,7 +252,13 @@ void Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Val
   Value* callee = b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(fn))), b_.getPtrTy());
   spillOperands(pc);
   Value* ok = b_.CreateCall(fty, callee, args);
-  guard(b_.CreateICmpNE(ok, b_.getInt32(0)), pc);
+  // With feedback a failure counts as a guard's: the VM marks the site, and the next
+  // version leaves it to the interpreter (a store of a new key every round).
+  if (req_.profile) {
+    speculate(b_.CreateICmpNE(ok, b_.getInt32(0)), pc);
+  } else {
+    guard(b_.CreateICmpNE(ok, b_.getInt32(0)), pc);
+  }
   const RegSet& def = flow_.pcs[pc].def;
   for (int r = 0; r < int(def.size()); r++) {
     if (def[r]) reload(r);

@@ -537,14 +537,16 @@ reload:
 // on the prototype is entered at pc when pc has an entry.
 jitFrame: {
   Proto* p = cl->proto;
-  if (pc == p->code) {
-    if (jit->options().mode == JitMode::kEager) {
-      if (!__atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) jit->request(p, true);  // never collects: p stays put
-    } else {
-      jitCharge(*jit, p);
+  if (jitProfilingNow(p)) {  // not queued yet: hotness and feedback
+    if (pc == p->code) {
+      if (jit->options().mode == JitMode::kEager) {
+        jit->request(p, true);  // never collects: p stays put
+      } else {
+        jitCharge(*jit, p);
+      }
     }
+    if (jit->profile(p)) dispatch = kProfileLabels;
   }
-  if (jit->profile(p)) dispatch = kProfileLabels;
   if (!jitEntersAt(p, uint32_t(pc - p->code))) DISPATCH();
   goto jitEnter;
 }
@@ -553,8 +555,11 @@ jitFrame: {
 // at the loop header when the code has one and the frame is a plain one.
 jitBackEdge: {
   Proto* p = cl->proto;
-  if (jit->options().mode != JitMode::kEager) jitCharge(*jit, p);
-  if (dispatch == kProfileLabels && !jitProfilingNow(p)) dispatch = kLabels;
+  if (jitProfilingNow(p)) {
+    if (jit->options().mode != JitMode::kEager) jitCharge(*jit, p);
+  } else if (dispatch == kProfileLabels) {
+    dispatch = kLabels;
+  }
   if ((dispatch != kLabels && dispatch != kProfileLabels) ||
       !jitEntersAt(p, uint32_t(pc - p->code)))
     DISPATCH();

@@ -104,6 +104,61 @@ std::string protoName(const Proto* p) {
   return src + ":" + std::to_string(p->data->lineDefined);
 }
 
+// Instructions that always leave compiled code (the compiler has none of them): calls
+// it does not compute, allocation, concatenation, returns.
+bool leavesCode(frontend::Instruction i) {
+  using frontend::Op;
+  switch (frontend::getOp(i)) {
+    case Op::CALL: return !(frontend::getB(i) == 2 && frontend::getC(i) == 2);  // maybe math.sqrt
+    case Op::TAILCALL: case Op::TFORCALL: case Op::CONCAT: case Op::CLOSURE: case Op::NEWTABLE:
+    case Op::VARARG: case Op::SELF: case Op::SETLIST: case Op::RETURN: case Op::RETURN0: case Op::RETURN1:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether some loop of p may go round without leaving compiled code: the compiler
+// enters code only in such loops (docs/design/jit.md), so a prototype without one is
+// rejected here, without loading LLVM. Coarser than the compiler's test (successors are
+// a superset, only leavesCode blocks), so it never rejects what the compiler would take.
+bool mayIterate(const Proto* p) {
+  using frontend::Op;
+  uint32_t n = p->codeSize;
+  std::vector<uint8_t> seen;
+  std::vector<uint32_t> work;
+  for (uint32_t latch = 0; latch < n; latch++) {
+    frontend::Instruction li = p->code[latch];
+    Op lop = frontend::getOp(li);
+    int64_t h = -1;
+    if (lop == Op::FORLOOP) h = int64_t(latch) + 1 - frontend::getBx(li);
+    if (lop == Op::JMP && frontend::getSJ(li) < 0) h = int64_t(latch) + 1 + frontend::getSJ(li);
+    if (h < 0) continue;
+    seen.assign(n, 0);
+    work.assign(1, uint32_t(h));
+    while (!work.empty()) {
+      uint32_t pc = work.back();
+      work.pop_back();
+      frontend::Instruction i = p->code[pc];
+      if (leavesCode(i)) continue;
+      Op op = frontend::getOp(i);
+      int64_t next[2] = {int64_t(pc) + 1, -1};
+      if (op == Op::JMP) next[0] = int64_t(pc) + 1 + frontend::getSJ(i);
+      if (op == Op::FORLOOP) next[1] = int64_t(pc) + 1 - frontend::getBx(i);
+      if (op == Op::FORPREP) next[1] = int64_t(pc) + frontend::getBx(i) + 2;
+      if (op == Op::LFALSESKIP || (op >= Op::EQ && op <= Op::TESTSET)) next[1] = int64_t(pc) + 2;
+      for (int64_t to : next) {
+        if (to == h) return true;
+        if (to > h && to <= int64_t(latch) && !seen[size_t(to)]) {
+          seen[size_t(to)] = 1;
+          work.push_back(uint32_t(to));
+        }
+      }
+    }
+  }
+  return false;
+}
+
 uint8_t typeBit(const Value& v) {
   return v.tag == Tag::Int ? kWeftJitSeenInt : v.tag == Tag::Float ? kWeftJitSeenFloat : kWeftJitSeenOther;
 }
@@ -129,6 +184,8 @@ void jitProfileRecord(Proto* p, uint32_t pc, const Value* base) {
     bits = uint8_t(typeBit(base[a]) | typeBit(base[a + 1]) | typeBit(base[a + 2]));
   } else if (op == Op::FORLOOP) {
     bits = typeBit(base[a + 2]);
+  } else if ((op >= Op::GETUPVAL && op <= Op::SETFIELD) && op != Op::SETUPVAL && op != Op::SETTABUP) {
+    bits = kWeftJitSeenOther;  // reached at a guard exit only: the helper's fast path failed
   } else if (op == Op::CALL) {
     bool sqrt = b == 2 && c == 2 && base[a].tag == Tag::LightNative && base[a].u.fn == mathSqrtNative() &&
                 typeBit(base[a + 1]) != kWeftJitSeenOther;
@@ -203,6 +260,21 @@ void JitTier::request(Proto* p, bool wait) {
     if (!wait) return;
   } else {
     auto* code = new JitCode();
+    if (!mayIterate(p)) {
+      // Rejected without loading LLVM for it (fib: 1.4x slower before; binarytrees,
+      // format, strings loaded LLVM only for the compiler to find nothing).
+      code->tier = this;
+      code->refs.store(1, std::memory_order_relaxed);
+      code->state.store(JitCode::kRejected, std::memory_order_relaxed);
+      JitCode* none = nullptr;
+      if (__atomic_compare_exchange_n(&p->jit, &none, code, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        std::lock_guard lock(mu_);
+        rejected_++;
+      } else {
+        delete code;
+      }
+      return;
+    }
     auto job = snapshot(p, code);
     JitCode* expected = nullptr;
     if (!__atomic_compare_exchange_n(&p->jit, &expected, code, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -219,8 +291,7 @@ void JitTier::request(Proto* p, bool wait) {
   }
 }
 
-bool JitTier::profile(Proto* p) {
-  if (options_.mode == JitMode::kEager || !jitProfilingNow(p)) return false;
+bool JitTier::ensureProfile(Proto* p) {
   if (__atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE)) return true;
   auto* fresh = new (std::nothrow) uint8_t[p->codeSize]();
   if (!fresh) return false;

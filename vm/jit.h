@@ -16,8 +16,8 @@
 //     Code replaced by a recompilation or a blacklisting stays alive, owned by its
 //     successor (JitCode::previous): another worker may still be running it.
 //  5. Type feedback only widens: the interpreter ORs what it sees into Proto::jitProfile
-//     while the prototype waits for code, and at every guard exit; a job compiles a
-//     snapshot of it.
+//     until the prototype is queued, and at every guard exit; a job compiles a snapshot
+//     of it.
 //
 // Threads: the interpreter (any worker) calls jitChargeMayQueue / JitTier::request and
 // reads JitCode; the collector (releaseProto) calls JitTier::dropProtoRef; the compile
@@ -95,12 +95,10 @@ constexpr bool jitProfiled(frontend::Op op) {
   return (op >= Op::ADDI && op <= Op::SHR) || (op >= Op::EQ && op <= Op::GEI) || op == Op::FORPREP ||
          op == Op::FORLOOP || op == Op::CALL;
 }
-// Whether the interpreter profiles p now: its code is not compiled yet (or being
-// recompiled). Never allocates.
-inline bool jitProfilingNow(const Proto* p) {
-  const JitCode* c = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE);
-  return !c || c->state.load(std::memory_order_relaxed) == JitCode::kQueued;
-}
+// Whether the interpreter profiles p now: it has not been queued. A request snapshots
+// the feedback, so what the interpreter would see later reaches code only through guard
+// exits (JitTier::guardExit). Never allocates.
+inline bool jitProfilingNow(const Proto* p) { return !__atomic_load_n(&p->jit, __ATOMIC_ACQUIRE); }
 // ORs the types of instruction pc's operands into p's feedback (invariant 5).
 void jitProfileRecord(Proto* p, uint32_t pc, const Value* base);
 
@@ -117,7 +115,7 @@ class JitTier {
   void request(Proto* p, bool wait);
   // Whether the interpreter should profile a frame of p that starts or continues now;
   // allocates p's feedback (off the heap) the first time. Never collects.
-  bool profile(Proto* p);
+  bool profile(Proto* p) { return jitProfilingNow(p) && options_.mode != JitMode::kEager && ensureProfile(p); }
   // Compiled code of p exited at a failed guard at pc: widens the feedback there, counts,
   // and replaces the code at kJitGuardExitLimit exits (invariant 4). Never collects.
   void guardExit(Proto* p, JitCode* code, uint32_t pc, const Value* base);
@@ -132,6 +130,7 @@ class JitTier {
 
  private:
   struct Job;
+  bool ensureProfile(Proto* p);
   std::unique_ptr<Job> snapshot(Proto* p, JitCode* code);
   void enqueue(std::unique_ptr<Job> job);
   void threadMain();

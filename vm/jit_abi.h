@@ -34,7 +34,9 @@ inline constexpr uint64_t kWeftJitExitGuard = 4;      // a guard built on type f
 // (B in bits 0-2, a register C in bits 4-6); comparisons: A and B (or A alone against a
 // constant or an immediate); FORPREP: init, limit and step together; FORLOOP: the step;
 // CALL: kWeftJitSeenKnown when it called WeftJitHost::mathSqrt with one number for one
-// result, else kWeftJitSeenOther. 0: never seen, the compiler speculates nothing.
+// result, else kWeftJitSeenOther; GETUPVAL, GETTABUP, GETTABLE..SETFIELD (not
+// profiled): kWeftJitSeenOther once their helper failed in compiled code, which the next
+// version then leaves to the interpreter. 0: never seen, the compiler speculates nothing.
 inline constexpr uint8_t kWeftJitSeenInt = 1, kWeftJitSeenFloat = 2, kWeftJitSeenOther = 4;
 inline constexpr uint8_t kWeftJitSeenKnown = 1;
 
