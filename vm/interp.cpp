@@ -537,16 +537,21 @@ reload:
 // on the prototype is entered at pc when pc has an entry.
 jitFrame: {
   Proto* p = cl->proto;
-  if (jitProfilingNow(p)) {  // not queued yet: hotness and feedback
-    if (pc == p->code) {
-      if (jit->options().mode == JitMode::kEager) {
-        jit->request(p, true);  // never collects: p stays put
-      } else {
-        jitCharge(*jit, p);
-      }
-    }
-    if (jit->profile(p)) dispatch = kProfileLabels;
+  // Every call and return of every frame comes here: one load decides for a prototype
+  // that has code, is queued or was rejected (fib and binarytrees, all calls, pay it).
+  if (const JitCode* c = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) [[likely]] {
+    const uint8_t* entries = __atomic_load_n(&c->entry, __ATOMIC_ACQUIRE) ? c->entryMap : nullptr;
+    if (!entries || !entries[pc - p->code]) DISPATCH();
+    goto jitEnter;
   }
+  if (pc == p->code) {  // not queued yet: hotness and feedback
+    if (jit->options().mode == JitMode::kEager) {
+      jit->request(p, true);  // never collects: p stays put
+    } else {
+      jitCharge(*jit, p);
+    }
+  }
+  if (jit->profile(p)) dispatch = kProfileLabels;
   if (!jitEntersAt(p, uint32_t(pc - p->code))) DISPATCH();
   goto jitEnter;
 }
