@@ -9,9 +9,12 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
+#include <cstdint>
 #include <functional>
+#include <map>
 
 #include "frontend/opcodes.h"
+#include "jit/flow.h"
 
 namespace weft::jit {
 namespace {
@@ -23,14 +26,10 @@ using llvm::Value;
 
 // Tags of vm/value.h (Tag); the layout of a Value: payload at 0, tag byte at 8, 16 bytes.
 constexpr uint8_t kTagNil = 0, kTagFalse = 1, kTagTrue = 2, kTagInt = 3, kTagFloat = 4;
-constexpr uint8_t kTagString = 16, kTagTable = 17, kTagUserdata = 20;
+constexpr uint8_t kTagLightNative = 6, kTagString = 16, kTagTable = 17, kTagUserdata = 20;
 constexpr uint64_t kValueSize = 16, kTagOffset = 8;
 constexpr uint8_t kConstInt = 3, kConstFloat = 4, kConstRef = 5;
-
-bool isTest(Op op) {
-  return (op >= Op::EQ && op <= Op::GEI) || op == Op::TEST || op == Op::TESTSET;
-}
-bool isArith(Op op) { return op >= Op::ADDI && op <= Op::SHR; }
+constexpr int kMaxRegs = int(RegSet().size());
 
 class Lowering {
  public:
@@ -45,20 +44,33 @@ class Lowering {
   bool constIsNumber(int k) const { return req_.constants[k].kind == kConstInt || req_.constants[k].kind == kConstFloat; }
   void lower(uint32_t pc);
 
-  // Slots.
+  // The frame's slots, in memory.
   Value* slot(int r) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base_, uint64_t(r) * kValueSize); }
-  Value* tagPtr(int r) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base_, uint64_t(r) * kValueSize + kTagOffset); }
-  Value* tag(int r) { return b_.CreateLoad(b_.getInt8Ty(), tagPtr(r)); }
-  Value* ival(int r) { return b_.CreateLoad(b_.getInt64Ty(), slot(r)); }
-  Value* fval(int r) { return b_.CreateLoad(b_.getDoubleTy(), slot(r)); }
-  void storeI(int r, Value* v) { b_.CreateStore(v, slot(r)); b_.CreateStore(b_.getInt8(kTagInt), tagPtr(r)); }
-  void storeF(int r, Value* v) { b_.CreateStore(v, slot(r)); b_.CreateStore(b_.getInt8(kTagFloat), tagPtr(r)); }
-  void storeTagOnly(int r, uint8_t t) { b_.CreateStore(b_.getInt64(0), slot(r)); b_.CreateStore(b_.getInt8(t), tagPtr(r)); }
-  void copy(int dst, int src) {
-    Value* p = ival(src);
-    Value* t = tag(src);
-    b_.CreateStore(p, slot(dst));
-    b_.CreateStore(t, tagPtr(dst));
+  Value* slotTag(int r) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base_, uint64_t(r) * kValueSize + kTagOffset); }
+  // Lua registers as the code sees them: a payload and a tag variable per register
+  // (allocas that LLVM turns into machine registers), loaded at entries and written
+  // back at exits and before helpers (jit/flow.h).
+  Value* tag(int r) { return b_.CreateLoad(b_.getInt8Ty(), tagVar_[r]); }
+  Value* ival(int r) { return b_.CreateLoad(b_.getInt64Ty(), payVar_[r]); }
+  Value* fval(int r) { return b_.CreateBitCast(ival(r), b_.getDoubleTy()); }
+  void setReg(int r, Value* payload, Value* t) {
+    b_.CreateStore(payload, payVar_[r]);
+    b_.CreateStore(t, tagVar_[r]);
+  }
+  void storeI(int r, Value* v) { setReg(r, v, b_.getInt8(kTagInt)); }
+  void storeF(int r, Value* v) { setReg(r, b_.CreateBitCast(v, b_.getInt64Ty()), b_.getInt8(kTagFloat)); }
+  void storeTagOnly(int r, uint8_t t) { setReg(r, b_.getInt64(0), b_.getInt8(t)); }
+  void copy(int dst, int src) { setReg(dst, ival(src), tag(src)); }
+  // Register r to its slot, and back.
+  void spill(int r) {
+    b_.CreateStore(ival(r), slot(r));
+    b_.CreateStore(tag(r), slotTag(r));
+  }
+  void reload(int r) { setReg(r, b_.CreateLoad(b_.getInt64Ty(), slot(r)), b_.CreateLoad(b_.getInt8Ty(), slotTag(r))); }
+  void spillAll(const RegSet& regs) {
+    for (int r = 0; r < int(regs.size()); r++) {
+      if (regs[r]) spill(r);
+    }
   }
   Value* isTag(Value* t, uint8_t want) { return b_.CreateICmpEQ(t, b_.getInt8(want)); }
   Value* toF(Value* t, int r) {  // r is an integer or a float (the caller checked)
@@ -68,17 +80,21 @@ class Lowering {
 
   // Control.
   BasicBlock* block(uint32_t pc) { return blocks_[pc]; }
-  BasicBlock* exitBlock(uint32_t pc, uint64_t kind);
+  // The exit of instruction `pc` before it writes anything: writes back dirtyIn[pc].
+  BasicBlock* exitBlock(uint32_t pc) { return exitWith(pc, kWeftJitExitInterpret, pc, flow_.dirtyIn[pc]); }
+  // A block that writes back `dirty` and returns exitPc | kind << 32; one per (kind, site).
+  BasicBlock* exitWith(uint32_t site, uint64_t kind, uint32_t exitPc, const RegSet& dirty);
   BasicBlock* newBlock(const char* name) { return BasicBlock::Create(ctx_, name, fn_); }
-  void exitHere(uint32_t pc) { b_.CreateBr(exitBlock(pc, kWeftJitExitInterpret)); }
-  // A jump to `target`; a backward one polls first (budget, collection request, stress).
+  void exitHere(uint32_t pc) { b_.CreateBr(exitBlock(pc)); }
+  // A jump of instruction `site` to `target`; a backward one (from `from`) polls first
+  // (budget, collection request, stress) and its exit writes back dirtyOut[site].
   // `wholeFrame`: the poll keeps every register (the interpreter's SAFEPOINT()), not only
   // the active locals (SAFEPOINT_LIVE(kLiveLocals)).
-  void jumpTo(uint32_t from, uint32_t target, bool wholeFrame = false);
+  void jumpTo(uint32_t site, uint32_t from, uint32_t target, bool wholeFrame = false);
   // Branches on `cond`: the case is lowered in its own block, else exits at pc.
   void guard(Value* cond, uint32_t pc) {
     BasicBlock* ok = newBlock("ok");
-    b_.CreateCondBr(cond, ok, exitBlock(pc, kWeftJitExitInterpret));
+    b_.CreateCondBr(cond, ok, exitBlock(pc));
     b_.SetInsertPoint(ok);
   }
   void cases(Value* cond, const std::function<void()>& yes, const std::function<void()>& no) {
@@ -98,10 +114,48 @@ class Lowering {
   }
   Value* funcSlot() { return b_.CreateConstGEP1_64(b_.getInt8Ty(), base_, -int64_t(kValueSize)); }
   Value* rk(Instruction i) { return getK(i) ? constSlot(getC(i)) : slot(getC(i)); }
+  // Helpers read their register operands from the slots and write their result there.
+  void spillOperands(uint32_t pc) { spillAll(flow_.pcs[pc].use); }
   void helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args);
   Value* statePtr() { return b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(host_.state))), b_.getPtrTy()); }
 
   // Instruction groups.
+  // Type feedback (vm/jit_abi.h): the types seen at pc's first and second operand.
+  // An instruction the interpreter profiles but never ran while profiling is cold: its
+  // code is a guard exit (the VM widens the feedback there and counts it), which keeps
+  // LLVM's input, and time, to the code that runs.
+  // A FORLOOP whose loop got hot inside its first run was never profiled: its FORPREP's
+  // feedback says what its step is.
+  uint8_t feedback(uint32_t pc) const {
+    if (!req_.profile) return 0;
+    Instruction i = req_.code[pc];
+    if (req_.profile[pc] || getOp(i) != Op::FORLOOP || pc < uint32_t(getBx(i))) return req_.profile[pc];
+    return req_.profile[pc - getBx(i)];
+  }
+  bool cold(uint32_t pc) const {
+    Op op = getOp(req_.code[pc]);
+    bool profiled = isArith(op) || (op >= Op::EQ && op <= Op::GEI) || op == Op::FORPREP || op == Op::FORLOOP ||
+                    op == Op::CALL;
+    return req_.profile && profiled && feedback(pc) == 0;
+  }
+  uint8_t seenX(uint32_t pc) const { return feedback(pc) & 7; }
+  uint8_t seenY(uint32_t pc) const { return (feedback(pc) >> 4) & 7; }
+  // A guard on a type the feedback promised: its exit is a kWeftJitExitGuard, which the
+  // VM counts towards recompiling or blacklisting (docs/design/jit.md, "Type feedback").
+  void speculate(Value* cond, uint32_t pc) {
+    BasicBlock* ok = newBlock("spec");
+    b_.CreateCondBr(cond, ok, exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc]));
+    b_.SetInsertPoint(ok);
+  }
+  // Guards register r to the `seen` number types and returns its value (as a double
+  // when `asFloat`); the tag variable is rewritten with the tag it now must have, so
+  // LLVM drops the tests that follow on that path.
+  Value* speculateOperand(int r, uint8_t seen, bool asFloat, uint32_t pc);
+  bool arithSpecialised(uint32_t pc, Instruction i, Op op);
+  // Fills loopHeader_ and innermost_; returns, by header pc, whether some path goes from
+  // the header back to it through compiled instructions only.
+  std::vector<uint8_t> loopsThatIterate(const std::vector<uint8_t>& compiled);
+  bool compareSpecialised(uint32_t pc, Instruction i, Op op);
   void arith(uint32_t pc, Instruction i, Op op);
   void arithInts(int a, Value* x, Value* y, Op op, uint32_t pc);
   Value* floatOp(Op op, Value* x, Value* y);
@@ -119,20 +173,34 @@ class Lowering {
   Value* base_ = nullptr;
   Value* budget_ = nullptr;
   std::vector<BasicBlock*> blocks_;
-  std::vector<BasicBlock*> exits_[4];  // by exit kind
+  std::vector<BasicBlock*> exits_[5];  // by exit kind, then site
+  Flow flow_;
+  std::vector<uint8_t> loopHeader_;  // by pc: the target of a backward jump
+  std::vector<int64_t> innermost_;   // by pc: the header of the smallest loop around it, or -1
+  struct SharedExit {
+    BasicBlock* block = nullptr;
+    llvm::PHINode* result = nullptr;
+  };
+  std::map<std::string, SharedExit> sharedExits_;  // by the registers they write back
+  std::vector<llvm::AllocaInst*> payVar_, tagVar_;  // by register, for the registers the code touches
 };
 
 bool Lowering::supported(uint32_t pc) const {
   Instruction i = req_.code[pc];
   Op op = getOp(i);
+  bool helper = (op >= Op::GETUPVAL && op <= Op::SETFIELD) && op != Op::SETUPVAL && op != Op::SETTABUP;
+  if (helper && req_.profile && (req_.profile[pc] & kWeftJitSeenOther)) return false;  // its fast path failed
   switch (op) {
+    case Op::LOADNIL:
+      return getA(i) + getB(i) < kMaxRegs;
     case Op::MOVE: case Op::LOADI: case Op::LOADF: case Op::LOADFALSE: case Op::LFALSESKIP:
-    case Op::LOADTRUE: case Op::LOADNIL: case Op::ADDI: case Op::ADD: case Op::SUB: case Op::MUL:
+    case Op::LOADTRUE: case Op::ADDI: case Op::ADD: case Op::SUB: case Op::MUL:
     case Op::DIV: case Op::MOD: case Op::IDIV: case Op::BAND: case Op::BOR: case Op::BXOR:
     case Op::UNM: case Op::NOT: case Op::JMP: case Op::EQ: case Op::LT: case Op::LE: case Op::EQI:
     case Op::LTI: case Op::LEI: case Op::GTI: case Op::GEI: case Op::TEST: case Op::TESTSET:
-    case Op::FORPREP: case Op::FORLOOP:
       return true;
+    case Op::FORPREP: case Op::FORLOOP:
+      return getA(i) + 3 < kMaxRegs;
     case Op::LOADK:
       return getBx(i) < int(req_.numConstants);
     case Op::ADDK: case Op::SUBK: case Op::MULK: case Op::DIVK: case Op::MODK: case Op::IDIVK:
@@ -143,6 +211,9 @@ bool Lowering::supported(uint32_t pc) const {
       return req_.constants[getB(i)].kind != kConstRef;
     case Op::GETUPVAL: case Op::GETTABLE: case Op::GETI:
       return true;
+    case Op::CALL:  // math.sqrt(x) for one result, where the feedback saw nothing else
+      return getB(i) == 2 && getC(i) == 2 && host_.mathSqrt && getA(i) + 1 < kMaxRegs &&
+             (!req_.profile || req_.profile[pc] == kWeftJitSeenKnown || req_.profile[pc] == 0);
     case Op::GETTABUP: case Op::GETFIELD:
       return getC(i) < int(req_.numConstants);
     case Op::SETTABLE: case Op::SETI:
@@ -154,13 +225,23 @@ bool Lowering::supported(uint32_t pc) const {
   }
 }
 
-BasicBlock* Lowering::exitBlock(uint32_t pc, uint64_t kind) {
-  BasicBlock*& bb = exits_[kind][pc];
-  if (!bb) {
-    bb = BasicBlock::Create(ctx_, kind != kWeftJitExitInterpret ? "poll_exit" : "exit", fn_);
-    llvm::IRBuilder<> eb(bb);
-    eb.CreateRet(eb.getInt64(uint64_t(pc) | (kind << 32)));
+BasicBlock* Lowering::exitWith(uint32_t site, uint64_t kind, uint32_t exitPc, const RegSet& dirty) {
+  BasicBlock*& bb = exits_[kind][site];
+  if (bb) return bb;
+  // Sites with the same registers to write back share that code (inside a loop most
+  // do): it is most of the function, and LLVM's time grows with it.
+  SharedExit& shared = sharedExits_[dirty.to_string()];
+  if (!shared.block) {
+    llvm::IRBuilderBase::InsertPointGuard keep(b_);
+    shared.block = BasicBlock::Create(ctx_, "write_back", fn_);
+    b_.SetInsertPoint(shared.block);
+    shared.result = b_.CreatePHI(b_.getInt64Ty(), 4);
+    spillAll(dirty);
+    b_.CreateRet(shared.result);
   }
+  bb = BasicBlock::Create(ctx_, kind != kWeftJitExitInterpret ? "poll_exit" : "exit", fn_);
+  llvm::BranchInst::Create(shared.block, bb);
+  shared.result->addIncoming(b_.getInt64(uint64_t(exitPc) | (kind << 32)), bb);
   return bb;
 }
 
@@ -169,11 +250,22 @@ void Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Val
   for (Value* a : args) types.push_back(a->getType());
   auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), types, false);
   Value* callee = b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(fn))), b_.getPtrTy());
+  spillOperands(pc);
   Value* ok = b_.CreateCall(fty, callee, args);
-  guard(b_.CreateICmpNE(ok, b_.getInt32(0)), pc);
+  // With feedback a failure counts as a guard's: the VM marks the site, and the next
+  // version leaves it to the interpreter (a store of a new key every round).
+  if (req_.profile) {
+    speculate(b_.CreateICmpNE(ok, b_.getInt32(0)), pc);
+  } else {
+    guard(b_.CreateICmpNE(ok, b_.getInt32(0)), pc);
+  }
+  const RegSet& def = flow_.pcs[pc].def;
+  for (int r = 0; r < int(def.size()); r++) {
+    if (def[r]) reload(r);
+  }
 }
 
-void Lowering::jumpTo(uint32_t from, uint32_t target, bool wholeFrame) {
+void Lowering::jumpTo(uint32_t site, uint32_t from, uint32_t target, bool wholeFrame) {
   if (target > from) {
     b_.CreateBr(block(target));
     return;
@@ -189,7 +281,8 @@ void Lowering::jumpTo(uint32_t from, uint32_t target, bool wholeFrame) {
     fire = b_.CreateOr(fire, b_.CreateICmpNE(ld, b_.getInt8(0)));
   }
   if (host_.stress) fire = b_.getTrue();
-  b_.CreateCondBr(fire, exitBlock(target, wholeFrame ? kWeftJitExitSafepointFrame : kWeftJitExitSafepoint), block(target));
+  uint64_t kind = wholeFrame ? kWeftJitExitSafepointFrame : kWeftJitExitSafepoint;
+  b_.CreateCondBr(fire, exitWith(site, kind, target, flow_.dirtyOut[site]), block(target));
 }
 
 // R[A] := x op y for two integers: wrapping, floor division and modulo as Lua's.
@@ -245,9 +338,66 @@ Value* Lowering::floatOp(Op op, Value* x, Value* y) {
   }
 }
 
-// ADD..BXOR, ADDI, the K forms: both integers, both numbers (floats), else exit. The
-// MMBIN that follows is skipped, as the interpreter's fast path does.
+Value* Lowering::speculateOperand(int r, uint8_t seen, bool asFloat, uint32_t pc) {
+  Value* t = tag(r);
+  if (seen == kWeftJitSeenInt || seen == kWeftJitSeenFloat) {
+    uint8_t want = seen == kWeftJitSeenInt ? kTagInt : kTagFloat;
+    speculate(isTag(t, want), pc);
+    b_.CreateStore(b_.getInt8(want), tagVar_[r]);
+    if (want == kTagFloat) return fval(r);
+    return asFloat ? b_.CreateSIToFP(ival(r), b_.getDoubleTy()) : ival(r);
+  }
+  speculate(b_.CreateOr(isTag(t, kTagInt), isTag(t, kTagFloat)), pc);
+  return toF(t, r);
+}
+
+// Arithmetic whose operands were only ever numbers: integers alone give integer code,
+// any float gives float code, with no path for the other kind. False (nothing emitted)
+// when the feedback is missing or wider, or the tier has no code for the case.
+bool Lowering::arithSpecialised(uint32_t pc, Instruction i, Op op) {
+  constexpr uint8_t kNumber = kWeftJitSeenInt | kWeftJitSeenFloat;
+  bool yReg = arithRegOperand(op);
+  uint8_t sx = seenX(pc), sy = kWeftJitSeenInt;
+  Value* yConstInt = nullptr;
+  Value* yConstFlt = nullptr;
+  if (op == Op::ADDI) {
+    yConstInt = b_.getInt64(getSC(i));
+    yConstFlt = llvm::ConstantFP::get(b_.getDoubleTy(), double(getSC(i)));
+  } else if (!yReg) {
+    const WeftJitConstant& k = req_.constants[getC(i)];
+    sy = k.kind == kConstInt ? kWeftJitSeenInt : kWeftJitSeenFloat;
+    yConstInt = b_.getInt64(k.integer);
+    yConstFlt = llvm::ConstantFP::get(b_.getDoubleTy(), k.kind == kConstInt ? double(k.integer) : k.number);
+  } else {
+    sy = seenY(pc);
+  }
+  if (!sx || !sy || (sx & ~kNumber) || (sy & ~kNumber)) return false;
+  bool floatOnly = op == Op::DIV || op == Op::DIVK;
+  bool ints = sx == kWeftJitSeenInt && sy == kWeftJitSeenInt && !floatOnly;
+  // Float code only where the result is a float whichever number each operand is: an
+  // operand that was always a float, or a division. (A mixed operand with an integer one
+  // may give an integer: that is the generic code's.)
+  bool floatResult = floatOnly || sx == kWeftJitSeenFloat || sy == kWeftJitSeenFloat;
+  bool floatCode = op == Op::ADD || op == Op::ADDK || op == Op::ADDI || op == Op::SUB || op == Op::SUBK ||
+                   op == Op::MUL || op == Op::MULK || floatOnly || op == Op::IDIV || op == Op::IDIVK;
+  if (!ints && !(floatResult && floatCode)) return false;
+  int a = getA(i), rb = getB(i), rc = getC(i);
+  Value* x = speculateOperand(rb, sx, !ints, pc);
+  Value* y = yReg ? speculateOperand(rc, sy, !ints, pc) : ints ? yConstInt : yConstFlt;
+  if (ints) {
+    arithInts(a, x, y, op, pc);
+  } else {
+    storeF(a, floatOp(op, x, y));
+  }
+  b_.CreateBr(block(pc + 2));
+  return true;
+}
+
+// ADD..BXOR, ADDI, the K forms: specialised on feedback, else both integers, both
+// numbers (floats), else exit. The MMBIN that follows is skipped, as the interpreter's
+// fast path does.
 void Lowering::arith(uint32_t pc, Instruction i, Op op) {
+  if (arithSpecialised(pc, i, op)) return;
   int a = getA(i), rb = getB(i);
   BasicBlock* next = block(pc + 2);
   bool bitwise = op == Op::BAND || op == Op::BOR || op == Op::BXOR || op == Op::BANDK || op == Op::BORK ||
@@ -315,10 +465,43 @@ void Lowering::condJump(uint32_t pc, Value* cond, bool k) {
   Value* c = k ? cond : b_.CreateNot(cond);
   b_.CreateCondBr(c, take, block(pc + 2));
   b_.SetInsertPoint(take);
-  jumpTo(pc + 1, target);
+  jumpTo(pc, pc + 1, target);
+}
+
+// Order comparisons whose operands were only integers, or only floats.
+bool Lowering::compareSpecialised(uint32_t pc, Instruction i, Op op) {
+  uint8_t sx = seenX(pc);
+  bool immediate = op >= Op::LTI && op <= Op::GEI;
+  if (!immediate && op != Op::LT && op != Op::LE) return false;
+  uint8_t sy = immediate ? sx : seenY(pc);
+  bool ints = sx == kWeftJitSeenInt && sy == kWeftJitSeenInt;
+  bool floats = sx == kWeftJitSeenFloat && (immediate || sy == kWeftJitSeenFloat);
+  if (!ints && !floats) return false;
+  Value* x = speculateOperand(getA(i), sx, false, pc);
+  Value* cond;
+  if (immediate) {
+    int im = getSB(i);
+    Value* y = ints ? static_cast<Value*>(b_.getInt64(im)) : llvm::ConstantFP::get(b_.getDoubleTy(), double(im));
+    switch (op) {
+      case Op::LTI: cond = ints ? b_.CreateICmpSLT(x, y) : b_.CreateFCmpOLT(x, y); break;
+      case Op::LEI: cond = ints ? b_.CreateICmpSLE(x, y) : b_.CreateFCmpOLE(x, y); break;
+      case Op::GTI: cond = ints ? b_.CreateICmpSGT(x, y) : b_.CreateFCmpOGT(x, y); break;
+      default: cond = ints ? b_.CreateICmpSGE(x, y) : b_.CreateFCmpOGE(x, y); break;
+    }
+  } else {
+    Value* y = speculateOperand(getB(i), sy, false, pc);
+    if (op == Op::LT) {
+      cond = ints ? b_.CreateICmpSLT(x, y) : b_.CreateFCmpOLT(x, y);
+    } else {
+      cond = ints ? b_.CreateICmpSLE(x, y) : b_.CreateFCmpOLE(x, y);
+    }
+  }
+  condJump(pc, cond, getK(i));
+  return true;
 }
 
 void Lowering::compare(uint32_t pc, Instruction i, Op op) {
+  if (compareSpecialised(pc, i, op)) return;
   int a = getA(i);
   bool k = getK(i);
   Value* ta = tag(a);
@@ -405,9 +588,11 @@ void Lowering::forPrep(uint32_t pc, Instruction i) {
   Value* t2 = tag(a + 2);
   Value* allInt = b_.CreateAnd(b_.CreateAnd(isTag(t0, kTagInt), isTag(t1, kTagInt)), isTag(t2, kTagInt));
   Value* allFlt = b_.CreateAnd(b_.CreateAnd(isTag(t0, kTagFloat), isTag(t1, kTagFloat)), isTag(t2, kTagFloat));
-  cases(
-      allInt,
-      [&] {
+  auto knownTags = [&](uint8_t t) {
+    for (int r = a; r < a + 3; r++) b_.CreateStore(b_.getInt8(t), tagVar_[r]);
+  };
+  auto intLoop = [&] {
+        knownTags(kTagInt);
         Value* init = ival(a);
         Value* lim = ival(a + 1);
         Value* step = ival(a + 2);
@@ -420,12 +605,12 @@ void Lowering::forPrep(uint32_t pc, Instruction i) {
         Value* upCount = b_.CreateUDiv(b_.CreateSub(lim, init), step);
         Value* downDen = b_.CreateAdd(b_.CreateSub(b_.getInt64(0), b_.CreateAdd(step, b_.getInt64(1))), b_.getInt64(1));
         Value* downCount = b_.CreateUDiv(b_.CreateSub(init, lim), downDen);
-        b_.CreateStore(b_.CreateSelect(up, upCount, downCount), slot(a + 1));
+        b_.CreateStore(b_.CreateSelect(up, upCount, downCount), payVar_[a + 1]);
         storeI(a + 3, init);
         b_.CreateBr(body);
-      },
-      [&] {
-        guard(allFlt, pc);
+  };
+  auto floatLoop = [&] {
+        knownTags(kTagFloat);
         Value* init = fval(a);
         Value* lim = fval(a + 1);
         Value* step = fval(a + 2);
@@ -437,27 +622,39 @@ void Lowering::forPrep(uint32_t pc, Instruction i) {
         b_.SetInsertPoint(run);
         storeF(a + 3, init);
         b_.CreateBr(body);
-      });
+  };
+  // Feedback of one kind: the other kind is a guard exit; else both, and any other
+  // operands are the interpreter's.
+  uint8_t seen = seenX(pc);
+  auto miss = [&] { b_.CreateBr(exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc])); };
+  if (seen == kWeftJitSeenInt) {
+    cases(allInt, intLoop, miss);
+  } else if (seen == kWeftJitSeenFloat) {
+    cases(allFlt, floatLoop, miss);
+  } else {
+    cases(allInt, intLoop, [&] {
+      guard(allFlt, pc);
+      floatLoop();
+    });
+  }
 }
 
 void Lowering::forLoop(uint32_t pc, Instruction i) {
   int a = getA(i);
   uint32_t target = pc + 1 - uint32_t(getBx(i));
   BasicBlock* done = block(pc + 1);
-  cases(
-      isTag(tag(a + 2), kTagInt),
-      [&] {
+  auto intStep = [&] {
         Value* count = ival(a + 1);
         BasicBlock* again = newBlock("for_again");
         b_.CreateCondBr(b_.CreateICmpUGT(count, b_.getInt64(0)), again, done);
         b_.SetInsertPoint(again);
         Value* idx = b_.CreateAdd(ival(a), ival(a + 2));
-        b_.CreateStore(b_.CreateSub(count, b_.getInt64(1)), slot(a + 1));
-        b_.CreateStore(idx, slot(a));
+        b_.CreateStore(b_.CreateSub(count, b_.getInt64(1)), payVar_[a + 1]);
+        b_.CreateStore(idx, payVar_[a]);
         storeI(a + 3, idx);
-        jumpTo(pc, target);
-      },
-      [&] {
+        jumpTo(pc, pc, target);
+  };
+  auto floatStep = [&] {
         Value* step = fval(a + 2);
         Value* lim = fval(a + 1);
         Value* idx = b_.CreateFAdd(fval(a), step);
@@ -466,10 +663,22 @@ void Lowering::forLoop(uint32_t pc, Instruction i) {
         BasicBlock* again = newBlock("for_fagain");
         b_.CreateCondBr(cont, again, done);
         b_.SetInsertPoint(again);
-        b_.CreateStore(idx, slot(a));
+        b_.CreateStore(b_.CreateBitCast(idx, b_.getInt64Ty()), payVar_[a]);
         storeF(a + 3, idx);
-        jumpTo(pc, target);
-      });
+        jumpTo(pc, pc, target);
+  };
+  // FORPREP made the step an integer exactly when the loop counts; feedback of one kind
+  // makes the other a guard exit.
+  uint8_t seen = seenX(pc);
+  auto miss = [&] { b_.CreateBr(exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc])); };
+  Value* intTag = isTag(tag(a + 2), kTagInt);
+  if (seen == kWeftJitSeenInt) {
+    cases(intTag, intStep, miss);
+  } else if (seen == kWeftJitSeenFloat) {
+    cases(intTag, miss, floatStep);
+  } else {
+    cases(intTag, intStep, floatStep);
+  }
 }
 
 void Lowering::lower(uint32_t pc) {
@@ -478,6 +687,10 @@ void Lowering::lower(uint32_t pc) {
   int a = getA(i);
   if (!supported(pc)) {
     exitHere(pc);
+    return;
+  }
+  if (cold(pc)) {
+    b_.CreateBr(exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc]));
     return;
   }
   switch (op) {
@@ -496,8 +709,7 @@ void Lowering::lower(uint32_t pc) {
         Value* p = b_.CreateIntToPtr(b_.getInt64(addr), b_.getPtrTy());
         Value* payload = b_.CreateLoad(b_.getInt64Ty(), p);
         Value* t = b_.CreateLoad(b_.getInt8Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), p, kTagOffset));
-        b_.CreateStore(payload, slot(a));
-        b_.CreateStore(t, tagPtr(a));
+        setReg(a, payload, t);
       } else {
         storeTagOnly(a, k.kind);  // nil, false, true
       }
@@ -522,12 +734,11 @@ void Lowering::lower(uint32_t pc) {
     }
     case Op::NOT: {
       Value* f = falsy(tag(getB(i)));
-      b_.CreateStore(b_.getInt64(0), slot(a));
-      b_.CreateStore(b_.CreateSelect(f, b_.getInt8(kTagTrue), b_.getInt8(kTagFalse)), tagPtr(a));
+      setReg(a, b_.getInt64(0), b_.CreateSelect(f, b_.getInt8(kTagTrue), b_.getInt8(kTagFalse)));
       break;
     }
     case Op::JMP:
-      jumpTo(pc, uint32_t(int64_t(pc) + 1 + getSJ(i)));
+      jumpTo(pc, pc, jumpTarget(req_, pc));
       return;
     case Op::TEST:
       condJump(pc, b_.CreateNot(falsy(tag(a))), getK(i));
@@ -541,7 +752,7 @@ void Lowering::lower(uint32_t pc) {
       b_.CreateCondBr(skip, block(pc + 2), take);
       b_.SetInsertPoint(take);
       copy(a, rb);
-      jumpTo(pc + 1, uint32_t(int64_t(pc) + 2 + getSJ(req_.code[pc + 1])), true);
+      jumpTo(pc, pc + 1, jumpTarget(req_, pc + 1), true);
       return;
     }
     case Op::EQ: case Op::LT: case Op::LE: case Op::EQK: case Op::EQI: case Op::LTI: case Op::LEI:
@@ -574,6 +785,23 @@ void Lowering::lower(uint32_t pc) {
     case Op::SETFIELD:
       helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setTable), {statePtr(), slot(a), constSlot(getB(i)), rk(i)});
       break;
+    case Op::CALL: {
+      // Without feedback (eager mode) anything else is the interpreter's call.
+      Value* t = tag(a);
+      Value* fn = b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(host_.mathSqrt)));
+      Value* targ = tag(a + 1);
+      Value* ok = b_.CreateAnd(b_.CreateAnd(isTag(t, kTagLightNative), b_.CreateICmpEQ(ival(a), fn)),
+                               b_.CreateOr(isTag(targ, kTagInt), isTag(targ, kTagFloat)));
+      if (req_.profile) {
+        speculate(ok, pc);
+      } else {
+        guard(ok, pc);
+      }
+      llvm::Function* sqrt =
+          llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::experimental_constrained_sqrt, {b_.getDoubleTy()});
+      storeF(a, b_.CreateConstrainedFPCall(sqrt, {toF(targ, a + 1)}));
+      break;
+    }
     case Op::FORPREP: forPrep(pc, i); return;
     case Op::FORLOOP: forLoop(pc, i); return;
     default:
@@ -587,6 +815,47 @@ void Lowering::lower(uint32_t pc) {
   b_.CreateBr(block(pc + 1));
 }
 
+std::vector<uint8_t> Lowering::loopsThatIterate(const std::vector<uint8_t>& compiled) {
+  uint32_t n = req_.codeSize;
+  loopHeader_.assign(n, 0);
+  innermost_.assign(n, -1);
+  std::vector<int64_t> span(n, INT64_MAX);  // the innermost loop's length, by pc
+  std::vector<uint8_t> iterates(n + 1, 0);
+  for (uint32_t latch = 0; latch < n; latch++) {
+    Instruction i = req_.code[latch];
+    int64_t h = -1;
+    if (getOp(i) == Op::JMP && getSJ(i) < 0) h = int64_t(latch) + 1 + getSJ(i);
+    if (getOp(i) == Op::FORLOOP || getOp(i) == Op::TFORLOOP) h = int64_t(latch) + 1 - getBx(i);
+    if (h < 0) continue;
+    uint32_t header = uint32_t(h);
+    loopHeader_[header] = 1;
+    for (uint32_t q = header; q <= latch; q++) {
+      if (int64_t(latch - header) < span[q]) {
+        span[q] = latch - header;
+        innermost_[q] = header;
+      }
+    }
+    // A backward jump of a test is the JMP after it: the test's successors hold it.
+    std::vector<uint8_t> seen(n, 0);
+    std::vector<uint32_t> work;
+    if (compiled[header]) work.push_back(header);
+    while (!work.empty() && !iterates[header]) {
+      uint32_t pc = work.back();
+      work.pop_back();
+      const PcFlow& f = flow_.pcs[pc];
+      for (uint8_t s = 0; s < f.numSucc; s++) {
+        uint32_t to = f.succ[s];
+        if (to == header) iterates[header] = 1;
+        if (to > header && to <= latch && compiled[to] && !seen[to]) {
+          seen[to] = 1;
+          work.push_back(to);
+        }
+      }
+    }
+  }
+  return iterates;
+}
+
 LowerResult Lowering::run(const std::string& name) {
   LowerResult out;
   uint32_t n = req_.codeSize;
@@ -597,28 +866,30 @@ LowerResult Lowering::run(const std::string& name) {
     Op op = getOp(req_.code[pc]);
     if ((isTest(op) || isArith(op) || op == Op::LOADKX) && pc + 1 < n) pairTail[pc + 1] = 1;
   }
-  // Instructions inside a loop (from a backward jump's target to the jump).
-  std::vector<uint8_t> inLoop(n, 0);
-  for (uint32_t pc = 0; pc < n; pc++) {
-    Instruction i = req_.code[pc];
-    int64_t target = -1;
-    if (getOp(i) == Op::JMP && getSJ(i) < 0) target = int64_t(pc) + 1 + getSJ(i);
-    if (getOp(i) == Op::FORLOOP || getOp(i) == Op::TFORLOOP) target = int64_t(pc) + 1 - getBx(i);
-    for (int64_t q = target < 0 ? pc + 1 : target; q <= int64_t(pc); q++) inLoop[size_t(q)] = 1;
-  }
+  std::vector<uint8_t> compiled(n, 0);
+  for (uint32_t pc = 0; pc < n; pc++) compiled[pc] = supported(pc) && !cold(pc);
+  flow_ = analyseFlow(req_, compiled);
+  std::vector<uint8_t> iterates = loopsThatIterate(compiled);
   // An entry pays a call and an exit: worth it only where compiled code runs on, inside
-  // a loop (bench/run.py --jit: entries in loop-free functions made fib and
-  // spectralnorm's call-heavy code twice as slow), at a run of at least two compiled
-  // instructions or a branch, which may stay in compiled code.
+  // a loop that can go round in compiled code (bench/run.py --jit: entries in loop-free
+  // functions made fib and spectralnorm's call-heavy code twice as slow; entries in
+  // loops that call on every round kept spectralnorm 1.2x slower), at a run of at least
+  // two compiled instructions or a branch. And only where a run starts: a loop header, a
+  // FORPREP, or after an instruction the tier leaves to the interpreter (a call); after
+  // an exit the interpreter comes back at the next of these. Each entry loads the
+  // registers live there, and more entries made LLVM's time grow with their count.
   out.entryMap.assign(n, 0);
   bool any = false;
   for (uint32_t pc = 0; pc < n; pc++) {
-    if (!supported(pc) || pairTail[pc]) continue;
+    if (!compiled[pc] || pairTail[pc]) continue;
     out.compiledOps++;
     Op op = getOp(req_.code[pc]);
     uint32_t next = pc + 1 + ((isTest(op) || isArith(op)) ? 1 : 0);
     bool branch = op == Op::JMP || op == Op::FORLOOP || op == Op::FORPREP || isTest(op);
-    if ((inLoop[pc] || op == Op::FORPREP) && (branch || (next < n && supported(next)))) {
+    bool runStarts = op == Op::FORPREP || loopHeader_[pc] || (pc > 0 && !compiled[pc - 1] && !pairTail[pc - 1]);
+    // A FORPREP enters the loop it starts; anything else the innermost loop around it.
+    bool worth = op == Op::FORPREP ? iterates[pc + 1] : innermost_[pc] >= 0 && iterates[uint32_t(innermost_[pc])];
+    if (runStarts && worth && (branch || (next < n && compiled[next]))) {
       out.entryMap[pc] = 1;
       any = true;
     }
@@ -651,9 +922,24 @@ LowerResult Lowering::run(const std::string& name) {
   b_.SetInsertPoint(noEntry);
   b_.CreateRet(b_.getInt64(kWeftJitExitNoEntry << 32));
   b_.SetInsertPoint(entry);
+  payVar_.assign(kMaxRegs, nullptr);
+  tagVar_.assign(kMaxRegs, nullptr);
+  for (int r = 0; r < kMaxRegs; r++) {
+    if (!flow_.touched[r]) continue;
+    payVar_[r] = b_.CreateAlloca(b_.getInt64Ty());
+    tagVar_[r] = b_.CreateAlloca(b_.getInt8Ty());
+  }
   llvm::SwitchInst* sw = b_.CreateSwitch(fn_->getArg(2), noEntry);
+  // Each entry loads what the code may read or write back from there (jit/flow.h).
   for (uint32_t pc = 0; pc < n; pc++) {
-    if (out.entryMap[pc]) sw->addCase(b_.getInt32(pc), blocks_[pc]);
+    if (!out.entryMap[pc]) continue;
+    BasicBlock* load = newBlock("enter");
+    sw->addCase(b_.getInt32(pc), load);
+    b_.SetInsertPoint(load);
+    for (int r = 0; r < kMaxRegs; r++) {
+      if (flow_.liveIn[pc][r]) reload(r);
+    }
+    b_.CreateBr(blocks_[pc]);
   }
   for (uint32_t pc = 0; pc < n; pc++) {
     b_.SetInsertPoint(blocks_[pc]);

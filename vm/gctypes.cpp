@@ -335,6 +335,8 @@ size_t releaseProto(Object* obj) {
   // No frame runs this code any more: a running frame keeps its closure, hence p, alive.
   if (p->jit) p->jit->tier->dropProtoRef(p->jit);
   p->jit = nullptr;
+  delete[] p->jitProfile;
+  p->jitProfile = nullptr;
   if (!p->root) delete p->data;
   delete[] p->constants;
   delete[] p->protos;

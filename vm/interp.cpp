@@ -426,14 +426,12 @@ Status executeMayGC(State& S, ThreadData* t) {
       WEFT_OPCODES(WEFT_TRACE_LABEL)
 #undef WEFT_TRACE_LABEL
   };
-  // After compiled code exited to the interpreter, dispatch goes through this table:
-  // every instruction first looks for an entry into the code (jitStep). A frame change
-  // or a slow path picks a table afresh (startFrame, reload).
-  static void* const kJitLabels[] = {
-#define WEFT_JIT_LABEL(name, fmt, desc) &&jitStep,
-      WEFT_OPCODES(WEFT_JIT_LABEL)
-#undef WEFT_JIT_LABEL
-  };
+  // While a prototype waits for compiled code (JIT on), its frames dispatch through this
+  // table: the instructions the compiler specialises record their operand types first
+  // (jitProfileStep). The fast paths pay nothing for type feedback.
+#define WEFT_PROFILE_LABEL(name, fmt, desc) jitProfiled(Op::name) ? &&jitProfileStep : &&op_##name,
+  static void* const kProfileLabels[] = {WEFT_OPCODES(WEFT_PROFILE_LABEL)};
+#undef WEFT_PROFILE_LABEL
 
   gc::Heap& heap = S.heap();
   const bool stress = heap.config().stress != gc::StressMode::kNone;
@@ -539,13 +537,21 @@ reload:
 // on the prototype is entered at pc when pc has an entry.
 jitFrame: {
   Proto* p = cl->proto;
-  if (pc == p->code) {
+  // Every call and return of every frame comes here: one load decides for a prototype
+  // that has code, is queued or was rejected (fib and binarytrees, all calls, pay it).
+  if (const JitCode* c = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) [[likely]] {
+    const uint8_t* entries = __atomic_load_n(&c->entry, __ATOMIC_ACQUIRE) ? c->entryMap : nullptr;
+    if (!entries || !entries[pc - p->code]) DISPATCH();
+    goto jitEnter;
+  }
+  if (pc == p->code) {  // not queued yet: hotness and feedback
     if (jit->options().mode == JitMode::kEager) {
-      if (!__atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) jit->request(p, true);  // never collects: p stays put
+      jit->request(p, true);  // never collects: p stays put
     } else {
       jitCharge(*jit, p);
     }
   }
+  if (jit->profile(p)) dispatch = kProfileLabels;
   if (!jitEntersAt(p, uint32_t(pc - p->code))) DISPATCH();
   goto jitEnter;
 }
@@ -554,26 +560,37 @@ jitFrame: {
 // at the loop header when the code has one and the frame is a plain one.
 jitBackEdge: {
   Proto* p = cl->proto;
-  if (jit->options().mode != JitMode::kEager) jitCharge(*jit, p);
-  if ((dispatch != kLabels && dispatch != kJitLabels) || !jitEntersAt(p, uint32_t(pc - p->code))) DISPATCH();
+  if (jitProfilingNow(p)) {
+    if (jit->options().mode != JitMode::kEager) jitCharge(*jit, p);
+  } else if (dispatch == kProfileLabels) {
+    dispatch = kLabels;
+  }
+  if ((dispatch != kLabels && dispatch != kProfileLabels) ||
+      !jitEntersAt(p, uint32_t(pc - p->code)))
+    DISPATCH();
   goto jitEnter;
 }
 
 // Runs compiled code from pc. It leaves the frame exact at the exit pc: after a poll that
-// fired, the loop safepoint runs here and the code goes on; otherwise the instruction at
-// the exit runs interpreted and every later one looks for an entry again (jitStep).
+// fired, the loop safepoint runs here and the code goes on; otherwise the interpreter
+// runs on from the exit with its plain dispatch, and comes back at the next entry it
+// meets at a loop back-edge (jitBackEdge) or a frame change (jitFrame: after a call).
 jitEnter: {
   Proto* p = cl->proto;
-  JitCode* code = jitReady(p);  // set: every way here checked it
+  // Null when another worker replaced the code since this one found an entry.
+  JitCode* code = jitReady(p);
+  if (!code) [[unlikely]] DISPATCH();
   uint64_t r = code->entry(base, &t->budget, uint32_t(pc - p->code));
   uint64_t kind = r >> 32;
   if (kind == kWeftJitExitNoEntry) [[unlikely]] DISPATCH();
   pc = p->code + uint32_t(r);
+  bool safepoint = kind == kWeftJitExitSafepoint || kind == kWeftJitExitSafepointFrame;
   if (jit->options().stats) [[unlikely]] {
     jitCount(code->entries);
-    jitCount(kind == kWeftJitExitInterpret ? code->exits : code->safepointExits);
+    jitCount(safepoint ? code->safepointExits : code->exits);
   }
-  if (kind == kWeftJitExitSafepoint || kind == kWeftJitExitSafepointFrame) {
+  if (kind == kWeftJitExitGuard) [[unlikely]] jit->guardExit(p, code, uint32_t(r), base);
+  if (safepoint) {
     SAVEPC();
     status = loopSafepointMayGC(S, t, kind == kWeftJitExitSafepoint ? kLiveLocals : kLiveFrame);
     if (!status.isOk()) goto onError;
@@ -581,20 +598,17 @@ jitEnter: {
     if (t->hookMask) [[unlikely]] goto hookedFrame;
     goto jitEnter;
   }
-  dispatch = kJitLabels;
+  dispatch = kLabels;
+  // The exit's instruction runs interpreted, a FORPREP too (not back into the code).
   i = *pc++;
+  if (getOp(i) == Op::FORPREP) goto forPrepInterpreted;
   goto* kLabels[i & 0x7f];
 }
 
-// Slow path: an instruction dispatched after an exit from compiled code.
-jitStep: {
-  const Proto* p = cl->proto;
-  if (jitEntersAt(p, uint32_t(pc - 1 - p->code))) {
-    pc--;
-    goto jitEnter;
-  }
+// Slow path: an instruction the compiler specialises, in a frame being profiled.
+jitProfileStep:
+  jitProfileRecord(cl->proto, uint32_t(pc - 1 - cl->proto->code), base);
   goto* kLabels[i & 0x7f];
-}
 
 // Slow path: hooks are on (every frame change comes here to pick the dispatch table).
 hookedFrame:
@@ -1311,6 +1325,12 @@ op_FORLOOP: {
   DISPATCH();
 }
 op_FORPREP: {
+  // A loop starts: compiled code may run it from here (a plain frame with an entry).
+  if (jit && dispatch == kLabels && jitEntersAt(cl->proto, uint32_t(pc - 1 - cl->proto->code))) [[unlikely]] {
+    pc--;
+    goto jitEnter;
+  }
+forPrepInterpreted:
   bool skip = false;
   SAVEPC();
   status = forPrepMayGC(S, t, RA(), skip);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "vm/lib/libs.h"
 #include "vm/state.h"
 #include "vm/string.h"
 
@@ -20,6 +21,7 @@ struct JitTier::Job {
   std::vector<uint32_t> bytecode;
   std::vector<WeftJitConstant> constants;
   const void* constantSlots;
+  std::vector<uint8_t> profile;  // empty: no feedback
   uint8_t numParams, maxStackSize, isVararg;
 };
 
@@ -102,7 +104,99 @@ std::string protoName(const Proto* p) {
   return src + ":" + std::to_string(p->data->lineDefined);
 }
 
+// Instructions that always leave compiled code (the compiler has none of them): calls
+// it does not compute, allocation, concatenation, returns.
+bool leavesCode(frontend::Instruction i) {
+  using frontend::Op;
+  switch (frontend::getOp(i)) {
+    case Op::CALL: return !(frontend::getB(i) == 2 && frontend::getC(i) == 2);  // maybe math.sqrt
+    case Op::TAILCALL: case Op::TFORCALL: case Op::CONCAT: case Op::CLOSURE: case Op::NEWTABLE:
+    case Op::VARARG: case Op::SELF: case Op::SETLIST: case Op::RETURN: case Op::RETURN0: case Op::RETURN1:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether some loop of p may go round without leaving compiled code: the compiler
+// enters code only in such loops (docs/design/jit.md), so a prototype without one is
+// rejected here, without loading LLVM. Coarser than the compiler's test (successors are
+// a superset, only leavesCode blocks), so it never rejects what the compiler would take.
+bool mayIterate(const Proto* p) {
+  using frontend::Op;
+  uint32_t n = p->codeSize;
+  std::vector<uint8_t> seen;
+  std::vector<uint32_t> work;
+  for (uint32_t latch = 0; latch < n; latch++) {
+    frontend::Instruction li = p->code[latch];
+    Op lop = frontend::getOp(li);
+    int64_t h = -1;
+    if (lop == Op::FORLOOP) h = int64_t(latch) + 1 - frontend::getBx(li);
+    if (lop == Op::JMP && frontend::getSJ(li) < 0) h = int64_t(latch) + 1 + frontend::getSJ(li);
+    if (h < 0) continue;
+    seen.assign(n, 0);
+    work.assign(1, uint32_t(h));
+    while (!work.empty()) {
+      uint32_t pc = work.back();
+      work.pop_back();
+      frontend::Instruction i = p->code[pc];
+      if (leavesCode(i)) continue;
+      Op op = frontend::getOp(i);
+      int64_t next[2] = {int64_t(pc) + 1, -1};
+      if (op == Op::JMP) next[0] = int64_t(pc) + 1 + frontend::getSJ(i);
+      if (op == Op::FORLOOP) next[1] = int64_t(pc) + 1 - frontend::getBx(i);
+      if (op == Op::FORPREP) next[1] = int64_t(pc) + frontend::getBx(i) + 2;
+      if (op == Op::LFALSESKIP || (op >= Op::EQ && op <= Op::TESTSET)) next[1] = int64_t(pc) + 2;
+      for (int64_t to : next) {
+        if (to == h) return true;
+        if (to > h && to <= int64_t(latch) && !seen[size_t(to)]) {
+          seen[size_t(to)] = 1;
+          work.push_back(uint32_t(to));
+        }
+      }
+    }
+  }
+  return false;
+}
+
+uint8_t typeBit(const Value& v) {
+  return v.tag == Tag::Int ? kWeftJitSeenInt : v.tag == Tag::Float ? kWeftJitSeenFloat : kWeftJitSeenOther;
+}
+
 }  // namespace
+
+void jitProfileRecord(Proto* p, uint32_t pc, const Value* base) {
+  using frontend::Op;
+  uint8_t* prof = __atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE);
+  if (!prof || pc >= p->codeSize) return;
+  frontend::Instruction i = p->code[pc];
+  Op op = frontend::getOp(i);
+  int a = frontend::getA(i), b = frontend::getB(i), c = frontend::getC(i);
+  uint8_t bits;
+  if (op >= Op::ADDI && op <= Op::SHR) {
+    bool regC = !(op == Op::ADDI || op == Op::SHRI || op == Op::SHLI || (op >= Op::ADDK && op <= Op::BXORK));
+    bits = uint8_t(typeBit(base[b]) | (regC ? typeBit(base[c]) << 4 : 0));
+  } else if (op == Op::EQ || op == Op::LT || op == Op::LE) {
+    bits = uint8_t(typeBit(base[a]) | typeBit(base[b]) << 4);
+  } else if (op >= Op::EQK && op <= Op::GEI) {
+    bits = typeBit(base[a]);
+  } else if (op == Op::FORPREP) {
+    bits = uint8_t(typeBit(base[a]) | typeBit(base[a + 1]) | typeBit(base[a + 2]));
+  } else if (op == Op::FORLOOP) {
+    bits = typeBit(base[a + 2]);
+  } else if ((op >= Op::GETUPVAL && op <= Op::SETFIELD) && op != Op::SETUPVAL && op != Op::SETTABUP) {
+    bits = kWeftJitSeenOther;  // reached at a guard exit only: the helper's fast path failed
+  } else if (op == Op::CALL) {
+    bool sqrt = b == 2 && c == 2 && base[a].tag == Tag::LightNative && base[a].u.fn == mathSqrtNative() &&
+                typeBit(base[a + 1]) != kWeftJitSeenOther;
+    bits = sqrt ? kWeftJitSeenKnown : kWeftJitSeenOther;
+  } else {
+    return;
+  }
+  // Relaxed and racy between workers, as the counters: a lost bit costs one more guard exit.
+  uint8_t old = __atomic_load_n(&prof[pc], __ATOMIC_RELAXED);
+  if ((old | bits) != old) __atomic_store_n(&prof[pc], uint8_t(old | bits), __ATOMIC_RELAXED);
+}
 
 JitTier::JitTier(State& state, const JitOptions& options) : state_(state), options_(options) {}
 
@@ -127,37 +221,68 @@ JitTier::~JitTier() {
 
 bool JitTier::moduleLoaded() { return gModuleLoaded.load(std::memory_order_acquire); }
 
+std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code) {
+  auto job = std::make_unique<Job>();
+  code->tier = this;
+  code->name = protoName(p);
+  code->siteExits.assign(p->codeSize, 0);
+  job->code = code;
+  job->bytecode.assign(p->code, p->code + p->codeSize);
+  job->constants.reserve(p->numConstants);
+  for (uint32_t i = 0; i < p->numConstants; i++) job->constants.push_back(snapshotConstant(p->constants[i]));
+  job->constantSlots = p->constants;
+  if (const uint8_t* prof = __atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE)) {
+    job->profile.resize(p->codeSize);
+    for (uint32_t pc = 0; pc < p->codeSize; pc++) job->profile[pc] = __atomic_load_n(&prof[pc], __ATOMIC_RELAXED);
+  }
+  job->numParams = p->numParams;
+  job->maxStackSize = p->maxStackSize;
+  job->isVararg = p->isVararg;
+  return job;
+}
+
+void JitTier::enqueue(std::unique_ptr<Job> job) {
+  {
+    std::lock_guard lock(mu_);
+    if (stop_) {
+      job->code->state.store(JitCode::kRejected, std::memory_order_release);
+      job->code->refs.fetch_sub(1, std::memory_order_acq_rel);
+      return;
+    }
+    queue_.push_back(std::move(job));
+    if (!thread_.joinable()) thread_ = std::thread([this] { threadMain(); });
+  }
+  work_.notify_one();
+}
+
 void JitTier::request(Proto* p, bool wait) {
   if (__atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) {
     if (!wait) return;
   } else {
-    auto job = std::make_unique<Job>();
     auto* code = new JitCode();
-    code->tier = this;
-    code->name = protoName(p);
-    job->code = code;
-    job->bytecode.assign(p->code, p->code + p->codeSize);
-    job->constants.reserve(p->numConstants);
-    for (uint32_t i = 0; i < p->numConstants; i++) job->constants.push_back(snapshotConstant(p->constants[i]));
-    job->constantSlots = p->constants;
-    job->numParams = p->numParams;
-    job->maxStackSize = p->maxStackSize;
-    job->isVararg = p->isVararg;
+    if (!mayIterate(p)) {
+      // Rejected without loading LLVM for it (fib: 1.4x slower before; binarytrees,
+      // format, strings loaded LLVM only for the compiler to find nothing).
+      code->tier = this;
+      code->refs.store(1, std::memory_order_relaxed);
+      code->state.store(JitCode::kRejected, std::memory_order_relaxed);
+      JitCode* none = nullptr;
+      if (__atomic_compare_exchange_n(&p->jit, &none, code, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        std::lock_guard lock(mu_);
+        rejected_++;
+      } else {
+        delete code;
+      }
+      return;
+    }
+    auto job = snapshot(p, code);
     JitCode* expected = nullptr;
     if (!__atomic_compare_exchange_n(&p->jit, &expected, code, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
       delete code;  // another worker queued it first
       if (!wait) return;
     } else {
-      std::lock_guard lock(mu_);
-      if (stop_) {
-        code->state.store(JitCode::kRejected, std::memory_order_release);
-        code->refs.fetch_sub(1, std::memory_order_acq_rel);
-        return;
-      }
-      queue_.push_back(std::move(job));
-      if (!thread_.joinable()) thread_ = std::thread([this] { threadMain(); });
+      enqueue(std::move(job));
     }
-    work_.notify_one();
   }
   if (wait) {
     JitCode* code = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE);
@@ -166,25 +291,79 @@ void JitTier::request(Proto* p, bool wait) {
   }
 }
 
-void JitTier::dropProtoRef(JitCode* code) {
-  if (code->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;  // its job still runs
-  if (!code->handle || !code->tier) {
-    delete code;
+bool JitTier::ensureProfile(Proto* p) {
+  if (__atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE)) return true;
+  auto* fresh = new (std::nothrow) uint8_t[p->codeSize]();
+  if (!fresh) return false;
+  uint8_t* expected = nullptr;
+  if (!__atomic_compare_exchange_n(&p->jitProfile, &expected, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    delete[] fresh;  // another worker's came first
+  }
+  return true;
+}
+
+void JitTier::guardExit(Proto* p, JitCode* code, uint32_t pc, const Value* base) {
+  jitProfileRecord(p, pc, base);
+  if (pc < code->siteExits.size()) jitCount(code->siteExits[pc]);
+  if (code->guardExits.fetch_add(1, std::memory_order_relaxed) + 1 != kJitGuardExitLimit) return;
+  // Replaced once, by the worker whose exit reached the limit; the old code stays
+  // alive behind the new (invariant 4).
+  auto* next = new JitCode();
+  next->previous = code;
+  next->version = uint8_t(code->version + 1);
+  std::unique_ptr<Job> job;
+  if (next->version >= kJitMaxVersions) {
+    next->tier = this;
+    next->name = code->name;
+    next->refs.store(1, std::memory_order_relaxed);
+    next->state.store(JitCode::kBlacklisted, std::memory_order_relaxed);
+  } else {
+    job = snapshot(p, next);
+  }
+  JitCode* expected = code;
+  if (!__atomic_compare_exchange_n(&p->jit, &expected, next, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    delete next;
     return;
   }
   {
     std::lock_guard lock(mu_);
-    live_.erase(std::remove(live_.begin(), live_.end(), code), live_.end());
-    retiredEntries_ += __atomic_load_n(&code->entries, __ATOMIC_RELAXED);
-    retiredExits_ += __atomic_load_n(&code->exits, __ATOMIC_RELAXED);
+    (job ? recompiled_ : blacklisted_)++;
+  }
+  if (job) enqueue(std::move(job));
+}
+
+void JitTier::dropProtoRef(JitCode* code) {
+  if (code->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;  // its job still runs
+  bool compiled = false;
+  for (JitCode* c = code; c; c = c->previous) compiled |= c->handle != nullptr;
+  if (!compiled || !code->tier) {
+    releaseNow(code);
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
     garbage_.push_back(code);
   }
   work_.notify_one();
 }
 
+// Frees code and the versions it replaced; module resources only on the compile thread
+// or at the tier's end (every caller but dropProtoRef's code-less chains).
 void JitTier::releaseNow(JitCode* code) {
-  if (code->handle && engine_ && gModule) gModule->release(engine_, code->handle);
-  delete code;
+  while (code) {
+    JitCode* previous = code->previous;
+    if (code->handle) {
+      {
+        std::lock_guard lock(mu_);
+        live_.erase(std::remove(live_.begin(), live_.end(), code), live_.end());
+        retiredEntries_ += __atomic_load_n(&code->entries, __ATOMIC_RELAXED);
+        retiredExits_ += __atomic_load_n(&code->exits, __ATOMIC_RELAXED);
+      }
+      if (engine_ && gModule) gModule->release(engine_, code->handle);
+    }
+    delete code;
+    code = previous;
+  }
 }
 
 // The job's reference goes; if the Proto died meanwhile the code goes with it.
@@ -207,7 +386,8 @@ bool JitTier::ensureEngine() {
   if (m) {
     gc::Heap& heap = state_.heap();
     WeftJitHost host{heap.requestFlagForJit(), heap.stopFlagForJit(),
-                     uint8_t(heap.config().stress != gc::StressMode::kNone), &state_, jitHelpers()};
+                     uint8_t(heap.config().stress != gc::StressMode::kNone), &state_, jitHelpers(),
+                     reinterpret_cast<const void*>(mathSqrtNative())};
     char buf[256] = {};
     engine_ = m->create(&host, buf, sizeof buf);
     if (!engine_) error = std::string("cannot start the compiler: ") + buf;
@@ -232,7 +412,7 @@ void JitTier::compileJob(Job& job) {
   }
   WeftJitRequest req{job.bytecode.data(), uint32_t(job.bytecode.size()), uint32_t(job.constants.size()),
                      job.constants.data(), job.constantSlots, job.numParams, job.maxStackSize, job.isVararg,
-                     code->name.c_str()};
+                     code->name.c_str(), job.profile.empty() ? nullptr : job.profile.data()};
   WeftJitResult res{};
   auto start = std::chrono::steady_clock::now();
   int rc = gModule->compile(engine_, &req, &res);
@@ -301,9 +481,11 @@ std::string JitTier::statsReport() {
   char line[512];
   std::string out;
   std::snprintf(line, sizeof line,
-                "jit: %llu functions compiled, %llu rejected, %llu failed; compile time %.1f ms (%.2f ms each)\n"
+                "jit: %llu functions compiled, %llu rejected, %llu failed, %llu recompiled, %llu blacklisted; "
+                "compile time %.1f ms (%.2f ms each)\n"
                 "jit: %llu entries, %llu exits to the interpreter (%llu at safepoints); module %s\n",
-                (unsigned long long)compiled_, (unsigned long long)rejected_, (unsigned long long)failed_, compileMs_,
+                (unsigned long long)compiled_, (unsigned long long)rejected_, (unsigned long long)failed_,
+                (unsigned long long)recompiled_, (unsigned long long)blacklisted_, compileMs_,
                 compiled_ ? compileMs_ / double(compiled_) : 0.0, (unsigned long long)entries,
                 (unsigned long long)exits, (unsigned long long)safepoints, moduleLoaded() ? "loaded" : "not loaded");
   out += line;
@@ -312,6 +494,24 @@ std::string JitTier::statsReport() {
     const JitCode* c = byExits[i];
     std::snprintf(line, sizeof line, "jit:   %-40s %6u ops %7.2f ms %10llu entries %10llu exits\n", c->name.c_str(),
                   c->compiledOps, c->compileMs, (unsigned long long)c->entries, (unsigned long long)c->exits);
+    out += line;
+  }
+  struct Site {
+    uint32_t count;
+    const JitCode* code;
+    uint32_t pc;
+  };
+  std::vector<Site> sites;
+  for (const JitCode* c : live_) {
+    for (uint32_t pc = 0; pc < c->siteExits.size(); pc++) {
+      uint32_t n = __atomic_load_n(&c->siteExits[pc], __ATOMIC_RELAXED);
+      if (n) sites.push_back({n, c, pc});
+    }
+  }
+  std::sort(sites.begin(), sites.end(), [](const Site& a, const Site& b) { return a.count > b.count; });
+  for (size_t i = 0; i < sites.size() && i < 10; i++) {
+    std::snprintf(line, sizeof line, "jit:   guard exits %-40s pc %-5u (version %u) %10u\n", sites[i].code->name.c_str(),
+                  sites[i].pc + 1, unsigned(sites[i].code->version), sites[i].count);
     out += line;
   }
   return out;

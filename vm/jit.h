@@ -13,6 +13,11 @@
 //     interpreter reads it with an acquire load (jitReady).
 //  4. Compiled code is freed when the last of its Proto and its job lets go of it; the
 //     module's resources are released on the compile thread (or at the tier's end).
+//     Code replaced by a recompilation or a blacklisting stays alive, owned by its
+//     successor (JitCode::previous): another worker may still be running it.
+//  5. Type feedback only widens: the interpreter ORs what it sees into Proto::jitProfile
+//     until the prototype is queued, and at every guard exit; a job compiles a snapshot
+//     of it.
 //
 // Threads: the interpreter (any worker) calls jitChargeMayQueue / JitTier::request and
 // reads JitCode; the collector (releaseProto) calls JitTier::dropProtoRef; the compile
@@ -29,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "frontend/opcodes.h"
 #include "vm/jit_abi.h"
 #include "vm/jit_options.h"
 #include "vm/object.h"
@@ -38,16 +44,26 @@ namespace weft::vm {
 class State;
 class JitTier;
 
+// After this many guard exits a prototype's code is replaced: recompiled with the types
+// its guards met (widened feedback), or, at its kJitMaxVersions-th version, blacklisted.
+inline constexpr uint32_t kJitGuardExitLimit = 64;
+inline constexpr uint8_t kJitMaxVersions = 3;
+
 // One prototype's compiled code, off the heap (Proto::jit). `state` moves kNone ->
-// kQueued -> kReady | kRejected | kFailed, each step by the compile thread but the first.
+// kQueued -> kReady | kRejected | kFailed, each step by the compile thread but the first;
+// a blacklisting installs a new JitCode that starts kBlacklisted (never entered).
 struct JitCode {
-  enum State : uint8_t { kQueued, kReady, kRejected, kFailed };
+  enum State : uint8_t { kQueued, kReady, kRejected, kFailed, kBlacklisted };
   WeftJitEntry entry = nullptr;        // written once (release), read by jitEntryOf (acquire)
   const uint8_t* entryMap = nullptr;   // valid once entry is set
   std::atomic<uint8_t> state{kQueued};
   std::atomic<uint32_t> refs{2};       // the Proto's and the job's
   void* handle = nullptr;              // the module's, for release (compile thread)
   JitTier* tier = nullptr;
+  JitCode* previous = nullptr;         // the code this one replaced, owned (invariant 4)
+  uint8_t version = 0;                 // 0 for the first compilation
+  std::atomic<uint32_t> guardExits{0};
+  std::vector<uint32_t> siteExits;     // guard exits by pc (relaxed counters, as below)
   // Statistics (--jit-stats): relaxed counters, racy increments may lose counts.
   uint64_t entries = 0;
   uint64_t exits = 0;
@@ -68,9 +84,23 @@ inline bool jitEntersAt(const Proto* p, uint32_t pc) {
   return c && c->entryMap[pc];
 }
 
-inline void jitCount(uint64_t& counter) {
+template <typename T>
+inline void jitCount(T& counter) {
   __atomic_store_n(&counter, __atomic_load_n(&counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
+
+// The instructions the interpreter profiles (vm/jit_abi.h, type feedback).
+constexpr bool jitProfiled(frontend::Op op) {
+  using frontend::Op;
+  return (op >= Op::ADDI && op <= Op::SHR) || (op >= Op::EQ && op <= Op::GEI) || op == Op::FORPREP ||
+         op == Op::FORLOOP || op == Op::CALL;
+}
+// Whether the interpreter profiles p now: it has not been queued. A request snapshots
+// the feedback, so what the interpreter would see later reaches code only through guard
+// exits (JitTier::guardExit). Never allocates.
+inline bool jitProfilingNow(const Proto* p) { return !__atomic_load_n(&p->jit, __ATOMIC_ACQUIRE); }
+// ORs the types of instruction pc's operands into p's feedback (invariant 5).
+void jitProfileRecord(Proto* p, uint32_t pc, const Value* base);
 
 class JitTier {
  public:
@@ -83,6 +113,12 @@ class JitTier {
   // Queues `p` once (a no-op if it was queued before). With `wait`, returns when the job
   // is done (eager mode). Never collects; allocates off the heap only.
   void request(Proto* p, bool wait);
+  // Whether the interpreter should profile a frame of p that starts or continues now;
+  // allocates p's feedback (off the heap) the first time. Never collects.
+  bool profile(Proto* p) { return jitProfilingNow(p) && options_.mode != JitMode::kEager && ensureProfile(p); }
+  // Compiled code of p exited at a failed guard at pc: widens the feedback there, counts,
+  // and replaces the code at kJitGuardExitLimit exits (invariant 4). Never collects.
+  void guardExit(Proto* p, JitCode* code, uint32_t pc, const Value* base);
   // releaseProto: the Proto lets go of its code (any thread, inside a collection).
   void dropProtoRef(JitCode* code);
   // Whether the compiler module has been loaded in this process (lazy loading).
@@ -94,6 +130,9 @@ class JitTier {
 
  private:
   struct Job;
+  bool ensureProfile(Proto* p);
+  std::unique_ptr<Job> snapshot(Proto* p, JitCode* code);
+  void enqueue(std::unique_ptr<Job> job);
   void threadMain();
   void compileJob(Job& job);
   bool ensureEngine();
@@ -115,7 +154,7 @@ class JitTier {
   void* engine_ = nullptr;
   bool unavailable_ = false;
   // Totals (under mu_).
-  uint64_t compiled_ = 0, rejected_ = 0, failed_ = 0;
+  uint64_t compiled_ = 0, rejected_ = 0, failed_ = 0, recompiled_ = 0, blacklisted_ = 0;
   uint64_t retiredEntries_ = 0, retiredExits_ = 0;
   double compileMs_ = 0;
 };

@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 2;
+inline constexpr uint32_t kWeftJitAbiVersion = 3;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract").
@@ -27,6 +27,18 @@ inline constexpr uint64_t kWeftJitExitInterpret = 0;  // the interpreter runs ex
 inline constexpr uint64_t kWeftJitExitSafepoint = 1;  // a back-edge poll fired: the loop safepoint, then re-entry
 inline constexpr uint64_t kWeftJitExitNoEntry = 2;    // `pc` is not an entry: nothing ran
 inline constexpr uint64_t kWeftJitExitSafepointFrame = 3;  // as kWeftJitExitSafepoint, keeping every register
+inline constexpr uint64_t kWeftJitExitGuard = 4;      // a guard built on type feedback failed: as kWeftJitExitInterpret, counted
+
+// Type feedback (docs/design/jit.md, "Type feedback"): one byte per instruction, the
+// types the interpreter saw there while it profiled. Arithmetic: its register operands
+// (B in bits 0-2, a register C in bits 4-6); comparisons: A and B (or A alone against a
+// constant or an immediate); FORPREP: init, limit and step together; FORLOOP: the step;
+// CALL: kWeftJitSeenKnown when it called WeftJitHost::mathSqrt with one number for one
+// result, else kWeftJitSeenOther; GETUPVAL, GETTABUP, GETTABLE..SETFIELD (not
+// profiled): kWeftJitSeenOther once their helper failed in compiled code, which the next
+// version then leaves to the interpreter. 0: never seen, the compiler speculates nothing.
+inline constexpr uint8_t kWeftJitSeenInt = 1, kWeftJitSeenFloat = 2, kWeftJitSeenOther = 4;
+inline constexpr uint8_t kWeftJitSeenKnown = 1;
 
 // A constant of the prototype as the compiler may fold it.
 struct WeftJitConstant {
@@ -45,6 +57,7 @@ struct WeftJitRequest {
   uint8_t maxStackSize;
   uint8_t isVararg;
   const char* name;            // "source:line", for the symbol name
+  const uint8_t* profile;      // codeSize bytes of type feedback, or null (eager mode: no speculation)
 };
 
 // The VM's fast paths that compiled code calls (vm/interp.cpp, jitHelpers): each does
@@ -69,6 +82,7 @@ struct WeftJitHost {
   uint8_t stress;              // --gc-stress: every poll fires
   void* state;                 // the vm::State, passed to the helpers
   WeftJitHelpers helpers;
+  const void* mathSqrt;        // math.sqrt's native function (a LightNative payload)
 };
 
 inline constexpr int kWeftJitOk = 0;

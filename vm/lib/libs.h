@@ -31,6 +31,10 @@ bool stdoutMayWait();
 // (lib/io.cpp).
 NativeResult execResultOf(CallContext& cx, int stat);
 
+// math.sqrt's function, which compiled code computes itself at a call site that only
+// ever called it (docs/design/jit.md, "Type feedback").
+NativeFn mathSqrtNative();
+
 // collectgarbage("step", kb) and lua_gc(LUA_GCSTEP, kb) (docs/design/gc-step.md), made
 // by code running on `t`: `cycleEnded` is set when this step finished a cycle.
 Status gcStepMayGC(State& S, ThreadData* t, int64_t kb, bool& cycleEnded);

@@ -316,4 +316,6 @@ Status openMathLib(State& state) {
   return Status::ok();
 }
 
+NativeFn mathSqrtNative() { return mathUnary<sqrtOf>; }
+
 }  // namespace weft::vm

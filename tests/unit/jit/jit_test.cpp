@@ -3,6 +3,7 @@
 // every safepoint changes nothing, and code dies with its prototype.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "tests/unit/vm/interp_test_util.h"
@@ -137,6 +138,133 @@ TEST(JitTest, HotFrameEntersCodeMidFunction) {
   EXPECT_NE(stats.find("1 functions compiled"), std::string::npos) << stats;
   EXPECT_EQ(stats.find(" 0 entries"), std::string::npos) << stats;
   h.closeMayGC();
+}
+
+
+// A State with the JIT on at a low threshold, so that code is compiled with the type
+// feedback of a first, warming call; `run` returns a chunk's first result.
+class HotState {
+ public:
+  explicit HotState(bool relocate = false) {
+    StateOptions opts;
+    opts.jit.mode = JitMode::kOn;
+    opts.jit.threshold = 100;
+    opts.jit.stats = true;
+    if (relocate) {
+      opts.gc.stress = gc::StressMode::kRelocate;
+      opts.gc.verify = true;
+    }
+    S_ = newStandardState(opts);
+    h_ = std::make_unique<HostStack>(*S_);
+  }
+  ~HotState() { h_->closeMayGC(); }
+  std::string run(const std::string& src) {
+    std::string out;
+    if (!h_->loadMayGC(src, "=test").isOk()) return "LOAD";
+    Status st = h_->pcallMayGC(0, 1, false);
+    (void)h_->toStringMayGC(-1, out);
+    h_->setTop(0);
+    return st.isOk() ? out : "ERR: " + out;
+  }
+  // Waits until the compile thread has nothing queued.
+  void settle() { (void)S_->jit()->liveCodeForTesting(); }
+  std::string stats() { return S_->jit()->statsReport(); }
+
+ private:
+  std::unique_ptr<State> S_;
+  std::unique_ptr<HostStack> h_;
+};
+
+// Code specialised on integer feedback meets a float in the middle of a loop: the
+// guard exits with the frame exact (the sum is the interpreter's), the site counts in
+// --jit-stats, and at kJitGuardExitLimit exits the prototype is recompiled with the
+// wider types.
+TEST(JitTest, GuardExitFromSpecialisedCodeMidLoop) {
+  for (bool relocate : {false, true}) {
+    HotState hs(relocate);
+    EXPECT_EQ(hs.run("function f(n, at, v) local s = 0 for i = 1, n do if i == at then s = s + v end "
+                     "s = s + i end return s end return f(300, -1, 0)"),
+              "45150");
+    hs.settle();
+    EXPECT_EQ(hs.run("return f(300, 50, 0.5)"), "45150.5");
+    EXPECT_EQ(hs.run("return f(100, 30, 'x')"), "ERR: test:1: attempt to add a 'number' with a 'string'");
+    std::string stats = hs.stats();
+    EXPECT_NE(stats.find("guard exits"), std::string::npos) << stats;
+    EXPECT_NE(stats.find("1 recompiled"), std::string::npos) << stats;
+    hs.settle();
+    EXPECT_EQ(hs.run("return f(300, 10, 0.25)"), "45150.25");
+    EXPECT_EQ(hs.run("return f(300, -1, 0)"), "45150");  // a mixed operand keeps integer sums integers
+  }
+}
+
+// Integer loops compiled on integer feedback meet a float limit beyond the integers, a
+// float start and integer overflow in their bodies: the interpreter prepares what the
+// guards refuse, the count never wraps, and integer arithmetic wraps as Lua's does.
+TEST(JitTest, SpecialisedIntegerLoopsAtTheLimits) {
+  HotState hs;
+  EXPECT_EQ(hs.run("function g(a, b) local n, last, x = 0, nil, 1 for i = a, b do n = n + 1 last = i x = x * 3 end "
+                   "return n .. ' ' .. math.type(last) .. ' ' .. x end return g(1, 3000)"),
+            "3000 integer -9125803782349988511");
+  hs.settle();
+  EXPECT_EQ(hs.run("return g(math.maxinteger - 2, 1e100)"), "3 integer 27");
+  EXPECT_EQ(hs.run("return g(math.mininteger, math.mininteger + 1)"), "2 integer 9");
+  EXPECT_EQ(hs.run("return g(1, 3.5)"), "3 integer 27");
+  EXPECT_EQ(hs.run("return g(1.0, 3)"), "3 float 27");
+  EXPECT_EQ(hs.run("return g(1, 60)"), "60 integer -3535985420588157519");
+}
+
+// Guards that keep failing at new sites: each replacement recompiles with the feedback
+// widened where the last one failed, and the third is a blacklisting (--jit-stats). The
+// prototype then runs interpreted, with the same results.
+TEST(JitTest, BlacklistedAfterRepeatedGuardExits) {
+  HotState hs;
+  EXPECT_EQ(hs.run("function h(n, x, y, z) local a, b, c = 0, 0, 0 for i = 1, n do a = a + x b = b + y "
+                   "c = c + z end return a + b + c end return h(3000, 1, 1, 1)"),
+            "9000");
+  hs.settle();
+  EXPECT_EQ(hs.run("return h(200, 0.5, 1, 1)"), "500.0");
+  hs.settle();
+  EXPECT_EQ(hs.run("return h(200, 0.5, 0.5, 1)"), "400.0");
+  hs.settle();
+  EXPECT_EQ(hs.run("return h(200, 0.5, 0.5, 0.5)"), "300.0");
+  std::string stats = hs.stats();
+  EXPECT_NE(stats.find("2 recompiled, 1 blacklisted"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("(version 2)"), std::string::npos) << stats;
+  EXPECT_EQ(hs.run("return h(200, 1, 1, 1)"), "600");
+  EXPECT_EQ(hs.run("return h(10, 'a', 1, 1)"), "ERR: test:1: attempt to add a 'number' with a 'string'");
+}
+
+// math.sqrt computed in compiled code: the same bits as the call, and a call site whose
+// callee changes goes back to calling it.
+TEST(JitTest, MathSqrtInCompiledLoops) {
+  expectSame("local s = 0 for i = 1, 100 do s = s + math.sqrt(i) end return s", "671.46294710315");
+  expectSame("local s = 0 for i = 1, 10 do s = s + math.sqrt(i - 5) end return tostring(s)", "-nan");
+  expectSame("local ok, e = pcall(function() for i = 1, 3 do local x = math.sqrt(i == 2 and {} or i) end end) return e",
+             "test:1: bad argument #1 to 'sqrt' (number expected, got table)");
+  HotState hs;
+  EXPECT_EQ(hs.run("function q(n) local s = 0 for i = 1, n do s = s + math.sqrt(i * i) end return s end "
+                   "return q(3000)"),
+            "4501500.0");
+  hs.settle();
+  EXPECT_EQ(hs.run("return q(10)"), "55.0");
+  EXPECT_EQ(hs.run("math.sqrt = function(x) return 1 end return q(10)"), "10");
+}
+
+// A table store that needs the interpreter every round (a new key) counts as a failed
+// guard: the feedback marks the site, and the next version leaves it to the interpreter,
+// so the loop no longer enters and leaves compiled code every round (its version has no
+// entry left: rejected).
+TEST(JitTest, FailingHelperLeftToTheInterpreter) {
+  HotState hs;
+  EXPECT_EQ(hs.run("function ins(n) local t, s = {}, 0 for i = 1, n do t[i * 7] = i s = s + i end return s end "
+                   "return ins(300)"),
+            "45150");
+  hs.settle();
+  EXPECT_EQ(hs.run("return ins(300)"), "45150");
+  hs.settle();
+  EXPECT_EQ(hs.run("return ins(300)"), "45150");
+  std::string stats = hs.stats();
+  EXPECT_NE(stats.find("1 rejected, 0 failed, 1 recompiled"), std::string::npos) << stats;
 }
 
 }  // namespace

@@ -1,0 +1,170 @@
+// Register dataflow for the lowering (jit/flow.h). Each case lists what jit/lower.cpp's
+// lowering of that instruction reads and writes; the two must change together.
+#include "jit/flow.h"
+
+namespace weft::jit {
+namespace {
+
+using frontend::Op;
+using namespace frontend;
+
+PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
+  PcFlow f;
+  Instruction i = req.code[pc];
+  Op op = getOp(i);
+  int a = getA(i);
+  auto next = [&](uint32_t s) { f.succ[f.numSucc++] = s; };
+  if (!compiled) {
+    f.exits = true;
+    return f;
+  }
+  switch (op) {
+    case Op::MOVE: case Op::UNM: case Op::NOT:
+      f.use.set(getB(i));
+      f.def.set(a);
+      f.exits = op == Op::UNM;
+      next(pc + 1);
+      break;
+    case Op::LOADI: case Op::LOADF: case Op::LOADK: case Op::LOADFALSE: case Op::LOADTRUE:
+      f.def.set(a);
+      next(pc + 1);
+      break;
+    case Op::LFALSESKIP:
+      f.def.set(a);
+      next(pc + 2);
+      break;
+    case Op::LOADNIL:
+      for (int r = a; r <= a + getB(i); r++) f.def.set(r);
+      next(pc + 1);
+      break;
+    case Op::JMP:
+      next(jumpTarget(req, pc));
+      f.exits = f.succ[0] <= pc;  // a backward jump polls
+      break;
+    case Op::GETUPVAL: case Op::GETTABUP:
+      f.def.set(a);
+      f.exits = true;
+      next(pc + 1);
+      break;
+    case Op::GETTABLE:
+      f.use.set(getC(i));
+      [[fallthrough]];
+    case Op::GETI: case Op::GETFIELD:
+      f.use.set(getB(i));
+      f.def.set(a);
+      f.exits = true;
+      next(pc + 1);
+      break;
+    case Op::SETTABLE: case Op::SETI: case Op::SETFIELD:
+      f.use.set(a);
+      if (op == Op::SETTABLE) f.use.set(getB(i));
+      if (!getK(i)) f.use.set(getC(i));
+      f.exits = true;
+      next(pc + 1);
+      break;
+    case Op::CALL:  // math.sqrt, computed in place (jit/lower.cpp)
+      f.use.set(a).set(a + 1);
+      f.def.set(a);
+      f.exits = true;
+      next(pc + 1);
+      break;
+    case Op::FORPREP:
+      f.use.set(a).set(a + 1).set(a + 2);
+      f.mayDef.set(a + 1).set(a + 3);
+      f.exits = true;
+      next(pc + 1);
+      next(pc + getBx(i) + 2);
+      break;
+    case Op::FORLOOP:
+      f.use.set(a).set(a + 1).set(a + 2);
+      f.mayDef.set(a).set(a + 1).set(a + 3);
+      f.exits = true;  // its back-edge polls
+      next(pc + 1 - getBx(i));
+      next(pc + 1);
+      break;
+    default:
+      if (isTest(op)) {
+        f.exits = true;
+        if (op == Op::TESTSET) {
+          f.use.set(getB(i));
+          f.mayDef.set(a);
+        } else {
+          f.use.set(a);
+          if (op == Op::EQ || op == Op::LT || op == Op::LE) f.use.set(getB(i));
+        }
+        next(pc + 2);
+        next(jumpTarget(req, pc + 1));
+      } else if (isArith(op)) {
+        f.use.set(getB(i));
+        if (arithRegOperand(op)) f.use.set(getC(i));
+        f.def.set(a);
+        f.exits = true;
+        next(pc + 2);
+      } else {
+        f.exits = true;
+      }
+      break;
+  }
+  return f;
+}
+
+}  // namespace
+
+uint32_t jumpTarget(const WeftJitRequest& req, uint32_t jmpPc) {
+  return uint32_t(int64_t(jmpPc) + 1 + getSJ(req.code[jmpPc]));
+}
+
+Flow analyseFlow(const WeftJitRequest& req, const std::vector<uint8_t>& compiled) {
+  uint32_t n = req.codeSize;
+  Flow fl;
+  fl.pcs.resize(n);
+  for (uint32_t pc = 0; pc < n; pc++) {
+    fl.pcs[pc] = flowOf(req, pc, compiled[pc]);
+    PcFlow& f = fl.pcs[pc];
+    // Successors past the end (verified code has none) are dropped: they exit.
+    uint8_t kept = 0;
+    for (uint8_t s = 0; s < f.numSucc; s++) {
+      if (f.succ[s] < n) f.succ[kept++] = f.succ[s];
+    }
+    f.numSucc = kept;
+    fl.touched |= f.use | f.def | f.mayDef;
+  }
+  // Forward: what may have been written since any entry (entries start clean).
+  fl.dirtyIn.assign(n, RegSet());
+  fl.dirtyOut.assign(n, RegSet());
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t pc = 0; pc < n; pc++) {
+      const PcFlow& f = fl.pcs[pc];
+      fl.dirtyOut[pc] = fl.dirtyIn[pc] | f.def | f.mayDef;
+      for (uint8_t s = 0; s < f.numSucc; s++) {
+        RegSet merged = fl.dirtyIn[f.succ[s]] | fl.dirtyOut[pc];
+        if (merged != fl.dirtyIn[f.succ[s]]) {
+          fl.dirtyIn[f.succ[s]] = merged;
+          changed = true;
+        }
+      }
+    }
+  }
+  // Backward: what may be read (a write-back included) before it is written. An exit
+  // at pc writes back dirtyIn[pc]; a poll at a backward jump writes back dirtyOut[pc],
+  // whose part beyond dirtyIn that path has just written.
+  fl.liveIn.assign(n, RegSet());
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t pc = n; pc-- > 0;) {
+      const PcFlow& f = fl.pcs[pc];
+      RegSet out;
+      for (uint8_t s = 0; s < f.numSucc; s++) out |= fl.liveIn[f.succ[s]];
+      RegSet in = f.use | (out & ~f.def);
+      if (f.exits) in |= fl.dirtyIn[pc];
+      if (in != fl.liveIn[pc]) {
+        fl.liveIn[pc] = in;
+        changed = true;
+      }
+    }
+  }
+  return fl;
+}
+
+}  // namespace weft::jit

@@ -1,0 +1,62 @@
+// Register dataflow over one prototype's bytecode, for the lowering (jit/lower.cpp; docs/
+// design/jit.md, "Registers between safepoints"). Compiled code keeps Lua registers in
+// machine registers and writes back at each exit only those it may have written since it
+// was entered (dirty), so it loads at each entry the registers whose slot value it may
+// still read or write back (live).
+//
+// Invariants:
+//  1. dirtyIn[pc] holds every register that some path from an entry to pc may have
+//     written: an exit at pc that stores dirtyIn[pc] leaves the frame exact.
+//  2. liveIn[pc] holds every register that some path from pc may read before writing it,
+//     an exit's write-back counting as a read: loading liveIn[e] at entry e makes every
+//     value the code reads or writes back the frame's.
+//  3. `def` holds only registers written on every path out of an instruction that stays
+//     in compiled code; a guard exit happens before its instruction writes anything.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <vector>
+
+#include "frontend/opcodes.h"
+#include "vm/jit_abi.h"
+
+namespace weft::jit {
+
+using RegSet = std::bitset<256>;
+
+struct PcFlow {
+  RegSet use;      // read by the instruction (operands, and operands a helper reads from their slots)
+  RegSet def;      // written on every path that stays in the code
+  RegSet mayDef;   // written on some path
+  uint32_t succ[2] = {0, 0};
+  uint8_t numSucc = 0;
+  // May leave the code at this pc (a guard, a helper, an instruction not compiled), or
+  // at a backward jump's poll after its own writes.
+  bool exits = false;
+};
+
+struct Flow {
+  std::vector<PcFlow> pcs;
+  std::vector<RegSet> dirtyIn, dirtyOut, liveIn;
+  RegSet touched;  // every register any instruction reads or writes
+};
+
+// `compiled[pc]`: the lowering compiles the instruction (else it is an exit at pc).
+Flow analyseFlow(const WeftJitRequest& req, const std::vector<uint8_t>& compiled);
+
+inline bool isTest(frontend::Op op) {
+  using frontend::Op;
+  return (op >= Op::EQ && op <= Op::GEI) || op == Op::TEST || op == Op::TESTSET;
+}
+inline bool isArith(frontend::Op op) { return op >= frontend::Op::ADDI && op <= frontend::Op::SHR; }
+// The arithmetic instructions whose right operand is a register (not an immediate or constant).
+inline bool arithRegOperand(frontend::Op op) {
+  using frontend::Op;
+  return !(op == Op::ADDI || op == Op::SHRI || op == Op::SHLI || (op >= Op::ADDK && op <= Op::BXORK));
+}
+
+// The target of the jump that follows a test at pc, or of a JMP at pc.
+uint32_t jumpTarget(const WeftJitRequest& req, uint32_t jmpPc);
+
+}  // namespace weft::jit
