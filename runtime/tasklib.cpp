@@ -72,11 +72,11 @@ NativeResult orderedOp(CallContext& cx) {
   }
   NativeResult r = F(cx);
   if (r.status == StatusCode::kOk && rt->scheduler->deterministic()) {
-    cx.threadData()->budget = 0;
     // The step's end is not a suspension point: a cancellation still waits for one.
     LuaTask* self = currentTask(*rt, cx.threadData());
     self->stepEnded = true;
-    self->endStepAtOperation();
+    self->endStepAtOperation(cx.threadData()->budget);
+    cx.threadData()->budget = 0;
   }
   return r;
 }

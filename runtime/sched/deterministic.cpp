@@ -269,7 +269,7 @@ void DetCoordinator::dispatch(Task* t) {
     budget = t->detBudget_;
     t->detPhase_ = kIdle;
     t->detCommitted_ = false;
-    t->detLastUnits_ = uint32_t(in_.slice - std::clamp(budget, 0, in_.slice));
+    t->detLastUnits_ = workOf(t, budget);
   }
   Worker* w = tlsCurrentWorker;
   settleStep(t, out, budget, w ? *in_.cores[w->index()] : *in_.cores[0]);
@@ -295,7 +295,7 @@ void DetCoordinator::dispatchHere(Task* t) {
     std::lock_guard lock(mu_);
     t->detPhase_ = kIdle;
     t->detCommitted_ = false;
-    t->detLastUnits_ = uint32_t(in_.slice - std::clamp(budget, 0, in_.slice));
+    t->detLastUnits_ = workOf(t, budget);
   }
   settleStep(t, out, budget, c);
 }
@@ -345,6 +345,12 @@ void DetCoordinator::onClosed() {
 void DetCoordinator::joinRunners() {
   for (std::thread& r : runners_) r.join();
   runners_.clear();
+}
+
+// The work units a step did: an ordered operation ends a step by zeroing its budget.
+uint32_t DetCoordinator::workOf(const Task* t, int32_t budgetLeft) const {
+  if (t->detOperationEnded_) budgetLeft = t->detBudgetAtOperation_;
+  return uint32_t(in_.slice - std::clamp(budgetLeft, 0, in_.slice));
 }
 
 bool DetCoordinator::worthAhead(const Task* t) const { return t->detLastUnits_ >= uint32_t(in_.slice / 4); }

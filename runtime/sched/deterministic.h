@@ -160,6 +160,7 @@ class DetCoordinator {
   void runner(WorkerCore& c);
   Task* takeAheadLocked();
   bool worthAhead(const Task* t) const;
+  uint32_t workOf(const Task* t, int32_t budgetLeft) const;
 
   SchedulerInternals& in_;
   DeterministicOptions options_;

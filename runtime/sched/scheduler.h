@@ -109,8 +109,12 @@ class Task {
   bool cancelledBeforeReady() const { return detCancelAtStart_; }
   // Deterministic mode, on the task's thread during its step: the step ends because an
   // ordered operation ended it, not by a yield or its budget (the task keeps its place
-  // among the candidates as the newest: DetCoordinator::settleStep).
-  void endStepAtOperation() { detOperationEnded_ = true; }
+  // among the candidates as the newest: DetCoordinator::settleStep), with `budgetLeft`
+  // of its budget (the work it did: which steps run ahead).
+  void endStepAtOperation(int32_t budgetLeft) {
+    detOperationEnded_ = true;
+    detBudgetAtOperation_ = budgetLeft;
+  }
 
   void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
   // Deletes the task when the last reference goes (acq_rel: the deleting thread sees
@@ -141,6 +145,7 @@ class Task {
   bool detCommitted_ = false;    // the chooser picked the step: it may pass its gates
   bool detCancelAtStart_ = false;
   bool detOperationEnded_ = false;  // the task's thread in its step; the settling thread after
+  int32_t detBudgetAtOperation_ = 0;  // likewise
   uint32_t detLastUnits_ = 0;                      // work units its last step spent
   RunOutcome detOutcome_ = RunOutcome::kYielded;  // how a step ended on a runner
   int32_t detBudget_ = 0;                          // what it left of its budget
