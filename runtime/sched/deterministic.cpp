@@ -410,8 +410,14 @@ void DetCoordinator::runner(WorkerCore& c) {
   tlsCurrentWorker = nullptr;
 }
 
+// On the step's own thread. Without the lock: only a commit (the coordinator's, under
+// mu_) changes the phase or the commit of a step running here; acquire orders what the
+// coordinator did before it. A stale "not committed" only takes the lock.
 bool DetCoordinator::passGate(Task* t) {
   if (!parallel_) return true;
+  if (t->detCommitted_.load(std::memory_order_acquire) || t->detPhase_.load(std::memory_order_relaxed) != kAhead) {
+    return true;
+  }
   std::lock_guard lock(mu_);
   return t->detCommitted_ || t->detPhase_ != kAhead;
 }
@@ -422,10 +428,14 @@ bool DetCoordinator::waitCommitted(Task* t) {
   return t->detCommitted_;
 }
 
+// From a committed step, about another task: no commit can happen meanwhile (the
+// coordinator waits for this step), and a runner moves an uncommitted step only forward,
+// from kQueued (false; its state is still ready) to kAhead and kEnded (true); relaxed
+// reads suffice, as wake and cancel ask only after reading the task's state as running.
 bool DetCoordinator::showsReady(const Task* t) {
   if (!parallel_) return false;
-  std::lock_guard lock(mu_);
-  return !t->detCommitted_ && (t->detPhase_ == kAhead || t->detPhase_ == kEnded);
+  uint8_t phase = t->detPhase_.load(std::memory_order_relaxed);
+  return !t->detCommitted_.load(std::memory_order_relaxed) && (phase == kAhead || phase == kEnded);
 }
 
 std::string DetCoordinator::finish() {

@@ -230,17 +230,20 @@ bool Scheduler::spawn(Task* task) {
   return true;
 }
 
+// A running task whose step runs ahead in deterministic mode is ready, as far as the
+// program can tell: a wake or a cancel treats it so. Asked once the task's state reads
+// running: the acquire that read it orders the runner's kAhead (set before beginRun).
+bool Scheduler::runsAhead(const Task* task) const { return in_->det && in_->det->showsReady(task); }
+
 bool Scheduler::wake(Task* task) {
   auto& bits = TaskAccess::bits(task);
   uint32_t cur = bits.load(std::memory_order_acquire);
-  // A step running ahead belongs to a task that is ready (deterministic.h): coalesced.
-  bool ahead = in_->det && in_->det->showsReady(task);
   while (true) {
     uint32_t next;
     TaskState s = stateOf(cur);
     if (s == TaskState::kSuspended) {
       next = (cur & kCancel) | stateBits(TaskState::kReady);
-    } else if (s == TaskState::kRunning && !(cur & kNotified) && !ahead) {
+    } else if (s == TaskState::kRunning && !(cur & kNotified) && !runsAhead(task)) {
       next = cur | kNotified;
     } else {
       return false;  // ready (coalesced), already notified, or terminal
@@ -258,14 +261,14 @@ bool Scheduler::wake(Task* task) {
 bool Scheduler::cancel(Task* task) {
   auto& bits = TaskAccess::bits(task);
   uint32_t cur = bits.load(std::memory_order_acquire);
-  bool ahead = in_->det && in_->det->showsReady(task);  // ready, as in wake
   while (true) {
     TaskState s = stateOf(cur);
     if ((cur & kCancel) || isTerminal(s)) return false;
     uint32_t next = cur | kCancel;
     if (s == TaskState::kSuspended) next = kCancel | stateBits(TaskState::kReady);
-    // Running: also notified, so that a dispatch ending in kSuspended sees the request.
-    if (s == TaskState::kRunning && !ahead) next |= kNotified;
+    // Running: also notified, so that a dispatch ending in kSuspended sees the request
+    // (not a step running ahead: its task is ready, as in wake).
+    if (s == TaskState::kRunning && !runsAhead(task)) next |= kNotified;
     if (bits.compare_exchange_weak(cur, next, std::memory_order_acq_rel, std::memory_order_acquire)) break;
   }
   if (stateOf(cur) == TaskState::kSuspended) {

@@ -140,9 +140,11 @@ class Task {
   bool sticky_ = false;
   // Deterministic mode's parallel steps (deterministic.h): DetCoordinator::mu_ guards
   // them, except detCancelAtStart_, written under it before the task is queued and read
-  // by the thread that took the task (under it too) when its step starts.
-  uint8_t detPhase_ = 0;         // DetCoordinator's StepPhase
-  bool detCommitted_ = false;    // the chooser picked the step: it may pass its gates
+  // by the thread that took the task (under it too) when its step starts. The phase and
+  // the commit are written under mu_ and also read without it (passGate, showsReady:
+  // atomics, see there).
+  std::atomic<uint8_t> detPhase_{0};       // DetCoordinator's StepPhase
+  std::atomic<bool> detCommitted_{false};  // the chooser picked the step: it may pass its gates
   bool detCancelAtStart_ = false;
   bool detOperationEnded_ = false;  // the task's thread in its step; the settling thread after
   int32_t detBudgetAtOperation_ = 0;  // likewise
@@ -436,6 +438,7 @@ class Scheduler {
  private:
   friend class Worker;
   friend struct SchedulerInternals;
+  bool runsAhead(const Task* task) const;
   std::unique_ptr<SchedulerInternals> in_;
 };
 
