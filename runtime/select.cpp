@@ -109,6 +109,9 @@ NativeResult taskSelect(CallContext& cx) {
 
   LuaTask* self = currentTask(rt, cx.threadData());
   self->wait.begin(WaitOp::kSelect, cases.size(), !canSuspendWait(cx.threadData()));
+  for (size_t i = 0; i < cases.size(); i++) {
+    if (cases[i].isSend) self->wait.markSendCase(int(i));
+  }
   for (int i : order) {
     OpResult r = attempt(cases[size_t(i)], i, self, out, ok, closed);
     if (r == OpResult::kLost) break;

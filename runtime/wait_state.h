@@ -107,6 +107,10 @@ class WaitState {
   // Step 1: a new generation, phase kWaiting, `cases` empty Waiters; `blocking` says
   // whether the wait will block its thread (runtime_impl.h: canSuspend).
   void begin(WaitOp op, size_t cases, bool blocking);
+  // Step 1's end, for a select: case `caseIndex` sends. Every case's kind is set before
+  // any is tried: the fired case's kind decides the results (wait.cpp: claimedResults),
+  // and a case the owner performs itself never reaches addWaiter.
+  void markSendCase(int caseIndex) { waiters_[size_t(caseIndex)].isSend = true; }
   // Step 2: fills in case `caseIndex`'s Waiter for `source`, which the caller then
   // registers there under the source's lock.
   Waiter& addWaiter(int caseIndex, LuaTask* task, WaitSource* source, bool isSend = false,
