@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "vm/debug.h"
+#include "vm/jit_perf_map.h"
 #include "vm/lib/libs.h"
 #include "vm/state.h"
 #include "vm/string.h"
@@ -163,6 +165,15 @@ uint8_t typeBit(const Value& v) {
   return v.tag == Tag::Int ? kWeftJitSeenInt : v.tag == Tag::Float ? kWeftJitSeenFloat : kWeftJitSeenOther;
 }
 
+// The function's name as the call site of t's top frame, a frame of p, gives it (a
+// traceback's), "main chunk", or none.
+std::string callSiteName(const Proto* p, ThreadData* t) {
+  if (p->data->lineDefined == 0) return "main chunk";
+  std::string name;
+  if (t->frameCount == 0 || !frameFunctionName(t, t->frameCount - 1, name)) return {};
+  return name;
+}
+
 }  // namespace
 
 void jitProfileRecord(Proto* p, uint32_t pc, const Value* base) {
@@ -198,7 +209,10 @@ void jitProfileRecord(Proto* p, uint32_t pc, const Value* base) {
   if ((old | bits) != old) __atomic_store_n(&prof[pc], uint8_t(old | bits), __ATOMIC_RELAXED);
 }
 
-JitTier::JitTier(State& state, const JitOptions& options) : state_(state), options_(options) {}
+JitTier::JitTier(State& state, const JitOptions& options) : state_(state), options_(options) {
+  // The environment reaches embedders too, who profile their host with perf.
+  if (const char* env = std::getenv("WEFT_PERF_MAP"); env && std::strcmp(env, "1") == 0) options_.perfMap = true;
+}
 
 JitTier::~JitTier() {
   std::vector<std::unique_ptr<Job>> dropped;
@@ -255,7 +269,7 @@ void JitTier::enqueue(std::unique_ptr<Job> job) {
   work_.notify_one();
 }
 
-void JitTier::request(Proto* p, bool wait) {
+void JitTier::request(Proto* p, bool wait, ThreadData* t) {
   if (__atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) {
     if (!wait) return;
   } else {
@@ -276,6 +290,9 @@ void JitTier::request(Proto* p, bool wait) {
       return;
     }
     auto job = snapshot(p, code);
+    if (options_.perfMap) {
+      code->perfName = perfMapName(callSiteName(p, t).c_str(), p->data->source, int(p->data->lineDefined));
+    }
     JitCode* expected = nullptr;
     if (!__atomic_compare_exchange_n(&p->jit, &expected, code, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
       delete code;  // another worker queued it first
@@ -319,6 +336,7 @@ void JitTier::guardExit(Proto* p, JitCode* code, uint32_t pc, const Value* base)
     next->state.store(JitCode::kBlacklisted, std::memory_order_relaxed);
   } else {
     job = snapshot(p, next);
+    next->perfName = code->perfName;
   }
   JitCode* expected = code;
   if (!__atomic_compare_exchange_n(&p->jit, &expected, next, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -417,6 +435,8 @@ void JitTier::compileJob(Job& job) {
   auto start = std::chrono::steady_clock::now();
   int rc = gModule->compile(engine_, &req, &res);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  // Before the entry is published: perf may sample the code from its first run on.
+  if (rc == kWeftJitOk && options_.perfMap) writePerfMap(code, res);
   std::lock_guard lock(mu_);
   compileMs_ += ms;
   if (rc == kWeftJitOk) {
@@ -435,6 +455,15 @@ void JitTier::compileJob(Job& job) {
     code->state.store(JitCode::kFailed, std::memory_order_release);
     if (failed_ == 1) std::fprintf(stderr, "weft: JIT: %s: %s\n", code->name.c_str(), res.error);
   }
+}
+
+void JitTier::writePerfMap(const JitCode* code, const WeftJitResult& res) {
+  if (perfMapFailed_) return;
+  Expected<void> written = perfMapWrite(reinterpret_cast<const void*>(res.entry), res.codeSize, code->perfName);
+  if (written) return;
+  perfMapFailed_ = true;
+  std::fprintf(stderr, "weft: JIT: perf map: %s\n", written.error().message.c_str());
+  std::fflush(stderr);
 }
 
 void JitTier::threadMain() {

@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 3;
+inline constexpr uint32_t kWeftJitAbiVersion = 4;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract").
@@ -95,6 +95,7 @@ struct WeftJitResult {
   void* handle;        // for release()
   uint32_t compiledOps;
   char error[256];
+  uint64_t codeSize;   // bytes of machine code from `entry` (the perf map's SIZE)
 };
 
 struct WeftJitModule {
