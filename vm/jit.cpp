@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "gc/fault.h"
 #include "vm/debug.h"
 #include "vm/jit_perf_map.h"
 #include "vm/lib/libs.h"
@@ -25,6 +26,7 @@ struct JitTier::Job {
   const void* constantSlots;
   std::vector<uint8_t> profile;  // empty: no feedback
   uint8_t numParams, maxStackSize, isVararg;
+  bool faultSkipReload;  // WEFT_FAULT "jit.reload-skip": the compiled code breaks the reload rule
 };
 
 namespace {
@@ -252,6 +254,8 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code) {
   job->numParams = p->numParams;
   job->maxStackSize = p->maxStackSize;
   job->isVararg = p->isVararg;
+  // Counted per request, so "jit.reload-skip:n" picks the n-th code compiled.
+  job->faultSkipReload = gc::fault::hit("jit.reload-skip");
   return job;
 }
 
@@ -430,7 +434,8 @@ void JitTier::compileJob(Job& job) {
   }
   WeftJitRequest req{job.bytecode.data(), uint32_t(job.bytecode.size()), uint32_t(job.constants.size()),
                      job.constants.data(), job.constantSlots, job.numParams, job.maxStackSize, job.isVararg,
-                     code->name.c_str(), job.profile.empty() ? nullptr : job.profile.data()};
+                     code->name.c_str(), job.profile.empty() ? nullptr : job.profile.data(),
+                     uint8_t(job.faultSkipReload)};
   WeftJitResult res{};
   auto start = std::chrono::steady_clock::now();
   int rc = gModule->compile(engine_, &req, &res);
