@@ -378,7 +378,7 @@ class Scheduler {
 
   // Deterministic mode (deterministic.h). `now` is the logical clock there (timers,
   // task.now), the steady clock otherwise.
-  bool deterministic() const;
+  bool deterministic() const { return deterministic_; }
   Clock::time_point now() const;
   // On the thread of `waiter` (the main task, or a task waiting under a native frame),
   // which has reached a schedule point: runs other tasks' steps on this thread until the
@@ -440,6 +440,9 @@ class Scheduler {
   friend struct SchedulerInternals;
   bool runsAhead(const Task* task) const;
   std::unique_ptr<SchedulerInternals> in_;
+  // Set at construction (SchedulerOptions::deterministic); inline, as the VM asks it at
+  // every ordered operation.
+  const bool deterministic_;
 };
 
 }  // namespace weft::runtime
