@@ -187,7 +187,7 @@ std::string RuntimeImpl::describeBlockedTasks() {
   for (RegistryShard& shard : shards_) {
     std::lock_guard lock(shard.mutex);
     for (LuaTask* task : shard.tasks) {
-      if (task->done) continue;
+      if (task->isDone()) continue;  // a task may be completing on a worker meanwhile
       std::string line = "  task ";
       line += task->isMain ? "main" : std::to_string(task->id());
       line += ": ";

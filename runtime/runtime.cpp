@@ -548,9 +548,12 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
   std::vector<Wake> wake;
   std::vector<LuaTask*> unclaimed;  // holdForWake's references to drop after the lock
   vm::ThreadData* d = task->data;
+  // Before doneMutex: it takes the registry shard's lock, which is taken before
+  // doneMutex (reportUnobservedErrors, describeBlockedTasks). No collection can clear
+  // the mark before the writes below: this thread is attached and reaches no safepoint.
+  noteRecordWritten(*task);
   {
     std::lock_guard lock(task->doneMutex);
-    noteRecordWritten(*task);
     if (outcome == TaskState::kCompleted && d->top > 2) task->results.assign(d->stack + 2, d->stack + d->top);
     if (outcome == TaskState::kPanicked) task->error = d->error;
     task->done = true;

@@ -94,7 +94,8 @@ struct LuaTask final : sched::Task, WaitSource {
   // 16-byte aligned (its delivered value), after `awaited`, which fills the gap before it.
   WaitState wait;
 
-  // Completion (doneMutex): awaiters wait for `done`.
+  // Completion (doneMutex): awaiters wait for `done`. Taken after a registry shard's
+  // lock when both are held, never before it.
   std::mutex doneMutex;
   std::vector<Waiter*> awaiters;
   std::unique_ptr<std::string> traceback;  // of an error, recorded by the message handler
