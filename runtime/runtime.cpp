@@ -191,6 +191,18 @@ void RuntimeImpl::onHostLaneFilled() {
   if (vm::ThreadData* running = state.mainRunning()) running->budget = std::min(running->budget, options.budget);
 }
 
+// A budget the fill did not lower stays (an interrupt's -1, stored from another thread:
+// hence the compare-exchange).
+void RuntimeImpl::endHostLaneSlice() {
+  state.hostLanePending = false;
+  vm::ThreadData* running = state.mainRunning();
+  if (!running) return;
+  int32_t lowered = __atomic_load_n(&running->budget, __ATOMIC_RELAXED);
+  if (lowered < 0 || lowered > options.budget) return;
+  __atomic_compare_exchange_n(&running->budget, &lowered, vm::kUnlimitedBudget, false, __ATOMIC_RELAXED,
+                              __ATOMIC_RELAXED);
+}
+
 bool RuntimeImpl::mayPublishFromOutside() { return openPorts.load(std::memory_order_acquire) > 0; }
 
 void RuntimeImpl::onDiverged(const std::string& what) {

@@ -59,6 +59,9 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   Status onBusy(sched::Worker& worker) override;
   void onAllBlocked() override;
   void onHostLaneFilled() override;
+  // The host ran the tasks of its lane and the lane is empty: the slice a fill started is
+  // over (the main context's budget goes back to unlimited).
+  void endHostLaneSlice();
   bool mayPublishFromOutside() override;
   void onDiverged(const std::string& what) override;
   void detachForStep() override;

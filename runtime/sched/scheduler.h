@@ -419,6 +419,8 @@ class Scheduler {
   HostRun runOnHost(const std::function<bool()>& done);
   // On the host thread: publishes the lane's task, if any.
   void flushHostLane();
+  // On the host thread: whether the lane holds no task.
+  bool hostLaneEmpty() const;
   // Whether the calling thread runs a dispatch of runOnHost (where a task may suspend as
   // on a worker).
   static bool dispatchingOnHost();
