@@ -12,7 +12,9 @@
 // remembered-set check) and "gc.pin-drop" (a collection forgets one pin: the negative
 // test of verify's pinned-object check) and "gc.line-drop" (a major's sweep leaves a
 // line that holds an object unmarked: the negative test of verify's line check), the
-// runtime adds its own. The spec comes from configure(), or at the
+// runtime adds its own, and the JIT "jit.reload-skip" (the n-th compiled code skips one
+// reload of a heap reference after a safepoint: the negative test of relocation
+// stress's stale-reference trap, jit/stale_reload.h). The spec comes from configure(), or at the
 // first hit() from the environment variable WEFT_FAULT when configure() was never
 // called. Every function is thread-safe; when nothing is configured hit() costs one
 // relaxed atomic load.

@@ -12,9 +12,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 
 #include "frontend/opcodes.h"
 #include "jit/flow.h"
+#include "jit/stale_reload.h"
 
 namespace weft::jit {
 namespace {
@@ -183,6 +185,8 @@ class Lowering {
   };
   std::map<std::string, SharedExit> sharedExits_;  // by the registers they write back
   std::vector<llvm::AllocaInst*> payVar_, tagVar_;  // by register, for the registers the code touches
+  // Only for the fault "jit.reload-skip" (jit/stale_reload.h).
+  std::unique_ptr<StaleReload> stale_;
 };
 
 bool Lowering::supported(uint32_t pc) const {
@@ -282,7 +286,16 @@ void Lowering::jumpTo(uint32_t site, uint32_t from, uint32_t target, bool wholeF
   }
   if (host_.stress) fire = b_.getTrue();
   uint64_t kind = wholeFrame ? kWeftJitExitSafepointFrame : kWeftJitExitSafepoint;
-  b_.CreateCondBr(fire, exitWith(site, kind, target, flow_.dirtyOut[site]), block(target));
+  BasicBlock* exit = exitWith(site, kind, target, flow_.dirtyOut[site]);
+  if (stale_) {
+    llvm::IRBuilderBase::InsertPointGuard keepInsertPoint(b_);
+    BasicBlock* keep = newBlock("keep_stale");
+    b_.SetInsertPoint(keep);
+    stale_->keep(b_, target, flow_.liveIn[target], payVar_, tagVar_);
+    b_.CreateBr(exit);
+    exit = keep;
+  }
+  b_.CreateCondBr(fire, exit, block(target));
 }
 
 // R[A] := x op y for two integers: wrapping, floor division and modulo as Lua's.
@@ -929,6 +942,7 @@ LowerResult Lowering::run(const std::string& name) {
     payVar_[r] = b_.CreateAlloca(b_.getInt64Ty());
     tagVar_[r] = b_.CreateAlloca(b_.getInt8Ty());
   }
+  if (req_.faultSkipReload) stale_ = std::make_unique<StaleReload>(m_);
   llvm::SwitchInst* sw = b_.CreateSwitch(fn_->getArg(2), noEntry);
   // Each entry loads what the code may read or write back from there (jit/flow.h).
   for (uint32_t pc = 0; pc < n; pc++) {
@@ -939,6 +953,7 @@ LowerResult Lowering::run(const std::string& name) {
     for (int r = 0; r < kMaxRegs; r++) {
       if (flow_.liveIn[pc][r]) reload(r);
     }
+    if (stale_) stale_->skipReload(b_, pc, flow_.liveIn[pc], payVar_);
     b_.CreateBr(blocks_[pc]);
   }
   for (uint32_t pc = 0; pc < n; pc++) {

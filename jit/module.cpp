@@ -2,11 +2,17 @@
 // (vm/jit_abi.h, docs/design/jit.md "Lazy loading"). One LLJIT per engine (per State);
 // each compiled prototype is one IR module with its own resource tracker, so its code
 // is freed alone when the prototype dies. Called from the State's compile thread only.
+// Each object file passes through a transform that reads its function's size from the
+// symbol table (for the perf map, vm/jit_perf_map.h): LLJIT materialises on the thread
+// that looks the symbol up, so the size is there when compile() returns.
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/Object/ObjectFile.h>
+#include <llvm/Object/SymbolSize.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -27,6 +33,8 @@ struct Engine {
   WeftJitHost host;
   uint64_t nextId = 0;
   uint32_t live = 0;
+  std::string compiling;      // the function compile() is looking up
+  uint64_t compiledSize = 0;  // its machine code's size, from the object transform
 };
 
 struct Compiled {
@@ -65,6 +73,23 @@ void optimise(llvm::Module& m) {
   mpm.run(m, mam);
 }
 
+// Records the size of e->compiling's symbol in `object`; the object goes on unchanged.
+void recordCodeSize(Engine* e, const llvm::MemoryBuffer& object) {
+  auto file = llvm::object::ObjectFile::createObjectFile(object.getMemBufferRef());
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return;
+  }
+  for (const auto& [symbol, size] : llvm::object::computeSymbolSizes(**file)) {
+    auto name = symbol.getName();
+    if (!name) {
+      llvm::consumeError(name.takeError());
+      continue;
+    }
+    if (*name == e->compiling) e->compiledSize = size;
+  }
+}
+
 void* create(const WeftJitHost* host, char* error, size_t errorSize) {
   static std::once_flag targets;
   std::call_once(targets, [] {
@@ -79,6 +104,11 @@ void* create(const WeftJitHost* host, char* error, size_t errorSize) {
   auto* e = new Engine();
   e->jit = std::move(*jit);
   e->host = *host;
+  e->jit->getObjTransformLayer().setTransform(
+      [e](std::unique_ptr<llvm::MemoryBuffer> object) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
+        recordCodeSize(e, *object);
+        return object;
+      });
   return e;
 }
 
@@ -105,6 +135,8 @@ int compile(void* engine, const WeftJitRequest* req, WeftJitResult* res) {
     copyError(res->error, sizeof res->error, errorText(std::move(err)));
     return kWeftJitFailed;
   }
+  e->compiling = name;
+  e->compiledSize = 0;
   auto sym = e->jit->lookup(name);
   if (!sym) {
     copyError(res->error, sizeof res->error, errorText(sym.takeError()));
@@ -114,6 +146,7 @@ int compile(void* engine, const WeftJitRequest* req, WeftJitResult* res) {
   res->entry = sym->toPtr<WeftJitEntry>();
   res->entryMap = compiled->entryMap.data();
   res->compiledOps = lowered.compiledOps;
+  res->codeSize = e->compiledSize;
   res->handle = compiled.release();
   e->live++;
   return kWeftJitOk;

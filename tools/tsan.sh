@@ -3,8 +3,13 @@
 # under TSan: the scheduler's, the collector's and the runtime's unit tests; the VM's
 # tests of racing slot stores, concurrent table writes and the thread pool; and every
 # task script of tests/lua (`-- weft-tasks`) at --workers 4, through tests/lua/run.py, so
-# the races of real Lua programs on four workers are checked too. Any TSan report fails
-# the stage: halt_on_error stops at the first one and exits non-zero.
+# the races of real Lua programs on four workers are checked too. With the JIT's module
+# (LLVM 19 found), the JIT under TSan: its unit tests (the compile thread, installation,
+# recompilation and freeing against running interpreters), every task script again with
+# --jit=eager at --workers 4 (each function compiled on the compile thread while other
+# workers run, code entered from every worker), and tests/cli/jit_tasks.py (compiled loops
+# preempted, migrating and cancelled). Any TSan report fails the stage: halt_on_error
+# stops at the first one and exits non-zero.
 #
 #   bash tools/tsan.sh        from anywhere; tools/setup.sh calls it as a test stage
 #
@@ -23,6 +28,12 @@ if [[ ! -f $DIR/build.ninja ]]; then
 fi
 
 targets=(weft_sched_tests weft_gc_tests weft_runtime_tests weft_vm_tests weft)
+# weft_jit_tests exists only when CMake found LLVM (jit/CMakeLists.txt).
+jit=0
+if ninja -C "$DIR" -t query weft_jit_tests >/dev/null 2>&1; then
+  jit=1
+  targets+=(weft_jit_tests)
+fi
 ninja -C "$DIR" -j "$JOBS" "${targets[@]}"
 
 # The VM tests that race threads on purpose; the rest of that binary is single-threaded.
@@ -50,4 +61,24 @@ for script in tests/lua/*.lua; do
   fi
 done
 echo "tsan.sh: task scripts at --workers 4: $passed passed, ${#failed[@]} failed ${failed[*]}"
+
+if [[ $jit == 1 ]]; then
+  echo "tsan.sh: running weft_jit_tests"
+  "$DIR/tests/weft_jit_tests" || status=1
+  passed=0
+  failed=()
+  for script in tests/lua/*.lua; do
+    head -n 5 "$script" | grep -q -- '-- weft-tasks' || continue
+    # run.py's jit mode adds --jit=eager; the worker count comes from the environment.
+    if WEFT_WORKERS=4 python3 tests/lua/run.py --mode jit --weft "$weft" "$script"; then
+      passed=$((passed + 1))
+    else
+      failed+=("$(basename "$script")")
+      status=1
+    fi
+  done
+  echo "tsan.sh: task scripts with --jit=eager at --workers 4: $passed passed, ${#failed[@]} failed ${failed[*]}"
+  echo "tsan.sh: running tests/cli/jit_tasks.py"
+  python3 tests/cli/jit_tasks.py --weft "$weft" || status=1
+fi
 exit "$status"

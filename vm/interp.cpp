@@ -546,9 +546,9 @@ jitFrame: {
   }
   if (pc == p->code) {  // not queued yet: hotness and feedback
     if (jit->options().mode == JitMode::kEager) {
-      jit->request(p, true);  // never collects: p stays put
+      jit->request(p, true, t);  // never collects: p stays put
     } else {
-      jitCharge(*jit, p);
+      jitCharge(*jit, p, t);
     }
   }
   if (jit->profile(p)) dispatch = kProfileLabels;
@@ -561,7 +561,7 @@ jitFrame: {
 jitBackEdge: {
   Proto* p = cl->proto;
   if (jitProfilingNow(p)) {
-    if (jit->options().mode != JitMode::kEager) jitCharge(*jit, p);
+    if (jit->options().mode != JitMode::kEager) jitCharge(*jit, p, t);
   } else if (dispatch == kProfileLabels) {
     dispatch = kLabels;
   }

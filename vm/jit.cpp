@@ -10,6 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "gc/fault.h"
+#include "vm/debug.h"
+#include "vm/jit_perf_map.h"
 #include "vm/lib/libs.h"
 #include "vm/state.h"
 #include "vm/string.h"
@@ -23,6 +26,7 @@ struct JitTier::Job {
   const void* constantSlots;
   std::vector<uint8_t> profile;  // empty: no feedback
   uint8_t numParams, maxStackSize, isVararg;
+  bool faultSkipReload;  // WEFT_FAULT "jit.reload-skip": the compiled code breaks the reload rule
 };
 
 namespace {
@@ -163,6 +167,15 @@ uint8_t typeBit(const Value& v) {
   return v.tag == Tag::Int ? kWeftJitSeenInt : v.tag == Tag::Float ? kWeftJitSeenFloat : kWeftJitSeenOther;
 }
 
+// The function's name as the call site of t's top frame, a frame of p, gives it (a
+// traceback's), "main chunk", or none.
+std::string callSiteName(const Proto* p, ThreadData* t) {
+  if (p->data->lineDefined == 0) return "main chunk";
+  std::string name;
+  if (t->frameCount == 0 || !frameFunctionName(t, t->frameCount - 1, name)) return {};
+  return name;
+}
+
 }  // namespace
 
 void jitProfileRecord(Proto* p, uint32_t pc, const Value* base) {
@@ -198,7 +211,10 @@ void jitProfileRecord(Proto* p, uint32_t pc, const Value* base) {
   if ((old | bits) != old) __atomic_store_n(&prof[pc], uint8_t(old | bits), __ATOMIC_RELAXED);
 }
 
-JitTier::JitTier(State& state, const JitOptions& options) : state_(state), options_(options) {}
+JitTier::JitTier(State& state, const JitOptions& options) : state_(state), options_(options) {
+  // The environment reaches embedders too, who profile their host with perf.
+  if (const char* env = std::getenv("WEFT_PERF_MAP"); env && std::strcmp(env, "1") == 0) options_.perfMap = true;
+}
 
 JitTier::~JitTier() {
   std::vector<std::unique_ptr<Job>> dropped;
@@ -238,6 +254,8 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code) {
   job->numParams = p->numParams;
   job->maxStackSize = p->maxStackSize;
   job->isVararg = p->isVararg;
+  // Counted per request, so "jit.reload-skip:n" picks the n-th code compiled.
+  job->faultSkipReload = gc::fault::hit("jit.reload-skip");
   return job;
 }
 
@@ -255,7 +273,7 @@ void JitTier::enqueue(std::unique_ptr<Job> job) {
   work_.notify_one();
 }
 
-void JitTier::request(Proto* p, bool wait) {
+void JitTier::request(Proto* p, bool wait, ThreadData* t) {
   if (__atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) {
     if (!wait) return;
   } else {
@@ -276,6 +294,9 @@ void JitTier::request(Proto* p, bool wait) {
       return;
     }
     auto job = snapshot(p, code);
+    if (options_.perfMap) {
+      code->perfName = perfMapName(callSiteName(p, t).c_str(), p->data->source, int(p->data->lineDefined));
+    }
     JitCode* expected = nullptr;
     if (!__atomic_compare_exchange_n(&p->jit, &expected, code, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
       delete code;  // another worker queued it first
@@ -319,6 +340,7 @@ void JitTier::guardExit(Proto* p, JitCode* code, uint32_t pc, const Value* base)
     next->state.store(JitCode::kBlacklisted, std::memory_order_relaxed);
   } else {
     job = snapshot(p, next);
+    next->perfName = code->perfName;
   }
   JitCode* expected = code;
   if (!__atomic_compare_exchange_n(&p->jit, &expected, next, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -412,11 +434,14 @@ void JitTier::compileJob(Job& job) {
   }
   WeftJitRequest req{job.bytecode.data(), uint32_t(job.bytecode.size()), uint32_t(job.constants.size()),
                      job.constants.data(), job.constantSlots, job.numParams, job.maxStackSize, job.isVararg,
-                     code->name.c_str(), job.profile.empty() ? nullptr : job.profile.data()};
+                     code->name.c_str(), job.profile.empty() ? nullptr : job.profile.data(),
+                     uint8_t(job.faultSkipReload)};
   WeftJitResult res{};
   auto start = std::chrono::steady_clock::now();
   int rc = gModule->compile(engine_, &req, &res);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  // Before the entry is published: perf may sample the code from its first run on.
+  if (rc == kWeftJitOk && options_.perfMap) writePerfMap(code, res);
   std::lock_guard lock(mu_);
   compileMs_ += ms;
   if (rc == kWeftJitOk) {
@@ -435,6 +460,15 @@ void JitTier::compileJob(Job& job) {
     code->state.store(JitCode::kFailed, std::memory_order_release);
     if (failed_ == 1) std::fprintf(stderr, "weft: JIT: %s: %s\n", code->name.c_str(), res.error);
   }
+}
+
+void JitTier::writePerfMap(const JitCode* code, const WeftJitResult& res) {
+  if (perfMapFailed_) return;
+  Expected<void> written = perfMapWrite(reinterpret_cast<const void*>(res.entry), res.codeSize, code->perfName);
+  if (written) return;
+  perfMapFailed_ = true;
+  std::fprintf(stderr, "weft: JIT: perf map: %s\n", written.error().message.c_str());
+  std::fflush(stderr);
 }
 
 void JitTier::threadMain() {

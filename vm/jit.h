@@ -43,6 +43,7 @@ namespace weft::vm {
 
 class State;
 class JitTier;
+struct ThreadData;
 
 // After this many guard exits a prototype's code is replaced: recompiled with the types
 // its guards met (widened feedback), or, at its kJitMaxVersions-th version, blacklisted.
@@ -71,6 +72,7 @@ struct JitCode {
   uint32_t compiledOps = 0;
   double compileMs = 0;
   std::string name;                    // "source:line", set before queueing
+  std::string perfName;                // lua:NAME:FILE:LINE with a perf map, set before queueing
 };
 
 // The prototype's code once it can run, else nullptr (invariant 3).
@@ -111,8 +113,9 @@ class JitTier {
 
   const JitOptions& options() const { return options_; }
   // Queues `p` once (a no-op if it was queued before). With `wait`, returns when the job
-  // is done (eager mode). Never collects; allocates off the heap only.
-  void request(Proto* p, bool wait);
+  // is done (eager mode). `t` runs a frame of p, the top one: its caller names the
+  // function for the perf map. Never collects; allocates off the heap only.
+  void request(Proto* p, bool wait, ThreadData* t);
   // Whether the interpreter should profile a frame of p that starts or continues now;
   // allocates p's feedback (off the heap) the first time. Never collects.
   bool profile(Proto* p) { return jitProfilingNow(p) && options_.mode != JitMode::kEager && ensureProfile(p); }
@@ -132,6 +135,7 @@ class JitTier {
   struct Job;
   bool ensureProfile(Proto* p);
   std::unique_ptr<Job> snapshot(Proto* p, JitCode* code);
+  void writePerfMap(const JitCode* code, const WeftJitResult& res);
   void enqueue(std::unique_ptr<Job> job);
   void threadMain();
   void compileJob(Job& job);
@@ -153,6 +157,7 @@ class JitTier {
   // Compile thread only:
   void* engine_ = nullptr;
   bool unavailable_ = false;
+  bool perfMapFailed_ = false;     // reported once; the map then stays as it is
   // Totals (under mu_).
   uint64_t compiled_ = 0, rejected_ = 0, failed_ = 0, recompiled_ = 0, blacklisted_ = 0;
   uint64_t retiredEntries_ = 0, retiredExits_ = 0;
@@ -162,12 +167,13 @@ class JitTier {
 // The interpreter's fast paths for compiled code (vm/interp.cpp).
 WeftJitHelpers jitHelpers();
 
-// The interpreter's charge at function entry and loop back-edges, JIT on: queues the
-// prototype when its count reaches the threshold. Never collects.
-inline void jitCharge(JitTier& tier, Proto* p) {
+// The interpreter's charge at function entry and loop back-edges of t's top frame, a
+// frame of p, JIT on: queues the prototype when its count reaches the threshold. Never
+// collects.
+inline void jitCharge(JitTier& tier, Proto* p, ThreadData* t) {
   uint32_t h = __atomic_load_n(&p->jitHotness, __ATOMIC_RELAXED) + 1;
   __atomic_store_n(&p->jitHotness, h, __ATOMIC_RELAXED);
-  if (h == tier.options().threshold) [[unlikely]] tier.request(p, false);
+  if (h == tier.options().threshold) [[unlikely]] tier.request(p, false, t);
 }
 
 }  // namespace weft::vm

@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 3;
+inline constexpr uint32_t kWeftJitAbiVersion = 5;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract").
@@ -58,6 +58,7 @@ struct WeftJitRequest {
   uint8_t isVararg;
   const char* name;            // "source:line", for the symbol name
   const uint8_t* profile;      // codeSize bytes of type feedback, or null (eager mode: no speculation)
+  uint8_t faultSkipReload;     // a test fault: skip one reload after a safepoint (jit/stale_reload.h)
 };
 
 // The VM's fast paths that compiled code calls (vm/interp.cpp, jitHelpers): each does
@@ -95,6 +96,7 @@ struct WeftJitResult {
   void* handle;        // for release()
   uint32_t compiledOps;
   char error[256];
+  uint64_t codeSize;   // bytes of machine code from `entry` (the perf map's SIZE)
 };
 
 struct WeftJitModule {

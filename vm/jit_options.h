@@ -1,4 +1,5 @@
-// How the JIT runs (StateOptions::jit; the CLI's --jit, --jit-threshold, --jit-stats).
+// How the JIT runs (StateOptions::jit; the CLI's --jit, --jit-threshold, --jit-stats,
+// --perf-map).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@ struct JitOptions {
   JitMode mode = JitMode::kOff;  // the goal is kOn by default (docs/design/jit.md, "Tiering")
   uint32_t threshold = 1000;     // calls plus loop back-edges before a prototype is queued
   bool stats = false;            // count entries and exits per function (--jit-stats)
+  bool perfMap = false;          // /tmp/perf-PID.map (vm/jit_perf_map.h); WEFT_PERF_MAP=1 sets it too
 };
 
 }  // namespace weft::vm

@@ -743,6 +743,7 @@ Expected<std::unique_ptr<Runtime>> Runtime::create(const Options& options) {
                 : options.jit == Jit::kOn  ? vm::JitMode::kOn
                                            : vm::JitMode::kOff;
   so.jit.threshold = options.jitThreshold ? options.jitThreshold : 1;
+  so.jit.perfMap = options.perfMap;
   auto owned = std::make_unique<detail::Owned>();
   owned->state = vm::newStandardState(so);
   if (!owned->state || !capi::attachCApi(*owned->state)) return memoryError();

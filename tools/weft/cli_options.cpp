@@ -120,6 +120,9 @@ void defineOptions(CLI::App& app, RawOptions& raw, CliOptions& out) {
       ->type_name("N");
   app.add_flag("--jit-stats", out.jit.stats,
                "print what the JIT compiled and how often compiled code ran and exited, on stderr at exit");
+  app.add_flag("--perf-map", out.jit.perfMap,
+               "write /tmp/perf-PID.map for perf: each compiled Lua function's code as lua:NAME:FILE:LINE "
+               "(also WEFT_PERF_MAP=1)");
   app.add_flag("--list", out.listLevel,
                "print the script's bytecode listing (like luac -l; twice: also constants, locals, upvalues) and exit");
   app.footer(

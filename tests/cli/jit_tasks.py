@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Compiled code and tasks (docs/design/jit.md, docs/tasks.md): with --jit=eager, tasks
+whose loops run in compiled code move between workers mid-loop and keep exact results,
+a compiled hot loop is preempted by its budget so a ready peer on the same worker makes
+progress, and a task spinning in a compiled loop is cancelled at the loop's safepoint
+(its to-be-closed variable closed). --jit-stats shows that the loops ran compiled and left
+their code at safepoints; the same script runs under --gc-stress=relocate --gc-verify,
+so compiled frames are moved while their tasks migrate."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+# tasks.lua MODE [N]. migrate: twelve tasks each run `sums` (one numeric loop, line 4)
+# over a different length and the main task checks each result; it prints the workers'
+# migrations meanwhile (task.stats()). preempt: `spinner` (line 31) spins on an upvalue
+# its peer sets after five yields; on one worker the peer runs only when the spinner's
+# compiled loop is preempted, and a starved peer lets the loop reach its limit instead.
+# cancel: `victim` (line 47) spins until cancelled.
+SCRIPT = """\
+local mode, n = arg[1], tonumber(arg[2] or "0")
+
+-- An integer and a float sum over 1..n in one compiled numeric loop.
+local function sums(n)
+  local s, h = 0, 0.0
+  for i = 1, n do
+    s = s + i
+    h = h + 0.5
+  end
+  return s, h
+end
+
+local function migrations()
+  local total = 0
+  for _, w in ipairs(task.stats().workers) do total = total + w.migrations end
+  return total
+end
+
+if mode == "migrate" then
+  local before = migrations()
+  local tasks = {}
+  for k = 1, 12 do tasks[k] = task.spawn(sums, n + k * (n // 8)) end
+  for k = 1, 12 do
+    local m = n + k * (n // 8)
+    local s, h = tasks[k]:await()
+    assert(s == m * (m + 1) // 2 and h == m * 0.5, "task " .. k .. ": wrong sums")
+  end
+  print("migrate ok", migrations() - before)
+elseif mode == "preempt" then
+  local started, stop, rounds = false, false, 0
+  local spinner = task.spawn(function()
+    started = true
+    local i = 0
+    while not stop and i < 1000000000 do i = i + 1 end
+    return stop
+  end)
+  local peer = task.spawn(function()
+    while not started do task.yield() end
+    for r = 1, 5 do rounds = r; task.yield() end
+    stop = true
+  end)
+  assert(spinner:await() == true, "the spinner's loop ran to its limit: its peer was starved")
+  peer:await()
+  print("preempt ok", rounds)
+elseif mode == "cancel" then
+  local started, closed = false, false
+  local victim = task.spawn(function()
+    local c <close> = setmetatable({}, {__close = function() closed = true end})
+    started = true
+    local i = 0
+    while true do i = i + 1 end
+  end)
+  while not started do task.yield() end
+  task.sleep(0.01)
+  assert(victim:cancel() == true)
+  local ok, e = pcall(victim.await, victim)
+  assert(not ok and tostring(e):find("task cancelled", 1, true), "await of the cancelled task: " .. tostring(e))
+  assert(victim:status() == "cancelled" and closed, "status and to-be-closed variable after cancel")
+  print("cancel ok")
+end
+"""
+
+STATS = re.compile(r"^jit: (\d+) entries, (\d+) exits to the interpreter \((\d+) at safepoints\)", re.MULTILINE)
+FUNCTION = re.compile(r"^jit:\s+tasks\.lua:(\d+)\s+\d+ ops\s+[\d.]+ ms\s+(\d+) entries\s+(\d+) exits$", re.MULTILINE)
+STRESS = ["--gc-stress=relocate", "--gc-verify", "--gc-interval=1000"]
+
+
+def fail(message):
+    sys.exit(f"jit_tasks.py: {message}")
+
+
+def run(weft, tmp, flags, *script_args):
+    """Runs tasks.lua; returns its output and, by line defined, each compiled function's
+    entries, with the run's safepoint exits."""
+    cmd = [weft, "--jit=eager", "--jit-stats", *flags, "tasks.lua", *script_args]
+    proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=240)
+    label = " ".join(cmd[1:])
+    if proc.returncode != 0:
+        fail(f"{label}: exit {proc.returncode}\n{proc.stdout}{proc.stderr}")
+    stats = STATS.search(proc.stderr)
+    if not stats:
+        fail(f"{label}: no --jit-stats report\n{proc.stderr}")
+    entries = {int(m.group(1)): int(m.group(2)) for m in FUNCTION.finditer(proc.stderr)}
+    return proc.stdout, entries, int(stats.group(3)), label
+
+
+def expect_compiled(label, entries, line, at_least):
+    if entries.get(line, 0) < at_least:
+        fail(f"{label}: the function of line {line} entered compiled code {entries.get(line, 0)} times, "
+             f"expected at least {at_least}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--weft", required=True)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "tasks.lua"), "w") as f:
+            f.write(SCRIPT)
+        # Migrations depend on when workers run out of work: one of three runs must see some.
+        moved = []
+        for _ in range(3):
+            out, entries, safepoints, label = run(args.weft, tmp, ["--workers=4"], "migrate", "3000000")
+            m = re.fullmatch(r"migrate ok\t(\d+)\n", out)
+            if not m:
+                fail(f"{label}: printed {out!r}")
+            expect_compiled(label, entries, 4, 12)
+            if safepoints < 12:
+                fail(f"{label}: {safepoints} safepoint exits for twelve long compiled loops")
+            moved.append(int(m.group(1)))
+            if moved[-1] > 0:
+                break
+        if not any(moved):
+            fail(f"no task migrated in three runs of twelve compiled loops on four workers: {moved}")
+
+        out, entries, safepoints, label = run(args.weft, tmp, ["--workers=1"], "preempt")
+        if out != "preempt ok\t5\n":
+            fail(f"{label}: printed {out!r}")
+        # Every round of the peer needed the spinner to leave its code at a safepoint.
+        expect_compiled(label, entries, 31, 6)
+        if safepoints < 5:
+            fail(f"{label}: {safepoints} safepoint exits, but the peer ran five rounds")
+
+        for workers in ("--workers=1", "--workers=4"):
+            out, entries, _, label = run(args.weft, tmp, [workers], "cancel")
+            if out != "cancel ok\n":
+                fail(f"{label}: printed {out!r}")
+            expect_compiled(label, entries, 47, 1)
+
+        for flags, script_args, want in ((["--workers=4"], ["migrate", "20000"], "migrate ok\t"),
+                                         (["--workers=1"], ["preempt"], "preempt ok\t5\n"),
+                                         (["--workers=4"], ["cancel"], "cancel ok\n")):
+            out, _, _, label = run(args.weft, tmp, flags + STRESS, *script_args)
+            if not out.startswith(want):
+                fail(f"{label}: printed {out!r}")
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
