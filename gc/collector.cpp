@@ -31,8 +31,9 @@
 //     resurrection, because the manual (§2.5.4) removes resurrected objects from weak
 //     values before their finalizers run.
 //  4. Resurrect every unreachable registered finalizable object (all are chosen before
-//     any is copied), trace what they reach (fixpoint again), queue them in reverse order
-//     of registration and drop their registration.
+//     any is copied; a minor looks only at those registered since the last collection),
+//     trace what they reach (fixpoint again), queue them in reverse order of
+//     registration and drop their registration.
 //  5. clearWeak(kClearKeys | kClearValues): drop entries with dead keys. Resurrected keys
 //     count as live here: the manual removes them from weak keys only at the next
 //     collection, after their finalizers ran. Containers first reached in step 4 get
@@ -484,15 +485,31 @@ void Collector::clearWeak(int phase) {
   }
 }
 
+// A minor looks only at the registrations made since the last collection: the older
+// ones are old objects, alive as far as a minor knows, so its cost does not grow with
+// the finalizable objects a program keeps. The old list comes first in registration
+// order, so the dying are gathered in that order whichever list they were on.
+// Survivors of the young list join the old one.
 void Collector::resurrectFinalizable() {
-  std::vector<Object*>& registered = impl_.finalizable;
+  std::vector<Object*>& old = impl_.finalizable;
+  std::vector<Object*>& young = impl_.youngFinalizable;
   std::vector<Object*> dying;
-  size_t kept = 0;
-  for (Object* obj : registered) {
-    if (isLive(obj)) registered[kept++] = current(obj);
+  constexpr size_t kAhead = 8;  // each header is a cache miss: overlap them
+  if (!minor_) {
+    size_t kept = 0;
+    for (size_t i = 0; i < old.size(); ++i) {
+      if (i + kAhead < old.size()) __builtin_prefetch(old[i + kAhead]);
+      Object* obj = old[i];
+      if (isLive(obj)) old[kept++] = current(obj);
+      else dying.push_back(obj);
+    }
+    old.resize(kept);
+  }
+  for (Object* obj : young) {
+    if (isLive(obj)) old.push_back(current(obj));
     else dying.push_back(obj);
   }
-  registered.resize(kept);
+  young.clear();
   if (dying.empty()) return;
   for (Object*& obj : dying) {
     visit(obj);
@@ -624,9 +641,10 @@ void Collector::install(uint64_t collection) {
   impl_.externalBytes -= static_cast<int64_t>(externalReleased_);
   impl_.externalAfterLastGC = impl_.externalBytes;
   // The nursery grows with the old generation: a minor swept the whole interned string
-  // table, and still walks the finalizer registrations, so a fixed nursery made that
-  // walk's cost per allocated byte grow with the live heap (bench/strings.lua: 54
-  // minors of 17 ms). Half of v1's growth keeps it a constant share, as in v1.
+  // table (and walked every finalizer registration and channel buffer), so a fixed
+  // nursery made that walk's cost per allocated byte grow with the live heap
+  // (bench/strings.lua: 54 minors of 17 ms). Half of v1's growth keeps it a constant
+  // share, as in v1; whether a fixed nursery now suffices is gc-v2.md's step (7).
   size_t nursery = std::max(config.initialThreshold, nextGrowth(live, 0, config) / 2);
   impl_.threshold = live + nursery;
   if (!minor_) impl_.majorThreshold = std::max(config.initialThreshold, live + nextGrowth(live, impl_.externalBytes, config));
@@ -677,7 +695,6 @@ void Collector::install(uint64_t collection) {
   if (!minor_) impl_.finalizableAfterMajor = impl_.finalizable.size();
   impl_.minorsSinceMajor = minor_ ? impl_.minorsSinceMajor + 1 : 0;
   impl_.oldFinalizableGrew = impl_.finalizable.size() > impl_.finalizableAfterMajor;
-  impl_.finalizableAfterLastGC = impl_.finalizable.size();
   impl_.thresholdCrossed.store(false, std::memory_order_relaxed);
   impl_.reserveOpen.store(false, std::memory_order_relaxed);
   heap_.requested_.store(config.stress != StressMode::kNone, std::memory_order_relaxed);
@@ -729,9 +746,9 @@ CollectionKind Heap::chooseKind(bool force, CollectionKind asked) {
   // `repeat u = {} until finalized` would spin forever.
   if (impl.oldFinalizableGrew && impl.minorsSinceMajor >= kMinorsBeforeFinalizerMajor) return CollectionKind::kMajor;
   if (wholeCycleFinalizers_.load(std::memory_order_relaxed)) {
-    if (impl.finalizable.size() > impl.finalizableAfterLastGC) return CollectionKind::kMajor;
+    if (!impl.youngFinalizable.empty()) return CollectionKind::kMajor;
     // Old ones (promoted by a major too) die unseen by minors: a few minors at most.
-    if (impl.finalizableAfterLastGC > 0 && impl.minorsSinceMajor >= kMinorsBeforeFinalizerMajor) {
+    if (!impl.finalizable.empty() && impl.minorsSinceMajor >= kMinorsBeforeFinalizerMajor) {
       return CollectionKind::kMajor;
     }
   }

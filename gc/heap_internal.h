@@ -190,7 +190,6 @@ struct Heap::Impl {
   ChunkSource chunkSource;          // lock, or world stopped: where new chunks come from
   // World stopped: the pacing of majors for finalizable objects (Heap::chooseKind).
   size_t finalizableAfterMajor = 0;  // registrations the newest major left
-  size_t finalizableAfterLastGC = 0; // and the newest collection of either kind
   uint32_t minorsSinceMajor = 0;
   bool oldFinalizableGrew = false;   // the newest collection left more than that major
   std::vector<uint64_t> minorPauses;  // lock: every pause, for --stats percentiles
@@ -203,7 +202,13 @@ struct Heap::Impl {
   // Attached (under the lock) or world stopped.
   std::vector<RootSource*> roots;
   std::vector<WeakRootSource*> weakRoots;
-  std::vector<Object*> finalizable;  // registration order
+  // Finalizable objects, in registration order, split as externals are: a minor finds
+  // dead only objects registered since the last collection (an old registration's
+  // object is old, and old objects die only at majors), so it walks only those.
+  // Every registration in `finalizable` precedes every one in `youngFinalizable`, so
+  // the two lists together keep Lua's order (finalizers run in reverse registration).
+  std::vector<Object*> finalizable;       // before the last collection: old objects
+  std::vector<Object*> youngFinalizable;  // since it (every collection sweeps them)
   std::vector<Object*> externals;       // old objects (a major sweeps them)
   std::vector<Object*> youngExternals;  // registered since the last collection (every collection sweeps them)
   std::deque<Object*> pending;       // finalizers due, in the order they run

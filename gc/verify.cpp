@@ -1,5 +1,5 @@
 // Heap verification (--gc-verify) and the checking write barrier: the checkers of heap.h
-// invariants 2, 3 and 10.
+// invariants 2, 3, 10, 11, 12 and 13.
 //
 // Protocol: verifyHeap first walks every current-space chunk object by object (kind
 // registered, not forwarded, current epoch, size inside its chunk), recording object
@@ -13,7 +13,11 @@
 // read: a stale reference into protected old space is reported, not faulted on.
 // Generations (gc-v2.md): an object's kBitOld must match its chunk's generation; an old
 // object with kBitRemembered must be in some mutator's remembered buffer; an old object
-// without it must hold no young reference (for a Thread object: its stack is clean).
+// without it must hold no young reference (for a Thread object: its stack is clean),
+// and so must what a root source says a minor would skip (gc/pass.h: a task record or
+// a channel's buffer not written since the last collection). Finalizable registrations
+// (invariant 13): the old list holds only old objects and every young finalizable
+// object is on the young list, which is empty after a collection.
 // After a collection no object may be young or remembered, and every buffer is empty.
 // Pinning and non-moving objects (gc-v2.md): cell chunks are walked cell by cell (an
 // object of kBitNonMoving or a free cell each); a filler is skipped; an object with
@@ -36,6 +40,7 @@
 #include <utility>
 
 #include "gc/heap_internal.h"
+#include "gc/pass.h"
 
 namespace weft::gc {
 
@@ -59,6 +64,7 @@ class Verifier final : public Visitor {
     if (weakKeys || weakValues) weakDeferred_ = true;
   }
   bool isLive(Object*) override { return true; }
+  void setRootSkipped(bool skipped) { rootSkipped_ = skipped; }
 
  private:
   void gatherRemembered();
@@ -69,6 +75,7 @@ class Verifier final : public Visitor {
   bool fillerKeepsLines(const Chunk* chunk, const char* p, size_t size) const;
   bool checkHeader(const Chunk* chunk, const Object* obj, bool young);
   void checkRoots();
+  void checkFinalizable();
   void checkObjects();
   void check(const Object* ref);
   void report(const char* fmt, const void* p, size_t n = 0);
@@ -90,7 +97,10 @@ class Verifier final : public Visitor {
     return it != freed_.begin() && p < std::prev(it)->second;
   }
   std::vector<const Object*> recorded_;  // sorted: every remembered buffer's holders
+  std::vector<const Object*> youngFinalizable_;  // sorted: the young registrations
   bool holderClean_ = false;  // the holder is old and not remembered: no young referent
+  // A root source visits references a minor would skip (gc/pass.h): no young referent.
+  bool rootSkipped_ = false;
   // Who holds the reference being checked (formatted only on failure).
   const Object* holder_ = nullptr;
   const char* rootKind_ = nullptr;
@@ -247,6 +257,14 @@ void Verifier::check(const Object* ref) {
                   ? "reference to a freed object (a free non-moving cell, a free line or a filler)"
               : heap_.contains(ref) ? "reference into the middle of an object or past allocated space"
                                     : "reference outside current space (stale or foreign)";
+  if (!problem && rootSkipped_ && !(ref->header.gcBits & kBitOld)) {
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "%s holds young reference %p in a record a minor skips (written without being noted)",
+                  holderText().c_str(), static_cast<const void*>(ref));
+    fault_ = buf;
+    return;
+  }
   if (!problem && holderClean_ && !(ref->header.gcBits & kBitOld)) {
     char buf[240];
     std::snprintf(buf, sizeof buf,
@@ -266,6 +284,7 @@ void Verifier::checkRoots() {
   holder_ = nullptr;
   rootKind_ = "root source";
   for (rootIndex_ = 0; rootIndex_ < impl_.roots.size(); ++rootIndex_) impl_.roots[rootIndex_]->traceRoots(*this);
+  rootSkipped_ = false;
   rootKind_ = "handle slot";  // numbered across every mutator's stack, in registration order
   rootIndex_ = 0;
   for (const Mutator* m : impl_.mutators)
@@ -276,8 +295,7 @@ void Verifier::checkRoots() {
     if (Object* obj = impl_.persistent[rootIndex_]) check(obj);
   rootKind_ = "pending finalizer";
   for (rootIndex_ = 0; rootIndex_ < impl_.pending.size(); ++rootIndex_) check(impl_.pending[rootIndex_]);
-  rootKind_ = "finalizable registration";
-  for (rootIndex_ = 0; rootIndex_ < impl_.finalizable.size(); ++rootIndex_) check(impl_.finalizable[rootIndex_]);
+  checkFinalizable();
   // Weak roots (the string table) see a visitor whose isLive is always true: they keep
   // every entry, and a stale one (a minor that failed to update or drop a young
   // string) is reported here.
@@ -295,6 +313,31 @@ void Verifier::checkRoots() {
   }
 }
 
+// Invariant 13: a minor walks only the young list, so the old one must hold only old
+// objects, and every young finalizable object must be on the young list.
+void Verifier::checkFinalizable() {
+  auto checkList = [this](const std::vector<Object*>& list, const char* kind, bool old) {
+    rootKind_ = kind;
+    for (rootIndex_ = 0; rootIndex_ < list.size(); ++rootIndex_) {
+      const Object* obj = list[rootIndex_];
+      check(obj);
+      if (!fault_.empty()) return;
+      uint8_t bits = obj->header.gcBits;
+      if (!(bits & kBitFinalizable)) report("finalizable registration: %p lacks its bit", obj);
+      else if (old && !(bits & kBitOld))
+        report("finalizable registration: young object %p is on the old list, which a minor does not walk", obj);
+    }
+  };
+  checkList(impl_.finalizable, "finalizable registration", true);
+  checkList(impl_.youngFinalizable, "young finalizable registration", false);
+  if (!fault_.empty()) return;
+  if (after_ && !impl_.youngFinalizable.empty())
+    return report("finalizable registration: %p is still on the young list after the collection",
+                  impl_.youngFinalizable[0]);
+  youngFinalizable_.assign(impl_.youngFinalizable.begin(), impl_.youngFinalizable.end());
+  std::sort(youngFinalizable_.begin(), youngFinalizable_.end());
+}
+
 void Verifier::checkObjects() {
   for (const Object* start : starts_) {
     if (!fault_.empty()) return;
@@ -307,10 +350,17 @@ void Verifier::checkObjects() {
     if (remembered && !std::binary_search(recorded_.begin(), recorded_.end(), obj))
       return report("remembered set: object %p has its remembered bit but is in no remembered buffer", obj);
     holderClean_ = (bits & kBitOld) && !remembered;
+    if ((bits & kBitFinalizable) && !(bits & kBitOld) &&
+        !std::binary_search(youngFinalizable_.begin(), youngFinalizable_.end(), obj))
+      return report("finalizable registration: young object %p is not on the young list", obj);
     if (info.trace) info.trace(obj, *this);
     if (weakDeferred_ && info.clearWeak) info.clearWeak(obj, *this, kClearKeys | kClearValues);
   }
   holderClean_ = false;
+}
+
+void setSkippedByMinor(Visitor& visitor, bool skipped) {
+  if (auto* verifier = dynamic_cast<Verifier*>(&visitor)) verifier->setRootSkipped(skipped);
 }
 
 std::string Heap::verifyHeap() { return Verifier(*this, false).run(); }
