@@ -147,6 +147,7 @@ Heap::~Heap() {
   impl_->owned.clear();
   mainMutator_.reset();
   for (Chunk* chunk : impl_->space) unmapChunk(chunk);
+  for (Chunk* chunk : impl_->youngChunks) unmapChunk(chunk);
   for (Chunk* chunk : impl_->pool) unmapChunk(chunk);
   for (Chunk* chunk : impl_->largePool) unmapChunk(chunk);
 }
@@ -207,7 +208,7 @@ void Heap::retireLocked(Mutator& m) {
 }
 
 void Heap::addChunkLocked(Chunk* chunk) {
-  impl_->space.push_back(chunk);
+  (chunk->young ? impl_->youngChunks : impl_->space).push_back(chunk);
   impl_->chunkIndex[reinterpret_cast<uintptr_t>(chunk->base)] = chunk;
 }
 

@@ -48,7 +48,9 @@
 //  2. After a collection no root and no reachable object refers to old space, no object
 //     is young and no remembered bit is set; with verify on, verifyHeap() checks every
 //     reference before and after each collection (valid kind, inside current space, not
-//     forwarded, generation matching its chunk's).
+//     forwarded, generation matching its chunk's), and that the chunk index, kept as
+//     chunks join and leave rather than rebuilt, names exactly the chunks of current
+//     space (negative test: fault site "gc.index-drop").
 //  3. Every reference store into a heap object goes through writeBarrier(), so every old
 //     object holding a young reference is in the remembered set (kBitRemembered set and
 //     recorded in a mutator's buffer); verify checks it before every collection.

@@ -134,8 +134,16 @@ struct Heap::Impl {
   // The lock of the refill path and of the tables below marked "lock".
   mutable std::mutex mutex;
 
-  std::vector<Chunk*> space;               // lock: current-space chunks
-  std::map<uintptr_t, Chunk*> chunkIndex;  // lock: same chunks by base, for contains()
+  // Current space is two lists, so that a minor touches only the nursery's chunks and
+  // those it promotes into (gc-v2.md "Minor and major collections"). lock:
+  std::vector<Chunk*> space;        // the old generation's chunks (standard, large, cells)
+  std::vector<Chunk*> youngChunks;  // the nursery's: mutator buffers, new large objects
+  // lock: the chunks of both lists by base, for contains() and the collector's lookups.
+  // Kept as chunks join (addChunkLocked, install) and leave (install), never rebuilt.
+  std::map<uintptr_t, Chunk*> chunkIndex;
+  // World stopped: what the old generation's standard and large chunks hold (top - base
+  // - freeBytes, summed): a minor adds what it promotes, a major recounts it.
+  size_t oldChunkBytes = 0;
   std::vector<Chunk*> pool;                // lock: free standard chunks (dirty)
   std::vector<Chunk*> largePool;           // lock: free large chunks (dirty)
   size_t largePoolBytes = 0;               // lock: their mapped bytes

@@ -25,6 +25,9 @@
 // to a free cell or a filler is a reference to a freed object. Every pinned object must
 // be an object of current space where it was pinned (so a pinned object that moved or
 // died, gc.pin-drop, is reported).
+// Current space: the chunk index names exactly the chunks of the nursery's and the old
+// generation's lists (each chunk once, none overlapping the next), the lists agree
+// with their chunks' generation, and the old chunks' bytes are what the heap counted.
 // Mark-region (gc-v2.md): in every old standard chunk the line marks are exactly the
 // lines its objects overlap (so a referenced object never lies in a free line), a
 // filler that touches a free line covers whole free lines only (so promotion can copy
@@ -68,6 +71,7 @@ class Verifier final : public Visitor {
 
  private:
   void gatherRemembered();
+  bool checkChunkLists();
   void walkSpace();
   void walkChunk(const Chunk* chunk);
   void walkCells(const Chunk* chunk);
@@ -132,7 +136,52 @@ void Verifier::gatherRemembered() {
   if (after_ && !recorded_.empty()) report("remembered buffers still hold %p after the collection", recorded_.front());
 }
 
+// The chunk index is kept as chunks join and leave current space, never rebuilt, and
+// a minor adds its promotion's bytes to the old chunks' count rather than recounting:
+// both are checked against the lists, whose chunks are read only once the index names
+// exactly them (an entry left behind may name a chunk already unmapped).
+bool Verifier::checkChunkLists() {
+  std::vector<const Chunk*> listed;
+  size_t oldBytes = 0;
+  for (const Chunk* chunk : impl_.youngChunks) {
+    if (!chunk->young) return report("chunk %p on the nursery list is old", chunk->base), false;
+    listed.push_back(chunk);
+  }
+  for (const Chunk* chunk : impl_.space) {
+    if (chunk->young) return report("chunk %p of the old generation is young", chunk->base), false;
+    if (!chunk->cellSize) oldBytes += static_cast<size_t>(chunk->top - chunk->base) - chunk->freeBytes;
+    listed.push_back(chunk);
+  }
+  std::sort(listed.begin(), listed.end());
+  if (auto twice = std::adjacent_find(listed.begin(), listed.end()); twice != listed.end())
+    return report("chunk %p is listed twice", (*twice)->base), false;
+  for (const auto& [base, chunk] : impl_.chunkIndex) {
+    if (!std::binary_search(listed.begin(), listed.end(), chunk))
+      return report("the chunk index holds %p, which is no chunk of current space", reinterpret_cast<void*>(base)),
+             false;
+  }
+  for (const Chunk* chunk : listed) {
+    auto it = impl_.chunkIndex.find(reinterpret_cast<uintptr_t>(chunk->base));
+    if (it == impl_.chunkIndex.end() || it->second != chunk)
+      return report("chunk %p of current space is not in the chunk index", chunk->base), false;
+  }
+  const Chunk* previous = nullptr;
+  for (const auto& [base, chunk] : impl_.chunkIndex) {
+    if (previous && previous->base + previous->size > chunk->base)
+      return report("chunk %p overlaps the next one", previous->base), false;
+    previous = chunk;
+  }
+  if (oldBytes != impl_.oldChunkBytes) {
+    char buf[120];
+    std::snprintf(buf, sizeof buf, "the old chunks hold %zu bytes, not the %zu counted", oldBytes, impl_.oldChunkBytes);
+    if (fault_.empty()) fault_ = buf;
+    return false;
+  }
+  return true;
+}
+
 void Verifier::walkSpace() {
+  if (!checkChunkLists()) return;
   for (const auto& [base, chunk] : impl_.chunkIndex) {
     if (chunk->top < chunk->base || chunk->top > chunk->base + chunk->size) {
       report("chunk %p has its top outside the chunk", chunk->base);
