@@ -31,8 +31,9 @@
 //     resurrection, because the manual (§2.5.4) removes resurrected objects from weak
 //     values before their finalizers run.
 //  4. Resurrect every unreachable registered finalizable object (all are chosen before
-//     any is copied), trace what they reach (fixpoint again), queue them in reverse order
-//     of registration and drop their registration.
+//     any is copied; a minor looks only at those registered since the last collection),
+//     trace what they reach (fixpoint again), queue them in reverse order of
+//     registration and drop their registration.
 //  5. clearWeak(kClearKeys | kClearValues): drop entries with dead keys. Resurrected keys
 //     count as live here: the manual removes them from weak keys only at the next
 //     collection, after their finalizers ran. Containers first reached in step 4 get
@@ -484,15 +485,31 @@ void Collector::clearWeak(int phase) {
   }
 }
 
+// A minor looks only at the registrations made since the last collection: the older
+// ones are old objects, alive as far as a minor knows, so its cost does not grow with
+// the finalizable objects a program keeps. The old list comes first in registration
+// order, so the dying are gathered in that order whichever list they were on.
+// Survivors of the young list join the old one.
 void Collector::resurrectFinalizable() {
-  std::vector<Object*>& registered = impl_.finalizable;
+  std::vector<Object*>& old = impl_.finalizable;
+  std::vector<Object*>& young = impl_.youngFinalizable;
   std::vector<Object*> dying;
-  size_t kept = 0;
-  for (Object* obj : registered) {
-    if (isLive(obj)) registered[kept++] = current(obj);
+  constexpr size_t kAhead = 8;  // each header is a cache miss: overlap them
+  if (!minor_) {
+    size_t kept = 0;
+    for (size_t i = 0; i < old.size(); ++i) {
+      if (i + kAhead < old.size()) __builtin_prefetch(old[i + kAhead]);
+      Object* obj = old[i];
+      if (isLive(obj)) old[kept++] = current(obj);
+      else dying.push_back(obj);
+    }
+    old.resize(kept);
+  }
+  for (Object* obj : young) {
+    if (isLive(obj)) old.push_back(current(obj));
     else dying.push_back(obj);
   }
-  registered.resize(kept);
+  young.clear();
   if (dying.empty()) return;
   for (Object*& obj : dying) {
     visit(obj);
@@ -553,7 +570,9 @@ bool Collector::run() {
 // generation with the promotion chunks and the large chunks kept in place. A major also
 // sweeps the old chunks and frees those it evacuated or left empty. No mutator gets a
 // buffer in an old chunk: the next collection's promotion continues in the last
-// promotion chunk, and the swept chunks' holes are listed for it.
+// promotion chunk, and the swept chunks' holes are listed for it. A minor touches only
+// the nursery's chunks and those it promoted into: the old chunks stay listed and
+// indexed as they are, and their bytes grow by what it promoted.
 void Collector::install(uint64_t collection) {
   installed_ = true;
   const Config& config = heap_.config_;
@@ -565,7 +584,7 @@ void Collector::install(uint64_t collection) {
   std::vector<Chunk*> old;  // to free
   if (!minor_) {
     for (Chunk* chunk : impl_.space) {
-      if (chunk->kept || chunk->young || chunk->large || chunk->cellSize) continue;
+      if (chunk->kept || chunk->large || chunk->cellSize) continue;
       if (!chunk->evacuating && sweep(chunk, relocate) > 0) {
         swept.push_back(chunk);
       } else {
@@ -576,44 +595,55 @@ void Collector::install(uint64_t collection) {
   }
   for (Chunk* chunk : keptChunks_) sweep(chunk, relocate);
   std::unique_lock lock(impl_.mutex);
-  std::vector<Chunk*> space;
+  for (Chunk* chunk : impl_.youngChunks)
+    if (!chunk->kept) old.push_back(chunk);
+  impl_.youngChunks.clear();
+  // What joins the old generation: the promotion chunks, the large chunks kept in place
+  // or copied to, and the nursery chunks kept for pinned objects (those and the young
+  // large ones are indexed already). A minor's promotion adds exactly the bytes it
+  // copied to the old chunks' count (a copy into a hole takes them from freeBytes).
+  size_t joined = copiedBytes_;
+  std::vector<Chunk*> added;
+  for (Chunk* chunk : toChunks_)
+    if (chunk != reusedTail_) added.push_back(chunk);
+  added.insert(added.end(), toLarge_.begin(), toLarge_.end());
+  for (Chunk* chunk : toLarge_)
+    if (chunk->young) joined += static_cast<size_t>(chunk->top - chunk->base);
+  for (Chunk* chunk : keptChunks_) joined += static_cast<size_t>(chunk->top - chunk->base) - chunk->freeBytes;
+  added.insert(added.end(), keptChunks_.begin(), keptChunks_.end());
   // Cell chunks stay (a minor finds them old; a major takes them from their classes,
-  // without those its sweep emptied); kept chunks (pinned objects, large objects kept
-  // in place) join the old generation as they are. The chunks with holes are where
-  // the next collections copy to first: a major lists those it swept, a minor adds
-  // the nursery chunks it kept to what is left of the list.
+  // without those its sweep emptied). The chunks with holes are where the next
+  // collections copy to first: a major lists those it swept, a minor adds the nursery
+  // chunks it kept to the list, whose chunks before recycledNext are used up.
   if (minor_) {
-    for (Chunk* chunk : impl_.space) {
-      if (!chunk->young) space.push_back(chunk);
-      else if (!chunk->kept) old.push_back(chunk);
-    }
-    for (Chunk* chunk : toChunks_)
-      if (chunk != reusedTail_) space.push_back(chunk);
-    impl_.recycled.erase(impl_.recycled.begin(), impl_.recycled.begin() + static_cast<std::ptrdiff_t>(impl_.recycledNext));
+    impl_.space.insert(impl_.space.end(), added.begin(), added.end());
+    impl_.oldChunkBytes += joined;
   } else {
     for (Chunk* chunk : impl_.space)
-      if (!chunk->kept && !chunk->cellSize && (chunk->young || chunk->large)) old.push_back(chunk);
-    for (Chunk* chunk : toChunks_)
-      if (chunk != reusedTail_) space.push_back(chunk);
+      if (chunk->large && !chunk->kept) old.push_back(chunk);
+    std::vector<Chunk*> space = added;
     for (const CellClass& c : impl_.cells) space.insert(space.end(), c.chunks.begin(), c.chunks.end());
     space.insert(space.end(), swept.begin(), swept.end());
+    impl_.space = std::move(space);
     impl_.recycled.clear();
+    impl_.recycledNext = 0;
     for (Chunk* chunk : swept)
       if (chunk->freeBytes >= kLineSize) impl_.recycled.push_back(chunk);
+    impl_.oldChunkBytes = 0;
+    for (Chunk* chunk : impl_.space)
+      if (!chunk->cellSize) impl_.oldChunkBytes += static_cast<size_t>(chunk->top - chunk->base) - chunk->freeBytes;
   }
-  impl_.recycledNext = 0;
   impl_.recycled.insert(impl_.recycled.end(), keptChunks_.begin(), keptChunks_.end());
-  space.insert(space.end(), toLarge_.begin(), toLarge_.end());
-  space.insert(space.end(), keptChunks_.begin(), keptChunks_.end());
-  impl_.chunkIndex.clear();
-  size_t live = impl_.cellBytes;
-  for (Chunk* chunk : space) {
+  for (Chunk* chunk : old) impl_.chunkIndex.erase(reinterpret_cast<uintptr_t>(chunk->base));
+  for (Chunk* chunk : emptiedCells_) impl_.chunkIndex.erase(reinterpret_cast<uintptr_t>(chunk->base));
+  // The fault site leaves a chunk that joins current space out of the index: the
+  // negative test of verify's check of the index against the lists.
+  for (Chunk* chunk : added) {
     chunk->kept = false;
     chunk->young = false;
-    impl_.chunkIndex[reinterpret_cast<uintptr_t>(chunk->base)] = chunk;
-    if (!chunk->cellSize) live += static_cast<size_t>(chunk->top - chunk->base) - chunk->freeBytes;
+    if (!fault::hit("gc.index-drop")) impl_.chunkIndex[reinterpret_cast<uintptr_t>(chunk->base)] = chunk;
   }
-  impl_.space = std::move(space);
+  size_t live = impl_.cellBytes + impl_.oldChunkBytes;
   for (Chunk* chunk : emptiedCells_) unmapChunk(chunk);
   if (!minor_) {
     impl_.epoch = toEpoch_;
@@ -624,9 +654,10 @@ void Collector::install(uint64_t collection) {
   impl_.externalBytes -= static_cast<int64_t>(externalReleased_);
   impl_.externalAfterLastGC = impl_.externalBytes;
   // The nursery grows with the old generation: a minor swept the whole interned string
-  // table, and still walks the finalizer registrations, so a fixed nursery made that
-  // walk's cost per allocated byte grow with the live heap (bench/strings.lua: 54
-  // minors of 17 ms). Half of v1's growth keeps it a constant share, as in v1.
+  // table (and walked every finalizer registration and channel buffer), so a fixed
+  // nursery made that walk's cost per allocated byte grow with the live heap
+  // (bench/strings.lua: 54 minors of 17 ms). Half of v1's growth keeps it a constant
+  // share, as in v1; whether a fixed nursery now suffices is gc-v2.md's step (7).
   size_t nursery = std::max(config.initialThreshold, nextGrowth(live, 0, config) / 2);
   impl_.threshold = live + nursery;
   if (!minor_) impl_.majorThreshold = std::max(config.initialThreshold, live + nextGrowth(live, impl_.externalBytes, config));
@@ -677,7 +708,6 @@ void Collector::install(uint64_t collection) {
   if (!minor_) impl_.finalizableAfterMajor = impl_.finalizable.size();
   impl_.minorsSinceMajor = minor_ ? impl_.minorsSinceMajor + 1 : 0;
   impl_.oldFinalizableGrew = impl_.finalizable.size() > impl_.finalizableAfterMajor;
-  impl_.finalizableAfterLastGC = impl_.finalizable.size();
   impl_.thresholdCrossed.store(false, std::memory_order_relaxed);
   impl_.reserveOpen.store(false, std::memory_order_relaxed);
   heap_.requested_.store(config.stress != StressMode::kNone, std::memory_order_relaxed);
@@ -729,9 +759,9 @@ CollectionKind Heap::chooseKind(bool force, CollectionKind asked) {
   // `repeat u = {} until finalized` would spin forever.
   if (impl.oldFinalizableGrew && impl.minorsSinceMajor >= kMinorsBeforeFinalizerMajor) return CollectionKind::kMajor;
   if (wholeCycleFinalizers_.load(std::memory_order_relaxed)) {
-    if (impl.finalizable.size() > impl.finalizableAfterLastGC) return CollectionKind::kMajor;
+    if (!impl.youngFinalizable.empty()) return CollectionKind::kMajor;
     // Old ones (promoted by a major too) die unseen by minors: a few minors at most.
-    if (impl.finalizableAfterLastGC > 0 && impl.minorsSinceMajor >= kMinorsBeforeFinalizerMajor) {
+    if (!impl.finalizable.empty() && impl.minorsSinceMajor >= kMinorsBeforeFinalizerMajor) {
       return CollectionKind::kMajor;
     }
   }

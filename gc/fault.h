@@ -11,8 +11,14 @@
 // "gc.barrier-drop" (a write barrier records nothing: the negative test of verify's
 // remembered-set check) and "gc.pin-drop" (a collection forgets one pin: the negative
 // test of verify's pinned-object check) and "gc.line-drop" (a major's sweep leaves a
-// line that holds an object unmarked: the negative test of verify's line check), the
-// runtime adds its own, and the JIT "jit.reload-skip" (the n-th compiled code skips one
+// line that holds an object unmarked: the negative test of verify's line check) and
+// "gc.finalizable-misfile" (a finalizable registration goes on the old list, which a
+// minor does not walk: the negative test of verify's check of invariant 13) and
+// "gc.index-drop" (a chunk joins current space without entering the chunk index: the
+// negative test of verify's check of the index); the
+// runtime adds its own ("rt.attach"; "rt.channel-dirty-drop": a channel's buffer is
+// written without joining the dirty list, the negative test of verify's check of what
+// a minor skips), and the JIT "jit.reload-skip" (the n-th compiled code skips one
 // reload of a heap reference after a safepoint: the negative test of relocation
 // stress's stale-reference trap, jit/stale_reload.h). The spec comes from configure(), or at the
 // first hit() from the environment variable WEFT_FAULT when configure() was never

@@ -147,6 +147,7 @@ Heap::~Heap() {
   impl_->owned.clear();
   mainMutator_.reset();
   for (Chunk* chunk : impl_->space) unmapChunk(chunk);
+  for (Chunk* chunk : impl_->youngChunks) unmapChunk(chunk);
   for (Chunk* chunk : impl_->pool) unmapChunk(chunk);
   for (Chunk* chunk : impl_->largePool) unmapChunk(chunk);
 }
@@ -207,7 +208,7 @@ void Heap::retireLocked(Mutator& m) {
 }
 
 void Heap::addChunkLocked(Chunk* chunk) {
-  impl_->space.push_back(chunk);
+  (chunk->young ? impl_->youngChunks : impl_->space).push_back(chunk);
   impl_->chunkIndex[reinterpret_cast<uintptr_t>(chunk->base)] = chunk;
 }
 
@@ -417,10 +418,12 @@ void Heap::registerExternal(Object* obj) {
   impl_->youngExternals.push_back(obj);
 }
 
+// A new registration is young whatever its object's age (a minor must look at it); the
+// fault site files it with the old ones, which verify reports (invariant 13).
 void Heap::registerFinalizable(Object* obj) {
   if (!setBitOnce(obj, kBitFinalizable)) return;  // Lua marks an object once
   std::lock_guard lock(impl_->mutex);
-  impl_->finalizable.push_back(obj);
+  (fault::hit("gc.finalizable-misfile") ? impl_->finalizable : impl_->youngFinalizable).push_back(obj);
 }
 
 Object* Heap::takePendingFinalizer() {
@@ -436,14 +439,16 @@ bool Heap::hasPendingFinalizers() const {
   return !impl_->pending.empty();
 }
 
+// In reverse registration order: the young list's registrations are the newer ones.
 void Heap::queueAllFinalizers() {
   std::lock_guard lock(impl_->mutex);
-  auto& list = impl_->finalizable;
-  for (auto it = list.rbegin(); it != list.rend(); ++it) {
-    (*it)->header.gcBits &= static_cast<uint8_t>(~kBitFinalizable);
-    impl_->pending.push_back(*it);
+  for (auto* list : {&impl_->youngFinalizable, &impl_->finalizable}) {
+    for (auto it = list->rbegin(); it != list->rend(); ++it) {
+      (*it)->header.gcBits &= static_cast<uint8_t>(~kBitFinalizable);
+      impl_->pending.push_back(*it);
+    }
+    list->clear();
   }
-  list.clear();
 }
 
 size_t Heap::bytesInUse(const Mutator& m) const {

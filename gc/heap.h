@@ -48,7 +48,9 @@
 //  2. After a collection no root and no reachable object refers to old space, no object
 //     is young and no remembered bit is set; with verify on, verifyHeap() checks every
 //     reference before and after each collection (valid kind, inside current space, not
-//     forwarded, generation matching its chunk's).
+//     forwarded, generation matching its chunk's), and that the chunk index, kept as
+//     chunks join and leave rather than rebuilt, names exactly the chunks of current
+//     space (negative test: fault site "gc.index-drop").
 //  3. Every reference store into a heap object goes through writeBarrier(), so every old
 //     object holding a young reference is in the remembered set (kBitRemembered set and
 //     recorded in a mutator's buffer); verify checks it before every collection.
@@ -69,7 +71,10 @@
 //     requester waits at most Config::safepointDeadlineMs for acknowledgements.
 // 10. A minor collection traces no old object outside the remembered set: a thread's
 //     stack that did not run and was not written since the last collection is not
-//     rescanned, and holds no young reference (verify checks the second part).
+//     rescanned, and holds no young reference; nor are the references a root source
+//     skips in a minor pass (gc/pass.h: task records and channel buffers not written
+//     since), and none of them is young (verify checks both "no young reference"
+//     parts; negative tests: fault sites "gc.barrier-drop", "rt.channel-dirty-drop").
 // 11. An object allocated non-moving never moves, and a pinned object does not move
 //     while its pin count is above zero; no reference points at a freed cell or a
 //     filler (verify checks all three: every kBitNonMoving object lies in a non-moving
@@ -81,6 +86,11 @@
 //     object outside the chunks it evacuates (verify checks the first three: negative
 //     tests fault site "gc.line-drop" and GcRegion.ReferenceIntoAFreeLineIsCaught; the
 //     last: GcRegion.MajorMarksADenseOldGenerationInPlace).
+// 13. Finalizable registrations are in two lists: those made since the last collection
+//     (the only ones a minor looks at) and the older ones, which hold only old objects;
+//     so every young finalizable object is on the young list, and finalizers run in
+//     reverse registration order across both (verify checks the first part: negative
+//     test fault site "gc.finalizable-misfile"; the order: GcFinalizer.*).
 //
 // Pinning (the contract issue 13's C API builds on; gc-v2.md "Pinning and non-moving
 // objects"): an object that native code must see at a stable address is allocated
@@ -374,7 +384,8 @@ class Heap {
   // in no particular order. Mutator::registerExternal does the same without the lock.
   void registerExternal(Object* obj);
   // The object has a finalizer (__gc): when unreachable it is resurrected once and
-  // queued; the VM takes it with takePendingFinalizer and runs the finalizer.
+  // queued; the VM takes it with takePendingFinalizer and runs the finalizer. A minor
+  // finds dead only objects registered since the last collection (invariant 13).
   void registerFinalizable(Object* obj);
   // Next object whose finalizer is due, or nullptr. Queued objects are roots until taken.
   // Any attached mutator.

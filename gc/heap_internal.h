@@ -134,8 +134,16 @@ struct Heap::Impl {
   // The lock of the refill path and of the tables below marked "lock".
   mutable std::mutex mutex;
 
-  std::vector<Chunk*> space;               // lock: current-space chunks
-  std::map<uintptr_t, Chunk*> chunkIndex;  // lock: same chunks by base, for contains()
+  // Current space is two lists, so that a minor touches only the nursery's chunks and
+  // those it promotes into (gc-v2.md "Minor and major collections"). lock:
+  std::vector<Chunk*> space;        // the old generation's chunks (standard, large, cells)
+  std::vector<Chunk*> youngChunks;  // the nursery's: mutator buffers, new large objects
+  // lock: the chunks of both lists by base, for contains() and the collector's lookups.
+  // Kept as chunks join (addChunkLocked, install) and leave (install), never rebuilt.
+  std::map<uintptr_t, Chunk*> chunkIndex;
+  // World stopped: what the old generation's standard and large chunks hold (top - base
+  // - freeBytes, summed): a minor adds what it promotes, a major recounts it.
+  size_t oldChunkBytes = 0;
   std::vector<Chunk*> pool;                // lock: free standard chunks (dirty)
   std::vector<Chunk*> largePool;           // lock: free large chunks (dirty)
   size_t largePoolBytes = 0;               // lock: their mapped bytes
@@ -190,7 +198,6 @@ struct Heap::Impl {
   ChunkSource chunkSource;          // lock, or world stopped: where new chunks come from
   // World stopped: the pacing of majors for finalizable objects (Heap::chooseKind).
   size_t finalizableAfterMajor = 0;  // registrations the newest major left
-  size_t finalizableAfterLastGC = 0; // and the newest collection of either kind
   uint32_t minorsSinceMajor = 0;
   bool oldFinalizableGrew = false;   // the newest collection left more than that major
   std::vector<uint64_t> minorPauses;  // lock: every pause, for --stats percentiles
@@ -203,7 +210,13 @@ struct Heap::Impl {
   // Attached (under the lock) or world stopped.
   std::vector<RootSource*> roots;
   std::vector<WeakRootSource*> weakRoots;
-  std::vector<Object*> finalizable;  // registration order
+  // Finalizable objects, in registration order, split as externals are: a minor finds
+  // dead only objects registered since the last collection (an old registration's
+  // object is old, and old objects die only at majors), so it walks only those.
+  // Every registration in `finalizable` precedes every one in `youngFinalizable`, so
+  // the two lists together keep Lua's order (finalizers run in reverse registration).
+  std::vector<Object*> finalizable;       // before the last collection: old objects
+  std::vector<Object*> youngFinalizable;  // since it (every collection sweeps them)
   std::vector<Object*> externals;       // old objects (a major sweeps them)
   std::vector<Object*> youngExternals;  // registered since the last collection (every collection sweeps them)
   std::deque<Object*> pending;       // finalizers due, in the order they run

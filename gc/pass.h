@@ -19,4 +19,10 @@ enum class Pass : uint8_t {
 
 Pass passOf(const Visitor& visitor);
 
+// In a check pass, a root source says which of the references it visits next a minor
+// would skip (true) or trace (false); the verifier reports a young one among the
+// skipped (a write into a record that was not noted: heap.h invariant 10). Any other
+// visitor ignores it. A root source that says true says false before it returns.
+void setSkippedByMinor(Visitor& visitor, bool skipped);
+
 }  // namespace weft::gc

@@ -1,5 +1,5 @@
 // Heap verification (--gc-verify) and the checking write barrier: the checkers of heap.h
-// invariants 2, 3 and 10.
+// invariants 2, 3, 10, 11, 12 and 13.
 //
 // Protocol: verifyHeap first walks every current-space chunk object by object (kind
 // registered, not forwarded, current epoch, size inside its chunk), recording object
@@ -13,7 +13,11 @@
 // read: a stale reference into protected old space is reported, not faulted on.
 // Generations (gc-v2.md): an object's kBitOld must match its chunk's generation; an old
 // object with kBitRemembered must be in some mutator's remembered buffer; an old object
-// without it must hold no young reference (for a Thread object: its stack is clean).
+// without it must hold no young reference (for a Thread object: its stack is clean),
+// and so must what a root source says a minor would skip (gc/pass.h: a task record or
+// a channel's buffer not written since the last collection). Finalizable registrations
+// (invariant 13): the old list holds only old objects and every young finalizable
+// object is on the young list, which is empty after a collection.
 // After a collection no object may be young or remembered, and every buffer is empty.
 // Pinning and non-moving objects (gc-v2.md): cell chunks are walked cell by cell (an
 // object of kBitNonMoving or a free cell each); a filler is skipped; an object with
@@ -21,6 +25,9 @@
 // to a free cell or a filler is a reference to a freed object. Every pinned object must
 // be an object of current space where it was pinned (so a pinned object that moved or
 // died, gc.pin-drop, is reported).
+// Current space: the chunk index names exactly the chunks of the nursery's and the old
+// generation's lists (each chunk once, none overlapping the next), the lists agree
+// with their chunks' generation, and the old chunks' bytes are what the heap counted.
 // Mark-region (gc-v2.md): in every old standard chunk the line marks are exactly the
 // lines its objects overlap (so a referenced object never lies in a free line), a
 // filler that touches a free line covers whole free lines only (so promotion can copy
@@ -36,6 +43,7 @@
 #include <utility>
 
 #include "gc/heap_internal.h"
+#include "gc/pass.h"
 
 namespace weft::gc {
 
@@ -59,9 +67,11 @@ class Verifier final : public Visitor {
     if (weakKeys || weakValues) weakDeferred_ = true;
   }
   bool isLive(Object*) override { return true; }
+  void setRootSkipped(bool skipped) { rootSkipped_ = skipped; }
 
  private:
   void gatherRemembered();
+  bool checkChunkLists();
   void walkSpace();
   void walkChunk(const Chunk* chunk);
   void walkCells(const Chunk* chunk);
@@ -69,6 +79,7 @@ class Verifier final : public Visitor {
   bool fillerKeepsLines(const Chunk* chunk, const char* p, size_t size) const;
   bool checkHeader(const Chunk* chunk, const Object* obj, bool young);
   void checkRoots();
+  void checkFinalizable();
   void checkObjects();
   void check(const Object* ref);
   void report(const char* fmt, const void* p, size_t n = 0);
@@ -90,7 +101,10 @@ class Verifier final : public Visitor {
     return it != freed_.begin() && p < std::prev(it)->second;
   }
   std::vector<const Object*> recorded_;  // sorted: every remembered buffer's holders
+  std::vector<const Object*> youngFinalizable_;  // sorted: the young registrations
   bool holderClean_ = false;  // the holder is old and not remembered: no young referent
+  // A root source visits references a minor would skip (gc/pass.h): no young referent.
+  bool rootSkipped_ = false;
   // Who holds the reference being checked (formatted only on failure).
   const Object* holder_ = nullptr;
   const char* rootKind_ = nullptr;
@@ -122,7 +136,52 @@ void Verifier::gatherRemembered() {
   if (after_ && !recorded_.empty()) report("remembered buffers still hold %p after the collection", recorded_.front());
 }
 
+// The chunk index is kept as chunks join and leave current space, never rebuilt, and
+// a minor adds its promotion's bytes to the old chunks' count rather than recounting:
+// both are checked against the lists, whose chunks are read only once the index names
+// exactly them (an entry left behind may name a chunk already unmapped).
+bool Verifier::checkChunkLists() {
+  std::vector<const Chunk*> listed;
+  size_t oldBytes = 0;
+  for (const Chunk* chunk : impl_.youngChunks) {
+    if (!chunk->young) return report("chunk %p on the nursery list is old", chunk->base), false;
+    listed.push_back(chunk);
+  }
+  for (const Chunk* chunk : impl_.space) {
+    if (chunk->young) return report("chunk %p of the old generation is young", chunk->base), false;
+    if (!chunk->cellSize) oldBytes += static_cast<size_t>(chunk->top - chunk->base) - chunk->freeBytes;
+    listed.push_back(chunk);
+  }
+  std::sort(listed.begin(), listed.end());
+  if (auto twice = std::adjacent_find(listed.begin(), listed.end()); twice != listed.end())
+    return report("chunk %p is listed twice", (*twice)->base), false;
+  for (const auto& [base, chunk] : impl_.chunkIndex) {
+    if (!std::binary_search(listed.begin(), listed.end(), chunk))
+      return report("the chunk index holds %p, which is no chunk of current space", reinterpret_cast<void*>(base)),
+             false;
+  }
+  for (const Chunk* chunk : listed) {
+    auto it = impl_.chunkIndex.find(reinterpret_cast<uintptr_t>(chunk->base));
+    if (it == impl_.chunkIndex.end() || it->second != chunk)
+      return report("chunk %p of current space is not in the chunk index", chunk->base), false;
+  }
+  const Chunk* previous = nullptr;
+  for (const auto& [base, chunk] : impl_.chunkIndex) {
+    if (previous && previous->base + previous->size > chunk->base)
+      return report("chunk %p overlaps the next one", previous->base), false;
+    previous = chunk;
+  }
+  if (oldBytes != impl_.oldChunkBytes) {
+    char buf[120];
+    std::snprintf(buf, sizeof buf, "the old chunks hold %zu bytes, not the %zu counted", oldBytes, impl_.oldChunkBytes);
+    if (fault_.empty()) fault_ = buf;
+    return false;
+  }
+  return true;
+}
+
 void Verifier::walkSpace() {
+  if (!checkChunkLists()) return;
   for (const auto& [base, chunk] : impl_.chunkIndex) {
     if (chunk->top < chunk->base || chunk->top > chunk->base + chunk->size) {
       report("chunk %p has its top outside the chunk", chunk->base);
@@ -247,6 +306,14 @@ void Verifier::check(const Object* ref) {
                   ? "reference to a freed object (a free non-moving cell, a free line or a filler)"
               : heap_.contains(ref) ? "reference into the middle of an object or past allocated space"
                                     : "reference outside current space (stale or foreign)";
+  if (!problem && rootSkipped_ && !(ref->header.gcBits & kBitOld)) {
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "%s holds young reference %p in a record a minor skips (written without being noted)",
+                  holderText().c_str(), static_cast<const void*>(ref));
+    fault_ = buf;
+    return;
+  }
   if (!problem && holderClean_ && !(ref->header.gcBits & kBitOld)) {
     char buf[240];
     std::snprintf(buf, sizeof buf,
@@ -266,6 +333,7 @@ void Verifier::checkRoots() {
   holder_ = nullptr;
   rootKind_ = "root source";
   for (rootIndex_ = 0; rootIndex_ < impl_.roots.size(); ++rootIndex_) impl_.roots[rootIndex_]->traceRoots(*this);
+  rootSkipped_ = false;
   rootKind_ = "handle slot";  // numbered across every mutator's stack, in registration order
   rootIndex_ = 0;
   for (const Mutator* m : impl_.mutators)
@@ -276,8 +344,7 @@ void Verifier::checkRoots() {
     if (Object* obj = impl_.persistent[rootIndex_]) check(obj);
   rootKind_ = "pending finalizer";
   for (rootIndex_ = 0; rootIndex_ < impl_.pending.size(); ++rootIndex_) check(impl_.pending[rootIndex_]);
-  rootKind_ = "finalizable registration";
-  for (rootIndex_ = 0; rootIndex_ < impl_.finalizable.size(); ++rootIndex_) check(impl_.finalizable[rootIndex_]);
+  checkFinalizable();
   // Weak roots (the string table) see a visitor whose isLive is always true: they keep
   // every entry, and a stale one (a minor that failed to update or drop a young
   // string) is reported here.
@@ -295,6 +362,31 @@ void Verifier::checkRoots() {
   }
 }
 
+// Invariant 13: a minor walks only the young list, so the old one must hold only old
+// objects, and every young finalizable object must be on the young list.
+void Verifier::checkFinalizable() {
+  auto checkList = [this](const std::vector<Object*>& list, const char* kind, bool old) {
+    rootKind_ = kind;
+    for (rootIndex_ = 0; rootIndex_ < list.size(); ++rootIndex_) {
+      const Object* obj = list[rootIndex_];
+      check(obj);
+      if (!fault_.empty()) return;
+      uint8_t bits = obj->header.gcBits;
+      if (!(bits & kBitFinalizable)) report("finalizable registration: %p lacks its bit", obj);
+      else if (old && !(bits & kBitOld))
+        report("finalizable registration: young object %p is on the old list, which a minor does not walk", obj);
+    }
+  };
+  checkList(impl_.finalizable, "finalizable registration", true);
+  checkList(impl_.youngFinalizable, "young finalizable registration", false);
+  if (!fault_.empty()) return;
+  if (after_ && !impl_.youngFinalizable.empty())
+    return report("finalizable registration: %p is still on the young list after the collection",
+                  impl_.youngFinalizable[0]);
+  youngFinalizable_.assign(impl_.youngFinalizable.begin(), impl_.youngFinalizable.end());
+  std::sort(youngFinalizable_.begin(), youngFinalizable_.end());
+}
+
 void Verifier::checkObjects() {
   for (const Object* start : starts_) {
     if (!fault_.empty()) return;
@@ -307,10 +399,17 @@ void Verifier::checkObjects() {
     if (remembered && !std::binary_search(recorded_.begin(), recorded_.end(), obj))
       return report("remembered set: object %p has its remembered bit but is in no remembered buffer", obj);
     holderClean_ = (bits & kBitOld) && !remembered;
+    if ((bits & kBitFinalizable) && !(bits & kBitOld) &&
+        !std::binary_search(youngFinalizable_.begin(), youngFinalizable_.end(), obj))
+      return report("finalizable registration: young object %p is not on the young list", obj);
     if (info.trace) info.trace(obj, *this);
     if (weakDeferred_ && info.clearWeak) info.clearWeak(obj, *this, kClearKeys | kClearValues);
   }
   holderClean_ = false;
+}
+
+void setSkippedByMinor(Visitor& visitor, bool skipped) {
+  if (auto* verifier = dynamic_cast<Verifier*>(&visitor)) verifier->setRootSkipped(skipped);
 }
 
 std::string Heap::verifyHeap() { return Verifier(*this, false).run(); }

@@ -148,6 +148,7 @@ OpResult channelSend(Channel& ch, const Value& v, bool& closed, LuaTask* self, i
       result = OpResult::kDone;
     } else if (ch.buffer.size() < ch.capacity && ch.buffer.reserveOne()) {
       if (!claimSelf(self, caseIndex)) return OpResult::kLost;
+      if (v.isCollectable()) ch.rt.noteChannelWritten(ch);
       ch.buffer.pushBack(v);
       ch.length.store(ch.buffer.size(), std::memory_order_relaxed);
       result = OpResult::kDone;
@@ -175,6 +176,7 @@ OpResult channelRecv(Channel& ch, Value& out, bool& ok, LuaTask* self, int caseI
       ok = true;
       // A blocked sender's value takes the freed place.
       if (Waiter* s = claimPeer(ch.sendq, self)) {
+        if (s->value.isCollectable()) ch.rt.noteChannelWritten(ch);
         ch.buffer.pushBack(s->value);
         wake = deliverTo(s, Delivery::sent());
       }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "gc/fault.h"
 #include "gc/pass.h"
 #include "runtime/runtime_impl.h"
 #include "vm/debug.h"
@@ -74,20 +75,38 @@ RuntimeImpl::RegistryShard& RuntimeImpl::shardForNew() {
 
 namespace {
 
-void addDirtyLocked(std::vector<LuaTask*>& dirty, LuaTask* task) {
-  task->gcDirty.store(true, std::memory_order_relaxed);
-  dirty.push_back(task);
-  task->dirtySlot = uint32_t(dirty.size());
+// A task record or a channel (both carry gcDirty and dirtySlot) joins or leaves its
+// shard's dirty list in constant time.
+template <typename T>
+void addDirtyLocked(std::vector<T*>& dirty, T* entry) {
+  entry->gcDirty.store(true, std::memory_order_relaxed);
+  dirty.push_back(entry);
+  entry->dirtySlot = uint32_t(dirty.size());
 }
 
-void removeDirtyLocked(std::vector<LuaTask*>& dirty, LuaTask* task) {
-  if (!task->gcDirty.load(std::memory_order_relaxed)) return;
-  LuaTask* last = dirty.back();
-  dirty[task->dirtySlot - 1] = last;
-  last->dirtySlot = task->dirtySlot;
+template <typename T>
+void removeDirtyLocked(std::vector<T*>& dirty, T* entry) {
+  if (!entry->gcDirty.load(std::memory_order_relaxed)) return;
+  T* last = dirty.back();
+  dirty[entry->dirtySlot - 1] = last;
+  last->dirtySlot = entry->dirtySlot;
   dirty.pop_back();
-  task->dirtySlot = 0;
-  task->gcDirty.store(false, std::memory_order_relaxed);
+  entry->dirtySlot = 0;
+  entry->gcDirty.store(false, std::memory_order_relaxed);
+}
+
+// After a collection: every entry is clean.
+template <typename T>
+void clearDirtyLocked(std::vector<T*>& dirty) {
+  for (T* entry : dirty) {
+    entry->dirtySlot = 0;
+    entry->gcDirty.store(false, std::memory_order_relaxed);
+  }
+  dirty.clear();
+}
+
+void traceBuffer(gc::Visitor& visitor, Channel& ch) {
+  ch.buffer.forEach([&](Value& v) { visitValue(visitor, v); });
 }
 
 }  // namespace
@@ -116,6 +135,15 @@ void RuntimeImpl::noteRecordWritten(LuaTask& task) {
   if (!task.gcDirty.load(std::memory_order_relaxed) && shard.tasks.contains(&task)) addDirtyLocked(shard.dirty, &task);
 }
 
+void RuntimeImpl::noteChannelWritten(Channel& ch) {
+  if (ch.gcDirty.load(std::memory_order_relaxed)) return;
+  if (gc::fault::hit("rt.channel-dirty-drop")) return;
+  RegistryShard& shard = shards_[ch.regShard];
+  std::lock_guard lock(shard.mutex);
+  if (!ch.gcDirty.load(std::memory_order_relaxed) && shard.channels.contains(&ch))
+    addDirtyLocked(shard.dirtyChannels, &ch);
+}
+
 void RuntimeImpl::addChannel(Channel* ch) {
   RegistryShard& shard = shardForNew();
   ch->regShard = uint8_t(&shard - shards_.data());
@@ -127,6 +155,7 @@ void RuntimeImpl::removeChannel(Channel* ch) {
   RegistryShard& shard = shards_[ch->regShard];
   std::lock_guard lock(shard.mutex);
   if (shard.channels.contains(ch)) shard.channels.erase(ch);
+  removeDirtyLocked(shard.dirtyChannels, ch);
 }
 
 std::vector<LuaTask*> RuntimeImpl::retainAllTasks() {
@@ -153,32 +182,44 @@ void RuntimeImpl::traceRoots(gc::Visitor& visitor) {
 // A hundred thousand suspended tasks are common: each costs cache misses on its record,
 // then on its Thread object and handle (copied here). Records are prefetched 2 * kAhead
 // tasks ahead, and the objects they point to kAhead ahead, once their record has arrived.
-// A minor collection traces only the dirty records: a record not written since the last
-// collection holds only old references (docs/design/gc-v2.md). Every collection leaves
-// every record clean; verification traces them all and changes nothing (gc/pass.h).
+// A minor collection traces only the dirty records and the dirty channels' buffers: a
+// record or buffer not written since the last collection holds only old references
+// (docs/design/gc-v2.md). Every collection leaves everything clean; verification traces
+// it all, changes nothing, and is told which references a minor would skip (gc/pass.h),
+// so a write that was not noted shows as a young reference there.
 void RuntimeImpl::traceShard(gc::Visitor& visitor, RegistryShard& shard) {
   constexpr size_t kAhead = 8;
   gc::Pass pass = gc::passOf(visitor);
+  bool skipping = false;  // what the verifier was last told: only changes are told
+  auto skippedByMinor = [&](const std::atomic<bool>& dirty) {
+    bool clean = !dirty.load(std::memory_order_relaxed);
+    if (pass != gc::Pass::kCheck || clean == skipping) return;
+    skipping = clean;
+    gc::setSkippedByMinor(visitor, clean);
+  };
   if (pass == gc::Pass::kMinor) {
     for (LuaTask* task : shard.dirty) traceTask(visitor, *task);
+    for (Channel* ch : shard.dirtyChannels) traceBuffer(visitor, *ch);
   } else {
     const SlotList<LuaTask>& tasks = shard.tasks;
     size_t n = tasks.slotCount();
     for (size_t i = 0; i < n; i++) {
       if (i + 2 * kAhead < n) prefetchRecord(tasks.at(i + 2 * kAhead));
       if (i + kAhead < n) prefetchReferents(tasks.at(i + kAhead));
-      if (LuaTask* task = tasks.at(i)) traceTask(visitor, *task);
+      if (LuaTask* task = tasks.at(i)) {
+        skippedByMinor(task->gcDirty);
+        traceTask(visitor, *task);
+      }
     }
+    for (Channel* ch : shard.channels) {
+      skippedByMinor(ch->gcDirty);
+      traceBuffer(visitor, *ch);
+    }
+    if (skipping) gc::setSkippedByMinor(visitor, false);
   }
   if (pass != gc::Pass::kCheck) {
-    for (LuaTask* task : shard.dirty) {
-      task->dirtySlot = 0;
-      task->gcDirty.store(false, std::memory_order_relaxed);
-    }
-    shard.dirty.clear();
-  }
-  for (Channel* ch : shard.channels) {
-    ch->buffer.forEach([&](Value& v) { visitValue(visitor, v); });
+    clearDirtyLocked(shard.dirty);
+    clearDirtyLocked(shard.dirtyChannels);
   }
 }
 
@@ -187,7 +228,7 @@ std::string RuntimeImpl::describeBlockedTasks() {
   for (RegistryShard& shard : shards_) {
     std::lock_guard lock(shard.mutex);
     for (LuaTask* task : shard.tasks) {
-      if (task->done) continue;
+      if (task->isDone()) continue;  // a task may be completing on a worker meanwhile
       std::string line = "  task ";
       line += task->isMain ? "main" : std::to_string(task->id());
       line += ": ";

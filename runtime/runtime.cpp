@@ -191,6 +191,18 @@ void RuntimeImpl::onHostLaneFilled() {
   if (vm::ThreadData* running = state.mainRunning()) running->budget = std::min(running->budget, options.budget);
 }
 
+// A budget the fill did not lower stays (an interrupt's -1, stored from another thread:
+// hence the compare-exchange).
+void RuntimeImpl::endHostLaneSlice() {
+  state.hostLanePending = false;
+  vm::ThreadData* running = state.mainRunning();
+  if (!running) return;
+  int32_t lowered = __atomic_load_n(&running->budget, __ATOMIC_RELAXED);
+  if (lowered < 0 || lowered > options.budget) return;
+  __atomic_compare_exchange_n(&running->budget, &lowered, vm::kUnlimitedBudget, false, __ATOMIC_RELAXED,
+                              __ATOMIC_RELAXED);
+}
+
 bool RuntimeImpl::mayPublishFromOutside() { return openPorts.load(std::memory_order_acquire) > 0; }
 
 void RuntimeImpl::onDiverged(const std::string& what) {
@@ -548,9 +560,12 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
   std::vector<Wake> wake;
   std::vector<LuaTask*> unclaimed;  // holdForWake's references to drop after the lock
   vm::ThreadData* d = task->data;
+  // Before doneMutex: it takes the registry shard's lock, which is taken before
+  // doneMutex (reportUnobservedErrors, describeBlockedTasks). No collection can clear
+  // the mark before the writes below: this thread is attached and reaches no safepoint.
+  noteRecordWritten(*task);
   {
     std::lock_guard lock(task->doneMutex);
-    noteRecordWritten(*task);
     if (outcome == TaskState::kCompleted && d->top > 2) task->results.assign(d->stack + 2, d->stack + d->top);
     if (outcome == TaskState::kPanicked) task->error = d->error;
     task->done = true;

@@ -59,6 +59,9 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   Status onBusy(sched::Worker& worker) override;
   void onAllBlocked() override;
   void onHostLaneFilled() override;
+  // The host ran the tasks of its lane and the lane is empty: the slice a fill started is
+  // over (the main context's budget goes back to unlimited).
+  void endHostLaneSlice();
   bool mayPublishFromOutside() override;
   void onDiverged(const std::string& what) override;
   void detachForStep() override;
@@ -73,6 +76,10 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // records a minor collection traces (docs/design/gc-v2.md: a parked task's record is
   // as clean as its stack). Any thread; a lock only on the first write of a cycle.
   void noteRecordWritten(LuaTask& task);
+  // The same for a channel, before a reference goes into its buffer: a minor traces
+  // only the buffers of dirty channels. Any thread; the caller may hold the channel's
+  // lock (a shard's lock is taken after it, never before).
+  void noteChannelWritten(Channel& ch);
   void addChannel(Channel* ch);
   void removeChannel(Channel* ch);
   std::string describeBlockedTasks();
@@ -225,8 +232,10 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
     alignas(64) gc::SpinLock mutex;  // a few instructions per hold (gc/spin_lock.h)
     SlotList<LuaTask> tasks;     // mutex
     SlotList<Channel> channels;  // mutex
-    // mutex: the records written since the last collection (LuaTask::gcDirty).
+    // mutex: the records and the channels written since the last collection
+    // (LuaTask::gcDirty, Channel::gcDirty).
     std::vector<LuaTask*> dirty;
+    std::vector<Channel*> dirtyChannels;
   };
   static constexpr size_t kRegistryShards = 8;
   RegistryShard& shardForNew();

@@ -94,7 +94,8 @@ struct LuaTask final : sched::Task, WaitSource {
   // 16-byte aligned (its delivered value), after `awaited`, which fills the gap before it.
   WaitState wait;
 
-  // Completion (doneMutex): awaiters wait for `done`.
+  // Completion (doneMutex): awaiters wait for `done`. Taken after a registry shard's
+  // lock when both are held, never before it.
   std::mutex doneMutex;
   std::vector<Waiter*> awaiters;
   std::unique_ptr<std::string> traceback;  // of an error, recorded by the message handler
@@ -141,7 +142,8 @@ struct LuaTask final : sched::Task, WaitSource {
   std::string describeWait() const;
 };
 
-// A channel. Values are roots traced through the Registry.
+// A channel. Values are roots traced through the Registry; a value goes into the buffer
+// only after RuntimeImpl::noteChannelWritten.
 struct Channel final : WaitSource {
   Channel(RuntimeImpl& rt, uint32_t capacity);
   ~Channel() override;
@@ -159,7 +161,11 @@ struct Channel final : WaitSource {
   bool closed = false;             // mutex
   std::atomic<uint32_t> length{0}; // buffer.size(), for #ch without the lock
   uint32_t regSlot = 0;            // the registry's index (its lock; runtime/slot_list.h)
+  uint32_t dirtySlot = 0;          // 1 + its index in the shard's dirty channels (the shard's lock)
   uint8_t regShard = 0;            // the registry shard it is in (set once, at creation)
+  // In its shard's dirty channels: as LuaTask::gcDirty, for the buffer (a minor traces
+  // only the buffers written since the last collection).
+  std::atomic<bool> gcDirty{false};
   bool orphaned = false;           // as LuaTask::orphaned
 };
 

@@ -136,6 +136,10 @@ void armTimer(LuaTask& self, double timeout) {
 bool helpedToEndMayGC(LuaTask& self) {
   RuntimeImpl& rt = self.rt;
   sched::HostRun run = rt.scheduler->runOnHost([&] { return !self.wait.open() || rt.mainEndedNested; });
+  // Once the lane is empty, a task the main chunk wakes next waits at most a slice from
+  // then: otherwise the slice of the first fill ran on, and a ping-pong with the main
+  // chunk published its peer to the workers every slice (a round trip between threads).
+  if (rt.scheduler->hostLaneEmpty()) rt.endHostLaneSlice();
   // Collections ran meanwhile; the code that waited goes on writing its stack.
   if (vm::ThreadData* running = rt.state.context().running) vm::markStackDirty(running);
   return run != sched::HostRun::kIdle;

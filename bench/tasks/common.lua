@@ -45,6 +45,27 @@ function M.result(name, ...)
   print(table.concat(parts, " "))
 end
 
+-- Allocates short-lived tables (64 pairs and their strings an iteration) for `seconds`
+-- of `now`'s clock, checking what it built; returns the gaps between iterations, sorted,
+-- and the iteration count. A collection shows as a long gap (pause.lua, old_roots.lua).
+function M.churn(now, seconds)
+  local gaps, iterations, checksum = {}, 0, 0
+  local start = now()
+  local last = start
+  while last - start < seconds do
+    local t = {}
+    for i = 1, 64 do t[i] = { i, tostring(i) } end
+    checksum = checksum + #t[64][2]
+    iterations = iterations + 1
+    local at = now()
+    gaps[#gaps + 1] = at - last
+    last = at
+  end
+  M.check(checksum == 2 * iterations, "checksum %d for %d iterations", checksum, iterations)
+  table.sort(gaps)
+  return gaps, iterations
+end
+
 -- Nearest-rank percentile of a sorted array.
 function M.percentile(sorted, p)
   local rank = math.max(1, math.ceil(p / 100 * #sorted))

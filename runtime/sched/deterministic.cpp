@@ -128,6 +128,14 @@ std::string DetChooser::unreplayed() const {
 
 // --- the coordinator ---------------------------------------------------------------------
 
+// A step's phase and commit are written under mu_, which orders them for every reader
+// that takes it: a plain store suffices (a seq_cst one is a fence on every step). The
+// commit's release pairs with passGate's lock-free acquire.
+void DetCoordinator::setPhase(Task* t, StepPhase phase) { t->detPhase_.store(phase, std::memory_order_relaxed); }
+void DetCoordinator::setCommitted(Task* t, bool committed) {
+  t->detCommitted_.store(committed, std::memory_order_release);
+}
+
 DetCoordinator::DetCoordinator(SchedulerInternals& in, const DeterministicOptions& options)
     : in_(in), options_(options), chooser_(options) {}
 
@@ -137,8 +145,8 @@ void DetCoordinator::enqueue(Task* t, bool behind) {
     if (behind) ready_.push_front(t);
     else ready_.push_back(t);
     readyHash_ += decisionMemberHash(runId(t));
-    t->detPhase_ = kQueued;
-    t->detCommitted_ = false;
+    setPhase(t, kQueued);
+    setCommitted(t, false);
     // Read where the task becomes ready, in decision order: a cancellation made after
     // this point reaches the task at a gate, since its step may already run ahead.
     t->detCancelAtStart_ = t->cancelRequested();
@@ -152,6 +160,7 @@ TimerId DetCoordinator::addTimer(uint64_t deadlineNanos, std::function<void()> f
   TimerId id = nextTimer_++;
   timers_.emplace(std::make_pair(deadlineNanos, id), std::move(fn));
   timerDeadline_[id] = deadlineNanos;
+  noteEarliestLocked();
   return id;
 }
 
@@ -161,7 +170,15 @@ bool DetCoordinator::cancelTimer(TimerId id) {
   if (it == timerDeadline_.end()) return false;
   timers_.erase({it->second, id});
   timerDeadline_.erase(it);
+  noteEarliestLocked();
   return true;
+}
+
+// Relaxed: a timer is added or cancelled by the coordinator's own thread or by a step
+// it waited for through mu_ (a wait's timer is armed after its ordered gate), so the
+// value it reads is never older than its decision order needs.
+void DetCoordinator::noteEarliestLocked() {
+  earliest_.store(timers_.empty() ? UINT64_MAX : timers_.begin()->first.first, std::memory_order_relaxed);
 }
 
 void DetCoordinator::charge(int64_t units) {
@@ -183,14 +200,17 @@ bool DetCoordinator::earliestTimer(uint64_t& deadline) {
   return true;
 }
 
+// Before every decision: without the lock while no timer is due (most steps).
 void DetCoordinator::fireDueTimers() {
   for (;;) {
+    if (earliest_.load(std::memory_order_relaxed) > nowNanos()) return;
     std::function<void()> fn;
     {
       std::lock_guard lock(timerMu_);
       if (timers_.empty() || timers_.begin()->first.first > nowNanos()) return;
       auto node = timers_.extract(timers_.begin());
       timerDeadline_.erase(node.key().second);
+      noteEarliestLocked();
       fn = std::move(node.mapped());
     }
     fn();  // claims a wait and publishes its task: enqueue takes mu_
@@ -213,6 +233,7 @@ InlineRun DetCoordinator::runInline(Task* waiter, const std::function<bool()>& e
     fireDueTimers();
     bool self = enabled();
     Task* next = nullptr;
+    bool here = false;  // no runner took the chosen step
     uint32_t n;
     {
       // One lock per step: a host thread may append to ready_ (a port's post).
@@ -224,13 +245,15 @@ InlineRun DetCoordinator::runInline(Task* waiter, const std::function<bool()>& e
         uint32_t index = 0;
         if (!chooser_.decide(DecisionKind::kRun, n, hash, previous_, c, index)) return InlineRun::kDiverged;
         if (!(self && index == 0)) {
-          // The others keep their order (choices are mostly near the end: cheap).
-          auto at = ready_.begin() + (index - (self ? 1 : 0));
-          next = *at;
-          ready_.erase(at);
+          // The others keep their order (choices are mostly the newest: pop_back).
+          size_t at = index - (self ? 1 : 0);
+          next = ready_[at];
+          if (at + 1 == ready_.size()) ready_.pop_back();
+          else ready_.erase(ready_.begin() + ptrdiff_t(at));
           readyHash_ -= decisionMemberHash(runId(next));
-          next->detCommitted_ = true;
-          if (next->detPhase_ == kQueued) next->detPhase_ = kInline;
+          setCommitted(next, true);
+          here = next->detPhase_ == kQueued;
+          if (here) setPhase(next, kInline);
         }
       }
     }
@@ -247,18 +270,13 @@ InlineRun DetCoordinator::runInline(Task* waiter, const std::function<bool()>& e
       return InlineRun::kChosen;
     }
     previous_ = runId(next);
-    dispatch(next);
+    dispatch(next, here);
   }
 }
 
 // Commits the chosen task's step: runs it here if no runner took it, else lets it pass
 // its gate and waits for its end (the coordinator's next decision depends on it).
-void DetCoordinator::dispatch(Task* t) {
-  bool here;
-  {
-    std::lock_guard lock(mu_);
-    here = t->detPhase_ == kInline;
-  }
+void DetCoordinator::dispatch(Task* t, bool here) {
   if (here) return dispatchHere(t);
   if (!awaitStepEnd(t)) return;
   RunOutcome out;
@@ -267,8 +285,8 @@ void DetCoordinator::dispatch(Task* t) {
     std::lock_guard lock(mu_);
     out = t->detOutcome_;
     budget = t->detBudget_;
-    t->detPhase_ = kIdle;
-    t->detCommitted_ = false;
+    setPhase(t, kIdle);
+    setCommitted(t, false);
     t->detLastUnits_ = workOf(t, budget);
   }
   Worker* w = tlsCurrentWorker;
@@ -293,8 +311,8 @@ void DetCoordinator::dispatchHere(Task* t) {
   tlsCurrentWorker = outer;
   {
     std::lock_guard lock(mu_);
-    t->detPhase_ = kIdle;
-    t->detCommitted_ = false;
+    setPhase(t, kIdle);
+    setCommitted(t, false);
     t->detLastUnits_ = workOf(t, budget);
   }
   settleStep(t, out, budget, c);
@@ -363,7 +381,7 @@ Task* DetCoordinator::takeAheadLocked() {
   for (size_t i = ready_.size(); i-- > end;) {
     Task* t = ready_[i];
     if (t->detPhase_ == kQueued && worthAhead(t)) {
-      t->detPhase_ = kAhead;
+      setPhase(t, kAhead);
       return t;
     }
   }
@@ -401,7 +419,7 @@ void DetCoordinator::runner(WorkerCore& c) {
       std::lock_guard lock(mu_);
       t->detOutcome_ = out;
       t->detBudget_ = budget;
-      t->detPhase_ = kEnded;
+      setPhase(t, kEnded);
     }
     steps_.notify_all();
   }
@@ -459,6 +477,7 @@ void DetCoordinator::drain() {
   std::lock_guard lock(timerMu_);
   timers_.clear();
   timerDeadline_.clear();
+  noteEarliestLocked();
 }
 
 }  // namespace weft::runtime

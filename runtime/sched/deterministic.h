@@ -150,10 +150,13 @@ class DetCoordinator {
 
  private:
   enum StepPhase : uint8_t { kIdle, kQueued, kAhead, kInline, kEnded };
+  static void setPhase(Task* t, StepPhase phase);
+  static void setCommitted(Task* t, bool committed);
   void fireDueTimers();
+  void noteEarliestLocked();
   bool earliestTimer(uint64_t& deadline);
   bool waitForOutside();
-  void dispatch(Task* t);
+  void dispatch(Task* t, bool here);
   void dispatchHere(Task* t);
   bool awaitStepEnd(Task* t);
   void settleStep(Task* t, RunOutcome out, int32_t budget, WorkerCore& c);
@@ -180,6 +183,7 @@ class DetCoordinator {
   std::map<std::pair<uint64_t, TimerId>, std::function<void()>> timers_;  // timerMu_; (deadline, id)
   std::unordered_map<TimerId, uint64_t> timerDeadline_;                  // timerMu_
   TimerId nextTimer_ = 1;                                                // timerMu_
+  std::atomic<uint64_t> earliest_{UINT64_MAX};  // written under timerMu_: the first deadline
   uint64_t previous_ = 0;  // the task the last step ran
   bool finished_ = false;
   bool parallel_ = false;  // runners run steps ahead; set by startRunners, before any task

@@ -9,7 +9,8 @@
 //    worker's LIFO slot: a task already there moves to the injection queue (and wakes a
 //    worker), so the slot always holds the newest publication. The first publication
 //    into an empty slot tells the executor (onHostLaneFilled), which arranges a flush
-//    within a slice of the host's work.
+//    within a slice of the host's work; a wait in which the host runs the slot empty ends
+//    that slice (RuntimeImpl::endHostLaneSlice).
 //  - While its task waits, the host runs the slot's task (runOnHost), and then what that
 //    dispatch put there, until the wait ends or the slot is empty: a ping-pong between
 //    the main chunk and a task costs no thread switch and no futex. Only the host's own
@@ -91,6 +92,8 @@ void Scheduler::flushHostLane() {
   list.push(t);
   in_->pushInjection(list);
 }
+
+bool Scheduler::hostLaneEmpty() const { return !in_->onHostThread() || in_->hostSlot == nullptr; }
 
 bool Scheduler::dispatchingOnHost() { return tlsHost.dispatching; }
 

@@ -183,7 +183,8 @@ void SchedulerInternals::drainAll() {
 }
 
 Scheduler::Scheduler(const SchedulerOptions& options, Executor& executor)
-    : in_(std::make_unique<SchedulerInternals>(*this, options, executor)) {}
+    : in_(std::make_unique<SchedulerInternals>(*this, options, executor)),
+      deterministic_(options.deterministic.enabled) {}
 
 Scheduler::~Scheduler() { shutdown(); }
 
@@ -289,7 +290,6 @@ TimerId Scheduler::addTimer(Clock::time_point deadline, std::function<void()> fn
 
 bool Scheduler::cancelTimer(TimerId id) { return in_->det ? in_->det->cancelTimer(id) : in_->timers.cancel(id); }
 
-bool Scheduler::deterministic() const { return in_->det != nullptr; }
 
 Clock::time_point Scheduler::now() const {
   if (!in_->det) return Clock::now();

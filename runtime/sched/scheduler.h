@@ -378,7 +378,7 @@ class Scheduler {
 
   // Deterministic mode (deterministic.h). `now` is the logical clock there (timers,
   // task.now), the steady clock otherwise.
-  bool deterministic() const;
+  bool deterministic() const { return deterministic_; }
   Clock::time_point now() const;
   // On the thread of `waiter` (the main task, or a task waiting under a native frame),
   // which has reached a schedule point: runs other tasks' steps on this thread until the
@@ -419,6 +419,8 @@ class Scheduler {
   HostRun runOnHost(const std::function<bool()>& done);
   // On the host thread: publishes the lane's task, if any.
   void flushHostLane();
+  // On the host thread: whether the lane holds no task.
+  bool hostLaneEmpty() const;
   // Whether the calling thread runs a dispatch of runOnHost (where a task may suspend as
   // on a worker).
   static bool dispatchingOnHost();
@@ -440,6 +442,9 @@ class Scheduler {
   friend struct SchedulerInternals;
   bool runsAhead(const Task* task) const;
   std::unique_ptr<SchedulerInternals> in_;
+  // Set at construction (SchedulerOptions::deterministic); inline, as the VM asks it at
+  // every ordered operation.
+  const bool deterministic_;
 };
 
 }  // namespace weft::runtime

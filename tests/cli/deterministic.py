@@ -44,8 +44,8 @@ def fail(what, detail=""):
     sys.exit(f"deterministic.py: {what}\n{detail}")
 
 
-def run(weft, args, script=None, path=None, code=0, cwd=None):
-    cmd = [weft, *args] + (["-e", script] if script is not None else [path])
+def run(weft, args, script=None, path=None, code=0, cwd=None, script_args=()):
+    cmd = [weft, *args] + (["-e", script] if script is not None else [path]) + list(script_args)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=cwd)
     if code is not None and proc.returncode != code:
         fail(f"{args} {path or ''}: exit status {proc.returncode}, expected {code}", proc.stdout + proc.stderr)
@@ -104,6 +104,47 @@ def check_parallel_steps(weft):
         ahead = sum(w["tasks_run"] for w in stats["workers"] if w["worker"] != 0)
         if ahead == 0:
             fail(f"seed {seed}: no runner ran a step ahead", wide.stderr)
+
+
+# Tasks that share one io.lines iterator: each read is an effect on the world, so a step
+# run ahead waits at its gate and the lines go to the tasks in decision order.
+SHARED_LINES = """
+local path = ...
+local next_line = io.lines(path)
+local function work(i)
+  local x = i
+  for j = 1, 3000 + (i * 7919) % 5000 do x = (x * 31 + j) % 1000003 end
+  return x
+end
+local tasks = {}
+for i = 1, 8 do
+  tasks[i] = task.spawn(function()
+    local got = {}
+    for round = 1, 40 do
+      work(i + round)
+      got[#got + 1] = next_line():sub(5)
+    end
+    return table.concat(got, ",")
+  end)
+end
+for i = 1, 8 do print(i, tasks[i]:await()) end
+"""
+
+
+def check_parallel_lines(weft, tmp):
+    path = os.path.join(tmp, "lines.txt")
+    with open(path, "w") as f:
+        f.write("".join(f"line{i}\n" for i in range(320)))
+    script = os.path.join(tmp, "shared_lines.lua")
+    with open(script, "w") as f:
+        f.write(SHARED_LINES)
+    for seed in (5, 6):
+        base = run(weft, [f"--deterministic={seed}", "--workers", "1"], path=script, script_args=[path])
+        for _ in range(3):
+            wide = run(weft, [f"--deterministic={seed}", "--workers", "4"], path=script, script_args=[path])
+            if wide.stdout != base.stdout:
+                fail(f"seed {seed}: --workers 4 handed an io.lines iterator's lines out of order",
+                     wide.stdout + "\n---\n" + base.stdout)
 
 
 def check_logical_time(weft):
@@ -203,6 +244,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         check_same_seed(args.weft)
         check_parallel_steps(args.weft)
+        check_parallel_lines(args.weft, tmp)
         check_logical_time(args.weft)
         check_record_replay(args.weft, tmp)
         check_deadlock(args.weft)

@@ -9,7 +9,14 @@ local NAME = "task_main_waits"
 local T = dofile("helpers/check.lua")(NAME)
 local check, eq = T.check, T.eq
 
--- Ping-pong with the main chunk as one side.
+-- Ping-pong with the main chunk as one side. The main thread runs the echo each time it
+-- waits, so the echo never goes to a worker: a slice of the main chunk's work never
+-- passes between waking it and running it.
+local function runOnWorkers()
+  local n = 0
+  for _, w in ipairs(task.stats().workers) do n = n + w.tasks_run end
+  return n
+end
 local ping, pong = task.channel(), task.channel()
 local echo = task.spawn(function()
   local n = 0
@@ -17,10 +24,12 @@ local echo = task.spawn(function()
   return n
 end)
 local sum = 0
-for i = 1, 2000 do ping:send(i); sum = sum + pong:recv() end
+local before = runOnWorkers()
+for i = 1, 5000 do ping:send(i); sum = sum + pong:recv() end
+eq(runOnWorkers() - before, 0, "echo steps run by workers during the ping-pong")
 ping:close()
-eq(sum, 2000 * 2001, "ping-pong sum")
-eq(echo:await(), 2000, "echo count")
+eq(sum, 5000 * 5001, "ping-pong sum")
+eq(echo:await(), 5000, "echo count")
 
 -- Spawn and await, one at a time and many at once.
 local total = 0

@@ -559,7 +559,7 @@ NativeResult linesAfterRead(CallContext& cx, uint32_t base, NativeResult r) {
 NativeResult makeLines(CallContext& cx, const Value& fileValue, uint32_t first, bool toClose) {
   int count = cx.argCount() >= first ? int(cx.argCount() - first + 1) : 0;
   if (count > kMaxLinesFormats) return cx.argError(uint32_t(kMaxLinesFormats) + 2, "too many arguments");
-  NativeClosure* c = newNativeClosure(cx.state(), linesStep, "for iterator", uint32_t(3 + count));
+  NativeClosure* c = newNativeClosure(cx.state(), worldEffect<linesStep>, "for iterator", uint32_t(3 + count));
   if (!c) return cx.memoryError();
   storeValue(c, c->upvalues[0], fileValue);
   c->upvalues[1] = Value::integer(count);
@@ -828,7 +828,7 @@ Status makeFileMetatable(State& state) {
     Value value;
   } fields[] = {
       {"__index", Value::table(methods)},    {"__gc", Value::lightNative(fGc)},
-      {"__close", Value::lightNative(fGc)},  {"__tostring", Value::lightNative(fToString)},
+      {"__close", Value::lightNative(worldEffect<fGc>)},  {"__tostring", Value::lightNative(fToString)},
       {"__name", Value::string(name)},
   };
   for (const auto& f : fields)

@@ -1,6 +1,8 @@
-// Finalizable objects (Lua 5.4 manual §2.5.3) and released external memory.
+// Finalizable objects (Lua 5.4 manual §2.5.3) and released external memory; minors look
+// only at the registrations made since the last collection (heap.h invariant 13).
 #include <gtest/gtest.h>
 
+#include "gc/fault.h"
 #include "tests/unit/gc/toy_model.h"
 
 namespace weft::gc::toy {
@@ -127,6 +129,87 @@ TEST(GcFinalizer, QueueAllFinalizersQueuesEveryRegisteredObject) {
   EXPECT_EQ(drainPending(h.heap), (std::vector<std::string>{"third", "second", "first"}));
   h.heap.queueAllFinalizers();
   EXPECT_FALSE(h.heap.hasPendingFinalizers());
+}
+
+bool isOld(const Object* o) { return o->header.gcBits & kBitOld; }
+
+// A minor finds dead only objects registered since the last collection (young ones, and
+// old ones registered since, which it keeps); a major finds the old ones too, and the
+// queue keeps reverse registration order across both lists.
+TEST(GcFinalizer, MinorsFinalizeNewRegistrationsMajorsOldOnesInReverseRegistrationOrder) {
+  ToyHeap h(verifying());
+  size_t ra = h.root(h.blob("A"));
+  h.heap.registerFinalizable(h.rooted(ra));
+  size_t rb = h.root(h.blob("B"));
+  h.heap.registerFinalizable(h.rooted(rb));
+  h.heap.registerFinalizable(obj(h.blob("C")));
+  h.minor();
+  EXPECT_TRUE(isOld(h.rooted(ra)));
+  EXPECT_EQ(drainPending(h.heap), std::vector<std::string>{"C"});
+  size_t rd = h.root(h.blob("D"));
+  h.minor();
+  ASSERT_TRUE(isOld(h.rooted(rd)));
+  h.heap.registerFinalizable(h.rooted(rd));  // an old object's new registration
+  h.heap.registerFinalizable(obj(h.blob("E")));
+  h.roots.slots[ra] = h.roots.slots[rb] = h.roots.slots[rd] = nullptr;
+  h.minor();  // A, B and D are old: only a major finds them dead
+  EXPECT_EQ(drainPending(h.heap), std::vector<std::string>{"E"});
+  h.minor();
+  EXPECT_FALSE(h.heap.hasPendingFinalizers());
+  h.heap.registerFinalizable(obj(h.blob("F")));
+  h.major();
+  EXPECT_EQ(drainPending(h.heap), (std::vector<std::string>{"F", "D", "B", "A"}));
+  h.major();
+  EXPECT_FALSE(h.heap.hasPendingFinalizers());
+  EXPECT_EQ(h.heap.bytesInUse(), 0u);
+}
+
+// A minor resurrects a dead young object with everything it references (promoted with
+// it); registered again by its finalizer, it is an old registration from the next
+// collection on, which minors leave alone and a major queues again, once.
+TEST(GcFinalizer, MinorResurrectsYoungObjectsAndMajorsFinalizeThemAgain) {
+  ToyHeap h(verifying());
+  h.heap.registerFinalizable(obj(h.pair(obj(h.blob("child")), obj(h.pair(obj(h.blob("grandchild")))))));
+  h.minor();
+  size_t r = h.root(h.heap.takePendingFinalizer());
+  ASSERT_NE(h.rooted(r), nullptr);
+  EXPECT_FALSE(h.heap.hasPendingFinalizers());
+  EXPECT_TRUE(isOld(h.rooted(r)));
+  EXPECT_EQ(text(as<Blob>(h.rooted<Pair>(r)->a)), "child");
+  EXPECT_EQ(text(as<Blob>(as<Pair>(h.rooted<Pair>(r)->b)->a)), "grandchild");
+  h.heap.registerFinalizable(h.rooted(r));  // the finalizer registered it again
+  h.minor();
+  h.roots.slots[r] = nullptr;
+  h.minor();
+  h.minor();
+  EXPECT_FALSE(h.heap.hasPendingFinalizers());
+  h.major();
+  Object* again = h.heap.takePendingFinalizer();
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(text(as<Blob>(as<Pair>(again)->a)), "child");
+  EXPECT_EQ(h.heap.takePendingFinalizer(), nullptr);
+  again = nullptr;
+  h.major();
+  EXPECT_FALSE(h.heap.hasPendingFinalizers());
+  EXPECT_EQ(h.heap.bytesInUse(), 0u);
+}
+
+// The negative test of invariant 13: a registration filed with the old ones (fault site
+// gc.finalizable-misfile) would be missed by minors; verification reports it before the
+// next collection, which fails closed.
+TEST(GcFinalizer, MisfiledRegistrationIsCaughtByVerify) {
+  ToyHeap h(verifying());
+  h.root(h.blob("kept"));
+  h.minor();
+  fault::configure("gc.finalizable-misfile:1");
+  h.heap.registerFinalizable(obj(h.blob("young")));
+  fault::configure("");
+  std::string fault = h.heap.verifyHeap();
+  EXPECT_NE(fault.find("young object"), std::string::npos) << fault;
+  EXPECT_NE(fault.find("old list"), std::string::npos) << fault;
+  EXPECT_EQ(h.heap.collectMayGC(CollectionKind::kMinor).code(), StatusCode::kFatal);
+  EXPECT_NE(h.heap.failureReason().find("verify failed: before collection"), std::string::npos)
+      << h.heap.failureReason();
 }
 
 TEST(GcFinalizer, ReleaseIsCalledExactlyOnceForDeadExternals) {

@@ -99,5 +99,59 @@ TEST(VmGenerational, GenerationalStepIsOneMinor) {
   h.closeMayGC();
 }
 
+// Finalizers of young and old objects under minors (collectgarbage('step')) and majors
+// (collectgarbage()): a minor runs those of the objects registered since the last
+// collection, a major those of old ones too, in reverse registration order across both
+// (gc/heap.h invariant 13); a resurrected object keeps what it references and, marked
+// for finalization again by its finalizer, is finalized again by a later major. Run
+// plain and under --gc-verify.
+constexpr const char* kFinalizerOrder = R"(
+  collectgarbage('stop')
+  local log, saved = {}, nil
+  local mt = {}
+  mt.__gc = function(o)
+    log[#log + 1] = o.name
+    if o.again then
+      o.again = nil
+      saved = o
+      setmetatable(o, mt)
+    end
+  end
+  local old = {}
+  for i = 1, 3 do old[i] = setmetatable({name = 'o' .. i}, mt) end
+  collectgarbage()
+  setmetatable({name = 'y1'}, mt)
+  setmetatable({name = 'y2', again = true, child = {'kept'}}, mt)
+  collectgarbage('step')
+  log[#log + 1] = '|'
+  old[2] = nil
+  collectgarbage('step')
+  log[#log + 1] = '|'
+  assert(saved.child[1] == 'kept', 'a resurrected object keeps what it references')
+  saved = nil
+  setmetatable({name = 'y3'}, mt)
+  collectgarbage()
+  log[#log + 1] = '|'
+  old = nil
+  collectgarbage()
+  return table.concat(log, ' ')
+)";
+
+TEST(VmGenerational, FinalizersOfYoungAndOldObjectsRunInReverseRegistrationOrder) {
+  for (bool verify : {false, true}) {
+    StateOptions opts;
+    opts.gc.verify = verify;
+    auto S = newStandardState(opts, true);
+    HostStack h(*S);
+    std::string out;
+    ASSERT_TRUE(h.loadMayGC(kFinalizerOrder, "=test").isOk());
+    ASSERT_TRUE(h.pcallMayGC(0, 1, false).isOk()) << S->heap().failureReason();
+    ASSERT_TRUE(h.toStringMayGC(-1, out).isOk());
+    EXPECT_EQ(out, "y2 y1 | | y3 y2 o2 | o3 o1") << "verify " << verify;
+    EXPECT_EQ(S->heap().failureReason(), "");
+    h.closeMayGC();
+  }
+}
+
 }  // namespace
 }  // namespace weft::vm
