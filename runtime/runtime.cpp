@@ -398,6 +398,20 @@ bool RuntimeImpl::cancelAtStart(const LuaTask& task) const {
   return scheduler->deterministic() ? task.cancelledBeforeReady() : task.cancelRequested();
 }
 
+// Between two tasks a worker serves a pending collection request (gc-v2.md, "Requests
+// served between tasks"): a task resumed in a native (a receive, a send) that suspends
+// again in the next native passes no loop safepoint, so a worker running only such tasks
+// would leave the request (the remembered budget's, say) pending while their dirty
+// stacks pile up for the minor that finally serves it. No task frame of this worker is
+// live here; the collector's finalizers run at the next task safepoint as always.
+bool RuntimeImpl::servePendingCollectionMayGC(WorkerContext& wc) {
+  if (!state.heap().collectionRequested()) [[likely]] return true;
+  Status st = state.heap().safepointMayGC(*wc.mutator);
+  if (st.isOk()) return true;
+  failClosed(state.heap().failureReason().empty() ? "collector failure" : state.heap().failureReason());
+  return false;
+}
+
 RunOutcome RuntimeImpl::dispatchNestedMayGC(LuaTask& task, int32_t& budget) {
   if (!nestedContext_) {
     nestedContext_ = std::make_unique<WorkerContext>();
@@ -415,6 +429,7 @@ RunOutcome RuntimeImpl::dispatchNestedMayGC(LuaTask& task, int32_t& budget) {
 }
 
 RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t& budget) {
+  if (!servePendingCollectionMayGC(wc)) return RunOutcome::kCancelled;
   vm::ThreadData* t = task.data;
   // Restoration: the registry's (possibly relocated) thread must still own the frames.
   if (!rootIntact(registryRoot(task, "rt.restore"), t)) {

@@ -211,6 +211,9 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // a caller that sees it also sees startStatus_ and the started threads.
   std::atomic<bool> workersTried_{false};
   sched::RunOutcome dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t& budget);
+  // Serves a collection requested while no task runs on wc's thread; false (the runtime
+  // closed) when the collector failed.
+  bool servePendingCollectionMayGC(WorkerContext& wc);
   // A dispatch on the main task's thread (the deterministic coordinator, or the host
   // lane's: sched/host_lane.cpp), bound to nestedContext_ for its duration; nested ones
   // restore what they found.

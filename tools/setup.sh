@@ -131,7 +131,8 @@ case "${1:-}" in
     if ((${#failed[@]} > 0)); then echo "setup.sh: FAILED: ${failed[*]} (details above)"; fi
     status=0
     ctest --test-dir build --output-on-failure -j "$JOBS" || status=$?
-    if ((${#failed[@]} > 0)); then exit 1; fi
+    # Said again at the end: a CI log is often read from its tail only.
+    if ((${#failed[@]} > 0)); then echo "setup.sh: FAILED: ${failed[*]} (details above)"; exit 1; fi
     exit "$status"
     ;;
   *)

@@ -2,7 +2,7 @@
 // traces only the channels whose buffers were written since the last collection, so a
 // young value sent into an old channel must make it dirty; --gc-verify reports a young
 // value in a buffer a minor would skip (heap.h invariant 10, fault site
-// rt.channel-dirty-drop).
+// rt.channel-dirty-drop). A worker serves a pending request between two tasks.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -100,6 +100,62 @@ TEST(RuntimeGc, ChannelWriteThatIsNotNotedIsCaughtByVerify) {
   EXPECT_NE(out.result, "ok");
   EXPECT_NE(out.failure.find("verify failed: before collection"), std::string::npos) << out.failure;
   EXPECT_NE(out.failure.find("a record a minor skips"), std::string::npos) << out.failure;
+}
+
+// Waiters resumed by a close that park again at once: the receive returns and the next
+// one suspends, natives both, so none passes a loop safepoint. Each dispatch dirties an
+// old stack; at the remembered budget the heap requests a minor, and the workers must
+// serve it between two waiters, not leave it to the main chunk's next safepoint (after
+// its sleep) with every stack dirty by then (gc-v2.md, "Requests served between
+// tasks"). 4,000 waiters at a budget of 64: 30 to 60 minors while the main chunk sleeps
+// (one before the fix).
+constexpr const char* kParkWaiters = R"(
+  first, second = task.channel(), task.channel()
+  done = task.channel(4000)
+  for _ = 1, 4000 do
+    task.spawn(function()
+      first:recv()
+      local _, ok = second:recv()
+      done:send(ok == false)
+    end)
+  end
+  task.sleep(0.1)
+  collectgarbage()
+)";
+constexpr const char* kReleaseWaiters = R"(
+  first:close()
+  task.sleep(0.3)
+)";
+constexpr const char* kEndWaiters = R"(
+  second:close()
+  for _ = 1, 4000 do assert(done:recv(), 'a waiter saw the close') end
+)";
+
+TEST(RuntimeGc, RequestIsServedBetweenTasksThatPassNoSafepoint) {
+  vm::StateOptions opts;
+  opts.gc.rememberedBudget = 64;
+  std::unique_ptr<vm::State> state = vm::newStandardState(opts);
+  ASSERT_TRUE(state);
+  RuntimeOptions options;
+  options.workers = 2;
+  auto rt = Runtime::start(*state, options);
+  ASSERT_TRUE(rt.hasValue());
+  vm::HostStack h(*state);
+  auto run = [&](const char* chunk) {
+    std::string err = "ok";
+    if (!h.loadMayGC(chunk, "=gc").isOk() || !h.pcallMayGC(0, 0, true).isOk()) {
+      if (!h.toStringMayGC(-1, err).isOk()) err = "unprintable error";
+    }
+    h.setTop(0);
+    return err;
+  };
+  ASSERT_EQ(run(kParkWaiters), "ok");
+  uint64_t before = state->heap().stats().minor.count;
+  ASSERT_EQ(run(kReleaseWaiters), "ok");
+  uint64_t whileAsleep = state->heap().stats().minor.count - before;
+  EXPECT_EQ(run(kEndWaiters), "ok");
+  EXPECT_GE(whileAsleep, 20u);
+  EXPECT_EQ(state->heap().failureReason(), "");
 }
 
 }  // namespace
