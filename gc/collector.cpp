@@ -518,6 +518,7 @@ void Collector::resurrectFinalizable() {
   scan();
   ephemeronFixpoint();
   for (auto it = dying.rbegin(); it != dying.rend(); ++it) impl_.pending.push_back(*it);
+  impl_.pendingHint.store(!impl_.pending.empty(), std::memory_order_relaxed);
 }
 
 // A minor sweeps only the externals registered since the last collection: the old ones

@@ -431,13 +431,11 @@ Object* Heap::takePendingFinalizer() {
   if (impl_->pending.empty()) return nullptr;
   Object* obj = impl_->pending.front();
   impl_->pending.pop_front();
+  impl_->pendingHint.store(!impl_->pending.empty(), std::memory_order_relaxed);
   return obj;
 }
 
-bool Heap::hasPendingFinalizers() const {
-  std::lock_guard lock(impl_->mutex);
-  return !impl_->pending.empty();
-}
+bool Heap::hasPendingFinalizers() const { return impl_->pendingHint.load(std::memory_order_relaxed); }
 
 // In reverse registration order: the young list's registrations are the newer ones.
 void Heap::queueAllFinalizers() {
@@ -449,6 +447,7 @@ void Heap::queueAllFinalizers() {
     }
     list->clear();
   }
+  impl_->pendingHint.store(!impl_->pending.empty(), std::memory_order_relaxed);
 }
 
 size_t Heap::bytesInUse(const Mutator& m) const {

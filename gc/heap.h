@@ -315,6 +315,9 @@ class Mutator {
   char* limit_ = nullptr;
   Chunk* chunk_ = nullptr;  // the chunk the bump region lies in
   uint32_t hashState_ = 0x9e3779b9u;  // xorshift32 state: never 0, so hashes never 0
+  uint64_t stressSafepoints_ = 0;     // the stress schedule (gc/stress.cpp): owning thread
+  uint64_t stressRng_ = 0;            // its seeded generator
+  uint64_t stressSeed_ = 0;           // the seed stressRng_ started from
   uint8_t gcBits_ = 0;      // current epoch bit, stamped into every new header
   // The handle stack: one reserved region (kMaxHandles slots, committed as touched), so
   // slots never move.
@@ -390,6 +393,8 @@ class Heap {
   // Next object whose finalizer is due, or nullptr. Queued objects are roots until taken.
   // Any attached mutator.
   Object* takePendingFinalizer();
+  // Whether one is queued, without the lock (polled after every safepoint): a hint set
+  // as the queue changes, exact once the collection that queued it released this thread.
   bool hasPendingFinalizers() const;
   // At close: every registered finalizable object, reachable or not, is queued (Lua
   // calls all pending finalizers when the state closes).
@@ -522,9 +527,9 @@ class Heap {
   Chunk* takeChunkLocked(bool collecting = false);  // collecting: mapChunk's fallback
   Chunk* takeLargeChunkLocked(size_t size);
   void flushMutators();
-  bool stressSaysCollect();
-  bool wantsCollectionLocked();
-  Status pollSlowMayGC(Mutator& m, bool force, CollectionKind kind);
+  bool stressSaysCollect(Mutator& m);
+  bool wantsCollectionLocked(bool stressDue);
+  Status pollSlowMayGC(Mutator& m, bool force, CollectionKind kind, bool stressDue);
   Status acknowledgeLocked(Mutator& m, std::unique_lock<std::mutex>& lock);
   Status stopTheWorldLocked(Mutator& m, std::unique_lock<std::mutex>& lock, bool force, CollectionKind kind);
   size_t unacknowledgedLocked(uint64_t epoch) const;

@@ -220,6 +220,10 @@ struct Heap::Impl {
   std::vector<Object*> externals;       // old objects (a major sweeps them)
   std::vector<Object*> youngExternals;  // registered since the last collection (every collection sweeps them)
   std::deque<Object*> pending;       // finalizers due, in the order they run
+  // !pending.empty(), for the poll after every safepoint (Heap::hasPendingFinalizers)
+  // without the lock. Written under the lock as pending changes; relaxed: a collection
+  // fills pending world-stopped, and the lock that releases the mutators orders it.
+  std::atomic<bool> pendingHint{false};
 
   // Slots: created and freed by attached mutators under the lock; each slot is read and
   // written by its handle's owner; the collector visits them world stopped.
@@ -240,9 +244,6 @@ struct Heap::Impl {
   mutable SpinLock pinLock;
   std::unordered_map<const Object*, uint32_t> pins;
 
-  uint64_t safepoints = 0;  // lock: stress schedule, shared by every mutator
-  uint64_t rngState = 0;    // lock
-  uint64_t rngSeed = 0;     // lock
   bool verifyRegistered = false;  // before mutator threads start: in the barrier-check registry
 };
 

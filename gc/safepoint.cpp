@@ -10,7 +10,8 @@
 // remade under the lock.
 //  - A poll that finds a stop pending acknowledges its epoch (exactly once: the epoch is
 //    newer than lastAckedEpoch_) and waits on releaseCv until doneEpoch reaches it.
-//  - A poll that wants a collection (threshold or stress, decided under the lock)
+//  - A poll that wants a collection (threshold, or its mutator's stress schedule,
+//    counted before the lock; decided under the lock)
 //    becomes the requester: ++stopEpoch, raise stopRequested_, wait on acksCv until no
 //    other attached mutator lacks the epoch or the deadline passes, collect with the
 //    lock released (attach and (un)registration wait while `requester` is set, so the
@@ -139,15 +140,17 @@ void Heap::detach(Mutator& m) {
 Status Heap::safepointMayGC(Mutator& m) {
   Impl& impl = *impl_;
   if (impl.broken.load(std::memory_order_relaxed)) [[unlikely]] return Status(StatusCode::kFatal);
-  if (!stopRequested_.load(std::memory_order_relaxed) && config_.stress == StressMode::kNone &&
+  // Every poll counts once in the stress schedule, whatever else it finds.
+  bool stressDue = config_.stress != StressMode::kNone && stressSaysCollect(m);
+  if (!stopRequested_.load(std::memory_order_relaxed) && !stressDue &&
       !impl.thresholdCrossed.load(std::memory_order_relaxed))
     return Status::ok();
-  return pollSlowMayGC(m, false, CollectionKind::kMinor);
+  return pollSlowMayGC(m, false, CollectionKind::kMinor, stressDue);
 }
 
-Status Heap::collectMayGC(Mutator& m, CollectionKind kind) { return pollSlowMayGC(m, true, kind); }
+Status Heap::collectMayGC(Mutator& m, CollectionKind kind) { return pollSlowMayGC(m, true, kind, false); }
 
-Status Heap::pollSlowMayGC(Mutator& m, bool force, CollectionKind kind) {
+Status Heap::pollSlowMayGC(Mutator& m, bool force, CollectionKind kind, bool stressDue) {
   std::unique_lock lock(impl_->mutex);
   if (impl_->broken.load(std::memory_order_relaxed)) return Status(StatusCode::kFatal);
   WEFT_CHECK(m.attached_, "a safepoint of a detached mutator");
@@ -158,15 +161,15 @@ Status Heap::pollSlowMayGC(Mutator& m, bool force, CollectionKind kind) {
     while (impl_->requester && st.isOk()) st = acknowledgeLocked(m, lock);
     if (!st.isOk() || !force || kind == CollectionKind::kMinor || impl_->lastWasMajor) return st;
   }
-  if (!force && !wantsCollectionLocked()) return Status::ok();
+  if (!force && !wantsCollectionLocked(stressDue)) return Status::ok();
   return stopTheWorldLocked(m, lock, force, kind);
 }
 
-bool Heap::wantsCollectionLocked() {
+bool Heap::wantsCollectionLocked(bool stressDue) {
   Impl& impl = *impl_;
   // A stopped collector stops stress collections too: scripts rely on objects surviving
   // while it is stopped (collectgarbage "stop" promises no collection but explicit ones).
-  if (config_.stress != StressMode::kNone && automatic() && stressSaysCollect()) return true;
+  if (stressDue && automatic()) return true;
   if (!impl.thresholdCrossed.load(std::memory_order_relaxed)) return false;
   if (automatic() || impl.reserveOpen.load(std::memory_order_relaxed)) return true;
   // Stopped: forget the request; the next refill past the threshold raises it again.

@@ -3,9 +3,11 @@
 // Protocol: with stress on, collectionRequested() stays true, so the VM calls
 // safepointMayGC at every safepoint and stressSaysCollect counts them: every
 // `interval`-th one collects, or with a seed, each collects with probability 1/interval
-// from a seeded xorshift64 (the same seed gives the same schedule). The count and the
-// generator are shared by every mutator and advanced under the heap lock, so with many
-// threads any mutator's safepoint may be the one that requests.
+// from a seeded xorshift64 (the same seed gives the same schedule). Each mutator keeps
+// its own count and generator (owning thread, no lock), so a safepoint that collects
+// nothing touches nothing shared, as without stress: with a shared count, four workers
+// polling spent most of a stressed run on its cache line and the heap lock. With many
+// threads, each thread's own safepoints decide its requests.
 //
 // In relocate mode old space is never reused: each old chunk is filled with kPoisonByte,
 // mprotect(PROT_NONE)'d and recorded in a fixed table the SIGSEGV/SIGBUS handler reads.
@@ -26,20 +28,18 @@
 
 namespace weft::gc {
 
-bool Heap::stressSaysCollect() {
-  Impl& impl = *impl_;
+bool Heap::stressSaysCollect(Mutator& m) {
   uint64_t interval = config_.interval ? config_.interval : 1;
-  ++impl.safepoints;
-  if (config_.seed == 0) return impl.safepoints % interval == 0;
-  if (impl.rngSeed != config_.seed || impl.rngState == 0) {
-    impl.rngSeed = config_.seed;
-    impl.rngState = config_.seed * 0x9e3779b97f4a7c15ull | 1;
+  if (config_.seed == 0) return ++m.stressSafepoints_ % interval == 0;
+  if (m.stressSeed_ != config_.seed) {  // first draw, or a seed set through mutableConfig()
+    m.stressSeed_ = config_.seed;
+    m.stressRng_ = config_.seed * 0x9e3779b97f4a7c15ull | 1;
   }
-  uint64_t x = impl.rngState;
+  uint64_t x = m.stressRng_;
   x ^= x << 13;
   x ^= x >> 7;
   x ^= x << 17;
-  impl.rngState = x;
+  m.stressRng_ = x;
   return (x >> 11) % interval == 0;
 }
 

@@ -152,11 +152,13 @@ def main():
     ok = True
     if args.mode == "deterministic":
         # Four workers run steps ahead (parallel steps: docs/design/deterministic.md), with
-        # minors (every eighth a major) at every 100th safepoint (times the header's
+        # minors (every eighth a major) at every 1000th safepoint (times the header's
         # interval), unverified: the other modes verify; this one checks that neither
-        # changes a deterministic run, at a few times a plain run's cost.
+        # changes a deterministic run, at a few times a plain run's cost. A logical
+        # second is about 50 million work units, so scripts that run for a time made
+        # over a million collections at every 100th, each a stop of four workers.
         stressed = [a for a in cmd[:-1] if a != "--workers=1"] + ["--workers=4", "--gc-stress"] + \
-            gc_interval(headers, 100) + cmd[-1:]
+            gc_interval(headers, 1000) + cmd[-1:]
         again = subprocess.run(stressed, cwd=directory, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                                timeout=args.timeout)
         if (again.returncode, again.stdout, again.stderr) != (proc.returncode, proc.stdout, proc.stderr):
