@@ -32,8 +32,8 @@ void visitObject(gc::Visitor& visitor, T*& field) {
 void traceTask(gc::Visitor& visitor, LuaTask& task) {
   visitObject(visitor, task.thread);
   visitValue(visitor, task.handle);
-  visitValue(visitor, task.error);
-  for (Value& v : task.results) visitValue(visitor, v);
+  if (task.aside) visitValue(visitor, task.aside->error);
+  for (uint32_t i = 0; i < task.resultCount; i++) visitValue(visitor, task.results[i]);
   task.wait.forEachRoot([&](Value& v) { visitValue(visitor, v); });
 }
 
@@ -61,8 +61,17 @@ LuaTask::~LuaTask() {
   if (awaited) awaited->release();
   if (orphaned || !registered) return;  // its runtime or its thread may be gone already
   if (data) data->task = nullptr;
-  if (outcome == sched::TaskState::kPanicked && !errorObserved) rt.noteUnobservedError(id(), traceback ? *traceback : std::string());
+  if (outcome == sched::TaskState::kPanicked && !errorObserved) rt.noteUnobservedError(id(), aside ? aside->traceback : std::string());
   rt.removeTask(this);
+}
+
+// A suspended task's record is part of its memory (docs/design/tasks.md): 320 bytes is
+// one of the allocator's size classes, the next is 384.
+static_assert(sizeof(LuaTask) <= 320, "LuaTask outgrew its 320-byte size class");
+
+TaskAside& LuaTask::makeAside() {
+  if (!aside) aside = std::make_unique<TaskAside>();
+  return *aside;
 }
 
 LuaTask* currentTask(RuntimeImpl& rt, vm::ThreadData* t) {
@@ -283,10 +292,10 @@ void RuntimeImpl::reportUnobservedErrors() {
   for (RegistryShard& shard : shards_) {
     std::lock_guard lock(shard.mutex);
     for (LuaTask* task : shard.tasks) {
-      std::lock_guard done(task->doneMutex);
+      std::lock_guard done(task->doneLock);
       if (task->outcome != sched::TaskState::kPanicked || task->errorObserved) continue;
       task->errorObserved = true;
-      noteUnobservedError(task->id(), task->traceback ? *task->traceback : std::string());
+      noteUnobservedError(task->id(), task->aside ? task->aside->traceback : std::string());
     }
   }
   std::lock_guard lock(reportMutex_);

@@ -373,7 +373,7 @@ bool RuntimeImpl::submitBlockingJob(vm::CallContext& cx, const std::shared_ptr<v
     self->release();
     if (!cancelled) return false;
   }
-  self->blockingJob = job;
+  self->makeAside().blockingJob = job;
   self->suspend = LuaTask::Suspend::kWait;
   t->taskSuspending = true;
   return true;
@@ -575,26 +575,31 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
   std::vector<Wake> wake;
   std::vector<LuaTask*> unclaimed;  // holdForWake's references to drop after the lock
   vm::ThreadData* d = task->data;
-  // Before doneMutex: it takes the registry shard's lock, which is taken before
-  // doneMutex (reportUnobservedErrors, describeBlockedTasks). No collection can clear
+  // Before doneLock: it takes the registry shard's lock, which is taken before
+  // doneLock (reportUnobservedErrors, describeBlockedTasks). No collection can clear
   // the mark before the writes below: this thread is attached and reaches no safepoint.
   noteRecordWritten(*task);
   {
-    std::lock_guard lock(task->doneMutex);
-    if (outcome == TaskState::kCompleted && d->top > 2) task->results.assign(d->stack + 2, d->stack + d->top);
-    if (outcome == TaskState::kPanicked) task->error = d->error;
+    std::lock_guard lock(task->doneLock);
+    if (outcome == TaskState::kCompleted && d->top > 2) {
+      task->resultCount = d->top - 2;
+      task->results = std::make_unique<Value[]>(task->resultCount);
+      std::copy(d->stack + 2, d->stack + d->top, task->results.get());
+    }
+    if (outcome == TaskState::kPanicked) task->makeAside().error = d->error;
     task->done = true;
     task->outcome = outcome;
-    // Claimed under doneMutex: an awaiter leaving by timeout removes its Waiter under
+    // Claimed under doneLock: an awaiter leaving by timeout removes its Waiter under
     // the same lock, so no Waiter here is stale memory.
-    for (Waiter* w : task->awaiters) {
+    for (Waiter* w = task->awaiters, *next; w; w = next) {
       // The Waiter is read before the claim shows: its task may then start another wait.
+      next = w->next;
       LuaTask* awaiter = w->task;
       bool blocking = awaiter->wait.holdForWake(*awaiter);
       if (awaiter->wait.claim(w->gen, w->caseIndex)) wake.push_back({awaiter, blocking});
       else if (blocking) unclaimed.push_back(awaiter);
     }
-    task->awaiters.clear();
+    task->awaiters = nullptr;
   }
   d->status = vm::ThreadStatus::Dead;
   task->handle = Value::nil();
@@ -607,7 +612,8 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
     // Nothing left to trace or report: it leaves the registry now, so collections do
     // not walk finished tasks that only wait for their handles to die.
     bool traced = outcome == TaskState::kPanicked ||
-                  std::any_of(task->results.begin(), task->results.end(), [](const Value& v) { return v.isCollectable(); });
+                  std::any_of(task->results.get(), task->results.get() + task->resultCount,
+                              [](const Value& v) { return v.isCollectable(); });
     if (!traced) removeTask(task);
   }
   for (LuaTask* u : unclaimed) u->release();

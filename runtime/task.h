@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "gc/spin_lock.h"
 #include "runtime/sched/scheduler.h"
 #include "runtime/wait_state.h"
 #include "vm/api.h"
@@ -74,6 +75,18 @@ class ValueRing {
   uint32_t count_ = 0;
 };
 
+// What few tasks need, kept out of LuaTask (a suspended task's memory, docs/design/tasks.md)
+// and made by the first that writes it (LuaTask::makeAside).
+struct TaskAside {
+  // The error of kPanicked (a root: with `done`, under doneLock) and the traceback the
+  // message handler recorded for it.
+  vm::Value error = vm::Value::nil();
+  std::string traceback;
+  // kBlocking: the job on the blocking pool (blocking_pool.h), kept until the task's
+  // next job or its end, because the native's continuation reads it after the wait.
+  std::shared_ptr<vm::BlockingJob> blockingJob;
+};
+
 struct LuaTask final : sched::Task, WaitSource {
   LuaTask(RuntimeImpl& rt, vm::Thread* th);
   ~LuaTask() override;
@@ -82,27 +95,21 @@ struct LuaTask final : sched::Task, WaitSource {
   vm::Thread* thread;       // root; re-read after every safepoint; nullptr once done
   vm::ThreadData* data;     // off-heap, stable; nullptr once done (not for the main task)
   // The fields are grouped by size (the 16-byte Values first, the flags last) so that a
-  // suspended task's LuaTask fits a 384-byte allocation; comments say what each is for.
+  // LuaTask fits a 320-byte allocation (the size check in registry.cpp guards it);
+  // comments say what each is for.
   vm::Value handle = vm::Value::nil();     // the task's userdata while the task is alive (root)
-  // What await reports, kept at the end so that the thread can be collected at once
-  // (roots, written with `done`): the error of kPanicked, the results of kCompleted.
-  vm::Value error = vm::Value::nil();
-  std::vector<vm::Value> results;
-
-  LuaTask* awaited = nullptr;   // kAwait: the task awaited (a reference is held; owner)
   // The current wait (runtime/wait_state.h: its fields, transitions and protocol).
-  // 16-byte aligned (its delivered value), after `awaited`, which fills the gap before it.
   WaitState wait;
+  // The results of kCompleted, kept so that the thread can be collected at once (roots,
+  // written with `done`, under doneLock).
+  std::unique_ptr<vm::Value[]> results;
+  std::unique_ptr<TaskAside> aside;  // nullptr until makeAside
+  LuaTask* awaited = nullptr;   // kAwait: the task awaited (a reference is held; owner)
+  // The Waiters of the tasks awaiting this one (doneLock), oldest first: a list through
+  // their links, the head's `prev` naming the last (addAwaiter, removeWaiter).
+  Waiter* awaiters = nullptr;
 
-  // Completion (doneMutex): awaiters wait for `done`. Taken after a registry shard's
-  // lock when both are held, never before it.
-  std::mutex doneMutex;
-  std::vector<Waiter*> awaiters;
-  std::unique_ptr<std::string> traceback;  // of an error, recorded by the message handler
-  // kBlocking: the job on the blocking pool (blocking_pool.h), kept until the task's
-  // next job or its end, because the native's continuation reads it after the wait.
-  std::shared_ptr<vm::BlockingJob> blockingJob;
-
+  uint32_t resultCount = 0;     // results' length (doneLock)
   uint32_t regSlot = 0;         // the registry's index (its lock; runtime/slot_list.h)
   uint32_t dirtySlot = 0;       // 1 + its index in the shard's dirty list (the shard's lock)
   uint8_t regShard = 0;         // the registry shard it is in (set once, at creation)
@@ -118,24 +125,33 @@ struct LuaTask final : sched::Task, WaitSource {
   std::atomic<bool> mainCancel{false};  // cancel() of the main task (it is not scheduled)
   // How the last dispatch ended (worker only).
   enum class Suspend : uint8_t { kNone, kYield, kWait } suspend = Suspend::kNone;
-  bool done = false;                                    // doneMutex
-  sched::TaskState outcome = sched::TaskState::kReady;  // doneMutex; set with `done`
-  bool errorObserved = false;   // an await saw the error (doneMutex)
+  bool done = false;                                    // doneLock
+  sched::TaskState outcome = sched::TaskState::kReady;  // doneLock; set with `done`
+  bool errorObserved = false;   // an await saw the error (doneLock)
   // Outlived its runtime (RuntimeImpl::releaseLeftovers): the handles that still hold
   // it release it without the runtime.
   bool orphaned = false;
   // In the registry: from construction until its end when nothing of it needs tracing
   // (RuntimeImpl::completeTask), else until destruction (regMutex).
   bool registered = true;
+  // Completion: awaiters wait for `done`. Taken after a registry shard's lock when both
+  // are held, never before it; held for a few fields, a list walk or a copy of results.
+  gc::SpinLock doneLock;
 
-  // `done`, for a thread that does not hold doneMutex: the task may be completing on
+  // `done`, for a thread that does not hold doneLock: the task may be completing on
   // another worker meanwhile (completeTask writes it under the lock).
   bool isDone() {
-    std::lock_guard lock(doneMutex);
+    std::lock_guard lock(doneLock);
     return done;
   }
 
-  // Awaiting this task is a wait on it: awaiters leave through removeWaiter.
+  // The aside record, made on first use. Only the task's own course writes it (its
+  // message handler, its blocking job, its completion), so never two threads at once.
+  TaskAside& makeAside();
+
+  // Awaiting this task is a wait on it: a Waiter joins with addAwaiter (under doneLock)
+  // and leaves through removeWaiter.
+  void addAwaiter(Waiter* w);
   void removeWaiter(Waiter* w) override;
 
   // What the current wait waits for, for the deadlock report ("recv on channel 0x..").

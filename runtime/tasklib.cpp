@@ -223,10 +223,10 @@ NativeResult handleAwait(CallContext& cx) {
   if (target == self) return cx.error("a task cannot await itself");
   bool waiting = false;
   {
-    std::lock_guard lock(target->doneMutex);
+    std::lock_guard lock(target->doneLock);
     if (!target->done) {
       self->wait.begin(WaitOp::kAwait, 1, !canSuspendWait(cx.threadData()));
-      target->awaiters.push_back(&self->wait.addWaiter(0, self, target));
+      target->addAwaiter(&self->wait.addWaiter(0, self, target));
       target->retain();
       self->awaited = target;
       waiting = true;
@@ -250,7 +250,7 @@ NativeResult handleCancel(CallContext& cx) {
 
 const char* statusOf(LuaTask* task) {
   {
-    std::lock_guard lock(task->doneMutex);
+    std::lock_guard lock(task->doneLock);
     if (task->done) return sched::taskStateName(task->outcome);
   }
   // A task blocked in a wait on its OS thread (main, or a wait nested in a coroutine)
@@ -465,17 +465,27 @@ NativeResult taskMessageHandler(CallContext& cx) {
     if (cx.toStringMayGC(err, s).isOk() && s) message = std::string(s->view());
   }
   if (!s) message = std::string("(error object is a ") + vm::typeName(err) + " value)";
-  self->traceback = std::make_unique<std::string>(vm::traceback(cx.state(), cx.threadData(), message, 1, true));
+  self->makeAside().traceback = vm::traceback(cx.state(), cx.threadData(), message, 1, true);
   return pushValues(cx, {cx.arg(1)});
+}
+
+// The stack a new task needs before it calls anything: its base (a nil, the message
+// handler, the function and its arguments), and a Lua function's frame as the call will
+// ask for it (interp.cpp, setupLuaFrameMayGC), so that the first call does not grow it.
+uint32_t taskStackSlots(const Value& fn, uint32_t nargs) {
+  uint32_t slots = 3 + nargs + vm::kMinNativeStack;
+  if (!fn.isLuaClosure()) return slots;
+  const vm::Proto* p = fn.asLuaClosure()->proto;
+  uint32_t frame = 3 + p->maxStackSize + vm::kExtraStack + (p->isVararg ? nargs + 1 + p->numParams : 0);
+  return std::max(slots, frame);
 }
 
 }  // namespace
 
 LuaTask* RuntimeImpl::newTask(CallContext& cx, uint32_t fnIndex, uint32_t nargs) {
-  vm::Thread* th = vm::newThread(state);
+  vm::Thread* th = vm::newThread(state, taskStackSlots(cx.at(fnIndex), nargs));
   if (!th) return nullptr;
   vm::ThreadData* t = th->data;
-  if (!vm::ensureStackSlots(t, uint64_t(nargs) + 3 + vm::kMinNativeStack)) return nullptr;
   vm::Userdata* u = vm::newHostUserdata(state, sizeof(TaskBox), releaseTaskBox);
   if (!u || !cx.ensureStack(1)) return nullptr;
   t->taskRoot = true;

@@ -48,20 +48,20 @@ Value stringValue(vm::State& S, const char* s) {
 }  // namespace
 
 Status awaitResults(vm::State& S, vm::ThreadData* t, LuaTask& target, uint32_t& n, Value& err) {
-  std::lock_guard lock(target.doneMutex);
+  std::lock_guard lock(target.doneLock);
   switch (target.outcome) {
     case sched::TaskState::kCompleted: {
-      auto count = uint32_t(target.results.size());
+      uint32_t count = target.resultCount;
       if (!vm::ensureStackSlots(t, uint64_t(t->top) + count + vm::kMinNativeStack)) {
         return Status(StatusCode::kMemoryError);
       }
-      for (const Value& v : target.results) t->stack[t->top++] = v;
+      for (uint32_t i = 0; i < count; i++) t->stack[t->top++] = target.results[i];
       n = count;
       return Status::ok();
     }
     case sched::TaskState::kPanicked:
       target.errorObserved = true;
-      err = target.error;
+      err = target.aside ? target.aside->error : Value::nil();
       return Status(StatusCode::kRuntimeError);
     default:
       err = positionedError(S, t, "task cancelled");
@@ -260,7 +260,7 @@ Status blockMayGC(LuaTask& self) {
 
 std::string LuaTask::describeWait() const {
   char buf[64];
-  const std::vector<Waiter>& waiters = wait.waiters();
+  std::span<const Waiter> waiters = wait.waiters();
   switch (wait.op()) {
     case WaitOp::kSleep:
       return "sleep";
@@ -285,14 +285,33 @@ std::string LuaTask::describeWait() const {
   return "nothing";
 }
 
-void LuaTask::removeWaiter(Waiter* w) {
-  std::lock_guard lock(doneMutex);
-  for (auto it = awaiters.begin(); it != awaiters.end(); ++it) {
-    if (*it == w) {
-      awaiters.erase(it);
-      return;
-    }
+void LuaTask::addAwaiter(Waiter* w) {
+  w->next = nullptr;
+  if (!awaiters) {
+    w->prev = w;
+    awaiters = w;
+    return;
   }
+  Waiter* last = awaiters->prev;
+  w->prev = last;
+  last->next = w;
+  awaiters->prev = w;
+}
+
+void LuaTask::removeWaiter(Waiter* w) {
+  std::lock_guard lock(doneLock);
+  // Not in the list: completion claimed it and emptied the list.
+  Waiter* cur = awaiters;
+  while (cur && cur != w) cur = cur->next;
+  if (!cur) return;
+  if (w == awaiters) {
+    awaiters = w->next;
+    if (awaiters) awaiters->prev = w->prev;
+  } else {
+    w->prev->next = w->next;
+    (w->next ? w->next : awaiters)->prev = w->prev;
+  }
+  w->prev = w->next = nullptr;
 }
 
 bool canSuspend(vm::ThreadData* t) {

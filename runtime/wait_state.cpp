@@ -19,13 +19,19 @@ void WaitState::begin(WaitOp op, size_t cases, bool blocking) {
   sendClosed_ = false;
   hasTimer_ = false;
   blockingWait_.store(blocking, std::memory_order_relaxed);
-  waiters_.assign(cases, Waiter{});
+  if (cases > 1 && cases > moreCap_) {
+    delete[] more_;
+    more_ = new Waiter[cases];
+    moreCap_ = uint32_t(cases);
+  }
+  count_ = uint32_t(cases);
+  for (uint32_t i = 0; i < count_; i++) caseArray()[i] = Waiter{};
   // Release: the fields above are visible to any thread that claims this generation.
   write(gen() + 1, WaitPhase::kWaiting, std::memory_order_release);
 }
 
 Waiter& WaitState::addWaiter(int caseIndex, LuaTask* task, WaitSource* source, bool isSend, const vm::Value& value) {
-  Waiter& w = waiters_[size_t(caseIndex)];
+  Waiter& w = caseArray()[caseIndex];
   w.task = task;
   w.gen = gen();
   w.caseIndex = caseIndex;
@@ -54,14 +60,15 @@ bool WaitState::takeTimer(sched::TimerId& id) {
 }
 
 void WaitState::withdrawWaiters() {
-  for (Waiter& w : waiters_) {
+  for (uint32_t i = 0; i < count_; i++) {
+    Waiter& w = caseArray()[i];
     if (w.source) w.source->removeWaiter(&w);
   }
 }
 
 void WaitState::finish() {
-  for (Waiter& w : waiters_) w.value = vm::Value::nil();
-  waiters_.clear();
+  for (uint32_t i = 0; i < count_; i++) caseArray()[i].value = vm::Value::nil();
+  count_ = 0;
   delivered_ = vm::Value::nil();
   op_ = WaitOp::kNone;
 }

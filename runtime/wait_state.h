@@ -42,7 +42,7 @@
 
 #include <atomic>
 #include <cstdint>
-#include <vector>
+#include <span>
 
 #include "runtime/sched/scheduler.h"
 #include "vm/value.h"
@@ -82,7 +82,7 @@ struct Waiter {
   // skip the lock when a peer already took it out (channel.cpp).
   bool queued = false;
   WaitSource* source = nullptr;
-  Waiter* prev = nullptr;     // the WaiterQueue's links (its lock)
+  Waiter* prev = nullptr;     // the source's list: a WaiterQueue, a task's awaiters (its lock)
   Waiter* next = nullptr;
   vm::Value value = vm::Value::nil();  // a send's value (root)
 };
@@ -110,7 +110,7 @@ class WaitState {
   // Step 1's end, for a select: case `caseIndex` sends. Every case's kind is set before
   // any is tried: the fired case's kind decides the results (wait.cpp: claimedResults),
   // and a case the owner performs itself never reaches addWaiter.
-  void markSendCase(int caseIndex) { waiters_[size_t(caseIndex)].isSend = true; }
+  void markSendCase(int caseIndex) { caseArray()[caseIndex].isSend = true; }
   // Step 2: fills in case `caseIndex`'s Waiter for `source`, which the caller then
   // registers there under the source's lock.
   Waiter& addWaiter(int caseIndex, LuaTask* task, WaitSource* source, bool isSend = false,
@@ -130,7 +130,7 @@ class WaitState {
   // or a thread that an acquire (a lock) orders after the owner's begin.
   uint64_t gen() const { return word_.load(std::memory_order_relaxed) >> kPhaseBits; }
   WaitOp op() const { return op_; }
-  const std::vector<Waiter>& waiters() const { return waiters_; }
+  std::span<const Waiter> waiters() const { return {caseArray(), count_}; }
   // Whether the current wait blocks its thread (set by begin).
   bool blocksThread() const { return blockingWait_.load(std::memory_order_relaxed); }
 
@@ -191,10 +191,17 @@ class WaitState {
   template <typename F>
   void forEachRoot(F&& f) {
     f(delivered_);
-    for (Waiter& w : waiters_) f(w.value);
+    for (uint32_t i = 0; i < count_; i++) f(caseArray()[i].value);
   }
 
+  WaitState() = default;
+  ~WaitState() { delete[] more_; }
+  WaitState(const WaitState&) = delete;
+  WaitState& operator=(const WaitState&) = delete;
+
  private:
+  Waiter* caseArray() { return count_ > 1 ? more_ : &first_; }
+  const Waiter* caseArray() const { return count_ > 1 ? more_ : &first_; }
   bool leave(uint64_t gen, WaitPhase to);
   void write(uint64_t gen, WaitPhase p, std::memory_order order);
 
@@ -206,9 +213,13 @@ class WaitState {
   // generation (begin, release); claimers change the phase (compare-exchange, acq_rel;
   // confirm and undo: release).
   std::atomic<uint64_t> word_{0};
-  // The cases: written by the owner before registration (reserved there, so never
-  // moved while registered); read by claimers under their source's lock.
-  std::vector<Waiter> waiters_;
+  // A select's cases (two or more), kept for the task's next select: an array that only
+  // grows, written by the owner before registration (so never moved while registered)
+  // and read by claimers under their source's lock, as first_.
+  Waiter* more_ = nullptr;
+  // The case of every other wait, in place: a task suspended on one channel, task or
+  // timer allocates nothing for its wait (docs/design/tasks.md, a suspended task's memory).
+  Waiter first_;
   sched::TimerId timer_ = 0;  // owner only
   int firedCase_ = -1;        // as delivered_
   std::atomic<uint32_t> signal_{0};
@@ -222,6 +233,8 @@ class WaitState {
   // wait's when its claim is about to fail (and it releases what it held).
   std::atomic<bool> blockingWait_{false};
   std::atomic<bool> blocked_{false};  // the owner's thread (setBlocked)
+  uint32_t count_ = 0;    // the current wait's cases (owner; claimers read their own Waiter)
+  uint32_t moreCap_ = 0;  // more_'s length (owner only)
 };
 
 }  // namespace weft::runtime

@@ -404,19 +404,19 @@ Status closeTbcMayGC(State& S, ThreadData* t, uint32_t level, Status st) {
 
 Status runHookMayGC(State& S, ThreadData* t, const char* event, int line, uint32_t ftransfer,
                     uint32_t ntransfer) {
-  if (t->inHook || t->hook.isNil()) return Status::ok();
+  if (t->inHook || !t->rare || t->rare->hook.isNil()) return Status::ok();
   uint32_t oldTop = t->top;
   uint32_t fn = scratchTop(t);
   if (!ensureStackSlots(t, uint64_t(fn) + 3 + kMinNativeStack)) return stackOverflowMayGC(S, t);
   String* name = newString(S, event);
   if (!name) return memoryErrorStatus(S, t);
-  t->stack[fn] = t->hook;
+  t->stack[fn] = t->rare->hook;
   t->stack[fn + 1] = Value::string(name);
   t->stack[fn + 2] = line >= 0 ? Value::integer(line) : Value::nil();
   t->top = fn + 3;
   t->inHook = true;
-  t->hookFtransfer = uint16_t(std::min<uint32_t>(ftransfer, UINT16_MAX));  // Lua's are 16 bits too
-  t->hookNtransfer = uint16_t(std::min<uint32_t>(ntransfer, UINT16_MAX));
+  t->rare->hookFtransfer = uint16_t(std::min<uint32_t>(ftransfer, UINT16_MAX));  // Lua's are 16 bits too
+  t->rare->hookNtransfer = uint16_t(std::min<uint32_t>(ntransfer, UINT16_MAX));
   // Only count and line events may yield, in a coroutine that could yield here.
   t->hookYieldable = (line >= 0 || std::strcmp(event, "count") == 0) && !t->isMain && !t->taskRoot && t->nny == 0;
   Status st = callMayGC(S, t, fn, 0, kFrameHook);

@@ -226,7 +226,7 @@ Transfer hookTransfer(const ThreadData* t, int frameIdx) {
   bool hooked = frameIdx >= 0 && uint32_t(frameIdx) + 1 < t->frameCount &&
                 (t->frames[frameIdx + 1].flags & kFrameHook);
   if (!hooked) return {};
-  return {t->hookFtransfer, t->hookNtransfer};
+  return {t->rare->hookFtransfer, t->rare->hookNtransfer};
 }
 
 int currentLine(ThreadData* t, const CallFrame& f) {

@@ -282,10 +282,10 @@ Status hookFrameMayGC(State& S, ThreadData* t) {
   const CallFrame& f = t->frame();
   const Proto* p = frameProto(t, f);
   if (f.pc != p->code) {
-    t->hookOldPc = pcIndex(f, p);
+    t->rare->hookOldPc = pcIndex(f, p);
     return Status::ok();
   }
-  t->hookOldPc = 0;
+  t->rare->hookOldPc = 0;
   if (p->isVararg || !(t->hookMask & kHookMaskCall)) return Status::ok();
   return runHookMayGC(S, t, (f.flags & kFrameTail) ? "tail call" : "call", -1, 1, p->numParams);
 }
@@ -304,17 +304,17 @@ Status hookYield(ThreadData* t) {
 }
 
 Status traceMayGC(State& S, ThreadData* t) {
-  bool countFires = (t->hookMask & kHookMaskCount) && --t->hookCounter <= 0;
-  if (countFires) t->hookCounter = t->hookCount;
+  bool countFires = (t->hookMask & kHookMaskCount) && --t->rare->hookCounter <= 0;
+  if (countFires) t->rare->hookCounter = t->rare->hookCount;
   if (t->hookSkipOnce) {  // the instruction a hook yielded before: it counts, nothing runs
     t->hookSkipOnce = false;
-    t->hookOldPc = pcIndex(t->frame(), frameProto(t, t->frame()));  // as the line hook left it
+    t->rare->hookOldPc = pcIndex(t->frame(), frameProto(t, t->frame()));  // as the line hook left it
     return Status::ok();
   }
   if (countFires) {
     if (Status st = runHookMayGC(S, t, "count", -1); !st.isOk()) {
       if (st.code() != StatusCode::kYield) return st;
-      t->hookCounter = 1;  // as Lua: the resumed instruction counts down to zero again
+      t->rare->hookCounter = 1;  // as Lua: the resumed instruction counts down to zero again
       return hookYield(t);
     }
   }
@@ -322,8 +322,8 @@ Status traceMayGC(State& S, ThreadData* t) {
   const CallFrame& f = t->frame();  // re-read: the count hook may have moved everything
   const Proto* p = frameProto(t, f);
   uint32_t npc = pcIndex(f, p);
-  uint32_t old = t->hookOldPc < p->codeSize ? t->hookOldPc : 0;
-  t->hookOldPc = npc;
+  uint32_t old = t->rare->hookOldPc < p->codeSize ? t->rare->hookOldPc : 0;
+  t->rare->hookOldPc = npc;
   if (npc > old && lineAt(p, npc) == lineAt(p, old)) return Status::ok();
   Status st = runHookMayGC(S, t, "line", lineAt(p, npc));
   return st.code() == StatusCode::kYield ? hookYield(t) : st;
@@ -339,7 +339,7 @@ inline bool tracing(const ThreadData* t) {
 // the next instruction then counts as a new line.
 Status varargHookMayGC(State& S, ThreadData* t) {
   if (t->inHook) return Status::ok();
-  t->hookOldPc = 1;
+  t->rare->hookOldPc = 1;
   if (!(t->hookMask & kHookMaskCall)) return Status::ok();
   const CallFrame& f = t->frame();
   return runHookMayGC(S, t, (f.flags & kFrameTail) ? "tail call" : "call", -1, 1, frameProto(t, f)->numParams);

@@ -231,5 +231,7 @@ class State {
 namespace weft::vm {
 // Implemented beside the interpreter (vm/thread.cpp); the State constructor calls them.
 void registerThreadKind(gc::Heap& heap);
-Thread* newThread(State& state);  // nullptr on exhaustion
+// nullptr on exhaustion. Its stack has at least minStackSlots slots (0: the default,
+// room for a C function's pushes: kMinCStack above slot 0).
+Thread* newThread(State& state, uint32_t minStackSlots = 0);
 }  // namespace weft::vm

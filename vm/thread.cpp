@@ -14,8 +14,17 @@ namespace {
 
 // A suspended task or coroutine is mostly its stack and frames, so they start small (a
 // function of a few registers waiting in a native fits) and double when a call needs more.
-constexpr uint32_t kInitialStack = 32;
+// A thread made without a size (a coroutine, the main thread) gets room for what C code
+// may push on it unchecked (kMinCStack above slot 0); a task asks for its function's
+// frame (newThread's minStackSlots).
+constexpr uint32_t kInitialStack = kMinCStack + 1;
 constexpr uint32_t kInitialFrames = 2;
+
+// A stack of at least `slots`, rounded up to fill mimalloc's size class (which would
+// otherwise hold the difference unused).
+uint32_t stackSlotsFor(uint32_t slots) {
+  return uint32_t(mi_good_size(sizeof(Value) * slots) / sizeof(Value));
+}
 
 // Larger buffers are not kept for reuse: a deep recursion's stack goes back to the heap.
 constexpr uint32_t kRecycledStackLimit = 1024;
@@ -24,7 +33,7 @@ constexpr uint32_t kRecycledFrameLimit = 64;
 size_t threadSizeOf(const gc::Object*) { return sizeof(Thread); }
 
 void freeThreadData(ThreadData* t) {
-  mi_free(t->random);
+  delete t->rare;
   mi_free(t->stack);
   mi_free(t->frames);
   mi_free(t->tbc);
@@ -38,7 +47,8 @@ void freeThreadData(ThreadData* t) {
 // ThreadData holds an atomic, so this goes field by field; the size check makes a new
 // field fail the build until it is reset here too.
 void resetThreadData(ThreadData& t, State& state) {
-  static_assert(sizeof(ThreadData) == 240, "a ThreadData field was added: reset it here");
+  static_assert(sizeof(ThreadData) == 208, "a ThreadData field was added: reset it here");
+  static_assert(kThreadExtraSpace + sizeof(ThreadData) == 224, "a ThreadData no longer fills a 224-byte block");
   t.self = nullptr;
   t.state = &state;
   t.top = 0;
@@ -65,16 +75,10 @@ void resetThreadData(ThreadData& t, State& state) {
   t.resumer = nullptr;
   t.suspendedChild = nullptr;
   t.taskSuspending = false;
-  mi_free(t.random);  // the next task seeds its own
-  t.random = nullptr;
+  delete t.rare;  // no hook carries over, and the next task seeds its own generator
+  t.rare = nullptr;
   t.inErrorHandler = false;
   t.hookMask = 0;
-  t.hookCount = 0;
-  t.hookCounter = 0;
-  t.hookOldPc = 0;
-  t.hookFtransfer = 0;
-  t.hookNtransfer = 0;
-  t.hook = Value::nil();
   t.inHook = false;
   t.hookYieldable = false;
   t.hookYieldRequested = false;
@@ -103,7 +107,7 @@ size_t ownedBytes(const ThreadData* t) {
 
 static_assert(offsetof(ThreadData, escaped) < 64, "traceThread's fields share the first cache line");
 
-// Stage 0: the data's first line (and the line holding error and hook); stage 1, once
+// Stage 0: the data's first line (and the line holding error); stage 1, once
 // that has arrived: the stack's first line and the top frame.
 void prefetchThread(const gc::Object* obj, int stage) {
   auto* th = reinterpret_cast<const Thread*>(obj);
@@ -142,7 +146,7 @@ void traceThread(gc::Object* obj, gc::Visitor& v) {
   for (uint32_t i = live; i < t->stackSize; i++) t->stack[i] = Value::nil();
   if (t->openUpvalues) visitField(v, t->openUpvalues);
   if (t->error.isCollectable()) v.visit(referenceSlot(t->error));
-  if (t->hook.isCollectable()) v.visit(referenceSlot(t->hook));
+  if (t->rare && t->rare->hook.isCollectable()) v.visit(referenceSlot(t->rare->hook));
 }
 
 // The owner's release returns the data's bytes; the data itself goes with the last
@@ -186,7 +190,7 @@ void registerThreadKind(gc::Heap& heap) {
 
 namespace {
 
-ThreadData* allocateThreadData(State& state) {
+ThreadData* allocateThreadData(State& state, uint32_t stackSlots) {
   // The extra space sits in front of the data (thread.h, kThreadExtraSpace); a new
   // thread starts with a copy of the main thread's, as lua_newthread's does.
   auto* block = static_cast<char*>(mi_malloc_aligned(kThreadExtraSpace + sizeof(ThreadData), alignof(ThreadData)));
@@ -195,24 +199,31 @@ ThreadData* allocateThreadData(State& state) {
   if (state.mainThread) std::memcpy(block, reinterpret_cast<char*>(state.mainThread->data) - kThreadExtraSpace, kThreadExtraSpace);
   auto* data = new (block + kThreadExtraSpace) ThreadData();
   data->state = &state;
-  data->stack = static_cast<Value*>(mi_malloc(sizeof(Value) * kInitialStack));
+  data->stack = static_cast<Value*>(mi_malloc(sizeof(Value) * stackSlots));
   data->frames = static_cast<CallFrame*>(mi_malloc(sizeof(CallFrame) * kInitialFrames));
   if (!data->stack || !data->frames) {
     freeThreadData(data);
     return nullptr;
   }
-  data->stackSize = kInitialStack;
+  data->stackSize = stackSlots;
   data->frameCap = kInitialFrames;
-  for (uint32_t i = 0; i < kInitialStack; i++) data->stack[i] = Value::nil();
+  for (uint32_t i = 0; i < stackSlots; i++) data->stack[i] = Value::nil();
   state.mutator().noteExternalBytes(static_cast<int64_t>(ownedBytes(data)));
   return data;
 }
 
 }  // namespace
 
-Thread* newThread(State& state) {
+Thread* newThread(State& state, uint32_t minStackSlots) {
+  uint32_t slots = minStackSlots ? minStackSlots : kInitialStack;
+  if (slots > kMaxStackSlots) return nullptr;
   ThreadData* data = state.threadPool().take(state.context());
-  if (!data) data = allocateThreadData(state);
+  // A recycled stack smaller than asked for grows here, before anything is on it.
+  if (data && !ensureStackSlots(data, slots)) {
+    state.threadPool().give(state.context(), data);
+    return nullptr;
+  }
+  if (!data) data = allocateThreadData(state, stackSlotsFor(slots));
   if (!data) return nullptr;
   auto* th = reinterpret_cast<Thread*>(state.mutator().allocate(uint8_t(Kind::Thread), sizeof(Thread)));
   if (!th) {
@@ -277,6 +288,11 @@ bool recycleTaskThread(State& state, ThreadData* t) {
 }
 
 ThreadData* threadData(const Value& v) { return v.asThread()->data; }
+
+ThreadRare* makeThreadRare(ThreadData* t) {
+  if (!t->rare) t->rare = new (std::nothrow) ThreadRare();
+  return t->rare;
+}
 
 bool ensureStackSlots(ThreadData* t, uint64_t needed) {
   if (needed <= t->stackSize) return true;

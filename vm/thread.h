@@ -96,9 +96,31 @@ struct CallFrame {
   intptr_t ctx;           // native: its continuation's context
 };
 
+// What a thread needs only once a debug hook is set on it, or (at the root of a chain:
+// the main thread, a task's own) once math.random is called: made then (makeThreadRare),
+// freed with the data or when it is recycled. Kept out of ThreadData, whose size is part
+// of a suspended task's memory (docs/design/tasks.md). A thread whose hookMask is not 0
+// has one.
+struct ThreadRare {
+  Value hook = Value::nil();  // debug.sethook's function (traced with the thread)
+  int32_t hookCount = 0;
+  int32_t hookCounter = 0;
+  uint32_t hookOldPc = 0;     // instruction index of the last line-hook check (Lua's oldpc)
+  // While a hook runs (inHook), the values the hooked frame (the one below the
+  // kFrameHook frame) transfers, as debug.getinfo's "r" reports them: local indices
+  // hookFtransfer to hookFtransfer + hookNtransfer - 1 (a call's parameters or
+  // arguments, a return's results; none for other events).
+  uint16_t hookFtransfer = 0;
+  uint16_t hookNtransfer = 0;
+  // math.random's generator (lib/math.cpp), seeded by its first call.
+  uint64_t random[4] = {};
+  bool randomSeeded = false;
+};
+
 struct ThreadData {
-  // Fields are grouped by size so that a ThreadData takes 256 bytes (a suspended task's
-  // memory; bench/tasks/blocked.lua); the size check in thread.cpp guards it.
+  // Fields are grouped by size so that a ThreadData and the extra space in front of it
+  // take 224 bytes (a suspended task's memory; bench/tasks/blocked.lua); the size check
+  // in thread.cpp guards it.
   // The first cache line holds what the collector reads to trace a thread (thread.cpp:
   // traceThread, prefetchThread), so tracing a suspended task costs it one line here.
   Thread* self = nullptr;  // the heap object (traced: updated when it moves)
@@ -143,7 +165,6 @@ struct ThreadData {
   uint32_t nny = 0;            // native->Lua re-entries below the running code (not yieldable if > 0)
 
   Value error = Value::nil();  // the current error object (traced)
-  Value hook = Value::nil();   // debug.sethook's function (traced)
   uint32_t nativeDepth = 0;    // nested loop invocations (C++ stack use)
   uint32_t cDepth = 0;         // pcall markers and Lua metamethod frames on the stack (Lua counts them as C calls)
   uint32_t resumeCount = 0;    // values passed by the resume that continues a yielded native
@@ -161,23 +182,13 @@ struct ThreadData {
   // Resuming the root runs the continuations down the chain.
   ThreadData* resumer = nullptr;         // the thread that resumed this one, while it runs
   ThreadData* suspendedChild = nullptr;  // the coroutine this thread's resume is suspended in
-  // math.random's generator (4 words) when this thread is the root of a chain (the main
-  // thread or a task's own): allocated and seeded on first use, so most tasks carry
-  // none (lib/math.cpp); freed with the data, or when it is recycled.
-  uint64_t* random = nullptr;
-  // Debug hooks (debug.sethook): a single mask test (hookMask) on the hot path.
-  int32_t hookCount = 0;
-  int32_t hookCounter = 0;
-  uint32_t hookOldPc = 0;       // instruction index of the last line-hook check (Lua's oldpc)
-  // While a hook runs (inHook), the values the hooked frame (the one below the
-  // kFrameHook frame) transfers, as debug.getinfo's "r" reports them: local indices
-  // hookFtransfer to hookFtransfer + hookNtransfer - 1 (a call's parameters or
-  // arguments, a return's results; none for other events).
-  uint16_t hookFtransfer = 0;
-  uint16_t hookNtransfer = 0;
+  // Debug hooks and math.random's generator, when the thread has used them.
+  ThreadRare* rare = nullptr;
   // Atomic: two tasks may try to resume the same coroutine at once; Suspended -> Running
   // is a compare-exchange (coroutine.cpp), so exactly one wins.
   std::atomic<ThreadStatus> status{ThreadStatus::Suspended};
+  // Debug hooks (debug.sethook; their state is in `rare`): a single mask test on the
+  // hot path.
   uint8_t hookMask = 0;         // kHookMask* bits
   bool isMain = false;
   bool taskRoot = false;        // the bottom thread of a task (not the main thread)
@@ -257,10 +268,20 @@ bool recycleTaskThread(State& state, ThreadData* t);
 
 // Stack and frame limits (State options give the defaults).
 inline constexpr uint32_t kMaxStackSlots = 1000000;
-inline constexpr uint32_t kMinNativeStack = 20;   // free slots a native may push without asking
+// Free slots a native finds above its arguments when it is called. A built-in native's
+// pushes are checked (CallContext::push grows the stack), so its reserve only spares it
+// a growth for its first few values; a lua_CFunction pushes unchecked, as Lua allows up
+// to LUA_MINSTACK values, so the C API's entry (capi/call.cpp) ensures kMinCStack. The
+// reserve stays in the stack of a task suspended in a native (a channel receive), so
+// it is a suspended task's memory: 8 slots, not 20, keep such a task's stack at 16
+// slots (docs/design/tasks.md).
+inline constexpr uint32_t kMinNativeStack = 8;
+inline constexpr uint32_t kMinCStack = 20;        // LUA_MINSTACK
 inline constexpr uint32_t kExtraStack = 5;        // headroom above a Lua frame for metamethod calls
 
 ThreadData* threadData(const Value& v);
+// t's rare part, made on first use; nullptr when memory is exhausted.
+ThreadRare* makeThreadRare(ThreadData* t);
 
 // The parked-stack rule (docs/design/gc-v2.md): a minor collection rescans a thread's
 // stack only if its Thread object is remembered (its stack's dirty flag), so this is

@@ -51,6 +51,9 @@ vm::NativeResult enterCMayGC(vm::CallContext& cx, lua_CFunction f, lua_KFunction
   c.cx = &cx;
   c.outcome = vm::NativeResult{0, StatusCode::kOk};
   uint32_t base = cx.argIndex(1);
+  // A C function may push LUA_MINSTACK values unchecked; a built-in native's call
+  // reserves fewer (vm/thread.h, kMinNativeStack).
+  if (!vm::ensureStackSlots(c.thread, uint64_t(c.thread->top) + vm::kMinCStack)) return cx.stackOverflow();
   LibraryLock* lock = f ? enterLibrary(cx.state(), reinterpret_cast<void*>(f)) : enterLibrary(cx.state(), reinterpret_cast<void*>(k));
   tlsCCall = &c;
   if (setjmp(c.jump) == 0) {

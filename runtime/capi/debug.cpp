@@ -284,12 +284,16 @@ LUA_API void lua_sethook(lua_State* L, lua_Hook func, int mask, int count) {
   API_ENTRY(L);
   vm::ThreadData* t = threadOf(L);
   if (!func || mask == 0) {
-    t->hook = Value::nil();
     t->hookMask = 0;
-    t->hookCount = 0;
-    t->hookCounter = 0;
+    if (t->rare) {
+      t->rare->hook = Value::nil();
+      t->rare->hookCount = 0;
+      t->rare->hookCounter = 0;
+    }
     return;
   }
+  vm::ThreadRare* rare = vm::makeThreadRare(t);
+  if (!rare) raiseMemory(L);
   lua_pushlightuserdata(L, reinterpret_cast<void*>(func));
   lua_pushcclosure(L, runHook, 1);
   Value closure = t->stack[t->top - 1];
@@ -297,14 +301,15 @@ LUA_API void lua_sethook(lua_State* L, lua_Hook func, int mask, int count) {
   uint8_t m = uint8_t(mask & (LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE));
   if (count > 0 && (mask & LUA_MASKCOUNT)) m |= vm::kHookMaskCount;
   vm::markStackDirty(t);
-  t->hook = closure;
+  rare->hook = closure;
   t->hookMask = m;
-  t->hookCount = count;
-  t->hookCounter = count;
+  rare->hookCount = count;
+  rare->hookCounter = count;
 }
 
 LUA_API lua_Hook lua_gethook(lua_State* L) {
-  Value h = threadOf(L)->hook;
+  const vm::ThreadRare* rare = threadOf(L)->rare;
+  Value h = rare ? rare->hook : Value::nil();
   if (h.tag != Tag::NativeClosure || h.asNativeClosure()->cfunction != reinterpret_cast<void (*)()>(runHook)) {
     return nullptr;
   }
@@ -312,6 +317,9 @@ LUA_API lua_Hook lua_gethook(lua_State* L) {
 }
 
 LUA_API int lua_gethookmask(lua_State* L) { return threadOf(L)->hookMask; }
-LUA_API int lua_gethookcount(lua_State* L) { return threadOf(L)->hookCount; }
+LUA_API int lua_gethookcount(lua_State* L) {
+  const vm::ThreadRare* rare = threadOf(L)->rare;
+  return rare ? rare->hookCount : 0;
+}
 // Lua 5.4.8 ignores the limit too and returns LUAI_MAXCCALLS.
 LUA_API int lua_setcstacklimit(lua_State*, unsigned int) { return 200; }

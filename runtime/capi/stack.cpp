@@ -87,7 +87,7 @@ void setValueAtMayGC(lua_State* L, int idx, const Value& v) {
 void pushMayGC(lua_State* L, const Value& v) {
   vm::ThreadData* t = threadOf(L);
   if (t->top + 1 >= t->stackSize) [[unlikely]] {
-    if (!vm::ensureStackSlots(t, uint64_t(t->top) + 1 + vm::kMinNativeStack)) raiseMessageMayGC(L, "stack overflow");
+    if (!vm::ensureStackSlots(t, uint64_t(t->top) + 1 + vm::kMinCStack)) raiseMessageMayGC(L, "stack overflow");
   }
   t->stack[t->top++] = v;
 }
@@ -145,7 +145,7 @@ LUA_API void lua_settop(lua_State* L, int idx) {
   if (idx >= 0) {
     newTop = base + uint32_t(idx);
     if (newTop > t->top) {
-      if (!vm::ensureStackSlots(t, uint64_t(newTop) + vm::kMinNativeStack)) raiseMessageMayGC(L, "stack overflow");
+      if (!vm::ensureStackSlots(t, uint64_t(newTop) + vm::kMinCStack)) raiseMessageMayGC(L, "stack overflow");
       for (uint32_t j = t->top; j < newTop; j++) t->stack[j] = Value::nil();
     }
   } else {
@@ -201,7 +201,7 @@ LUA_API void lua_xmove(lua_State* from, lua_State* to, int n) {
   if (from == to || n <= 0) return;
   vm::ThreadData* a = threadOf(from);
   vm::ThreadData* b = threadOf(to);
-  if (!vm::ensureStackSlots(b, uint64_t(b->top) + uint32_t(n) + vm::kMinNativeStack)) raiseMessageMayGC(to, "stack overflow");
+  if (!vm::ensureStackSlots(b, uint64_t(b->top) + uint32_t(n) + vm::kMinCStack)) raiseMessageMayGC(to, "stack overflow");
   vm::markStackDirty(b);
   for (int j = 0; j < n; j++) b->stack[b->top + uint32_t(j)] = a->stack[a->top - uint32_t(n) + uint32_t(j)];
   b->top += uint32_t(n);

@@ -267,7 +267,7 @@ LUA_API int lua_resume(lua_State* L, lua_State* from, int narg, int* nres) {
   }
   // resumeMayGC takes the arguments from the resumer's stack and leaves the results
   // there; lua_resume's caller finds both on the coroutine's.
-  if (!vm::ensureStackSlots(fr, uint64_t(fr->top) + n + vm::kMinNativeStack)) {
+  if (!vm::ensureStackSlots(fr, uint64_t(fr->top) + n + vm::kMinCStack)) {
     *nres = 0;
     lua_pushliteral(L, "stack overflow");
     return LUA_ERRRUN;
@@ -290,7 +290,7 @@ LUA_API int lua_resume(lua_State* L, lua_State* from, int narg, int* nres) {
     pushMayGC(L, co->error);
     return luaStatusOf(st.code());
   }
-  if (!vm::ensureStackSlots(co, uint64_t(co->top) + count + vm::kMinNativeStack)) raiseMessageMayGC(from ? from : L, "stack overflow");
+  if (!vm::ensureStackSlots(co, uint64_t(co->top) + count + vm::kMinCStack)) raiseMessageMayGC(from ? from : L, "stack overflow");
   for (uint32_t j = 0; j < count; j++) co->stack[co->top + j] = fr->stack[fr->top - count + j];
   co->top += count;
   fr->top -= count;

@@ -432,10 +432,11 @@ uint8_t hookMaskOf(std::string_view letters, int64_t count) {
 }
 
 void clearHook(ThreadData* t) {
-  t->hook = Value::nil();
   t->hookMask = 0;
-  t->hookCount = 0;
-  t->hookCounter = 0;
+  if (!t->rare) return;
+  t->rare->hook = Value::nil();
+  t->rare->hookCount = 0;
+  t->rare->hookCounter = 0;
 }
 
 // The registry's _HOOKKEY table, made as Lua's debug library makes it (weak keys, its
@@ -489,11 +490,12 @@ NativeResult dbSetHook(CallContext& cx) {
     return cx.noResults();
   }
   markStackDirty(t);  // the hook is traced with t's stack (t may be a parked coroutine)
-  if (!recordHook(cx, t, cx.arg(a))) return cx.memoryError();
-  t->hook = cx.arg(a);
+  ThreadRare* rare = makeThreadRare(t);
+  if (!rare || !recordHook(cx, t, cx.arg(a))) return cx.memoryError();
+  rare->hook = cx.arg(a);
   t->hookMask = m;
-  t->hookCount = int32_t(count);
-  t->hookCounter = int32_t(count);
+  rare->hookCount = int32_t(count);
+  rare->hookCounter = int32_t(count);
   return cx.noResults();
 }
 
@@ -504,7 +506,7 @@ NativeResult dbGetHook(CallContext& cx) {
   ThreadArg held(cx, a);
   ThreadData* t = held.thread();
   if (!t) return cx.error("%s", kForeignThread);
-  if (t->hook.isNil()) {
+  if (!t->rare || t->rare->hook.isNil()) {
     cx.push(Value::nil());
     return cx.results(1);
   }
@@ -513,11 +515,11 @@ NativeResult dbGetHook(CallContext& cx) {
   if (t->hookMask & kHookMaskReturn) mask += 'r';
   if (t->hookMask & kHookMaskLine) mask += 'l';
   if (!cx.ensureStack(3)) return cx.stackOverflow();
-  cx.push(t->hook);
+  cx.push(t->rare->hook);
   String* s = cx.newString(mask);
   if (!s) return cx.memoryError();
   cx.push(Value::string(s));
-  cx.push(Value::integer(t->hookCount));
+  cx.push(Value::integer(t->rare->hookCount));
   return cx.results(3);
 }
 

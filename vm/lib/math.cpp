@@ -194,16 +194,17 @@ struct Xoshiro {
 bool generatorOf(CallContext& cx, Xoshiro& g) {
   ThreadData* root = cx.threadData();
   while (root->resumer) root = root->resumer;
-  if (!root->random) {
-    root->random = static_cast<uint64_t*>(mi_malloc(4 * sizeof(uint64_t)));
-    if (!root->random) return false;
+  ThreadRare* rare = makeThreadRare(root);
+  if (!rare) return false;
+  if (!rare->randomSeeded) {
     if (const State::DeterministicHooks* det = cx.state().deterministic) {
-      Xoshiro{root->random}.seed(det->randomSeed(cx.state(), root), 0);  // the run's seed and the task
+      Xoshiro{rare->random}.seed(det->randomSeed(cx.state(), root), 0);  // the run's seed and the task
     } else {
-      Xoshiro{root->random}.seed(uint64_t(std::time(nullptr)), uint64_t(reinterpret_cast<uintptr_t>(root)));
+      Xoshiro{rare->random}.seed(uint64_t(std::time(nullptr)), uint64_t(reinterpret_cast<uintptr_t>(root)));
     }
+    rare->randomSeeded = true;
   }
-  g.s = root->random;
+  g.s = rare->random;
   return true;
 }
 

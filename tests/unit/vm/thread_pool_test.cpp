@@ -67,5 +67,47 @@ TEST(ThreadPool, PooledDataSurvivesItsShell) {
   EXPECT_EQ(data->shells, 1u);
 }
 
+// A task's thread is made with the stack its function needs, rounded up to the
+// allocator's size class: 13 slots (208 bytes) fill a 224-byte block, so 14 slots.
+// A thread made without a size keeps room for a C function's pushes.
+TEST(ThreadStack, AskedSizeIsRoundedToTheSizeClass) {
+  State state;
+  Thread* sized = newThread(state, 13);
+  ASSERT_NE(sized, nullptr);
+  EXPECT_EQ(sized->data->stackSize, 14u);
+  for (uint32_t i = 0; i < sized->data->stackSize; i++) EXPECT_TRUE(sized->data->stack[i].isNil()) << i;
+  Thread* plain = newThread(state);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_GE(plain->data->stackSize, kMinCStack + 1);
+  EXPECT_EQ(newThread(state, kMaxStackSlots + 1), nullptr) << "beyond the stack limit";
+}
+
+// A pooled data whose stack is smaller than a new task asks for grows before it is used.
+TEST(ThreadStack, RecycledStackGrowsToTheSizeAsked) {
+  State state;
+  Thread* first = newThread(state, 13);
+  ThreadData* data = first->data;
+  ASSERT_TRUE(recycleTaskThread(state, data));
+  Thread* next = newThread(state, 40);
+  ASSERT_NE(next, nullptr);
+  EXPECT_EQ(next->data, data);
+  EXPECT_GE(data->stackSize, 40u);
+  for (uint32_t i = 0; i < data->stackSize; i++) EXPECT_TRUE(data->stack[i].isNil()) << i;
+}
+
+// The rare part (hooks, math.random's generator) does not carry over to the next task.
+TEST(ThreadStack, RecycledThreadDropsItsRarePart) {
+  State state;
+  Thread* first = newThread(state);
+  ThreadData* data = first->data;
+  EXPECT_EQ(data->rare, nullptr) << "made on first use only";
+  ThreadRare* rare = makeThreadRare(data);
+  ASSERT_NE(rare, nullptr);
+  EXPECT_EQ(makeThreadRare(data), rare) << "made once";
+  rare->randomSeeded = true;
+  ASSERT_TRUE(recycleTaskThread(state, data));
+  EXPECT_EQ(data->rare, nullptr);
+}
+
 }  // namespace
 }  // namespace weft::vm
