@@ -146,6 +146,10 @@ Heap::~Heap() {
   }
   impl_->owned.clear();
   mainMutator_.reset();
+  // Orphan records of this heap that no collection took: a later heap mapped at these
+  // addresses must not inherit them.
+  std::vector<Object*> orphans;
+  takeOrphanRemembered(*this, orphans);
   for (Chunk* chunk : impl_->space) unmapChunk(chunk);
   for (Chunk* chunk : impl_->youngChunks) unmapChunk(chunk);
   for (Chunk* chunk : impl_->pool) unmapChunk(chunk);

@@ -4,6 +4,9 @@
 // verifier's remembered-set check with its negative tests.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -162,6 +165,60 @@ TEST(GcGenerational, Invariant9_RememberFailureFailsClosed) {
   std::string reason = h.heap.failureReason();
   EXPECT_NE(reason.find("remember: a remembered-set append failed"), std::string::npos) << reason;
   EXPECT_EQ(h.heap.stats().minor.count, 1u) << "no collection ran on the broken heap";
+}
+
+// A chunk source that hands freed blocks of the size asked out again, last freed first,
+// so a heap made after another has died takes its chunks in the order it had them.
+struct RecyclingSource {
+  static void* fn(void* ud, void* ptr, size_t osize, size_t nsize) {
+    auto& freed = static_cast<RecyclingSource*>(ud)->freed;
+    if (nsize == 0) {
+      freed.emplace_back(osize, ptr);
+      return nullptr;
+    }
+    for (auto it = freed.rbegin(); it != freed.rend(); ++it) {
+      if (it->first != nsize) continue;
+      void* p = it->second;
+      freed.erase(std::next(it).base());
+      return p;
+    }
+    return std::malloc(nsize);
+  }
+  ~RecyclingSource() {
+    for (auto& [size, p] : freed) std::free(p);
+  }
+  std::vector<std::pair<size_t, void*>> freed;
+};
+
+// With two heaps on one thread, a store into the one that is not the thread's current
+// heap is recorded as an orphan (gc-v2.md "The remembered set"). Its heap dying before
+// any collection took the record must drop it: a later heap at the same addresses would
+// otherwise inherit a record of an object it never had (seen as --gc-verify's "remembered
+// buffers still hold ... after the collection" in a process that made States in turn).
+TEST(GcGenerational, OrphanRecordsDieWithTheirHeap) {
+  RecyclingSource source;
+  Config config = verifying();
+  config.chunkSource = {RecyclingSource::fn, &source};
+  auto first = std::make_unique<GenHeap>(config);
+  size_t i = first->root(first->pair());
+  first->minor();
+  auto second = std::make_unique<GenHeap>(config);  // now the thread's current heap
+  Pair* holder = first->rooted<Pair>(i);
+  writeBarrier(obj(holder), obj(first->blob("young")));
+  ASSERT_TRUE(holder->header.gcBits & kBitRemembered);
+  const void* stale = holder;
+  first.reset();
+  second.reset();
+  GenHeap third(config);
+  size_t j = 0;
+  for (int round = 0; round < 8 && !third.heap.contains(stale); ++round) {
+    j = third.root(third.pair());
+    third.minor();
+  }
+  ASSERT_TRUE(third.heap.contains(stale)) << "the test needs the third heap at the first's addresses";
+  EXPECT_TRUE(third.heap.collectMayGC(CollectionKind::kMinor).isOk()) << third.heap.failureReason();
+  EXPECT_TRUE(third.heap.collectMayGC(CollectionKind::kMajor).isOk()) << third.heap.failureReason();
+  EXPECT_NE(third.rooted(j), nullptr);
 }
 
 TEST(GcGenerational, Invariant10_ParkedStackIsNotRescanned) {
