@@ -3,8 +3,9 @@
 
 For each script: best wall time of N runs under each interpreter, peak RSS (max over the
 runs, from wait4's resource usage), a check that both print the same output, and the
-ratio weft/lua5.4 (below 1 means weft is faster). Ends with the geometric mean of the
-ratios, then start-up (`-e ''`: best of many runs, and its peak RSS) beside lua5.4's, which
+ratio weft/lua5.4 (below 1 means weft is faster) and that of the peak RSS. Ends with the
+geometric mean of the time ratios, that of the allocation-heavy scripts (ALLOCATION) and
+the largest RSS ratio, then start-up (`-e ''`: best of many runs, and its peak RSS) beside lua5.4's, which
 the mean leaves out. Exit status 1 if any output differs or a run fails.
 
   python3 bench/run.py [--weft build/tools/weft] [--lua lua5.4] [-n 3] [--quick] [--jit] [script ...]
@@ -29,23 +30,40 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Each script's arg[1] under --quick: a few tens of milliseconds under lua5.4.
 QUICK_SIZES = {
-    "binarytrees": "8", "concat": "20000", "fannkuch": "7", "fib": "20", "format": "5000",
-    "gsub": "1", "loops": "200", "methods": "30000", "nbody": "10000", "old_heap": "20000", "patterns": "2000",
+    "binarytrees": "8", "cd": "10", "concat": "20000", "fannkuch": "7", "fib": "20", "format": "5000",
+    "gsub": "1", "json": "10", "list": "50", "loops": "200", "methods": "30000", "nbody": "10000", "old_heap": "20000", "patterns": "2000",
     "pcall": "20000",
     "sort_numbers": "20000", "sort_strings": "3000", "sparse_keys": "30000",
     "spectralnorm": "60", "strings": "10000", "tables": "5000",
 }
 
+# The allocation-heavy scripts (issue 11's group): their own geometric mean is printed
+# beside the overall one.
+ALLOCATION = {"binarytrees", "cd", "json", "list"}
 
-def run_measured(cmd):
+
+def geometric_mean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+# GNU time forks the measured program from its own small process and reports the child's
+# peak RSS (%M): read directly, a child's ru_maxrss starts at this runner's own high-water
+# mark, inherited at exec, which hides every peak below ~15 MB.
+TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
+def run_measured(cmd, rss=True):
     """Runs cmd once; returns (seconds, peak RSS KiB, exit status, stdout, stderr).
 
-    Linux carries the spawning process's RSS high-water mark into the child's ru_maxrss
-    at exec, so every figure is at least this runner's own peak; main() prints that
-    floor (measured with /bin/true) so small peaks can be read for what they are.
+    With rss and GNU time present, the peak RSS is the program's own (through TIME, whose
+    fork adds well under a millisecond to the time, for each interpreter alike);
+    otherwise it is wait4's, at least this runner's floor, which main() prints.
     Output goes to temporary files so a full pipe cannot stall the child.
     """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r") as report:
+        if rss and TIME:
+            cmd = [TIME, "-f", "%M", "-o", report.name] + cmd
         actions = [
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_DUP2, out.fileno(), 1),
@@ -55,18 +73,22 @@ def run_measured(cmd):
         pid = os.posix_spawnp(cmd[0], cmd, os.environ, file_actions=actions)
         _, status, usage = os.wait4(pid, 0)
         elapsed = time.perf_counter() - start
+        peak = usage.ru_maxrss
+        if rss and TIME:
+            lines = report.read().split()
+            peak = int(lines[-1]) if lines and lines[-1].isdigit() else peak
         out.seek(0)
         err.seek(0)
-        return elapsed, usage.ru_maxrss, os.waitstatus_to_exitcode(status), out.read(), err.read()
+        return elapsed, peak, os.waitstatus_to_exitcode(status), out.read(), err.read()
 
 
-def measure(cmd, runs):
+def measure(cmd, runs, rss=True):
     best, peak, output = math.inf, 0, None
     for _ in range(runs):
-        seconds, rss, code, out, err = run_measured(cmd)
+        seconds, rss_kib, code, out, err = run_measured(cmd, rss)
         if code != 0:
             return None, peak, out, "exit %d: %s" % (code, err.decode("utf-8", "replace")[-300:])
-        best, peak, output = min(best, seconds), max(peak, rss), out
+        best, peak, output = min(best, seconds), max(peak, rss_kib), out
     return best, peak, output, None
 
 
@@ -95,14 +117,14 @@ def compare_jit(args, weft, scripts):
         print("%-14s %9.3f %9.3f %9.3f %8.2f %8.2f %8.2f  %s" % (
             name, lua_t, off_t, on_t, off_t / lua_t, on_t / lua_t, on_t / off_t, "same" if same else "DIFFERENT"))
     if ratios["on"]:
-        mean = {k: math.exp(sum(math.log(r) for r in v) / len(v)) for k, v in ratios.items()}
+        mean = {k: geometric_mean(v) for k, v in ratios.items()}
         print("-" * len(header))
         print("geometric means (%d scripts): off/lua %.2f, on/lua %.2f, on/off %.2f" % (
             len(ratios["on"]), mean["off"], mean["on"], mean["gain"]))
     runs = 20 if args.quick else 200
-    lua_t = measure([args.lua, "-e", ""], runs)[0]
-    off_t = measure([weft, "--jit=off", "-e", ""], runs)[0]
-    on_t = measure([weft, "--jit=on", "-e", ""], runs)[0]
+    lua_t = measure([args.lua, "-e", ""], runs, rss=False)[0]
+    off_t = measure([weft, "--jit=off", "-e", ""], runs, rss=False)[0]
+    on_t = measure([weft, "--jit=on", "-e", ""], runs, rss=False)[0]
     if None in (lua_t, off_t, on_t):
         print("start-up FAILED")
         return 1
@@ -126,11 +148,11 @@ def main():
     floor = run_measured(["true"])[1]
     if args.jit:
         return compare_jit(args, weft, scripts)
-    header = "%-14s %9s %9s %7s %10s %10s  %s" % (
-        "script", "lua5.4 s", "weft s", "ratio", "lua RSS", "weft RSS", "output")
+    header = "%-14s %9s %9s %7s %10s %10s %7s  %s" % (
+        "script", "lua5.4 s", "weft s", "ratio", "lua RSS", "weft RSS", "RSS", "output")
     print(header)
     print("-" * len(header))
-    ratios, failed = [], False
+    ratios, allocation, rss_ratios, failed = [], [], [], False
     for script in scripts:
         name = os.path.splitext(os.path.basename(script))[0]
         path = os.path.abspath(script)
@@ -145,22 +167,33 @@ def main():
         failed = failed or not same
         ratio = weft_t / lua_t
         ratios.append(ratio)
-        print("%-14s %9.3f %9.3f %7.2f %8d K %8d K  %s" % (
-            name, lua_t, weft_t, ratio, lua_rss, weft_rss, "same" if same else "DIFFERENT"))
+        if name in ALLOCATION:
+            allocation.append(ratio)
+        rss_ratios.append((weft_rss / lua_rss, name))
+        print("%-14s %9.3f %9.3f %7.2f %8d K %8d K %7.2f  %s" % (
+            name, lua_t, weft_t, ratio, lua_rss, weft_rss, weft_rss / lua_rss, "same" if same else "DIFFERENT"))
     if ratios:
-        geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         print("-" * len(header))
-        print("geometric mean of ratios (weft / lua5.4, %d scripts): %.2f" % (len(ratios), geomean))
+        print("geometric mean of ratios (weft / lua5.4, %d scripts): %.2f" % (len(ratios), geometric_mean(ratios)))
+    if allocation:
+        print("allocation-heavy (%d scripts): geometric mean %.2f" % (len(allocation), geometric_mean(allocation)))
+    if rss_ratios:
+        print("largest peak RSS ratio: %.2f (%s)" % max(rss_ratios))
     startup_runs = 20 if args.quick else 200
-    lua_t, lua_rss, _, lua_err = measure([args.lua, "-e", ""], startup_runs)
-    weft_t, weft_rss, _, weft_err = measure([weft, "-e", ""], startup_runs)
+    lua_t, _, _, lua_err = measure([args.lua, "-e", ""], startup_runs, rss=False)
+    weft_t, _, _, weft_err = measure([weft, "-e", ""], startup_runs, rss=False)
+    lua_rss = measure([args.lua, "-e", ""], 3)[1]
+    weft_rss = measure([weft, "-e", ""], 3)[1]
     if lua_err or weft_err:
         failed = True
         print("start-up FAILED: %s" % (lua_err or weft_err))
     else:
-        print("start-up (-e '', best of %d): lua5.4 %.2f ms, weft %.2f ms, ratio %.2f; RSS %d K, %d K" % (
-            startup_runs, lua_t * 1000, weft_t * 1000, weft_t / lua_t, lua_rss, weft_rss))
-    print("RSS floor (this runner's own peak, inherited at exec): %d K" % floor)
+        print("start-up (-e '', best of %d): lua5.4 %.2f ms, weft %.2f ms, ratio %.2f; RSS %d K, %d K, ratio %.2f" % (
+            startup_runs, lua_t * 1000, weft_t * 1000, weft_t / lua_t, lua_rss, weft_rss, weft_rss / lua_rss))
+    if TIME:
+        print("RSS of /bin/true, for scale: %d K" % floor)
+    else:
+        print("RSS floor (no %s: this runner's own peak, inherited at exec): %d K" % ("/usr/bin/time", floor))
     return 1 if failed else 0
 
 
