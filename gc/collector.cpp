@@ -62,6 +62,10 @@ namespace weft::gc {
 
 namespace {
 
+// The free chunks kept at least (gc-v2.md "Pacing"): a small heap's nursery and the
+// chunks its minors promote into.
+constexpr size_t kMinPoolChunks = 4;
+
 // The allocation allowed before the next collection: its work grows with the live heap
 // and with the off-heap memory live objects own (stacks it walks), so both set the pace.
 size_t nextGrowth(size_t live, int64_t external, const Config& config) {
@@ -665,7 +669,7 @@ void Collector::install(uint64_t collection) {
   // Free chunks are kept for the next nursery and its promotion: the freed space was at
   // least that big, so keeping them adds nothing to the peak and spares the next
   // cycle's buffers the page faults. A major needs no to-space beyond that.
-  impl_.poolLimit = std::max(16 * Heap::kChunkSize, 2 * nursery);
+  impl_.poolLimit = std::max(kMinPoolChunks * Heap::kChunkSize, 2 * nursery);
   // A large chunk no allocation reused since the last collection is unlikely to fit
   // one soon (large objects of another size): unmapped, so the pool adds to the peak
   // RSS only what the next cycle actually reuses.

@@ -148,9 +148,9 @@ struct Config {
   uint64_t interval = 1;        // --gc-interval=N: stress collects every N-th safepoint
   uint64_t seed = 0;            // --gc-seed=S (non-zero): at random safepoints, 1 in N on average
   size_t heapLimit = 0;         // --heap-limit in bytes; 0 means none
-  // The nursery budget: bytes allocated (heap and noted off-heap) between collections,
-  // and the old generation's size below which no major collection is automatic.
-  size_t initialThreshold = 4u << 20;
+  // The least nursery budget (bytes allocated, heap and noted off-heap, between
+  // collections) and the old generation's size below which no major is automatic.
+  size_t initialThreshold = 1u << 20;
   // The old generation may grow by (live after the last major + live off-heap) *
   // (pause - 100) / 100 before the next collection is a major one.
   unsigned pauseMultiplier = 200;

@@ -147,7 +147,7 @@ struct Heap::Impl {
   std::vector<Chunk*> pool;                // lock: free standard chunks (dirty)
   std::vector<Chunk*> largePool;           // lock: free large chunks (dirty)
   size_t largePoolBytes = 0;               // lock: their mapped bytes
-  size_t poolLimit = 16 * Heap::kChunkSize;  // world stopped: bound of both pools together
+  size_t poolLimit = 4 * Heap::kChunkSize;  // world stopped: bound of both pools together
   // lock: registered mutators (attached or not). Changes only while no stop is
   // pending, so the collector may walk it unlocked.
   std::vector<Mutator*> mutators;
