@@ -31,7 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Each script's arg[1] under --quick: a few tens of milliseconds under lua5.4.
 QUICK_SIZES = {
     "binarytrees": "8", "cd": "10", "concat": "20000", "fannkuch": "7", "fib": "20", "format": "5000",
-    "gsub": "1", "json": "10", "list": "50", "loops": "200", "methods": "30000", "nbody": "10000", "old_heap": "20000", "patterns": "2000",
+    "gsub": "1", "json": "10", "list": "50", "loops": "200", "methods": "30000", "nbody": "10000",
+    "old_array": "20000", "old_heap": "20000", "patterns": "2000",
     "pcall": "20000",
     "sort_numbers": "20000", "sort_strings": "3000", "sparse_keys": "30000",
     "spectralnorm": "60", "strings": "10000", "tables": "5000",

@@ -15,7 +15,8 @@
 // "gc.finalizable-misfile" (a finalizable registration goes on the old list, which a
 // minor does not walk: the negative test of verify's check of invariant 13) and
 // "gc.index-drop" (a chunk joins current space without entering the chunk index: the
-// negative test of verify's check of the index); the
+// negative test of verify's check of the index) and "gc.card-drop" (a table store
+// leaves its array card clean: the negative test of verify's card check, vm/table.cpp); the
 // runtime adds its own ("rt.attach"; "rt.channel-dirty-drop": a channel's buffer is
 // written without joining the dirty list, the negative test of verify's check of what
 // a minor skips), and the JIT "jit.reload-skip" (the n-th compiled code skips one

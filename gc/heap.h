@@ -53,7 +53,9 @@
 //     space (negative test: fault site "gc.index-drop").
 //  3. Every reference store into a heap object goes through writeBarrier(), so every old
 //     object holding a young reference is in the remembered set (kBitRemembered set and
-//     recorded in a mutator's buffer); verify checks it before every collection.
+//     recorded in a mutator's buffer), and a holder type that keeps cards (a big table
+//     array, gc-v2.md "Cards") has the card of every slot holding a young value set;
+//     verify checks both before every collection.
 //  4. Identity hashes survive moves (object.h invariant 2).
 //  5. Allocation beyond the heap limit fails with nullptr; it never aborts.
 //  6. A collection runs only while every other attached mutator is parked inside
@@ -107,6 +109,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gc/object.h"
@@ -598,12 +601,30 @@ extern bool gBarrierChecks;
 inline uint8_t loadGcBits(const Object* obj) {
   return std::atomic_ref<uint8_t>(const_cast<uint8_t&>(obj->header.gcBits)).load(std::memory_order_relaxed);
 }
-[[gnu::always_inline]] inline void writeBarrier(Object* holder, Object* value) {
-  if ((loadGcBits(holder) & (kBitOld | kBitRemembered)) == kBitOld) [[unlikely]] {
-    if (value && !(loadGcBits(value) & kBitOld)) rememberSlow(holder);
+// Card marking (gc-v2.md "Cards"): a holder whose type keeps a card byte per range of
+// its slots (a big table array) passes `cardOf`, which returns the byte of the slot
+// written, or nullptr; it runs only when an old holder receives a young value, and the
+// card is set even when the holder is already remembered, since a minor then traces
+// only the holder's dirty cards. Relaxed: cards are read by the collector alone, with
+// every mutator stopped.
+struct NoCard {
+  uint8_t* operator()() const { return nullptr; }
+};
+template <typename CardOf>
+[[gnu::always_inline]] inline void writeBarrier(Object* holder, Object* value, CardOf cardOf) {
+  constexpr bool kCarded = !std::is_same_v<CardOf, NoCard>;
+  uint8_t bits = loadGcBits(holder);
+  if (kCarded ? (bits & kBitOld) : (bits & (kBitOld | kBitRemembered)) == kBitOld) [[unlikely]] {
+    if (value && !(loadGcBits(value) & kBitOld)) {
+      if constexpr (kCarded) {
+        if (uint8_t* card = cardOf()) std::atomic_ref<uint8_t>(*card).store(1, std::memory_order_relaxed);
+      }
+      if (!(bits & kBitRemembered)) rememberSlow(holder);
+    }
   }
   if (gBarrierChecks) [[unlikely]] writeBarrierSlow(holder, value);
 }
+[[gnu::always_inline]] inline void writeBarrier(Object* holder, Object* value) { writeBarrier(holder, value, NoCard{}); }
 // Records an old `holder` whatever was stored: for code that writes references into
 // memory the holder owns off the heap without a barrier per store (a thread's stack:
 // the parked-stack rule, gc-v2.md), or copies many references at once.

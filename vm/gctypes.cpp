@@ -27,6 +27,7 @@
 #include <cstring>
 #include <utility>
 
+#include "gc/pass.h"
 #include "vm/object.h"
 #include "vm/jit.h"
 #include "vm/state.h"
@@ -100,6 +101,45 @@ size_t stringSizeOf(const Object* obj) { return stringSize(reinterpret_cast<cons
 
 size_t tableSizeOf(const Object*) { return sizeof(Table); }
 
+void traceArraySlots(ValueArray* a, uint32_t from, uint32_t to, bool weakValues, Visitor& visitor) {
+  for (uint32_t i = from; i < to; ++i) {
+    if (!weakValues || !isWeakRef(a->data[i])) visitValue(a->data[i], visitor);
+  }
+}
+
+// An old table's old array part with cards (gc-v2.md "Cards"): a minor traces only the
+// dirty cards' slots (the barrier set a card for every young value stored there since
+// the last collection) and cleans them; a major traces every slot and cleans every
+// card; verification traces every slot, telling the verifier which ones a minor would
+// skip, so a young value in a clean card is reported (heap.h invariant 3).
+void traceArrayByCards(ValueArray* a, uint32_t used, bool weakValues, Visitor& visitor) {
+  gc::Pass pass = gc::passOf(visitor);
+  uint8_t* cards = valueArrayCards(a);
+  uint32_t count = valueArrayCardCount(a->capacity);
+  for (uint32_t c = 0; c < count; ++c) {
+    // A minor skips clean cards eight at a time (a million-slot part has 7,813 cards).
+    if (pass == gc::Pass::kMinor && c % 8 == 0 && c + 8 <= count) {
+      uint64_t word;
+      std::memcpy(&word, cards + c, sizeof word);
+      if (word == 0) {
+        c += 7;
+        continue;
+      }
+    }
+    bool dirty = cards[c] != 0;
+    uint32_t from = c * kCardSlots;
+    uint32_t to = from + kCardSlots < used ? from + kCardSlots : used;
+    if (pass == gc::Pass::kCheck) {
+      if (!dirty) gc::setSkippedByMinor(visitor, true);
+      traceArraySlots(a, from, to, weakValues, visitor);
+      if (!dirty) gc::setSkippedByMinor(visitor, false);
+      continue;
+    }
+    cards[c] = 0;
+    if (dirty || pass == gc::Pass::kMajor) traceArraySlots(a, from, to, weakValues, visitor);
+  }
+}
+
 void traceTable(Object* obj, Visitor& visitor) {
   auto* t = reinterpret_cast<Table*>(obj);
   uint16_t mode = 0;
@@ -111,14 +151,20 @@ void traceTable(Object* obj, Visitor& visitor) {
   bool weakValues = mode & kPartWeakValues;
   bool deadKeys = false;
   if (t->array) {
+    // Decided before the visit, which may promote a young part: cards cover only what
+    // an old table's old part received since the last collection.
+    bool carded = valueArrayCardCount(t->array->capacity) && (t->header.gcBits & gc::kBitOld) &&
+                  (t->array->header.gcBits & gc::kBitOld);
     visitor.visit(slotOf(t->array));
     ValueArray* a = t->array;
     a->header.aux = uint16_t(kPartOwnedByTable | mode);
     // Slots from arraySize on are nil (table.cpp); reading them would also map the
     // untouched pages of a doubled buffer, which the appends then fault in again.
     uint32_t used = t->arraySize < a->capacity ? t->arraySize : a->capacity;
-    for (uint32_t i = 0; i < used; ++i) {
-      if (!weakValues || !isWeakRef(a->data[i])) visitValue(a->data[i], visitor);
+    if (carded) {
+      traceArrayByCards(a, used, weakValues, visitor);
+    } else {
+      traceArraySlots(a, 0, used, weakValues, visitor);
     }
   }
   if (t->nodes) {

@@ -188,7 +188,20 @@ static_assert(offsetof(NativeClosure, upvalues) % 16 == 0);
 static_assert(offsetof(Userdata, data) % 16 == 0);
 
 inline constexpr size_t stringSize(size_t length) { return offsetof(String, data) + length + 1; }
-inline constexpr size_t valueArraySize(uint32_t n) { return offsetof(ValueArray, data) + sizeof(Value) * n; }
+// Card marking (gc-v2.md "Cards"): an array part of at least kCardMinSlots slots keeps
+// a byte per kCardSlots slots after its data, set by the barrier when an old table
+// receives a young value there, so a minor traces only the dirty ranges of a big old
+// array instead of all of it.
+inline constexpr uint32_t kCardSlots = 128;
+inline constexpr uint32_t kCardMinSlots = 1024;
+inline constexpr uint32_t valueArrayCardCount(uint32_t n) { return n < kCardMinSlots ? 0 : (n + kCardSlots - 1) / kCardSlots; }
+inline constexpr size_t valueArraySize(uint32_t n) {
+  return offsetof(ValueArray, data) + sizeof(Value) * n + valueArrayCardCount(n);
+}
+// From the object's base, not from `data`, whose declared one slot it passes.
+inline uint8_t* valueArrayCards(ValueArray* a) {
+  return reinterpret_cast<uint8_t*>(a) + offsetof(ValueArray, data) + sizeof(Value) * a->capacity;
+}
 inline constexpr size_t nodeArraySize(uint32_t n) { return offsetof(NodeArray, nodes) + sizeof(Node) * n; }
 inline constexpr size_t luaClosureSize(uint32_t n) { return offsetof(LuaClosure, upvalues) + sizeof(Upvalue*) * (n ? n : 1); }
 inline constexpr size_t nativeClosureSize(uint32_t n) { return offsetof(NativeClosure, upvalues) + sizeof(Value) * (n ? n : 1); }
@@ -219,6 +232,13 @@ inline void storeRef(Holder* holder, T*& field, T* value) {
 template <typename Holder>
 [[gnu::always_inline]] inline void storeValue(Holder* holder, Value& field, const Value& value) {
   if (value.isCollectable()) gc::writeBarrier(asGc(holder), value.u.obj);
+  storeSlot(field, value);
+}
+// A table's stores: a slot of its array part that keeps cards has its card set (out of
+// line, table.cpp: only an old table receiving a young value asks).
+uint8_t* arrayCardOf(Table* t, const Value* field);
+[[gnu::always_inline]] inline void storeValue(Table* t, Value& field, const Value& value) {
+  if (value.isCollectable()) gc::writeBarrier(asGc(t), value.u.obj, [t, &field] { return arrayCardOf(t, &field); });
   storeSlot(field, value);
 }
 

@@ -48,12 +48,27 @@
 #include <cstring>
 #include <thread>
 
+#include "gc/fault.h"
 #include "vm/heavy_barrier.h"
 #include "vm/number.h"
 #include "vm/state.h"
 #include "vm/string.h"
 
 namespace weft::vm {
+
+uint8_t* arrayCardOf(Table* t, const Value* field) {
+  // Acquire, as readers do: another task may publish a new part meanwhile; a slot of a
+  // part already replaced is no slot of this one (the new part is young, traced whole).
+  ValueArray* a = std::atomic_ref<ValueArray*>(t->array).load(std::memory_order_acquire);
+  if (!a || a->capacity < kCardMinSlots) return nullptr;
+  // The negative test of verify's card check: the holder is still remembered, but the
+  // card stays clean, as if the store had not marked it.
+  if (gc::fault::hit("gc.card-drop")) [[unlikely]] return nullptr;
+  // Below the data the difference wraps to a huge index.
+  size_t index = (reinterpret_cast<uintptr_t>(field) - reinterpret_cast<uintptr_t>(a->data)) / sizeof(Value);
+  if (index >= a->capacity) return nullptr;
+  return valueArrayCards(a) + index / kCardSlots;
+}
 
 namespace {
 
@@ -233,7 +248,7 @@ Node* findIntNode(const NodeArray* na, int64_t key) {
       state.mutator().allocate(uint8_t(Kind::ValueArray), valueArraySize(capacity)));
   if (!a) return nullptr;
   a->header.aux = kPartOwnedByTable;
-  a->capacity = capacity;  // zero-filled memory is nil values (Tag::Nil == 0)
+  a->capacity = capacity;  // zero-filled memory is nil values (Tag::Nil == 0) and clean cards
   return a;
 }
 
