@@ -22,14 +22,17 @@ constexpr const char* kProgram = R"(
   return sum
 )";
 
-std::string run(std::string& failure) {
+// Runs `program` under stress (a collection at every `interval`-th safepoint) and
+// verification; returns its result as a string, or "LOAD" or "ERR".
+std::string run(std::string& failure, const char* program = kProgram, uint64_t interval = 1) {
   StateOptions opts;
   opts.gc.stress = gc::StressMode::kCollect;
   opts.gc.verify = true;
+  opts.gc.interval = interval;
   auto S = newStandardState(opts, true);
   HostStack h(*S);
   std::string out;
-  if (!h.loadMayGC(kProgram, "=test").isOk()) return "LOAD";
+  if (!h.loadMayGC(program, "=test").isOk()) return "LOAD";
   Status st = h.pcallMayGC(0, 1, false);
   (void)h.toStringMayGC(-1, out);
   failure = S->heap().failureReason();
@@ -83,25 +86,9 @@ constexpr const char* kCards = R"(
   return tables .. " " .. sum
 )";
 
-std::string runCards(std::string& failure) {
-  StateOptions opts;
-  opts.gc.stress = gc::StressMode::kCollect;
-  opts.gc.verify = true;
-  opts.gc.interval = 7;
-  auto S = newStandardState(opts, true);
-  HostStack h(*S);
-  std::string out;
-  if (!h.loadMayGC(kCards, "=cards").isOk()) return "LOAD";
-  Status st = h.pcallMayGC(0, 1, false);
-  (void)h.toStringMayGC(-1, out);
-  failure = S->heap().failureReason();
-  h.closeMayGC();
-  return st.isOk() ? out : "ERR";
-}
-
 TEST(VmGenerational, Invariant3_CardsOfABigOldArrayKeepItsYoungValues) {
   std::string failure;
-  std::string out = runCards(failure);
+  std::string out = run(failure, kCards, 7);
   EXPECT_EQ(failure, "");
   // As lua5.4: 600 distinct slots hold a table, their rounds summing to 6300.
   EXPECT_EQ(out, "600 6300");
@@ -113,7 +100,7 @@ TEST(VmGenerational, Invariant3_CardsOfABigOldArrayKeepItsYoungValues) {
 TEST(VmGenerational, Invariant3_CleanCardWithYoungValueIsCaught) {
   std::string failure;
   gc::fault::configure("gc.card-drop:5");
-  std::string out = runCards(failure);
+  std::string out = run(failure, kCards, 7);
   gc::fault::configure("");
   EXPECT_EQ(out, "ERR");
   EXPECT_NE(failure.find("verify failed: before collection"), std::string::npos) << failure;
