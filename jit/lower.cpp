@@ -800,11 +800,7 @@ void Lowering::lower(uint32_t pc) {
     case Op::GETUPVAL:
       helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getUpval), {slot(a), funcSlot(), b_.getInt32(getB(i))});
       break;
-    case Op::GETTABUP:
-      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTabUp),
-                 {statePtr(), slot(a), funcSlot(), b_.getInt32(getB(i)), constSlot(getC(i))});
-      break;
-    case Op::GETTABLE: case Op::GETI: case Op::GETFIELD:
+    case Op::GETTABUP: case Op::GETTABLE: case Op::GETI: case Op::GETFIELD:
       tableRead(pc, i, op);
       return;
     case Op::SETTABLE:
@@ -848,7 +844,10 @@ void Lowering::lower(uint32_t pc) {
 
 void Lowering::readHelper(uint32_t pc, Instruction i, Op op) {
   int a = getA(i), rb = getB(i);
-  if (op == Op::GETTABLE) {
+  if (op == Op::GETTABUP) {
+    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTabUp),
+               {statePtr(), slot(a), funcSlot(), b_.getInt32(rb), constSlot(getC(i))});
+  } else if (op == Op::GETTABLE) {
     helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable),
                {statePtr(), slot(a), slot(rb), slot(getC(i))});
   } else if (op == Op::GETI) {
@@ -1014,19 +1013,32 @@ llvm::Function* Lowering::probeFunction() {
   return probe_;
 }
 
-// GETTABLE with an integer key, GETI, GETFIELD of an interned string: the interpreter's
-// fast path inline (no call, no write-back of the operands); anything else (another
-// key, a key outside the part read, a nil where a metatable may have __index, a
+// GETTABLE with an integer key, GETI, GETFIELD and GETTABUP of an interned string: the
+// interpreter's fast path inline (no call, no write-back of the operands); anything else
+// (another key, a key outside the part read, a nil where a metatable may have __index, a
 // non-table without feedback) calls the helper, whose failure exits. With feedback the
 // operand was only ever a table: a guard exit otherwise, and the register's tag is
 // known after it, so LLVM drops the tests of later reads of that table.
 void Lowering::tableRead(uint32_t pc, Instruction i, Op op) {
   int a = getA(i), rb = getB(i);
-  const WeftJitConstant* k = op == Op::GETFIELD ? &req_.constants[getC(i)] : nullptr;
+  bool keyed = op == Op::GETFIELD || op == Op::GETTABUP;
+  const WeftJitConstant* k = keyed ? &req_.constants[getC(i)] : nullptr;
   bool inlineInt = op == Op::GETI || (op == Op::GETTABLE && (!req_.profile || (seenY(pc) & kWeftJitSeenInt)));
   bool inlineStr = k && k->kind == kConstRef && k->shortString;
   BasicBlock* slow = newBlock("read_slow");
-  if (inlineInt || inlineStr) {
+  if (op == Op::GETTABUP && inlineStr) {
+    // The upvalue's cell as jitGetTabUp reads it (one 16-byte load, loadSlotChecked's
+    // value): the closure from the frame's function slot, its upvalue, the cell.
+    const WeftJitLayout& l = host_.layout;
+    Value* cl = b_.CreateIntToPtr(b_.CreateLoad(b_.getInt64Ty(), funcSlot()), b_.getPtrTy());
+    Value* up = loadShared(b_.getPtrTy(), at(cl, l.closureUpvalues + uint64_t(rb) * sizeof(void*)),
+                           llvm::AtomicOrdering::Unordered);
+    auto [env, envTag] = loadTableSlot(at(up, l.upvalueCell));
+    BasicBlock* isTable = newBlock("env_table");
+    b_.CreateCondBr(isTag(envTag, kTagTable), isTable, slow);
+    b_.SetInsertPoint(isTable);
+    fieldRead(pc, a, b_.CreateIntToPtr(env, b_.getPtrTy()), getC(i), slow);
+  } else if (op != Op::GETTABUP && (inlineInt || inlineStr)) {
     Value* isTable = isTag(tag(rb), kTagTable);
     if (req_.profile) {
       speculate(isTable, pc);

@@ -116,6 +116,7 @@ WeftJitConstant snapshotConstant(const Value& v) {
 WeftJitLayout jitLayout() {
   static_assert(sizeof(Node) == 2 * sizeof(Value) && offsetof(Node, value) % alignof(Value) == 0);
   static_assert(offsetof(ValueArray, data) % alignof(Value) == 0 && offsetof(NodeArray, nodes) % alignof(Value) == 0);
+  static_assert(offsetof(Upvalue, cell) % alignof(Value) == 0 && sizeof(Upvalue*) == 8);
   WeftJitLayout l{};
   l.valueSize = sizeof(Value);
   l.valueTag = offsetof(Value, tag);
@@ -130,6 +131,8 @@ WeftJitLayout jitLayout() {
   l.nodeSize = sizeof(Node);
   l.nodeKey = offsetof(Node, key);
   l.nodeValue = offsetof(Node, value);
+  l.closureUpvalues = offsetof(LuaClosure, upvalues);
+  l.upvalueCell = offsetof(Upvalue, cell);
   l.tagNil = uint8_t(Tag::Nil);
   l.tagInt = uint8_t(Tag::Int);
   l.tagString = uint8_t(Tag::String);

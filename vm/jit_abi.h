@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 6;
+inline constexpr uint32_t kWeftJitAbiVersion = 7;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract").
@@ -88,6 +88,7 @@ struct WeftJitLayout {
   uint32_t tableMetatable, tableArray, tableNodes, tableArraySize;  // Table
   uint32_t arrayCapacity, arrayData;                             // ValueArray
   uint32_t nodesCapacity, nodesData, nodeSize, nodeKey, nodeValue;  // NodeArray, Node
+  uint32_t closureUpvalues, upvalueCell;                         // LuaClosure, Upvalue (GETTABUP)
   uint8_t tagNil, tagInt, tagString, tagTable;                   // Tag
 };
 

@@ -343,6 +343,25 @@ TEST(JitTest, InlineFieldReads) {
              "ERR: test:1: attempt to index a nil value (local 'v')");
 }
 
+// Global reads (GETTABUP of _ENV) compiled inline: the upvalue's cell, then the field
+// probe; a global changed, an __index on _G set, _ENV's hash part rebuilt mid-loop, an
+// _ENV upvalue that is another table or no table.
+TEST(JitTest, InlineGlobalReads) {
+  expectSame("X = 5 local s = 0 for i = 1, 100 do s = s + X end return s", "500");
+  expectSame("X = 5 local s = 0 for i = 1, 10 do if i == 5 then X = 1 end s = s + X end return s", "26");
+  expectSame("local s = 0 for i = 1, 10 do if i == 6 then setmetatable(_G, {__index = function(_, k) return 7 end}) "
+             "end s = s + (Y or 0) end return s",
+             "35");
+  expectSame("X = 2 local s = 0 for i = 1, 100 do _G['g' .. i] = i s = s + X + _G['g' .. i] end return s", "5250");
+  expectSame("local s = 0 for i = 1, 20 do s = s + math.pi // 1 end return s", "60.0");
+  expectSame("local function mk() local _ENV = {v = 3} return function() local s = 0 for i = 1, 10 do s = s + v end "
+             "return s end end return mk()()",
+             "30");
+  expectSame("local function mk() local _ENV = 5 return function() local s = 0 for i = 1, 3 do s = s + (v or 0) end "
+             "return s end end return mk()()",
+             "ERR: test:1: attempt to index a number value (upvalue '_ENV')");
+}
+
 // Weak values collected while a compiled loop reads them (array slot and field): the
 // reads see nil once the collector cleared the slot, as the interpreter's do. Collections
 // come at other times under relocation stress, so that run is compared with the
