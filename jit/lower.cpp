@@ -6,6 +6,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
@@ -27,6 +28,7 @@ using llvm::BasicBlock;
 using llvm::Value;
 
 // Tags of vm/value.h (Tag); the layout of a Value: payload at 0, tag byte at 8, 16 bytes.
+// The VM's WeftJitLayout must agree (layoutAgrees), or the engine does not start.
 constexpr uint8_t kTagNil = 0, kTagFalse = 1, kTagTrue = 2, kTagInt = 3, kTagFloat = 4;
 constexpr uint8_t kTagLightNative = 6, kTagString = 16, kTagTable = 17, kTagUserdata = 20;
 constexpr uint64_t kValueSize = 16, kTagOffset = 8;
@@ -137,7 +139,7 @@ class Lowering {
   bool cold(uint32_t pc) const {
     Op op = getOp(req_.code[pc]);
     bool profiled = isArith(op) || (op >= Op::EQ && op <= Op::GEI) || op == Op::FORPREP || op == Op::FORLOOP ||
-                    op == Op::CALL;
+                    op == Op::CALL || op == Op::GETTABLE || op == Op::GETI || op == Op::GETFIELD;
     return req_.profile && profiled && feedback(pc) == 0;
   }
   uint8_t seenX(uint32_t pc) const { return feedback(pc) & 7; }
@@ -166,6 +168,28 @@ class Lowering {
   void forPrep(uint32_t pc, Instruction i);
   void forLoop(uint32_t pc, Instruction i);
 
+  // Inline table reads (docs/design/jit.md, "Inline table reads"), as the interpreter's
+  // fast paths read a table another task may be changing (vm/table.h invariant 6).
+  void tableRead(uint32_t pc, Instruction i, Op op);
+  // The helper of a table read: its slow path (the caller branches on).
+  void readHelper(uint32_t pc, Instruction i, Op op);
+  Value* at(Value* ptr, uint64_t offset) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), ptr, offset); }
+  // A field of a table or of a part that another task may write: one access of its
+  // width (`order` as the VM's load of that field).
+  Value* loadShared(llvm::Type* type, Value* ptr, llvm::AtomicOrdering order);
+  // A table slot as loadSlot reads it: one aligned 16-byte load; {payload, tag}.
+  std::pair<Value*, Value*> loadTableSlot(Value* slotPtr);
+  // R[A] := a value read from h's array part, or nil where no metatable can give
+  // __index; a nil with a metatable goes to `slow` (the helper knows the absence cache).
+  void readResult(uint32_t pc, int a, Value* h, Value* payload, Value* t, BasicBlock* slow);
+  void arrayRead(uint32_t pc, int a, Value* h, Value* key, BasicBlock* slow);
+  void fieldRead(uint32_t pc, int a, Value* h, int k, BasicBlock* slow);
+  // The node of `key` in a node part, probing on from the node after `home`, or null:
+  // one out-of-line function per module, called when the home node holds another key
+  // (a loop at every field read made LLVM's time grow by half on nbody's advance).
+  llvm::Function* probeFunction();
+  Value* nodeAt(Value* part, Value* idx);
+
   llvm::Module& m_;
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
@@ -187,6 +211,7 @@ class Lowering {
   std::vector<llvm::AllocaInst*> payVar_, tagVar_;  // by register, for the registers the code touches
   // Only for the fault "jit.reload-skip" (jit/stale_reload.h).
   std::unique_ptr<StaleReload> stale_;
+  llvm::Function* probe_ = nullptr;
 };
 
 bool Lowering::supported(uint32_t pc) const {
@@ -775,20 +800,9 @@ void Lowering::lower(uint32_t pc) {
     case Op::GETUPVAL:
       helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getUpval), {slot(a), funcSlot(), b_.getInt32(getB(i))});
       break;
-    case Op::GETTABUP:
-      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTabUp),
-                 {statePtr(), slot(a), funcSlot(), b_.getInt32(getB(i)), constSlot(getC(i))});
-      break;
-    case Op::GETTABLE:
-      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable), {statePtr(), slot(a), slot(getB(i)), slot(getC(i))});
-      break;
-    case Op::GETI:
-      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getInt), {statePtr(), slot(a), slot(getB(i)), b_.getInt64(getC(i))});
-      break;
-    case Op::GETFIELD:
-      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable),
-                 {statePtr(), slot(a), slot(getB(i)), constSlot(getC(i))});
-      break;
+    case Op::GETTABUP: case Op::GETTABLE: case Op::GETI: case Op::GETFIELD:
+      tableRead(pc, i, op);
+      return;
     case Op::SETTABLE:
       helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setTable), {statePtr(), slot(a), slot(getB(i)), rk(i)});
       break;
@@ -825,6 +839,231 @@ void Lowering::lower(uint32_t pc) {
       exitHere(pc);
       return;
   }
+  b_.CreateBr(block(pc + 1));
+}
+
+void Lowering::readHelper(uint32_t pc, Instruction i, Op op) {
+  int a = getA(i), rb = getB(i);
+  if (op == Op::GETTABUP) {
+    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTabUp),
+               {statePtr(), slot(a), funcSlot(), b_.getInt32(rb), constSlot(getC(i))});
+  } else if (op == Op::GETTABLE) {
+    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable),
+               {statePtr(), slot(a), slot(rb), slot(getC(i))});
+  } else if (op == Op::GETI) {
+    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getInt),
+               {statePtr(), slot(a), slot(rb), b_.getInt64(getC(i))});
+  } else {
+    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable),
+               {statePtr(), slot(a), slot(rb), constSlot(getC(i))});
+  }
+}
+
+Value* Lowering::loadShared(llvm::Type* type, Value* ptr, llvm::AtomicOrdering order) {
+  llvm::LoadInst* ld = b_.CreateAlignedLoad(type, ptr, llvm::Align(m_.getDataLayout().getTypeStoreSize(type)));
+  ld->setAtomic(order);
+  return ld;
+}
+
+std::pair<Value*, Value*> Lowering::loadTableSlot(Value* slotPtr) {
+  // Asm, as loadSlot's: LLVM could split a vector load whose halves are extracted into
+  // two loads, which a racing store could tear (vm/value.h invariant 4).
+  auto* vec = llvm::FixedVectorType::get(b_.getInt64Ty(), 2);
+  auto* fty = llvm::FunctionType::get(vec, {b_.getPtrTy()}, false);
+  llvm::CallInst* bits = b_.CreateCall(fty, llvm::InlineAsm::get(fty, "movdqa $1, $0", "=x,*m", false), {slotPtr});
+  bits->addParamAttr(0, llvm::Attribute::get(ctx_, llvm::Attribute::ElementType, vec));
+  bits->setOnlyReadsMemory();
+  bits->setDoesNotThrow();
+  if (host_.slotObserved) {
+    auto* oty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false);
+    Value* fn =
+        b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(host_.slotObserved))), b_.getPtrTy());
+    b_.CreateCall(oty, fn, {slotPtr});
+  }
+  Value* payload = b_.CreateExtractElement(bits, uint64_t(0));
+  Value* t = b_.CreateTrunc(b_.CreateExtractElement(bits, uint64_t(1)), b_.getInt8Ty());
+  return {payload, t};
+}
+
+void Lowering::readResult(uint32_t pc, int a, Value* h, Value* payload, Value* t, BasicBlock* slow) {
+  BasicBlock* hit = newBlock("read_hit");
+  BasicBlock* nil = newBlock("read_nil");
+  b_.CreateCondBr(isTag(t, kTagNil), nil, hit);
+  b_.SetInsertPoint(nil);
+  Value* mt = loadShared(b_.getPtrTy(), at(h, host_.layout.tableMetatable), llvm::AtomicOrdering::Acquire);
+  b_.CreateCondBr(b_.CreateIsNull(mt), hit, slow);
+  b_.SetInsertPoint(hit);
+  setReg(a, payload, t);
+  b_.CreateBr(block(pc + 1));
+}
+
+// tableArraySlot: the part loaded once, the index checked against arraySize and against
+// the part's own capacity; a key outside it (maybe in the hash part) is the helper's.
+void Lowering::arrayRead(uint32_t pc, int a, Value* h, Value* key, BasicBlock* slow) {
+  const WeftJitLayout& l = host_.layout;
+  Value* part = loadShared(b_.getPtrTy(), at(h, l.tableArray), llvm::AtomicOrdering::Acquire);
+  Value* size = loadShared(b_.getInt32Ty(), at(h, l.tableArraySize), llvm::AtomicOrdering::Monotonic);
+  Value* idx = b_.CreateSub(key, b_.getInt64(1));
+  BasicBlock* inPart = newBlock("array_in");
+  BasicBlock* read = newBlock("array_read");
+  b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpULT(idx, b_.CreateZExt(size, b_.getInt64Ty())), b_.CreateIsNotNull(part)),
+                  inPart, slow);
+  b_.SetInsertPoint(inPart);
+  Value* cap = loadShared(b_.getInt32Ty(), at(part, l.arrayCapacity), llvm::AtomicOrdering::Monotonic);
+  b_.CreateCondBr(b_.CreateICmpULT(idx, b_.CreateZExt(cap, b_.getInt64Ty())), read, slow);
+  b_.SetInsertPoint(read);
+  Value* offset = b_.CreateAdd(b_.getInt64(l.arrayData), b_.CreateMul(idx, b_.getInt64(l.valueSize)));
+  auto [payload, t] = loadTableSlot(b_.CreateInBoundsGEP(b_.getInt8Ty(), part, offset));
+  readResult(pc, a, h, payload, t, slow);
+}
+
+// tableShortStrSlot: the node part loaded once, its own capacity for the mask, linear
+// probing from the key's hash; key fields are compared (a torn key matches nothing), and
+// a nil key ends the chain. The key string is read from the constant slot, which the
+// collector updates when it moves the string. The home node is tested inline, the rest
+// of the chain out of line; a field that is absent or nil is the helper's (it applies
+// the metatable rule), which keeps each read a few blocks long: LLVM's time grows with
+// them (nbody's advance, 25 field reads: 510 ms before inline reads, 620 to 880 with a
+// probe loop and the nil cases inline at every read, on the loaded two-core machine).
+void Lowering::fieldRead(uint32_t pc, int a, Value* h, int k, BasicBlock* slow) {
+  const WeftJitLayout& l = host_.layout;
+  Value* part = loadShared(b_.getPtrTy(), at(h, l.tableNodes), llvm::AtomicOrdering::Acquire);
+  BasicBlock* start = newBlock("field_start");
+  BasicBlock* far = newBlock("field_far");
+  BasicBlock* found = newBlock("field_found");
+  BasicBlock* hit = newBlock("field_hit");
+  b_.CreateCondBr(b_.CreateIsNull(part), slow, start);
+  b_.SetInsertPoint(start);
+  Value* cap = loadShared(b_.getInt32Ty(), at(part, l.nodesCapacity), llvm::AtomicOrdering::Monotonic);
+  Value* mask = b_.CreateSub(cap, b_.getInt32(1));
+  Value* key = b_.CreateLoad(b_.getInt64Ty(), constSlot(k));
+  Value* home = b_.CreateAnd(b_.getInt32(req_.constants[k].hash), mask);
+  Value* node = nodeAt(part, home);
+  Value* keyPayload = loadShared(b_.getInt64Ty(), at(node, l.nodeKey), llvm::AtomicOrdering::Unordered);
+  Value* keyTag = loadShared(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag), llvm::AtomicOrdering::Unordered);
+  b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpEQ(keyPayload, key), isTag(keyTag, kTagString)), found, far);
+  b_.SetInsertPoint(far);
+  Value* farNode = b_.CreateCall(probeFunction(), {part, key, home, mask});
+  b_.CreateCondBr(b_.CreateIsNull(farNode), slow, found);
+  b_.SetInsertPoint(found);
+  llvm::PHINode* match = b_.CreatePHI(b_.getPtrTy(), 2);
+  match->addIncoming(node, start);
+  match->addIncoming(farNode, far);
+  auto [payload, t] = loadTableSlot(at(match, l.nodeValue));
+  b_.CreateCondBr(isTag(t, kTagNil), slow, hit);
+  b_.SetInsertPoint(hit);
+  setReg(a, payload, t);
+  b_.CreateBr(block(pc + 1));
+}
+
+Value* Lowering::nodeAt(Value* part, Value* idx) {
+  const WeftJitLayout& l = host_.layout;
+  Value* offset = b_.CreateAdd(b_.getInt64(l.nodesData),
+                               b_.CreateMul(b_.CreateZExt(idx, b_.getInt64Ty()), b_.getInt64(l.nodeSize)));
+  return b_.CreateInBoundsGEP(b_.getInt8Ty(), part, offset);
+}
+
+// ptr probe(ptr part, i64 key, i32 home, i32 mask): the nodes after `home`, as
+// tableShortStrSlot visits them (capacity nodes in all, counting home); null at a nil
+// key or when none matches.
+llvm::Function* Lowering::probeFunction() {
+  if (probe_) return probe_;
+  const WeftJitLayout& l = host_.layout;
+  llvm::IRBuilderBase::InsertPointGuard keep(b_);
+  auto* fty = llvm::FunctionType::get(b_.getPtrTy(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt32Ty(), b_.getInt32Ty()},
+                                      false);
+  probe_ = llvm::Function::Create(fty, llvm::Function::InternalLinkage, fn_->getName() + "_probe", m_);
+  probe_->addFnAttr(llvm::Attribute::NoInline);
+  probe_->addFnAttr(llvm::Attribute::NoUnwind);
+  probe_->addFnAttr(llvm::Attribute::StrictFP);  // as its caller's (no float operations here)
+  probe_->setOnlyReadsMemory();
+  Value* part = probe_->getArg(0);
+  Value* key = probe_->getArg(1);
+  Value* home = probe_->getArg(2);
+  Value* mask = probe_->getArg(3);
+  BasicBlock* entry = BasicBlock::Create(ctx_, "entry", probe_);
+  BasicBlock* loop = BasicBlock::Create(ctx_, "probe", probe_);
+  BasicBlock* other = BasicBlock::Create(ctx_, "other", probe_);
+  BasicBlock* step = BasicBlock::Create(ctx_, "step", probe_);
+  BasicBlock* hit = BasicBlock::Create(ctx_, "hit", probe_);
+  BasicBlock* miss = BasicBlock::Create(ctx_, "miss", probe_);
+  b_.SetInsertPoint(entry);
+  Value* first = b_.CreateAnd(b_.CreateAdd(home, b_.getInt32(1)), mask);
+  b_.CreateCondBr(b_.CreateICmpULE(b_.getInt32(1), mask), loop, miss);
+  b_.SetInsertPoint(loop);
+  llvm::PHINode* idx = b_.CreatePHI(b_.getInt32Ty(), 2);
+  llvm::PHINode* n = b_.CreatePHI(b_.getInt32Ty(), 2);
+  idx->addIncoming(first, entry);
+  n->addIncoming(b_.getInt32(1), entry);
+  Value* node = nodeAt(part, idx);
+  Value* keyPayload = loadShared(b_.getInt64Ty(), at(node, l.nodeKey), llvm::AtomicOrdering::Unordered);
+  Value* keyTag = loadShared(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag), llvm::AtomicOrdering::Unordered);
+  b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpEQ(keyPayload, key), isTag(keyTag, kTagString)), hit, other);
+  b_.SetInsertPoint(other);
+  b_.CreateCondBr(isTag(keyTag, kTagNil), miss, step);
+  b_.SetInsertPoint(step);
+  Value* tried = b_.CreateAdd(n, b_.getInt32(1));
+  idx->addIncoming(b_.CreateAnd(b_.CreateAdd(idx, b_.getInt32(1)), mask), step);
+  n->addIncoming(tried, step);
+  b_.CreateCondBr(b_.CreateICmpULE(tried, mask), loop, miss);
+  b_.SetInsertPoint(hit);
+  b_.CreateRet(node);
+  b_.SetInsertPoint(miss);
+  b_.CreateRet(llvm::ConstantPointerNull::get(b_.getPtrTy()));
+  return probe_;
+}
+
+// GETTABLE with an integer key, GETI, GETFIELD and GETTABUP of an interned string: the
+// interpreter's fast path inline (no call, no write-back of the operands); anything else
+// (another key, a key outside the part read, a nil where a metatable may have __index, a
+// non-table without feedback) calls the helper, whose failure exits. With feedback the
+// operand was only ever a table: a guard exit otherwise, and the register's tag is
+// known after it, so LLVM drops the tests of later reads of that table.
+void Lowering::tableRead(uint32_t pc, Instruction i, Op op) {
+  int a = getA(i), rb = getB(i);
+  bool keyed = op == Op::GETFIELD || op == Op::GETTABUP;
+  const WeftJitConstant* k = keyed ? &req_.constants[getC(i)] : nullptr;
+  bool inlineInt = op == Op::GETI || (op == Op::GETTABLE && (!req_.profile || (seenY(pc) & kWeftJitSeenInt)));
+  bool inlineStr = k && k->kind == kConstRef && k->shortString;
+  BasicBlock* slow = newBlock("read_slow");
+  if (op == Op::GETTABUP && inlineStr) {
+    // The upvalue's cell as jitGetTabUp reads it (one 16-byte load, loadSlotChecked's
+    // value): the closure from the frame's function slot, its upvalue, the cell.
+    const WeftJitLayout& l = host_.layout;
+    Value* cl = b_.CreateIntToPtr(b_.CreateLoad(b_.getInt64Ty(), funcSlot()), b_.getPtrTy());
+    Value* up = loadShared(b_.getPtrTy(), at(cl, l.closureUpvalues + uint64_t(rb) * sizeof(void*)),
+                           llvm::AtomicOrdering::Unordered);
+    auto [env, envTag] = loadTableSlot(at(up, l.upvalueCell));
+    BasicBlock* isTable = newBlock("env_table");
+    b_.CreateCondBr(isTag(envTag, kTagTable), isTable, slow);
+    b_.SetInsertPoint(isTable);
+    fieldRead(pc, a, b_.CreateIntToPtr(env, b_.getPtrTy()), getC(i), slow);
+  } else if (op != Op::GETTABUP && (inlineInt || inlineStr)) {
+    Value* isTable = isTag(tag(rb), kTagTable);
+    if (req_.profile) {
+      speculate(isTable, pc);
+      b_.CreateStore(b_.getInt8(kTagTable), tagVar_[rb]);
+    } else {
+      BasicBlock* ok = newBlock("is_table");
+      b_.CreateCondBr(isTable, ok, slow);
+      b_.SetInsertPoint(ok);
+    }
+    Value* h = b_.CreateIntToPtr(ival(rb), b_.getPtrTy());
+    if (inlineStr) {
+      fieldRead(pc, a, h, getC(i), slow);
+    } else if (op == Op::GETI) {
+      arrayRead(pc, a, h, b_.getInt64(getC(i)), slow);
+    } else {
+      BasicBlock* intKey = newBlock("int_key");
+      b_.CreateCondBr(isTag(tag(getC(i)), kTagInt), intKey, slow);
+      b_.SetInsertPoint(intKey);
+      arrayRead(pc, a, h, ival(getC(i)), slow);
+    }
+  } else {
+    b_.CreateBr(slow);
+  }
+  b_.SetInsertPoint(slow);
+  readHelper(pc, i, op);
   b_.CreateBr(block(pc + 1));
 }
 
@@ -965,6 +1204,11 @@ LowerResult Lowering::run(const std::string& name) {
 }
 
 }  // namespace
+
+bool layoutAgrees(const WeftJitLayout& l) {
+  return l.valueSize == kValueSize && l.valueTag == kTagOffset && l.tagNil == kTagNil && l.tagInt == kTagInt &&
+         l.tagString == kTagString && l.tagTable == kTagTable;
+}
 
 LowerResult lowerPrototype(llvm::Module& module, const std::string& name, const WeftJitRequest& request,
                            const WeftJitHost& host) {

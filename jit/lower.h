@@ -29,6 +29,10 @@ struct LowerResult {
   uint32_t compiledOps = 0;
 };
 
+// Whether the VM's layout (WeftJitHost::layout) has the tags and Value shape the
+// lowering was written for; the engine refuses to start otherwise.
+bool layoutAgrees(const WeftJitLayout& layout);
+
 // Adds `name` to `module`; fn is null when no instruction starts a useful entry.
 LowerResult lowerPrototype(llvm::Module& module, const std::string& name, const WeftJitRequest& request,
                            const WeftJitHost& host);

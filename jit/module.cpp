@@ -91,10 +91,15 @@ void recordCodeSize(Engine* e, const llvm::MemoryBuffer& object) {
 }
 
 void* create(const WeftJitHost* host, char* error, size_t errorSize) {
+  if (!layoutAgrees(host->layout)) {
+    copyError(error, errorSize, "the VM's value layout is not the one this module was built for");
+    return nullptr;
+  }
   static std::once_flag targets;
   std::call_once(targets, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();  // the inline asm of table slot reads (jit/lower.cpp)
   });
   auto jit = llvm::orc::LLJITBuilder().create();
   if (!jit) {

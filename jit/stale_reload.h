@@ -8,8 +8,8 @@
 //
 // A collection at that safepoint that moved the object leaves the register pointing into
 // old space, which --gc-stress=relocate poisons and protects: the next access through it
-// (a helper reading the table from the slot the register was written back to) stops the
-// run with "weft: gc: stale reference" and exit status 3. tests/cli/jit_stale_reload.py
+// (an inline table read, or a helper reading the slot the register was written back to)
+// stops the run with "weft: gc: stale reference" and exit status 3. tests/cli/jit_stale_reload.py
 // shows that, and that the same code runs clean when nothing moves. Never used outside
 // that test: the state is one set of module globals, with no synchronisation between
 // workers.

@@ -6,6 +6,7 @@
 #include <climits>
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -96,10 +97,53 @@ WeftJitConstant snapshotConstant(const Value& v) {
     case Tag::True: c.kind = 2; break;
     case Tag::Int: c.kind = 3; c.integer = v.u.i; break;
     case Tag::Float: c.kind = 4; c.number = v.u.n; break;
-    default: c.kind = 5; break;
+    default:
+      c.kind = 5;
+      // An interned key: compiled field reads probe for it by pointer (table.h,
+      // tableShortStrSlot) from this hash, which the string keeps when it moves.
+      if (v.isString() && v.asString()->isShort()) {
+        c.shortString = 1;
+        c.hash = v.asString()->header.hash;
+      }
+      break;
   }
   return c;
 }
+
+// The layout compiled code reads inline (vm/jit_abi.h, WeftJitLayout), from the one
+// definition of each struct. The module's own constants for tags and the Value shape are
+// checked against it when the engine starts (jit/lower.h, layoutAgrees).
+WeftJitLayout jitLayout() {
+  static_assert(sizeof(Node) == 2 * sizeof(Value) && offsetof(Node, value) % alignof(Value) == 0);
+  static_assert(offsetof(ValueArray, data) % alignof(Value) == 0 && offsetof(NodeArray, nodes) % alignof(Value) == 0);
+  static_assert(offsetof(Upvalue, cell) % alignof(Value) == 0 && sizeof(Upvalue*) == 8);
+  WeftJitLayout l{};
+  l.valueSize = sizeof(Value);
+  l.valueTag = offsetof(Value, tag);
+  l.tableMetatable = offsetof(Table, metatable);
+  l.tableArray = offsetof(Table, array);
+  l.tableNodes = offsetof(Table, nodes);
+  l.tableArraySize = offsetof(Table, arraySize);
+  l.arrayCapacity = offsetof(ValueArray, capacity);
+  l.arrayData = offsetof(ValueArray, data);
+  l.nodesCapacity = offsetof(NodeArray, capacity);
+  l.nodesData = offsetof(NodeArray, nodes);
+  l.nodeSize = sizeof(Node);
+  l.nodeKey = offsetof(Node, key);
+  l.nodeValue = offsetof(Node, value);
+  l.closureUpvalues = offsetof(LuaClosure, upvalues);
+  l.upvalueCell = offsetof(Upvalue, cell);
+  l.tagNil = uint8_t(Tag::Nil);
+  l.tagInt = uint8_t(Tag::Int);
+  l.tagString = uint8_t(Tag::String);
+  l.tagTable = uint8_t(Tag::Table);
+  return l;
+}
+
+#if defined(__SANITIZE_THREAD__)
+// Compiled code's slot reads, made visible as loadSlot's are (vm/value.h).
+void jitSlotObserved(const void* slot) { slotObserved(*static_cast<const Value*>(slot)); }
+#endif
 
 std::string protoName(const Proto* p) {
   std::string src = p->data->source;
@@ -178,7 +222,7 @@ std::string callSiteName(const Proto* p, ThreadData* t) {
 
 }  // namespace
 
-void jitProfileRecord(Proto* p, uint32_t pc, const Value* base) {
+void jitProfileRecord(Proto* p, uint32_t pc, const Value* base, bool atGuardExit) {
   using frontend::Op;
   uint8_t* prof = __atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE);
   if (!prof || pc >= p->codeSize) return;
@@ -197,8 +241,15 @@ void jitProfileRecord(Proto* p, uint32_t pc, const Value* base) {
     bits = uint8_t(typeBit(base[a]) | typeBit(base[a + 1]) | typeBit(base[a + 2]));
   } else if (op == Op::FORLOOP) {
     bits = typeBit(base[a + 2]);
+  } else if ((op == Op::GETTABLE || op == Op::GETI || op == Op::GETFIELD) &&
+             !(atGuardExit && __atomic_load_n(&prof[pc], __ATOMIC_RELAXED))) {
+    // Profiled, or a cold site's exit: what the interpreter sees here.
+    bits = base[b].isTable() ? kWeftJitSeenTable : kWeftJitSeenOther;
+    if (op == Op::GETTABLE) bits = uint8_t(bits | typeBit(base[c]) << 4);
   } else if ((op >= Op::GETUPVAL && op <= Op::SETFIELD) && op != Op::SETUPVAL && op != Op::SETTABUP) {
-    bits = kWeftJitSeenOther;  // reached at a guard exit only: the helper's fast path failed
+    // At a guard exit of a site that ran compiled: the helper's fast path failed (or a
+    // table read's speculated table was none).
+    bits = kWeftJitSeenOther;
   } else if (op == Op::CALL) {
     bool sqrt = b == 2 && c == 2 && base[a].tag == Tag::LightNative && base[a].u.fn == mathSqrtNative() &&
                 typeBit(base[a + 1]) != kWeftJitSeenOther;
@@ -324,7 +375,7 @@ bool JitTier::ensureProfile(Proto* p) {
 }
 
 void JitTier::guardExit(Proto* p, JitCode* code, uint32_t pc, const Value* base) {
-  jitProfileRecord(p, pc, base);
+  jitProfileRecord(p, pc, base, true);
   if (pc < code->siteExits.size()) jitCount(code->siteExits[pc]);
   if (code->guardExits.fetch_add(1, std::memory_order_relaxed) + 1 != kJitGuardExitLimit) return;
   // Replaced once, by the worker whose exit reached the limit; the old code stays
@@ -409,7 +460,10 @@ bool JitTier::ensureEngine() {
     gc::Heap& heap = state_.heap();
     WeftJitHost host{heap.requestFlagForJit(), heap.stopFlagForJit(),
                      uint8_t(heap.config().stress != gc::StressMode::kNone), &state_, jitHelpers(),
-                     reinterpret_cast<const void*>(mathSqrtNative())};
+                     reinterpret_cast<const void*>(mathSqrtNative()), jitLayout(), nullptr};
+#if defined(__SANITIZE_THREAD__)
+    host.slotObserved = jitSlotObserved;
+#endif
     char buf[256] = {};
     engine_ = m->create(&host, buf, sizeof buf);
     if (!engine_) error = std::string("cannot start the compiler: ") + buf;

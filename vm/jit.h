@@ -95,14 +95,17 @@ inline void jitCount(T& counter) {
 constexpr bool jitProfiled(frontend::Op op) {
   using frontend::Op;
   return (op >= Op::ADDI && op <= Op::SHR) || (op >= Op::EQ && op <= Op::GEI) || op == Op::FORPREP ||
-         op == Op::FORLOOP || op == Op::CALL;
+         op == Op::FORLOOP || op == Op::CALL || op == Op::GETTABLE || op == Op::GETI || op == Op::GETFIELD;
 }
 // Whether the interpreter profiles p now: it has not been queued. A request snapshots
 // the feedback, so what the interpreter would see later reaches code only through guard
 // exits (JitTier::guardExit). Never allocates.
 inline bool jitProfilingNow(const Proto* p) { return !__atomic_load_n(&p->jit, __ATOMIC_ACQUIRE); }
 // ORs the types of instruction pc's operands into p's feedback (invariant 5).
-void jitProfileRecord(Proto* p, uint32_t pc, const Value* base);
+// `atGuardExit`: compiled code left at pc (a failed guard or helper) rather than the
+// interpreter profiling it; a table read that already had feedback is then marked for
+// the interpreter (vm/jit_abi.h).
+void jitProfileRecord(Proto* p, uint32_t pc, const Value* base, bool atGuardExit = false);
 
 class JitTier {
  public:

@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 5;
+inline constexpr uint32_t kWeftJitAbiVersion = 7;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract").
@@ -34,10 +34,12 @@ inline constexpr uint64_t kWeftJitExitGuard = 4;      // a guard built on type f
 // (B in bits 0-2, a register C in bits 4-6); comparisons: A and B (or A alone against a
 // constant or an immediate); FORPREP: init, limit and step together; FORLOOP: the step;
 // CALL: kWeftJitSeenKnown when it called WeftJitHost::mathSqrt with one number for one
-// result, else kWeftJitSeenOther; GETUPVAL, GETTABUP, GETTABLE..SETFIELD (not
-// profiled): kWeftJitSeenOther once their helper failed in compiled code, which the next
-// version then leaves to the interpreter. 0: never seen, the compiler speculates nothing.
-inline constexpr uint8_t kWeftJitSeenInt = 1, kWeftJitSeenFloat = 2, kWeftJitSeenOther = 4;
+// result, else kWeftJitSeenOther; GETTABLE, GETI, GETFIELD: kWeftJitSeenTable when R[B]
+// was a table, kWeftJitSeenOther when it was not, and GETTABLE's key in bits 4-6.
+// GETUPVAL, GETTABUP, GETTABLE..SETFIELD: kWeftJitSeenOther once their helper failed in
+// compiled code (an exit at a table read that was not cold), which the next version then
+// leaves to the interpreter. 0: never seen, the compiler speculates nothing.
+inline constexpr uint8_t kWeftJitSeenInt = 1, kWeftJitSeenFloat = 2, kWeftJitSeenOther = 4, kWeftJitSeenTable = 8;
 inline constexpr uint8_t kWeftJitSeenKnown = 1;
 
 // A constant of the prototype as the compiler may fold it.
@@ -45,6 +47,8 @@ struct WeftJitConstant {
   uint8_t kind;  // 0 nil, 1 false, 2 true, 3 integer, 4 float, 5 a heap reference
   int64_t integer;
   double number;
+  uint32_t hash;        // a short string: its hash (header.hash, fixed for the string's life)
+  uint8_t shortString;  // kind 5 and an interned (short) string
 };
 
 struct WeftJitRequest {
@@ -75,6 +79,19 @@ struct WeftJitHelpers {
   int (*getTabUp)(void* state, void* dst, const void* funcSlot, uint32_t index, const void* key);  // GETTABUP
 };
 
+// Where compiled code finds what it reads inline (docs/design/jit.md, "Inline table
+// reads"): byte offsets and sizes of vm/object.h's structs and vm/value.h's tags, filled
+// by the VM from those definitions with offsetof (vm/jit.cpp, jitLayout), so the module
+// has no copy of them. The protocol for reading them is table.h invariant 6.
+struct WeftJitLayout {
+  uint32_t valueSize, valueTag;                                  // Value: 16 bytes, tag byte
+  uint32_t tableMetatable, tableArray, tableNodes, tableArraySize;  // Table
+  uint32_t arrayCapacity, arrayData;                             // ValueArray
+  uint32_t nodesCapacity, nodesData, nodeSize, nodeKey, nodeValue;  // NodeArray, Node
+  uint32_t closureUpvalues, upvalueCell;                         // LuaClosure, Upvalue (GETTABUP)
+  uint8_t tagNil, tagInt, tagString, tagTable;                   // Tag
+};
+
 // What the VM looks like to compiled code: the poll's flags (Heap::collectionRequested)
 // and the helpers.
 struct WeftJitHost {
@@ -84,6 +101,10 @@ struct WeftJitHost {
   void* state;                 // the vm::State, passed to the helpers
   WeftJitHelpers helpers;
   const void* mathSqrt;        // math.sqrt's native function (a LightNative payload)
+  WeftJitLayout layout;
+  // ThreadSanitizer builds only (else null): told of every table slot compiled code
+  // reads, as loadSlot tells it (vm/value.h, slotObserved).
+  void (*slotObserved)(const void* slot);
 };
 
 inline constexpr int kWeftJitOk = 0;

@@ -7,7 +7,8 @@ corpus's Lua seeds (tests/fuzz/corpus/fuzz_run, with a small size argument; fuzz
 itself mutates bytes and has no program generator) and programs this script generates
 from a seed: loops of the compiled subset (integer and float arithmetic, comparisons,
 numeric for and while loops, table and upvalue reads and writes, math.sqrt) over values
-whose types change mid-loop, at the integer limits, with NaNs and errors. A mismatch
+whose types change mid-loop, at the integer limits, with NaNs and errors, and tables that
+gain a metatable, lose keys, grow or stop being tables while compiled code reads them. A mismatch
 prints the program's seed and both outputs; --keep DIR saves the program."""
 import argparse
 import os
@@ -50,7 +51,7 @@ class Generator:
     def statement(self, names, depth):
         r = self.r
         target = r.choice(names[:3])  # x, y, z: the loop's variables
-        kind = r.randrange(10)
+        kind = r.randrange(14)
         if kind < 4:
             # Half of them accumulate, so a value depends on every iteration.
             left = target if r.random() < 0.5 else self.operand(names)
@@ -70,6 +71,25 @@ class Generator:
         if kind == 8:
             # A type change at one iteration: guards built on feedback exit here.
             return f"if i == {r.randint(1, 40)} then {target} = {r.choice(ATOMS)} end"
+        if kind == 10:
+            # Array reads inline, in and out of the array part (0, past the end, float keys).
+            key = r.choice(["i", "i - 3", "3", "(i * 5) % 11", "#t", "i // 2", "9"])
+            return f"{target} = (t[{key}] or {self.operand(names)}) + {self.operand(names)}"
+        if kind == 11:
+            # Field reads inline: present, cleared or absent, maybe through an __index.
+            return f"{target} = {target} + (t.{r.choice(['a', 'b', 'c'])} or {r.choice(ATOMS)})"
+        if kind == 12:
+            # The table changes under the reads: a metatable with __index, a field or
+            # slot cleared, an append (a rebuild), a table that is no table.
+            change = r.choice([
+                f"setmetatable(t, {{__index = function(_, k) return {r.choice(ATOMS)} end}})",
+                f"setmetatable(t, {{__index = {{a = {r.choice(ATOMS)}, c = 1, [9] = 2}}}})",
+                "t.a = nil", f"t[{r.randint(1, 8)}] = nil", f"t[#t + 1] = {target}",
+                "t = " + r.choice(["{}", "{c = 5}", '"str"', "7"]),
+            ])
+            return f"if i == {r.randint(1, 40)} then {change} end"
+        if kind == 13:
+            return f"{target} = t[{r.randint(1, 8)}] + t.b"
         return f"{target} = math.sqrt({r.choice(['i', '2', '0.25'])}) + up"
 
     def block(self, names, depth, count):
@@ -114,7 +134,8 @@ class Generator:
             ]
             for c in range(r.randint(2, 4)):
                 args = f"{r.randint(1, 60)}, {r.choice(ATOMS)}, {r.choice(ATOMS)}"
-                call = f"do local t = {{1, 2.5, 3, 4, 5, 6, 7, 8}} emit(pcall(f{k}, {args}, t)) emitTable(t) end"
+                table = "{1, 2.5, 3, 4, 5, 6, 7, 8, a = 3, b = 0.5}"
+                call = f"do local t = {table} emit(pcall(f{k}, {args}, t)) emitTable(t) end"
                 calls.append("  " + call if c == 0 else f"  if not warm then {call} end")
         # One round of calls is the output. Given a number of seconds (the specialised
         # run), the program first repeats each function's first call for half that much

@@ -13,7 +13,8 @@ import sys
 import tempfile
 
 # The main chunk is the first function compiled (--jit=eager); its loop reads the table
-# in register 0 through a helper, which dereferences whatever the register holds.
+# in register 0 inline (a field read: jit/lower.cpp), dereferencing whatever the register
+# holds.
 SCRIPT = """\
 local t = {v = 1}
 local s = 0

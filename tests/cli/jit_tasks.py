@@ -5,7 +5,8 @@ a compiled hot loop is preempted by its budget so a ready peer on the same worke
 progress, and a task spinning in a compiled loop is cancelled at the loop's safepoint
 (its to-be-closed variable closed). --jit-stats shows that the loops ran compiled and left
 their code at safepoints; the same script runs under --gc-stress=relocate --gc-verify,
-so compiled frames are moved while their tasks migrate."""
+so compiled frames are moved while their tasks migrate. Tasks also read a table in compiled
+loops while another rebuilds it: every read sees its key's value or nil."""
 import argparse
 import os
 import re
@@ -79,8 +80,55 @@ elseif mode == "cancel" then
   assert(not ok and tostring(e):find("task cancelled", 1, true), "await of the cancelled task: " .. tostring(e))
   assert(victim:status() == "cancelled" and closed, "status and to-be-closed variable after cancel")
   print("cancel ok")
+elseif mode == "shared" then
+  -- Readers of one table in compiled loops (inline array and field reads) while a writer
+  -- grows and shrinks its array part and rebuilds its hash part: a read sees its key's
+  -- value or nil, never another key's or a torn one.
+  local t = {x = 1}
+  for i = 1, 64 do t[i] = i * 2 end
+  local started, stop = {}, {false}
+  local function reader(t, stop, k)
+    started[k] = true
+    local bad, seen, rounds = 0, 0, 0
+    while not stop[1] or rounds < 20 do
+      rounds = rounds + 1
+      for i = 1, 300 do
+        local v = t[i]
+        if v ~= nil then
+          if v == i * 2 then seen = seen + 1 else bad = bad + 1 end
+        end
+        local x = t.x
+        if x ~= nil and x ~= 1 then bad = bad + 1 end
+      end
+    end
+    return bad, seen, rounds
+  end
+  local function writer(t, rounds)
+    while not (started[1] and started[2] and started[3]) do task.yield() end
+    for r = 1, rounds do
+      for i = 65, 300 do t[i] = i * 2 end
+      for i = 300, 65, -1 do t[i] = nil end
+      t["k" .. r] = r
+      t.x = nil
+      t.x = 1
+      local j = r % 64 + 1
+      t[j] = nil
+      t[j] = j * 2
+    end
+    stop[1] = true
+  end
+  local readers = {}
+  for k = 1, 3 do readers[k] = task.spawn(reader, t, stop, k) end
+  task.spawn(writer, t, n):await()
+  for k = 1, 3 do
+    local bad, seen, rounds = readers[k]:await()
+    assert(bad == 0, "reader " .. k .. ": " .. bad .. " reads saw another key's value")
+    assert(seen > 0 and rounds > 0, "reader " .. k .. " read nothing")
+  end
+  print("shared ok")
 end
 """
+READER_LINE = 1 + next(n for n, line in enumerate(SCRIPT.splitlines()) if "local function reader" in line)
 
 STATS = re.compile(r"^jit: (\d+) entries, (\d+) exits to the interpreter \((\d+) at safepoints\)", re.MULTILINE)
 FUNCTION = re.compile(r"^jit:\s+tasks\.lua:(\d+)\s+\d+ ops\s+[\d.]+ ms\s+(\d+) entries\s+(\d+) exits$", re.MULTILINE)
@@ -148,6 +196,13 @@ def main():
             if out != "cancel ok\n":
                 fail(f"{label}: printed {out!r}")
             expect_compiled(label, entries, 47, 1)
+
+        # Compiled reads of a table another task rebuilds (jit.md, "Inline table reads").
+        for flags in (["--workers=4"], ["--workers=4"] + STRESS):
+            out, entries, _, label = run(args.weft, tmp, flags, "shared", "3000" if flags == ["--workers=4"] else "200")
+            if out != "shared ok\n":
+                fail(f"{label}: printed {out!r}")
+            expect_compiled(label, entries, READER_LINE, 3)
 
         for flags, script_args, want in ((["--workers=4"], ["migrate", "20000"], "migrate ok\t"),
                                          (["--workers=1"], ["preempt"], "preempt ok\t5\n"),

@@ -267,5 +267,143 @@ TEST(JitTest, FailingHelperLeftToTheInterpreter) {
   EXPECT_NE(stats.find("1 rejected, 0 failed, 1 recompiled"), std::string::npos) << stats;
 }
 
+// Table reads compiled inline (docs/design/jit.md, "Inline table reads"): array slots
+// by integer key (GETTABLE, GETI) and interned fields (GETFIELD), with everything the
+// inline path leaves to the helper or the interpreter: keys outside the array part
+// (zero, negative, past the end, in the hash part), a nil where a metatable may have
+// __index, a metatable set mid-loop, a part resized or rebuilt mid-loop, an operand that
+// stops being a table, keys of other types.
+TEST(JitTest, InlineArrayReads) {
+  const std::string fill = "local t = {} for i = 1, 100 do t[i] = i * 3 end ";
+  expectSame(fill + "local s = 0 for i = 1, 100 do s = s + t[i] end return s", "15150");
+  expectSame(fill + "local s, n = 0, 0 for i = -3, 110 do local v = t[i] if v then s = s + v else n = n + 1 end end "
+                    "return s .. ' ' .. n",
+             "15150 14");
+  expectSame(fill + "t[1000] = 7 t[-5] = 11 local s = 0 for i = -5, 1000, 5 do s = s + (t[i] or 0) end return s",
+             "3168");
+  expectSame(fill + "local s = 0 for i = 1, 100 do s = s + t[1] + t[2] + t[100] end return s", "30900");
+  expectSame("local t = {1, 2, nil, 4} local n = 0 for i = 1, 50 do if t[3] == nil and t[i % 5] then n = n + 1 end "
+             "end return n",
+             "30");
+  // Float keys are normalised (2.0 is 2); other keys are the helper's.
+  expectSame(fill + "local s = 0 for i = 1, 100 do s = s + t[i / 1] end return s", "15150");
+  expectSame(fill + "t.x = 5 local s = 0 for i = 1, 10 do local k = i % 2 == 0 and 'x' or i s = s + t[k] end "
+                    "return s",
+             "100");
+  // A metatable with __index arrives mid-loop: nils are then its, present values stay raw.
+  expectSame("local t = {1, 2, 3} local s = 0 for i = 1, 10 do if i == 5 then setmetatable(t, {__index = "
+             "function(_, k) return k * 100 end}) end s = s + (t[i] or 0) + t[2] end return s",
+             "4526");
+  expectSame("local t = {1, 2, 3, 4, 5, 6, 7, 8} t[5] = nil local s = 0 for i = 1, 10 do if i == 5 then "
+             "setmetatable(t, {__index = function(_, k) return k * 100 end}) end s = s + (t[5] or 0) + (t[i] or 0) end "
+             "return s",
+             "5431");
+  expectSame("local t = setmetatable({1, 2}, {__index = {10, 20, 30}}) local s = 0 for i = 1, 4 do s = s + "
+             "(t[i] or 0) end return s",
+             "33");
+  expectSame("local t = setmetatable({}, {}) local n = 0 for i = 1, 20 do if t[i] == nil then n = n + 1 end end "
+             "return n",
+             "20");
+  // The array part grows (a rebuild) and shrinks under the loop that reads it.
+  expectSame("local t = {1} local s = 0 for i = 1, 300 do t[#t + 1] = i s = s + t[i] + t[#t] end return s", "90001");
+  expectSame(fill + "local s = 0 for i = 1, 100 do t[101 - i] = nil s = s + (t[50] or 1) end return s", "7550");
+  // The operand stops being a table: a string (its metatable's __index), then an error.
+  expectSame(fill + "local x, s = t, 0 for i = 1, 10 do if i == 6 then x = 'abc' end s = s + (x[i] or 1) end "
+                    "return s",
+             "50");
+  expectSame(fill + "local x, s = t, 0 for i = 1, 10 do if i == 6 then x = 5 end s = s + x[i] end return s",
+             "ERR: test:1: attempt to index a number value (local 'x')");
+}
+
+TEST(JitTest, InlineFieldReads) {
+  const std::string point = "local p = {x = 1, y = 2.5, z = -3} ";
+  expectSame(point + "local s = 0 for i = 1, 100 do s = s + p.x * i + p.y - p.z end return s", "5600.0");
+  expectSame(point + "local n = 0 for i = 1, 10 do if p.w == nil then n = n + 1 end end return n", "10");
+  // Many fields: probes past colliding nodes and over the whole part.
+  std::string many = "local t = {} for i = 1, 200 do t['f' .. i] = i end local s = 0 for i = 1, 50 do s = s";
+  for (int f = 1; f <= 200; f += 13) many += " + t.f" + std::to_string(f);
+  expectSame(many + " + (t.g1 or 0) end return s", "78800");
+  // A field read by an __index table, a metatable set and a field cleared mid-loop.
+  expectSame("local C = {speed = 4} local o = setmetatable({x = 1}, {__index = C}) local s = 0 "
+             "for i = 1, 10 do s = s + o.x + o.speed end return s",
+             "50");
+  expectSame(point + "local s = 0 for i = 1, 10 do if i == 4 then p.x = nil end if i == 7 then "
+                     "setmetatable(p, {__index = function(_, k) return 100 end}) end s = s + (p.x or 0) end return s",
+             "403");
+  // The hash part is rebuilt while the loop reads it; keys of 41 bytes are not interned.
+  expectSame(point + "local s = 0 for i = 1, 100 do p['k' .. i] = i s = s + p.x + p['k' .. i] end return s", "5150");
+  const std::string longKey(41, 'q');
+  expectSame("local t = {" + longKey + " = 2} local s = 0 for i = 1, 10 do s = s + t." + longKey + " end return s",
+             "20");
+  // Not a table: a string's fields come from its metatable; a nil is an error.
+  expectSame(point + "local v, n = p, 0 for i = 1, 10 do if i == 3 then v = 'str' end if v.len then n = n + 1 end "
+                     "end return n",
+             "8");
+  expectSame(point + "local v, s = p, 0 for i = 1, 10 do if i == 3 then v = nil end s = s + v.x end return s",
+             "ERR: test:1: attempt to index a nil value (local 'v')");
+}
+
+// Global reads (GETTABUP of _ENV) compiled inline: the upvalue's cell, then the field
+// probe; a global changed, an __index on _G set, _ENV's hash part rebuilt mid-loop, an
+// _ENV upvalue that is another table or no table.
+TEST(JitTest, InlineGlobalReads) {
+  expectSame("X = 5 local s = 0 for i = 1, 100 do s = s + X end return s", "500");
+  expectSame("X = 5 local s = 0 for i = 1, 10 do if i == 5 then X = 1 end s = s + X end return s", "26");
+  expectSame("local s = 0 for i = 1, 10 do if i == 6 then setmetatable(_G, {__index = function(_, k) return 7 end}) "
+             "end s = s + (Y or 0) end return s",
+             "35");
+  expectSame("X = 2 local s = 0 for i = 1, 100 do _G['g' .. i] = i s = s + X + _G['g' .. i] end return s", "5250");
+  expectSame("local s = 0 for i = 1, 20 do s = s + math.pi // 1 end return s", "60.0");
+  expectSame("local function mk() local _ENV = {v = 3} return function() local s = 0 for i = 1, 10 do s = s + v end "
+             "return s end end return mk()()",
+             "30");
+  expectSame("local function mk() local _ENV = 5 return function() local s = 0 for i = 1, 3 do s = s + (v or 0) end "
+             "return s end end return mk()()",
+             "ERR: test:1: attempt to index a number value (upvalue '_ENV')");
+}
+
+// Weak values collected while a compiled loop reads them (array slot and field): the
+// reads see nil once the collector cleared the slot, as the interpreter's do. Collections
+// come at other times under relocation stress, so that run is compared with the
+// interpreter under the same stress.
+TEST(JitTest, InlineReadsOfWeakTables) {
+  const std::string src =
+      "local w = setmetatable({}, {__mode = 'v'}) w.a = {} w.b = 5 w[1] = {} w[2] = 3 local n = 0 "
+      "for i = 1, 10 do if i == 5 then collectgarbage() end if w.a == nil then n = n + 1 end "
+      "if w[1] == nil then n = n + 100 end n = n + w.b + w[2] end return n";
+  EXPECT_EQ(runLua(src, Run::kInterpreted), "686");
+  EXPECT_EQ(runLua(src, Run::kEager), "686");
+  StateOptions stressed;
+  stressed.gc.stress = gc::StressMode::kRelocate;
+  stressed.gc.verify = true;
+  std::string interpreted = runLuaWith(src, stressed);
+  EXPECT_EQ(interpreted, "990");
+  EXPECT_EQ(runLua(src, Run::kEagerRelocate), interpreted);
+}
+
+// Inline reads in code compiled from feedback: the operand was only ever a table, so
+// anything else is a guard exit (counted, recompiled), and a read whose helper failed
+// (an __index function) is left to the interpreter by the next version.
+TEST(JitTest, SpecialisedTableReadsMeetOtherValues) {
+  for (bool relocate : {false, true}) {
+    HotState hs(relocate);
+    EXPECT_EQ(hs.run("function rd(n, t, p) local s = 0 for i = 1, n do s = s + t[i % 10 + 1] + t[1] + p.x end "
+                     "return s end local t = {} for i = 1, 10 do t[i] = i end T, P = t, {x = 1} "
+                     "return rd(3000, T, P)"),
+              "22500");
+    hs.settle();
+    EXPECT_EQ(hs.run("return rd(100, T, setmetatable({}, {__index = function() return 2 end}))"), "850");
+    EXPECT_EQ(hs.run("return rd(100, 'abcdefghijk', P)"),
+              "ERR: test:1: attempt to perform arithmetic on a nil value (field '?')");
+    hs.settle();
+    EXPECT_EQ(hs.run("return rd(300, setmetatable({}, {__index = function(_, k) return k end}), P)"), "2250");
+    std::string stats = hs.stats();
+    EXPECT_NE(stats.find("guard exits"), std::string::npos) << stats;
+    EXPECT_NE(stats.find("recompiled"), std::string::npos) << stats;
+    hs.settle();
+    EXPECT_EQ(hs.run("return rd(3000, T, P)"), "22500");
+  }
+}
+
 }  // namespace
 }  // namespace weft::vm::testing
