@@ -624,7 +624,9 @@ template <typename CardOf>
   }
   if (gBarrierChecks) [[unlikely]] writeBarrierSlow(holder, value);
 }
-[[gnu::always_inline]] inline void writeBarrier(Object* holder, Object* value) { writeBarrier(holder, value, NoCard{}); }
+[[gnu::always_inline]] inline void writeBarrier(Object* holder, Object* value) {
+  writeBarrier(holder, value, NoCard{});
+}
 // Records an old `holder` whatever was stored: for code that writes references into
 // memory the holder owns off the heap without a barrier per store (a thread's stack:
 // the parked-stack rule, gc-v2.md), or copies many references at once.

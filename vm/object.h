@@ -194,7 +194,9 @@ inline constexpr size_t stringSize(size_t length) { return offsetof(String, data
 // array instead of all of it.
 inline constexpr uint32_t kCardSlots = 128;
 inline constexpr uint32_t kCardMinSlots = 1024;
-inline constexpr uint32_t valueArrayCardCount(uint32_t n) { return n < kCardMinSlots ? 0 : (n + kCardSlots - 1) / kCardSlots; }
+inline constexpr uint32_t valueArrayCardCount(uint32_t n) {
+  return n < kCardMinSlots ? 0 : (n + kCardSlots - 1) / kCardSlots;
+}
 inline constexpr size_t valueArraySize(uint32_t n) {
   return offsetof(ValueArray, data) + sizeof(Value) * n + valueArrayCardCount(n);
 }
