@@ -13,9 +13,11 @@
 // then sweeps the old chunks: what it did not reach becomes fillers, the line marks are
 // recomputed, and chunks left empty are freed. Every copy is old. So after either kind
 // no object is young and the remembered set is empty. Non-moving objects
-// (kBitNonMoving) and pinned ones are never copied. Objects reached in place and copies
-// into holes are traced from a grey stack; copies into promotion chunks by the Cheney
-// scan (gc-v2.md "Mark-region old generation", "Pinning and non-moving objects").
+// (kBitNonMoving) and pinned ones are never copied. The copying and tracing are a
+// Marker's (marker.h): objects reached in place and copies into holes are traced from
+// a grey stack, copies into promotion chunks by the Cheney scan (gc-v2.md "Mark-region
+// old generation", "Pinning and non-moving objects"); in a major with other mutators
+// parked, everything from a grey stack, shared with their markers (step 1).
 //  0. A major chooses the chunks it evacuates (region.cpp). Pinned objects next,
 //     before anything could copy them: each is marked in place, and one in a nursery
 //     chunk keeps its chunk (keepPinned).
@@ -24,7 +26,9 @@
 //     promotion chunks (from where the last collection stopped), or mark them in place,
 //     and scan breadth-first; a minor also traces every remembered holder (old objects
 //     a barrier recorded, Thread objects whose stacks ran). Weak containers report
-//     themselves with deferWeak instead of visiting weak parts.
+//     themselves with deferWeak instead of visiting weak parts. A major's scan is
+//     shared with the parked mutators (markInParallel); every later step is the
+//     requester's marker's alone.
 //  2. Ephemeron fixpoint: trace the values of weak-key tables whose keys are live, until
 //     a round copies nothing.
 //  3. clearWeak(kClearValues): drop entries with dead weak values. This comes before
@@ -56,6 +60,7 @@
 
 #include "gc/fault.h"
 #include "gc/heap_internal.h"
+#include "gc/marker.h"
 #include "gc/pass.h"
 
 namespace weft::gc {
@@ -76,40 +81,35 @@ size_t nextGrowth(size_t live, int64_t external, const Config& config) {
 
 }  // namespace
 
-class Collector final : public Visitor {
+class Collector final {
  public:
   Collector(Heap& heap, CollectionKind kind)
       : heap_(heap),
         impl_(*heap.impl_),
-        minor_(kind == CollectionKind::kMinor),
-        relocateAll_(!minor_ && heap.config_.stress == StressMode::kRelocate),
-        toEpoch_(minor_ ? impl_.epoch : impl_.epoch ^ kBitEpoch) {}
-  ~Collector() override;
+        plan_{heap, impl_, kind == CollectionKind::kMinor,
+              kind == CollectionKind::kMajor && heap.config_.stress == StressMode::kRelocate,
+              kind == CollectionKind::kMinor ? impl_.epoch : static_cast<uint8_t>(impl_.epoch ^ kBitEpoch),
+              kind == CollectionKind::kMajor && helpersAttached()},
+        main_(plan_, true) {}
+  ~Collector();
 
   bool run();
   void install(uint64_t collection);
-  const std::string& error() const { return error_; }
-  size_t copiedBytes() const { return copiedBytes_; }
-  size_t promotedBytes() const { return minor_ ? copiedBytes_ + keptBytes_ : 0; }
-  bool minor() const { return minor_; }
-
-  void visit(Object*& slot) override;
-  void deferWeak(Object* container, bool weakKeys, bool weakValues) override;
-  bool isLive(Object* obj) override;
+  const std::string& error() const { return main_.error(); }
+  size_t copiedBytes() const { return main_.copiedBytes(); }
+  size_t promotedBytes() const { return minor() ? main_.copiedBytes() + main_.keptBytes() : 0; }
+  bool minor() const { return plan_.minor; }
+  size_t markers() const { return markers_; }
 
  private:
-  Object* copy(Object* obj);
-  Object* keepLarge(Object* obj);
-  Object* keepNonMoving(Object* obj);
-  void markInPlace(Object* obj, size_t size);
+  bool helpersAttached() const;
   void keepPinned();
   size_t sweep(Chunk* chunk, bool poison) {
-    return minor_ ? sweepChunk(chunk, impl_.types, kBitOld, kBitOld, poison)
-                  : sweepChunk(chunk, impl_.types, kBitEpoch, toEpoch_, poison);
+    return minor() ? sweepChunk(chunk, impl_.types, kBitOld, kBitOld, poison)
+                   : sweepChunk(chunk, impl_.types, kBitEpoch, plan_.toEpoch, poison);
   }
-  char* allocateTo(size_t size);
-  void scan();
-  void prefetchAlong();
+  void markAll();
+  void markInParallel();
   void ephemeronFixpoint();
   void traceRoots();
   void traceRemembered();
@@ -117,179 +117,45 @@ class Collector final : public Visitor {
   void clearWeak(int phase);
   void resurrectFinalizable();
   void sweepExternals();
-  void fail(const char* what, const Object* obj);
-  bool inToSpace(const Object* obj) const {
-    return minor_ ? (obj->header.gcBits & kBitOld) != 0 : (obj->header.gcBits & kBitEpoch) == toEpoch_;
-  }
-  Object* current(Object* obj) const { return obj->header.kind == kForwardedKind ? forwardee(obj) : obj; }
+  std::vector<Marker*> allMarkers();
 
   Heap& heap_;
   Heap::Impl& impl_;
-  bool minor_;
-  bool relocateAll_;  // a major under relocate stress: every old chunk is evacuated
-  uint8_t toEpoch_;
-  bool copying_ = true;  // false while clearing: a dead reference is then left alone
+  const MarkPlan plan_;
+  Marker main_;  // the requester's: roots, weak tables and finalizers are its alone
+  // A parallel major's helpers' markers (their copies join to-space at install).
+  std::vector<std::unique_ptr<Marker>> helpers_;
+  size_t markers_ = 1;
   bool installed_ = false;
-  std::vector<Chunk*> toChunks_;  // standard chunks, in allocation order
-  Chunk* reusedTail_ = nullptr;   // the old chunk promotion continued in (not ours)
-  std::vector<Chunk*> toLarge_;   // one large object each
-  // Reached objects the scan has not traced yet that it does not find in promotion
-  // chunks: those marked where they lie (old ones in a major, non-moving cells, pinned
-  // objects) and copies into holes. A stack: its depth, not the heap, bounds its size.
-  std::vector<Object*> grey_;
   // The nursery chunks kept in place for pinned objects (install sweeps them: their
-  // other objects become fillers), and the hole of a recycled old chunk copies go to.
+  // other objects become fillers).
   std::vector<Chunk*> keptChunks_;
-  HoleCursor hole_{impl_.recycled, impl_.recycledNext};
   std::vector<Chunk*> emptiedCells_;  // a major: cell chunks its sweep left empty
-  Chunk* current_ = nullptr;      // the chunk copies are bumped into
-  size_t scanChunk_ = 0;          // Cheney scan position: toChunks_[scanChunk_] at scanPtr_
-  char* scanPtr_ = nullptr;
-  // Copies of kinds with TypeInfo::prefetch, in to-space order (standard chunks only),
-  // and the index of the next one the scan will trace.
-  std::vector<Object*> prefetchQueue_;
-  size_t prefetchAt_ = 0;
-  size_t scanLarge_ = 0;
-  std::vector<Object*> weak_;        // every deferred weak container (to-space address)
-  std::vector<Object*> ephemerons_;  // those with weak keys and strong values
-  uint64_t copiedObjects_ = 0;
-  size_t copiedBytes_ = 0;
-  size_t keptBytes_ = 0;  // large objects kept in place
   size_t externalReleased_ = 0;  // off-heap bytes the releases of dead externals returned
-  std::string error_;
 };
 
+// Uninstalled means failed: the heap is broken, and roots the collection updated name
+// copies in its chunks, which the host may still read while it closes. They are kept
+// mapped until the heap goes (Impl::abandoned).
 Collector::~Collector() {
   if (installed_) return;
-  for (Chunk* chunk : toChunks_)
-    if (chunk != reusedTail_) unmapChunk(chunk);
-  for (Chunk* chunk : toLarge_) {
-    if (chunk->kept) chunk->kept = false;  // still old space's
-    else unmapChunk(chunk);
-  }
   for (Chunk* chunk : keptChunks_) chunk->kept = false;
+  std::lock_guard lock(impl_.mutex);
+  for (Marker* marker : allMarkers()) marker->abandonTo(impl_.abandoned);
 }
 
-void Collector::fail(const char* what, const Object* obj) {
-  if (!error_.empty()) return;
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%s (object %p)", what, static_cast<const void*>(obj));
-  error_ = buf;
+// Other attached mutators are parked in the handshake and can help a major mark
+// (world stopped: the list is still).
+bool Collector::helpersAttached() const {
+  size_t attached = 0;
+  for (const Mutator* m : impl_.mutators) attached += m->attached_;
+  return attached > 1 && heap_.config_.parallelMarking;
 }
 
-void Collector::visit(Object*& slot) {
-  Object* obj = slot;
-  if (!obj) [[unlikely]] return;
-  if (obj->header.kind == kForwardedKind) {
-    slot = forwardee(obj);
-    return;
-  }
-  if (inToSpace(obj) || !copying_) return;
-  slot = copy(obj);
-}
-
-void Collector::deferWeak(Object* container, bool weakKeys, bool weakValues) {
-  if (!weakKeys && !weakValues) return;
-  weak_.push_back(container);
-  if (weakKeys && !weakValues) ephemerons_.push_back(container);
-}
-
-bool Collector::isLive(Object* obj) {
-  return obj && (obj->header.kind == kForwardedKind || inToSpace(obj));
-}
-
-// Most objects are a few words: copy them inline rather than through a memcpy call.
-static inline void copyObject(char* to, const Object* from, size_t size) {
-  if (size > 64) {
-    std::memcpy(to, from, size);
-    return;
-  }
-  const char* src = reinterpret_cast<const char*>(from);
-  std::memcpy(to, src, 16);
-  for (size_t i = 16; i < size; i += 8) std::memcpy(to + i, src + i, 8);
-}
-
-Object* Collector::copy(Object* obj) {
-  if (!error_.empty()) return obj;
-  uint8_t kind = obj->header.kind;
-  if (kind >= kMaxKinds || !impl_.registered[kind]) {
-    fail("reference to an object of unregistered kind", obj);
-    return obj;
-  }
-  uint8_t bits = obj->header.gcBits;
-  if (bits & kBitNonMoving) return keepNonMoving(obj);
-  size_t size = objectBytes(impl_.types[kind], obj);
-  bool large = size >= Heap::kLargeObjectSize;
-  if (large && !relocateAll_) {
-    if (Object* kept = keepLarge(obj)) return kept;
-  }
-  // A major marks an old object where it lies unless its chunk is being evacuated.
-  if ((bits & kBitOld) && !large && !minor_ && !relocateAll_ && !(bits & kBitEvacuate)) {
-    markInPlace(obj, size);
-    return obj;
-  }
-  char* to = large ? nullptr : hole_.allocate(size);
-  bool inHole = to != nullptr;
-  if (!to && size < (size_t{1} << 47)) to = allocateTo(size);
-  if (!to) {
-    fail(minor_ ? "no memory to promote into (gc.promote)" : "no memory for to-space", obj);
-    return obj;
-  }
-  copyObject(to, obj, size);
-  Object* moved = reinterpret_cast<Object*>(to);
-  moved->header.gcBits = static_cast<uint8_t>(
-      (moved->header.gcBits & ~(kBitEpoch | kBitRemembered | kBitEvacuate)) | toEpoch_ | kBitOld);
-  setForwardee(obj, moved);
-  if (inHole) grey_.push_back(moved);
-  else if (impl_.types[kind].prefetch && !large) prefetchQueue_.push_back(moved);
-  copiedBytes_ += size;
-  ++copiedObjects_;
-  return moved;
-}
-
-// A large object has its chunk to itself: the chunk joins to-space as it is, and the
-// object takes the to-space epoch where it lies, so nothing is copied and no page of a
-// fresh mapping is touched. Relocate stress still copies it (every object moves there).
-// nullptr when `obj` is not alone at the start of a large chunk.
-Object* Collector::keepLarge(Object* obj) {
-  Chunk* chunk;
-  {
-    std::lock_guard lock(impl_.mutex);
-    auto it = impl_.chunkIndex.find(reinterpret_cast<uintptr_t>(obj));
-    if (it == impl_.chunkIndex.end()) return nullptr;
-    chunk = it->second;
-  }
-  if (!chunk->large || chunk->kept) return nullptr;
-  obj->header.gcBits =
-      static_cast<uint8_t>((obj->header.gcBits & ~(kBitEpoch | kBitRemembered)) | toEpoch_ | kBitOld);
-  chunk->kept = true;
-  toLarge_.push_back(chunk);
-  keptBytes_ += static_cast<size_t>(chunk->top - chunk->base);
-  ++copiedObjects_;  // progress for the ephemeron fixpoint, as a copy would be
-  return obj;
-}
-
-// Marks `obj` reached where it lies: it takes the to-space epoch and becomes old (a
-// young one is promoted in place), and the scan traces it as it does copies.
-void Collector::markInPlace(Object* obj, size_t size) {
-  obj->header.gcBits = static_cast<uint8_t>(
-      (obj->header.gcBits & ~(kBitEpoch | kBitRemembered | kBitEvacuate)) | toEpoch_ | kBitOld);
-  grey_.push_back(obj);
-  keptBytes_ += size;
-  ++copiedObjects_;  // progress for the ephemeron fixpoint, as a copy would be
-}
-
-// A non-moving object stays where it is whatever the mode: in a cell, or alone in a
-// large chunk (which keepLarge keeps even under relocate stress).
-Object* Collector::keepNonMoving(Object* obj) {
-  size_t size = objectBytes(impl_.types[obj->header.kind], obj);
-  if (size > kMaxCellSize) {
-    if (Object* kept = keepLarge(obj)) return kept;
-    fail("a big non-moving object is not alone in its chunk", obj);
-    return obj;
-  }
-  markInPlace(obj, size);
-  return obj;
+std::vector<Marker*> Collector::allMarkers() {
+  std::vector<Marker*> all{&main_};
+  for (auto& helper : helpers_) all.push_back(helper.get());
+  return all;
 }
 
 // First of all (before anything is copied): every pinned object is reached where it
@@ -303,9 +169,9 @@ void Collector::keepPinned() {
   std::lock_guard pinLock(impl_.pinLock);
   for (const auto& entry : impl_.pins) {
     Object* obj = const_cast<Object*>(entry.first);
-    if (inToSpace(obj) || fault::hit("gc.pin-drop")) continue;
+    if (main_.isLive(obj) || fault::hit("gc.pin-drop")) continue;
     if (obj->header.gcBits & kBitNonMoving) {
-      keepNonMoving(obj);
+      main_.keepNonMoving(obj);
       continue;
     }
     Chunk* chunk = nullptr;
@@ -315,14 +181,14 @@ void Collector::keepPinned() {
       if (it != impl_.chunkIndex.begin()) chunk = std::prev(it)->second;
     }
     if (!chunk || reinterpret_cast<char*>(obj) >= chunk->top) {
-      fail("a pinned object is not in the heap", obj);
+      main_.fail("a pinned object is not in the heap", obj);
       return;
     }
     if (chunk->large) {
-      if (!keepLarge(obj)) fail("a pinned large object is not alone in its chunk", obj);
+      if (!main_.keepLarge(obj)) main_.fail("a pinned large object is not alone in its chunk", obj);
       continue;
     }
-    markInPlace(obj, objectBytes(impl_.types[obj->header.kind], obj));
+    main_.markInPlace(obj, objectBytes(impl_.types[obj->header.kind], obj));
     chunk->evacuating = false;  // not empty after the collection: install sweeps it
     if (chunk->young && !chunk->kept) {
       chunk->kept = true;
@@ -331,109 +197,17 @@ void Collector::keepPinned() {
   }
 }
 
-char* Collector::allocateTo(size_t size) {
-  if (size >= Heap::kLargeObjectSize) {
-    Chunk* chunk = mapChunk(impl_.chunkSource, size, true);
-    if (!chunk) return nullptr;
-    chunk->large = true;
-    chunk->top = chunk->base + size;
-    toLarge_.push_back(chunk);
-    return chunk->base;
-  }
-  if (!current_ && impl_.promotionTail && !impl_.promotionTail->evacuating) {
-    // Promotion continues where the last collection stopped, so old chunks fill up (in
-    // a major too, unless that chunk is being evacuated; its sweep then covers the copies).
-    current_ = reusedTail_ = impl_.promotionTail;
-    toChunks_.push_back(current_);
-    scanChunk_ = 0;
-    scanPtr_ = current_->top;
-  }
-  if (!current_ || size > static_cast<size_t>(current_->base + current_->size - current_->top)) {
-    // The fault site stands for a promotion (or a to-space chunk) the system refuses.
-    if (minor_ && fault::hit("gc.promote")) return nullptr;
-    Chunk* chunk;
-    {
-      std::lock_guard lock(impl_.mutex);
-      chunk = heap_.takeChunkLocked(true);
-    }
-    if (!chunk) return nullptr;
-    chunk->top = chunk->base;
-    toChunks_.push_back(chunk);
-    current_ = chunk;
-  }
-  char* p = current_->top;
-  current_->top += size;
-  return p;
-}
-
-// Breadth-first over to-space: promotion chunks in order (the last one grows while it is
-// scanned; the lines of what it scans are marked), then large objects, then the grey
-// stack; repeat until none advanced. No recursion, so a million-long list costs no
-// stack.
-void Collector::scan() {
-  for (;;) {
-    bool progress = false;
-    while (scanChunk_ < toChunks_.size()) {
-      Chunk* chunk = toChunks_[scanChunk_];
-      if (!scanPtr_) scanPtr_ = chunk->base;
-      while (scanPtr_ < chunk->top) {
-        Object* obj = reinterpret_cast<Object*>(scanPtr_);
-        const TypeInfo& info = impl_.types[obj->header.kind];
-        size_t size = objectBytes(info, obj);
-        markLines(chunk, scanPtr_, size);
-        scanPtr_ += size;
-        if (info.prefetch) prefetchAlong();
-        if (info.trace) info.trace(obj, *this);
-        progress = true;
-      }
-      if (scanChunk_ + 1 == toChunks_.size()) break;
-      ++scanChunk_;
-      scanPtr_ = nullptr;
-    }
-    while (scanLarge_ < toLarge_.size()) {
-      Object* obj = reinterpret_cast<Object*>(toLarge_[scanLarge_++]->base);
-      const TypeInfo& info = impl_.types[obj->header.kind];
-      if (info.trace) info.trace(obj, *this);
-      progress = true;
-    }
-    while (!grey_.empty()) {
-      Object* obj = grey_.back();
-      grey_.pop_back();
-      const TypeInfo& info = impl_.types[obj->header.kind];
-      if (info.trace) info.trace(obj, *this);
-      progress = true;
-    }
-    if (!progress) return;
-  }
-}
-
-// Tracing many small objects that point off the heap (threads: their data and stacks)
-// costs a cache miss per pointer. Such objects are queued as they are copied, which is
-// the order the scan reaches them, so tracing the i-th can prefetch for those kAhead and
-// 2 * kAhead places further on.
-void Collector::prefetchAlong() {
-  constexpr size_t kAhead = 8;
-  size_t i = prefetchAt_++;
-  if (i + kAhead < prefetchQueue_.size()) {
-    Object* obj = prefetchQueue_[i + kAhead];
-    impl_.types[obj->header.kind].prefetch(obj, 1);
-  }
-  if (i + 2 * kAhead < prefetchQueue_.size()) {
-    Object* obj = prefetchQueue_[i + 2 * kAhead];
-    impl_.types[obj->header.kind].prefetch(obj, 0);
-  }
-}
-
 void Collector::ephemeronFixpoint() {
+  std::vector<Object*>& ephemerons = main_.ephemerons();
   for (;;) {
-    uint64_t before = copiedObjects_;
-    for (size_t i = 0; i < ephemerons_.size(); ++i) {
-      Object* table = ephemerons_[i];
+    uint64_t before = main_.reached();
+    for (size_t i = 0; i < ephemerons.size(); ++i) {
+      Object* table = ephemerons[i];
       auto traceEphemeron = impl_.types[table->header.kind].traceEphemeron;
-      if (traceEphemeron) traceEphemeron(table, *this);
+      if (traceEphemeron) traceEphemeron(table, main_);
     }
-    scan();
-    if (copiedObjects_ == before || !error_.empty()) return;
+    main_.scan();
+    if (main_.reached() == before || !main_.error().empty()) return;
   }
 }
 
@@ -445,7 +219,7 @@ void Collector::traceRemembered() {
   takeOrphanRemembered(heap_, orphans);
   auto take = [&](std::vector<Object*>& list) {
     for (Object* holder : list) holder->header.gcBits &= static_cast<uint8_t>(~kBitRemembered);
-    if (minor_) traceHolders(list);
+    if (minor()) traceHolders(list);
     list.clear();
   };
   for (Mutator* m : impl_.mutators) take(m->remembered_);
@@ -468,24 +242,24 @@ void Collector::traceHolders(const std::vector<Object*>& holders) {
     if (i + kAhead < n) prefetch(i + kAhead, 1);
     Object* holder = holders[i];
     const TypeInfo& info = impl_.types[holder->header.kind];
-    if (info.trace) info.trace(holder, *this);
+    if (info.trace) info.trace(holder, main_);
   }
 }
 
 void Collector::traceRoots() {
   keepPinned();
   traceRemembered();
-  for (RootSource* source : impl_.roots) source->traceRoots(*this);
+  for (RootSource* source : impl_.roots) source->traceRoots(main_);
   for (Mutator* m : impl_.mutators)
-    for (Object** slot = m->handleBase_; slot < m->handleTop_; ++slot) visit(*slot);
-  for (Object*& slot : impl_.persistent) visit(slot);
-  for (Object*& slot : impl_.pending) visit(slot);
+    for (Object** slot = m->handleBase_; slot < m->handleTop_; ++slot) main_.visit(*slot);
+  for (Object*& slot : impl_.persistent) main_.visit(slot);
+  for (Object*& slot : impl_.pending) main_.visit(slot);
 }
 
 void Collector::clearWeak(int phase) {
-  for (Object* table : weak_) {
+  for (Object* table : main_.weak()) {
     auto clear = impl_.types[table->header.kind].clearWeak;
-    if (clear) clear(table, *this, phase);
+    if (clear) clear(table, main_, phase);
   }
 }
 
@@ -499,27 +273,27 @@ void Collector::resurrectFinalizable() {
   std::vector<Object*>& young = impl_.youngFinalizable;
   std::vector<Object*> dying;
   constexpr size_t kAhead = 8;  // each header is a cache miss: overlap them
-  if (!minor_) {
+  if (!minor()) {
     size_t kept = 0;
     for (size_t i = 0; i < old.size(); ++i) {
       if (i + kAhead < old.size()) __builtin_prefetch(old[i + kAhead]);
       Object* obj = old[i];
-      if (isLive(obj)) old[kept++] = current(obj);
+      if (main_.isLive(obj)) old[kept++] = main_.current(obj);
       else dying.push_back(obj);
     }
     old.resize(kept);
   }
   for (Object* obj : young) {
-    if (isLive(obj)) old.push_back(current(obj));
+    if (main_.isLive(obj)) old.push_back(main_.current(obj));
     else dying.push_back(obj);
   }
   young.clear();
   if (dying.empty()) return;
   for (Object*& obj : dying) {
-    visit(obj);
+    main_.visit(obj);
     obj->header.gcBits &= static_cast<uint8_t>(~kBitFinalizable);
   }
-  scan();
+  main_.scan();
   ephemeronFixpoint();
   for (auto it = dying.rbegin(); it != dying.rend(); ++it) impl_.pending.push_back(*it);
   impl_.pendingHint.store(!impl_.pending.empty(), std::memory_order_relaxed);
@@ -535,9 +309,9 @@ void Collector::sweepExternals() {
     for (size_t i = from; i < externals.size(); i++) {
       if (i + kAhead < externals.size()) __builtin_prefetch(externals[i + kAhead]);
       Object* obj = externals[i];
-      if (isLive(obj)) {
-        if (&survivors == &externals) externals[kept++] = current(obj);
-        else survivors.push_back(current(obj));
+      if (main_.isLive(obj)) {
+        if (&survivors == &externals) externals[kept++] = main_.current(obj);
+        else survivors.push_back(main_.current(obj));
         continue;
       }
       auto release = impl_.types[obj->header.kind].release;
@@ -545,28 +319,66 @@ void Collector::sweepExternals() {
     }
     if (&survivors == &externals) externals.resize(kept);
   };
-  if (!minor_) sweep(old, 0, old);
+  if (!minor()) sweep(old, 0, old);
   sweep(impl_.youngExternals, 0, old);
   impl_.youngExternals.clear();
 }
 
-bool Collector::run() {
-  if (!minor_) chooseEvacuation(impl_.space, impl_.types, relocateAll_);
+// Roots first (the requester's marker alone), then everything they reach: a major with
+// other mutators stopped shares that with them (markInParallel).
+void Collector::markAll() {
   traceRoots();
-  scan();
+  if (minor()) {
+    main_.scan();
+    return;
+  }
+  if (plan_.parallel) {
+    markInParallel();
+    return;
+  }
+  MarkJob alone(plan_);
+  alone.run(main_);
+}
+
+// Posts the job for the stopped mutators (safepoint.cpp acknowledgeLocked), runs the
+// requester's marker in it, then waits until no helper is inside it any more. The
+// helpers' weak containers and counts go to the requester's marker, which alone does
+// the rest of the collection; their chunks stay theirs until install.
+void Collector::markInParallel() {
+  MarkJob job(plan_);
+  {
+    std::lock_guard lock(impl_.mutex);
+    impl_.markJob = &job;
+    ++impl_.markJobNumber;
+  }
+  impl_.releaseCv.notify_all();
+  job.run(main_);
+  {
+    std::unique_lock lock(impl_.mutex);
+    impl_.markJob = nullptr;
+    impl_.acksCv.wait(lock, [&] { return impl_.markHelpers == 0; });
+  }
+  helpers_ = std::move(job.helpers());
+  markers_ = 1 + helpers_.size();
+  for (auto& helper : helpers_) main_.absorb(*helper);
+}
+
+bool Collector::run() {
+  if (!minor()) chooseEvacuation(impl_.space, impl_.types, plan_.relocateAll);
+  markAll();
   ephemeronFixpoint();
-  copying_ = false;
+  main_.setCopying(false);
   clearWeak(kClearValues);
-  copying_ = true;
+  main_.setCopying(true);
   resurrectFinalizable();
-  if (!error_.empty()) return false;
-  copying_ = false;  // from here on nothing new becomes reachable
+  if (!main_.error().empty()) return false;
+  main_.setCopying(false);  // from here on nothing new becomes reachable
   clearWeak(kClearKeys | kClearValues);
-  for (WeakRootSource* source : impl_.weakRoots) source->sweepWeakRoots(*this);
+  for (WeakRootSource* source : impl_.weakRoots) source->sweepWeakRoots(main_);
   sweepExternals();
-  heap_.sweepCells(minor_, toEpoch_, heap_.config_.stress == StressMode::kRelocate, emptiedCells_);
-  hole_.close();
-  return error_.empty();
+  heap_.sweepCells(minor(), plan_.toEpoch, heap_.config_.stress == StressMode::kRelocate, emptiedCells_);
+  for (Marker* marker : allMarkers()) marker->closeHole();
+  return main_.error().empty();
 }
 
 // Makes the collection's result current. The nursery's chunks (mutator buffers, young
@@ -580,6 +392,7 @@ bool Collector::run() {
 // indexed as they are, and their bytes grow by what it promoted.
 void Collector::install(uint64_t collection) {
   installed_ = true;
+  std::vector<Marker*> markers = allMarkers();
   const Config& config = heap_.config_;
   bool relocate = config.stress == StressMode::kRelocate;
   // The sweep touches only chunks no mutator can reach (world stopped): done before
@@ -587,7 +400,7 @@ void Collector::install(uint64_t collection) {
   // still marked evacuating holds no pinned object, so nothing of it was kept).
   std::vector<Chunk*> swept;
   std::vector<Chunk*> old;  // to free
-  if (!minor_) {
+  if (!minor()) {
     for (Chunk* chunk : impl_.space) {
       if (chunk->kept || chunk->large || chunk->cellSize) continue;
       if (!chunk->evacuating && sweep(chunk, relocate) > 0) {
@@ -607,20 +420,22 @@ void Collector::install(uint64_t collection) {
   // or copied to, and the nursery chunks kept for pinned objects (those and the young
   // large ones are indexed already). A minor's promotion adds exactly the bytes it
   // copied to the old chunks' count (a copy into a hole takes them from freeBytes).
-  size_t joined = copiedBytes_;
+  size_t joined = main_.copiedBytes();
   std::vector<Chunk*> added;
-  for (Chunk* chunk : toChunks_)
-    if (chunk != reusedTail_) added.push_back(chunk);
-  added.insert(added.end(), toLarge_.begin(), toLarge_.end());
-  for (Chunk* chunk : toLarge_)
-    if (chunk->young) joined += static_cast<size_t>(chunk->top - chunk->base);
+  for (Marker* marker : markers) {
+    for (Chunk* chunk : marker->toChunks())
+      if (chunk != marker->reusedTail()) added.push_back(chunk);
+    added.insert(added.end(), marker->toLarge().begin(), marker->toLarge().end());
+    for (Chunk* chunk : marker->toLarge())
+      if (chunk->young) joined += static_cast<size_t>(chunk->top - chunk->base);
+  }
   for (Chunk* chunk : keptChunks_) joined += static_cast<size_t>(chunk->top - chunk->base) - chunk->freeBytes;
   added.insert(added.end(), keptChunks_.begin(), keptChunks_.end());
   // Cell chunks stay (a minor finds them old; a major takes them from their classes,
   // without those its sweep emptied). The chunks with holes are where the next
   // collections copy to first: a major lists those it swept, a minor adds the nursery
   // chunks it kept to the list, whose chunks before recycledNext are used up.
-  if (minor_) {
+  if (minor()) {
     impl_.space.insert(impl_.space.end(), added.begin(), added.end());
     impl_.oldChunkBytes += joined;
   } else {
@@ -631,7 +446,7 @@ void Collector::install(uint64_t collection) {
     space.insert(space.end(), swept.begin(), swept.end());
     impl_.space = std::move(space);
     impl_.recycled.clear();
-    impl_.recycledNext = 0;
+    impl_.recycledNext.store(0, std::memory_order_relaxed);
     for (Chunk* chunk : swept)
       if (chunk->freeBytes >= kLineSize) impl_.recycled.push_back(chunk);
     impl_.oldChunkBytes = 0;
@@ -650,11 +465,11 @@ void Collector::install(uint64_t collection) {
   }
   size_t live = impl_.cellBytes + impl_.oldChunkBytes;
   for (Chunk* chunk : emptiedCells_) unmapChunk(chunk);
-  if (!minor_) {
-    impl_.epoch = toEpoch_;
-    for (Mutator* m : impl_.mutators) m->gcBits_ = toEpoch_;
+  if (!minor()) {
+    impl_.epoch = plan_.toEpoch;
+    for (Mutator* m : impl_.mutators) m->gcBits_ = plan_.toEpoch;
   }
-  if (current_ || !minor_) impl_.promotionTail = current_;
+  if (main_.bumpChunk() || !minor()) impl_.promotionTail = main_.bumpChunk();
 
   impl_.externalBytes -= static_cast<int64_t>(externalReleased_);
   impl_.externalAfterLastGC = impl_.externalBytes;
@@ -665,7 +480,7 @@ void Collector::install(uint64_t collection) {
   // share, as in v1; whether a fixed nursery now suffices is gc-v2.md's step (7).
   size_t nursery = std::max(config.initialThreshold, nextGrowth(live, 0, config) / 2);
   impl_.threshold = live + nursery;
-  if (!minor_) impl_.majorThreshold = std::max(config.initialThreshold, live + nextGrowth(live, impl_.externalBytes, config));
+  if (!minor()) impl_.majorThreshold = std::max(config.initialThreshold, live + nextGrowth(live, impl_.externalBytes, config));
   // Free chunks are kept for the next nursery and its promotion: the freed space was at
   // least that big, so keeping them adds nothing to the peak and spares the next
   // cycle's buffers the page faults. A major needs no to-space beyond that.
@@ -677,7 +492,7 @@ void Collector::install(uint64_t collection) {
   impl_.largePool.clear();
   impl_.largePoolBytes = 0;
   std::vector<Chunk*> quarantined;
-  if (relocate && !minor_) quarantined.swap(old);
+  if (relocate && !minor()) quarantined.swap(old);
   for (Chunk* chunk : old) {
     chunk->young = false;
     size_t pooled = impl_.pool.size() * Heap::kChunkSize + impl_.largePoolBytes;
@@ -706,12 +521,12 @@ void Collector::install(uint64_t collection) {
 
   impl_.usedBytes.store(live, std::memory_order_relaxed);
   impl_.liveAfterLastGC = live;
-  impl_.lastWasMajor = !minor_;
+  impl_.lastWasMajor = !minor();
   // Every registration left after a collection is old (a minor promotes the young
   // survivors): more than the last major left means finalizable objects that only a
   // major can find dead (chooseKind).
-  if (!minor_) impl_.finalizableAfterMajor = impl_.finalizable.size();
-  impl_.minorsSinceMajor = minor_ ? impl_.minorsSinceMajor + 1 : 0;
+  if (!minor()) impl_.finalizableAfterMajor = impl_.finalizable.size();
+  impl_.minorsSinceMajor = minor() ? impl_.minorsSinceMajor + 1 : 0;
   impl_.oldFinalizableGrew = impl_.finalizable.size() > impl_.finalizableAfterMajor;
   impl_.thresholdCrossed.store(false, std::memory_order_relaxed);
   impl_.reserveOpen.store(false, std::memory_order_relaxed);
@@ -740,9 +555,9 @@ static std::string verifyBefore(Heap& heap, bool enabled) {
 }
 
 Pass passOf(const Visitor& visitor) {
-  const auto* collector = dynamic_cast<const Collector*>(&visitor);
-  if (!collector) return Pass::kCheck;
-  return collector->minor() ? Pass::kMinor : Pass::kMajor;
+  const auto* marker = dynamic_cast<const Marker*>(&visitor);
+  if (!marker) return Pass::kCheck;
+  return marker->minor() ? Pass::kMinor : Pass::kMajor;
 }
 
 // Relocate stress makes every collection a major one (every object moves); plain stress
@@ -826,6 +641,7 @@ Status Heap::collectNow(CollectionKind kind) {
     stats_.collections = number;
     stats_.bytesCopiedTotal += run.copiedBytes();
     stats_.bytesPromotedTotal += run.promotedBytes();
+    if (!run.minor()) stats_.majorMarkersTotal += run.markers();
   }
   if (config_.verify) {
     fault = verifyHeapAfterCollection();

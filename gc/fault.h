@@ -6,6 +6,7 @@
 // call of hit(site) returns true, every other call false. Sites are free strings; the
 // collector's are "gc.register", "gc.attach", "gc.epoch-ack", "gc.deadline",
 // "gc.verify", "gc.promote" (a minor collection cannot get a chunk to promote into),
+// "gc.marker" (one of a major's markers fails: the collection fails closed, marker.cpp),
 // "gc.remember" (a write barrier's append to its mutator's remembered buffer fails: the
 // heap breaks at once, and the next safepoint fails closed) and
 // "gc.barrier-drop" (a write barrier records nothing: the negative test of verify's

@@ -139,7 +139,8 @@ Heap::~Heap() {
   setVerify(false);
   flushMutators();  // the externals still in the mutators' own lists
   for (auto* list : {&impl_->externals, &impl_->youngExternals}) {
-    for (Object* obj : *list) {
+    for (Object* listed : *list) {
+      Object* obj = currentAddress(listed);  // a failed collection may have moved it
       auto release = impl_->types[obj->header.kind].release;
       if (release) impl_->externalBytes -= static_cast<int64_t>(release(obj));
     }
@@ -154,6 +155,7 @@ Heap::~Heap() {
   for (Chunk* chunk : impl_->youngChunks) unmapChunk(chunk);
   for (Chunk* chunk : impl_->pool) unmapChunk(chunk);
   for (Chunk* chunk : impl_->largePool) unmapChunk(chunk);
+  for (Chunk* chunk : impl_->abandoned) unmapChunk(chunk);
 }
 
 void Heap::setHeapLimit(size_t bytes) {

@@ -93,6 +93,12 @@
 //     so every young finalizable object is on the young list, and finalizers run in
 //     reverse registration order across both (verify checks the first part: negative
 //     test fault site "gc.finalizable-misfile"; the order: GcFinalizer.*).
+// 14. A major marked by several threads (the requester and the mutators parked in its
+//     stop, gc/marker.h) leaves the heap one marker leaves: each reached object is
+//     claimed, copied or marked, by exactly one of them, and every reference to it
+//     names that one copy (verify after each collection, GcParallelMark.* with real
+//     threads, under ThreadSanitizer in tools/tsan.sh; a marker that fails fails the
+//     collection: fault site "gc.marker").
 //
 // Pinning (the contract issue 13's C API builds on; gc-v2.md "Pinning and non-moving
 // objects"): an object that native code must see at a stable address is allocated
@@ -166,6 +172,9 @@ struct Config {
   // A requester that waits longer than this for acknowledgements fails the collection
   // (invariant 9) instead of hanging on a mutator that stopped polling.
   uint32_t safepointDeadlineMs = 10000;
+  // A major shares its marking with the mutators parked in its stop (gc-v2.md
+  // "Parallel majors"); off, the requester marks alone (tests compare the two).
+  bool parallelMarking = true;
 };
 
 // Written by the collector and the refill path under the heap lock; Heap::stats()
@@ -182,6 +191,9 @@ struct Stats {
   uint64_t bytesAllocatedTotal = 0;  // up to the last buffer refill or collection
   uint64_t bytesCopiedTotal = 0;
   uint64_t bytesPromotedTotal = 0;   // copied (or kept in place) into the old generation by minors
+  // Markers that traced in majors, the requester's included: above major.count when
+  // parked mutators helped (gc-v2.md "Parallel majors").
+  uint64_t majorMarkersTotal = 0;
   uint64_t totalPauseNanos = 0;
   uint64_t longestPauseNanos = 0;
   PauseStats minor;
@@ -330,6 +342,9 @@ class Mutator {
   Object** handleEnd_ = nullptr;
   bool attached_ = false;
   uint64_t lastAckedEpoch_ = 0;
+  // The newest parallel marking job this mutator helped with (Impl::markJobNumber):
+  // under the heap lock.
+  uint64_t helpedJob_ = 0;
   MutatorStats stats_;
   // The remembered set's part this mutator recorded (old holders of young references,
   // dirty stacks' Thread objects): owning thread, or world stopped.
@@ -511,6 +526,8 @@ class Heap {
  private:
   friend class Mutator;
   friend class Collector;
+  friend class Marker;
+  friend struct MarkPlan;
   friend class Verifier;
   friend class HandleScope;
   friend class PersistentHandle;
@@ -534,6 +551,7 @@ class Heap {
   bool wantsCollectionLocked(bool stressDue);
   Status pollSlowMayGC(Mutator& m, bool force, CollectionKind kind, bool stressDue);
   Status acknowledgeLocked(Mutator& m, std::unique_lock<std::mutex>& lock);
+  void helpMarkLocked(Mutator& m, std::unique_lock<std::mutex>& lock);
   Status stopTheWorldLocked(Mutator& m, std::unique_lock<std::mutex>& lock, bool force, CollectionKind kind);
   size_t unacknowledgedLocked(uint64_t epoch) const;
   void waitForNoStopLocked(std::unique_lock<std::mutex>& lock);

@@ -27,6 +27,8 @@
 
 namespace weft::gc {
 
+class MarkJob;
+
 // The old generation's lines (gc-v2.md "Mark-region old generation"): a standard old
 // chunk is a block of kLinesPerChunk lines of kLineSize bytes, with a mark bit per line.
 inline constexpr size_t kLineSize = 128;
@@ -145,6 +147,7 @@ struct Heap::Impl {
   // - freeBytes, summed): a minor adds what it promotes, a major recounts it.
   size_t oldChunkBytes = 0;
   std::vector<Chunk*> pool;                // lock: free standard chunks (dirty)
+  std::vector<Chunk*> abandoned;           // lock: a failed collection's copies (~Heap unmaps)
   std::vector<Chunk*> largePool;           // lock: free large chunks (dirty)
   size_t largePoolBytes = 0;               // lock: their mapped bytes
   size_t poolLimit = 4 * Heap::kChunkSize;  // world stopped: bound of both pools together
@@ -179,6 +182,12 @@ struct Heap::Impl {
   uint64_t doneEpoch = 0;        // lock: newest epoch released
   Mutator* requester = nullptr;  // lock: non-null while a stop is pending or collecting
   std::string failure;           // lock: the first failed transition's message
+  // A parallel major's marking (marker.h): the job parked mutators join while it is
+  // posted, its number (each mutator helps a job once) and the helpers inside it, for
+  // which the requester waits on acksCv before the job goes. Lock.
+  MarkJob* markJob = nullptr;
+  uint64_t markJobNumber = 0;
+  size_t markHelpers = 0;
   // A transition failed: the heap is not trusted. Written under the lock; the
   // safepoint's fast path reads it relaxed (a late read reaches the locked path, which
   // rereads it, at the next poll), and every decision is rechecked under the lock.
@@ -192,7 +201,7 @@ struct Heap::Impl {
   // into them; those before recycledNext are used up. A major rebuilds the list from
   // its sweep; a minor adds the chunks it kept for pinned objects.
   std::vector<Chunk*> recycled;
-  size_t recycledNext = 0;
+  std::atomic<size_t> recycledNext{0};  // atomic: a parallel major's markers take chunks
   uint64_t stressCollections = 0;   // world stopped: collections the stress schedule asked for
   bool lastWasMajor = false;        // lock: the kind of the newest collection
   ChunkSource chunkSource;          // lock, or world stopped: where new chunks come from
@@ -262,35 +271,44 @@ size_t sweepChunk(Chunk* chunk, const TypeInfo* types, uint8_t liveMask, uint8_t
 // old chunk is evacuated and the collector needs no bits).
 void chooseEvacuation(const std::vector<Chunk*>& space, const TypeInfo* types, bool everyChunk);
 // Where a collection copies next: the current hole of the recycled old chunks
-// (Impl::recycled from Impl::recycledNext on, never a chunk being evacuated).
+// (Impl::recycled from Impl::recycledNext on, never a chunk being evacuated). A cursor
+// takes a whole chunk at a time (fetch_add on `next`), so the cursors of a parallel
+// major's markers copy into disjoint chunks.
 class HoleCursor {
  public:
-  HoleCursor(std::vector<Chunk*>& recycled, size_t& next) : recycled_(recycled), next_(next) {}
+  HoleCursor(std::vector<Chunk*>& recycled, std::atomic<size_t>& next) : recycled_(recycled), next_(next) {}
   // `size` bytes in the current hole or the next one, their lines marked; nullptr when
   // no hole fits. A copy bigger than a line that does not fit the rest of the current
   // hole gets nullptr too (it goes to a promotion chunk) rather than giving the hole up.
   char* allocate(size_t size);
+  // Gives back the newest allocation (a parallel marker lost the race to copy it); its
+  // lines stay marked, which only makes that chunk's holes look smaller until a major
+  // sweeps it.
+  void undo(char* p, size_t size);
   // The unused rest of the current hole becomes fillers again, split where the line of
   // the last copy ends, and the next search in its chunk starts at its first free line.
-  // Before anything walks the chunk (the end of the collection proper).
+  // The chunk goes back to `next` if no later one was taken, so the next collection
+  // continues in it. Before anything walks the chunk (the end of the collection proper).
   void close();
 
  private:
   bool nextHole();
+  bool holeIn(Chunk* chunk);
+  void closeHole();
   std::vector<Chunk*>& recycled_;
-  size_t& next_;
+  std::atomic<size_t>& next_;
+  size_t taken_ = SIZE_MAX;  // the index of the chunk this cursor took last
   Chunk* chunk_ = nullptr;
   char* cursor_ = nullptr;
   char* limit_ = nullptr;
 };
 
-inline Object* forwardee(const Object* obj) {
-  return *reinterpret_cast<Object* const*>(reinterpret_cast<const char*>(obj) + sizeof(ObjectHeader));
-}
+inline Object* forwardee(const Object* obj) { return forwardeeOfWord(loadHeaderWord(obj)); }
 
+// Release: whoever reads the forwarded header with acquire (loadHeaderWord) sees the
+// copy's bytes.
 inline void setForwardee(Object* obj, Object* to) {
-  obj->header.kind = kForwardedKind;
-  *reinterpret_cast<Object**>(reinterpret_cast<char*>(obj) + sizeof(ObjectHeader)) = to;
+  __atomic_store_n(reinterpret_cast<HeaderWord*>(&obj->header), forwardedWord(to), __ATOMIC_RELEASE);
 }
 
 inline size_t objectBytes(const TypeInfo& info, const Object* obj) {

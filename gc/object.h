@@ -4,15 +4,18 @@
 //
 // Invariants:
 //  1. Every heap object begins with ObjectHeader and is at least kMinObjectSize bytes,
-//     16-byte aligned, so a forwarding address fits after the header and a 16-byte
-//     field at a 16-byte offset can be read and written in one access (the VM's
-//     values, docs/design/values.md).
+//     16-byte aligned, so a 16-byte field at a 16-byte offset can be read and written in
+//     one access (the VM's values, docs/design/values.md), and a forwarding address
+//     fits in the header word with the kind (forwardedWord): a moved object's old image
+//     keeps its body, which parallel markers may still be reading (gc-v2.md "Parallel
+//     majors").
 //  2. ObjectHeader::hash is preserved by every move: objects keep their identity hash.
 //  3. Objects are trivially relocatable: they hold only plain data, references to the
 //     start of other heap objects, and pointers to off-heap memory they own. Nothing in
 //     them points into a stack or into the middle of another heap object.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -35,6 +38,29 @@ static_assert(sizeof(ObjectHeader) == 8);
 struct Object {
   ObjectHeader header;
 };
+
+// The header as one word, read and written atomically while parallel markers run: one
+// compare-and-swap of it claims an object (marker.cpp). may_alias: the word overlays
+// the header's fields, which the rest of the code reads by name.
+using HeaderWord = uint64_t __attribute__((may_alias));
+static_assert(std::endian::native == std::endian::little, "kind is the header word's low byte");
+inline uint64_t loadHeaderWord(const Object* obj) {
+  return __atomic_load_n(reinterpret_cast<const HeaderWord*>(&obj->header), __ATOMIC_ACQUIRE);
+}
+inline constexpr uint8_t kindOfWord(uint64_t word) { return static_cast<uint8_t>(word); }
+inline constexpr uint8_t gcBitsOfWord(uint64_t word) { return static_cast<uint8_t>(word >> 8); }
+inline constexpr uint64_t withGcBits(uint64_t word, uint8_t bits) {
+  return (word & ~uint64_t{0xff00}) | (uint64_t{bits} << 8);
+}
+// A forwarded header: kForwardedKind in the kind byte, the copy's address (16-byte
+// aligned, below 2^60) in the rest.
+inline uint64_t forwardedWord(const Object* to) { return (reinterpret_cast<uintptr_t>(to) << 4) | kForwardedKind; }
+inline Object* forwardeeOfWord(uint64_t word) { return reinterpret_cast<Object*>((word & ~uint64_t{0xff}) >> 4); }
+// Where a collection moved `obj`, or `obj` itself if it has not moved.
+inline Object* currentAddress(Object* obj) {
+  uint64_t word = loadHeaderWord(obj);
+  return kindOfWord(word) == kForwardedKind ? forwardeeOfWord(word) : obj;
+}
 
 class Visitor;
 

@@ -113,28 +113,42 @@ char* HoleCursor::allocate(size_t size) {
   }
 }
 
-bool HoleCursor::nextHole() {
-  close();
-  for (; next_ < recycled_.size(); ++next_) {
-    Chunk* chunk = recycled_[next_];
-    if (chunk->evacuating) continue;
-    size_t end = static_cast<size_t>(chunk->top - chunk->base) / kLineSize;
-    size_t line = chunk->holeLine;
-    while (line < end && lineMarked(chunk, line)) ++line;
-    size_t last = line;
-    while (last < end && !lineMarked(chunk, last)) ++last;
-    chunk->holeLine = static_cast<uint32_t>(last);
-    if (line < end) {
-      chunk_ = chunk;
-      cursor_ = chunk->base + line * kLineSize;
-      limit_ = chunk->base + last * kLineSize;
-      return true;
-    }
-  }
-  return false;
+void HoleCursor::undo(char* p, size_t size) {
+  cursor_ = p;
+  chunk_->freeBytes += size;
 }
 
-void HoleCursor::close() {
+// The next hole of `chunk` from its holeLine on, made current; false when none is left.
+bool HoleCursor::holeIn(Chunk* chunk) {
+  if (chunk->evacuating) return false;
+  size_t end = static_cast<size_t>(chunk->top - chunk->base) / kLineSize;
+  size_t line = chunk->holeLine;
+  while (line < end && lineMarked(chunk, line)) ++line;
+  size_t last = line;
+  while (last < end && !lineMarked(chunk, last)) ++last;
+  chunk->holeLine = static_cast<uint32_t>(last);
+  if (line >= end) return false;
+  chunk_ = chunk;
+  cursor_ = chunk->base + line * kLineSize;
+  limit_ = chunk->base + last * kLineSize;
+  return true;
+}
+
+bool HoleCursor::nextHole() {
+  Chunk* chunk = chunk_;
+  closeHole();
+  if (chunk && holeIn(chunk)) return true;
+  for (;;) {
+    if (next_.load(std::memory_order_relaxed) >= recycled_.size()) return false;
+    // Relaxed: the list and the chunks do not change while markers run (world
+    // stopped, and the requester published them before starting any marker).
+    taken_ = next_.fetch_add(1, std::memory_order_relaxed);
+    if (taken_ >= recycled_.size()) return false;
+    if (holeIn(recycled_[taken_])) return true;
+  }
+}
+
+void HoleCursor::closeHole() {
   if (cursor_ < limit_) {
     char* free = lineUp(chunk_, cursor_);
     if (free > cursor_ && free < limit_) {
@@ -147,6 +161,15 @@ void HoleCursor::close() {
   }
   chunk_ = nullptr;
   cursor_ = limit_ = nullptr;
+}
+
+void HoleCursor::close() {
+  bool holding = chunk_ != nullptr;
+  closeHole();
+  if (holding) {
+    size_t after = taken_ + 1;
+    next_.compare_exchange_strong(after, taken_, std::memory_order_relaxed);
+  }
 }
 
 // A major evacuates the old chunks that its predecessor's sweep (and the promotions

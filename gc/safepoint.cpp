@@ -9,7 +9,9 @@
 // and broken are relaxed hints that send a poll into the locked path; each decision is
 // remade under the lock.
 //  - A poll that finds a stop pending acknowledges its epoch (exactly once: the epoch is
-//    newer than lastAckedEpoch_) and waits on releaseCv until doneEpoch reaches it.
+//    newer than lastAckedEpoch_) and waits on releaseCv until doneEpoch reaches it. If
+//    the requester posts a parallel marking job meanwhile (a major), it helps with it
+//    once, outside the lock (helpMarkLocked), and waits again.
 //  - A poll that wants a collection (threshold, or its mutator's stress schedule,
 //    counted before the lock; decided under the lock)
 //    becomes the requester: ++stopEpoch, raise stopRequested_, wait on acksCv until no
@@ -26,6 +28,7 @@
 
 #include "gc/fault.h"
 #include "gc/heap_internal.h"
+#include "gc/marker.h"
 
 namespace weft::gc {
 
@@ -189,9 +192,30 @@ Status Heap::acknowledgeLocked(Mutator& m, std::unique_lock<std::mutex>& lock) {
   m.lastAckedEpoch_ = epoch;
   auto start = Clock::now();
   impl.acksCv.notify_all();
-  impl.releaseCv.wait(lock, [&] { return impl.broken.load(std::memory_order_relaxed) || impl.doneEpoch >= epoch; });
+  for (;;) {
+    impl.releaseCv.wait(lock, [&] {
+      return impl.broken.load(std::memory_order_relaxed) || impl.doneEpoch >= epoch ||
+             (impl.markJob && m.helpedJob_ != impl.markJobNumber);
+    });
+    if (impl.broken.load(std::memory_order_relaxed) || impl.doneEpoch >= epoch) break;
+    helpMarkLocked(m, lock);
+  }
   m.noteStop(nanosSince(start));
   return impl.broken.load(std::memory_order_relaxed) ? Status(StatusCode::kFatal) : Status::ok();
+}
+
+// A parked mutator's thread marks with the requester (marker.h): the job stays alive
+// until markHelpers is back to zero, which the requester waits for.
+void Heap::helpMarkLocked(Mutator& m, std::unique_lock<std::mutex>& lock) {
+  Impl& impl = *impl_;
+  MarkJob* job = impl.markJob;
+  m.helpedJob_ = impl.markJobNumber;
+  ++impl.markHelpers;
+  lock.unlock();
+  job->help();
+  lock.lock();
+  --impl.markHelpers;
+  impl.acksCv.notify_all();
 }
 
 size_t Heap::unacknowledgedLocked(uint64_t epoch) const {

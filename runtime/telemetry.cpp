@@ -209,6 +209,7 @@ Node takeDocument(const Snapshot& s) {
   gcNode.add("major", pauseNode(s.gc.major));
   gcNode.add("promoted_bytes", Node::integer(s.gc.bytesPromotedTotal));
   gcNode.add("copied_bytes", Node::integer(s.gc.bytesCopiedTotal));
+  gcNode.add("major_markers", Node::integer(s.gc.majorMarkersTotal));
   return doc;
 }
 
@@ -400,6 +401,8 @@ std::string formatPrometheus(const Snapshot& s) {
   p.sample("weft_gc_promoted_bytes_total", "", double(s.gc.bytesPromotedTotal));
   p.header("weft_gc_copied_bytes_total", "counter", "Bytes collections copied.");
   p.sample("weft_gc_copied_bytes_total", "", double(s.gc.bytesCopiedTotal));
+  p.header("weft_gc_major_markers_total", "counter", "Markers that traced in major collections.");
+  p.sample("weft_gc_major_markers_total", "", double(s.gc.majorMarkersTotal));
   return p.out;
 }
 

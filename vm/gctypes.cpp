@@ -50,41 +50,55 @@ inline void visitValue(Value& v, Visitor& visitor) {
   if (v.isCollectable()) visitor.visit(referenceSlot(v));
 }
 
-// During a collection an object may already have been copied: its old copy then holds
-// the new address right after the header (docs/architecture.md, "Objects").
+// During a collection an object may already have been copied: its old image's header
+// then holds the new address (gc/object.h).
 template <typename T>
 inline const T* current(const T* p) {
-  auto* obj = reinterpret_cast<const Object*>(p);
-  if (obj->header.kind == gc::kForwardedKind) {
-    obj = *reinterpret_cast<Object* const*>(reinterpret_cast<const char*>(obj) + sizeof(gc::ObjectHeader));
-  }
-  return reinterpret_cast<const T*>(obj);
+  return reinterpret_cast<const T*>(gc::currentAddress(reinterpret_cast<Object*>(const_cast<T*>(p))));
+}
+
+// A reference another marker may be updating while this one reads it (weakMode, below):
+// either address is good, since an old image keeps its body. Acquire: the marker that
+// stored a copy's address did so with release, after copying (gc/marker.h).
+template <typename T>
+inline T* loadShared(T* const& field) {
+  return __atomic_load_n(&field, __ATOMIC_ACQUIRE);
 }
 
 // A weak reference: a collectable value other than a string.
 inline bool isWeakRef(const Value& v) { return v.isCollectable() && !v.isString(); }
 
-// The weakness the metatable's raw "__mode" field asks for (kPartWeakKeys/Values).
+// The weakness the metatable's raw "__mode" field asks for (kPartWeakKeys/Values). In a
+// parallel major another marker may be tracing `mt` meanwhile, updating its part
+// reference and the part's keys and values: those are read with loadShared, and each
+// object read is followed to its current address (gc-v2.md "Parallel majors").
 uint16_t weakMode(const Table* mt) {
   static const uint32_t modeHash = hashBytes("__mode", processHashSeed());
-  const NodeArray* na = mt->nodes ? current(mt->nodes) : nullptr;
+  const NodeArray* na = loadShared(mt->nodes);
   if (!na) return 0;
+  na = current(na);
   uint32_t mask = na->capacity - 1;
   uint32_t i = modeHash & mask;
   for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
     const Node& node = na->nodes[i];
     if (node.key.isNil()) return 0;
     if (!node.key.isString()) continue;
-    const String* key = current(node.key.asString());
+    const auto* key = reinterpret_cast<const String*>(current(loadShared(node.key.u.obj)));
     if (key->length != 6 || std::memcmp(key->data, "__mode", 6) != 0) continue;
     if (!node.value.isString()) return 0;
-    const String* mode = current(node.value.asString());
+    const auto* mode = reinterpret_cast<const String*>(current(loadShared(node.value.u.obj)));
     uint16_t bits = 0;
     if (std::memchr(mode->data, 'k', mode->length)) bits |= kPartWeakKeys;
     if (std::memchr(mode->data, 'v', mode->length)) bits |= kPartWeakValues;
     return bits;
   }
   return 0;
+}
+
+// Atomic: a parallel marker's weakMode may be reading the part's header word meanwhile.
+template <typename Part>
+void setPartAux(Part* part, uint16_t mode) {
+  __atomic_store_n(&part->header.aux, uint16_t(kPartOwnedByTable | mode), __ATOMIC_RELAXED);
 }
 
 uint16_t partMode(const Table* t) {
@@ -153,11 +167,13 @@ void traceTable(Object* obj, Visitor& visitor) {
   if (t->array) {
     // Decided before the visit, which may promote a young part: cards cover only what
     // an old table's old part received since the last collection.
-    bool carded = valueArrayCardCount(t->array->capacity) && (t->header.gcBits & gc::kBitOld) &&
-                  (t->array->header.gcBits & gc::kBitOld);
+    // loadGcBits: a parallel marker that lost the race to claim t may be failing its
+    // compare-and-swap on t's header meanwhile (gc/marker.h).
+    bool carded = valueArrayCardCount(t->array->capacity) && (gc::loadGcBits(obj) & gc::kBitOld) &&
+                  (gc::loadGcBits(reinterpret_cast<Object*>(t->array)) & gc::kBitOld);
     visitor.visit(slotOf(t->array));
     ValueArray* a = t->array;
-    a->header.aux = uint16_t(kPartOwnedByTable | mode);
+    setPartAux(a, mode);
     // Slots from arraySize on are nil (table.cpp); reading them would also map the
     // untouched pages of a doubled buffer, which the appends then fault in again.
     uint32_t used = t->arraySize < a->capacity ? t->arraySize : a->capacity;
@@ -170,7 +186,7 @@ void traceTable(Object* obj, Visitor& visitor) {
   if (t->nodes) {
     visitor.visit(slotOf(t->nodes));
     NodeArray* na = t->nodes;
-    na->header.aux = uint16_t(kPartOwnedByTable | mode);
+    setPartAux(na, mode);
     for (uint32_t i = 0; i < na->capacity; ++i) {
       Node& node = na->nodes[i];
       if (node.key.isNil()) continue;

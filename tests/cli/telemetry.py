@@ -65,7 +65,7 @@ def check_json(weft):
         fail("the histograms record the script's publications and timers", proc.stderr)
     if list(doc["blocking_pool"]) != ["size", "threads", "busy", "queued", "queue_depth_max", "jobs_run", "panics"]:
         fail("the blocking_pool section", proc.stderr)
-    if list(doc["gc"]) != ["minor", "major", "promoted_bytes", "copied_bytes"]:
+    if list(doc["gc"]) != ["minor", "major", "promoted_bytes", "copied_bytes", "major_markers"]:
         fail("the gc section", proc.stderr)
     return doc
 
