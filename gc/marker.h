@@ -19,8 +19,10 @@
 //    either address is good for it.
 //  - Grey objects are shared through the job's batches (below), not stolen one by one:
 //    a marker with work gives half of its stack (up to kShareBatch) when some marker is
-//    idle; the phase ends when every participant is idle and no batch is left (decided
-//    under the job's mutex, so no batch is in flight then).
+//    idle, between objects and while one object's trace pushes many; an idle marker
+//    spins briefly for a batch before it sleeps. The phase ends when every participant
+//    is idle and no batch is left (decided under the job's mutex, so no batch is in
+//    flight then).
 // With one marker none of this costs anything: plain header writes and a Cheney scan of
 // the promotion chunks, as before parallel marking.
 #pragma once
@@ -109,6 +111,7 @@ class Marker final : public Visitor {
   void traceOne(Object* obj);
   void prefetchAlong();
   void share(MarkJob& job);
+  void pushGrey(Object* obj);
   void storeSlot(Object*& slot, Object* to) {
     if (plan_.parallel)
       __atomic_store_n(&slot, to, __ATOMIC_RELEASE);
@@ -127,6 +130,7 @@ class Marker final : public Visitor {
   // where they lie and copies into holes (with one marker), or all of them (parallel).
   // A stack: its depth, not the heap, bounds its size.
   std::vector<Object*> grey_;
+  MarkJob* job_ = nullptr;  // the parallel phase this marker is in (scanShared)
   HoleCursor hole_;
   Chunk* current_ = nullptr;  // the chunk copies are bumped into
   size_t scanChunk_ = 0;      // Cheney scan position: toChunks_[scanChunk_] at scanPtr_
@@ -172,11 +176,16 @@ class MarkJob {
   const MarkPlan plan_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::vector<std::vector<Object*>> batches_;     // mutex_
-  size_t joined_ = 1;                             // mutex_: participants so far (the requester too)
-  size_t idle_ = 0;                               // mutex_: participants waiting in take
-  bool over_ = false;                             // mutex_: the phase ended
-  std::atomic<bool> hungry_{false};               // idle_ > 0 and !over_, for hungry()
+  std::vector<std::vector<Object*>> batches_;  // mutex_
+  size_t joined_ = 1;                          // mutex_: participants so far (the requester too)
+  size_t idle_ = 0;                            // mutex_: participants waiting in take
+  bool over_ = false;                          // mutex_: the phase ended
+  // Read by every busy marker for every object it traces: a line of their own, apart
+  // from the mutex and the batches the exchanges write. Relaxed: hints; the exchange
+  // itself is under mutex_.
+  alignas(64) std::atomic<bool> hungry_{false};  // idle_ > batches_.size() and !over_
+  std::atomic<uint64_t> events_{0};              // batches given, and the end: for spinners
+  char pad_[64 - sizeof(std::atomic<bool>) - sizeof(std::atomic<uint64_t>)] = {};
   std::vector<std::unique_ptr<Marker>> helpers_;  // mutex_
 };
 

@@ -16,6 +16,15 @@
 
 namespace weft::gc {
 
+// A spinning thread's hint to the core (and to its sibling hyperthread).
+inline void cpuPause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 class SpinLock {
  public:
   void lock() {
@@ -23,20 +32,13 @@ class SpinLock {
       if (!locked_.exchange(true, std::memory_order_acquire)) return;
       while (locked_.load(std::memory_order_relaxed)) {
         if (++spins > 64) std::this_thread::yield();
-        else pause();
+        else cpuPause();
       }
     }
   }
   void unlock() { locked_.store(false, std::memory_order_release); }
 
  private:
-  static void pause() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  }
   std::atomic<bool> locked_{false};
 };
 

@@ -95,10 +95,17 @@ uint16_t weakMode(const Table* mt) {
   return 0;
 }
 
-// Atomic: a parallel marker's weakMode may be reading the part's header word meanwhile.
+// Atomic: in a parallel major another marker may read the part's header meanwhile
+// (weakMode, or its own trace of the part, which a marker may get in a batch while the
+// table's trace still runs: gc/marker.h). kPartOwnedByTable never changes.
 template <typename Part>
 void setPartAux(Part* part, uint16_t mode) {
   __atomic_store_n(&part->header.aux, uint16_t(kPartOwnedByTable | mode), __ATOMIC_RELAXED);
+}
+
+template <typename Part>
+bool ownedByTable(const Part* part) {
+  return __atomic_load_n(&part->header.aux, __ATOMIC_RELAXED) & kPartOwnedByTable;
 }
 
 uint16_t partMode(const Table* t) {
@@ -309,7 +316,7 @@ size_t valueArraySizeOf(const Object* obj) {
 
 void traceValueArray(Object* obj, Visitor& visitor) {
   auto* a = reinterpret_cast<ValueArray*>(obj);
-  if (a->header.aux & kPartOwnedByTable) return;
+  if (ownedByTable(a)) return;
   for (uint32_t i = 0; i < a->capacity; ++i) visitValue(a->data[i], visitor);
 }
 
@@ -319,7 +326,7 @@ size_t nodeArraySizeOf(const Object* obj) {
 
 void traceNodeArray(Object* obj, Visitor& visitor) {
   auto* na = reinterpret_cast<NodeArray*>(obj);
-  if (na->header.aux & kPartOwnedByTable) return;
+  if (ownedByTable(na)) return;
   for (uint32_t i = 0; i < na->capacity; ++i) {
     visitValue(na->nodes[i].key, visitor);
     visitValue(na->nodes[i].value, visitor);
