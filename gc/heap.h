@@ -628,17 +628,28 @@ inline uint8_t loadGcBits(const Object* obj) {
 struct NoCard {
   uint8_t* operator()() const { return nullptr; }
 };
+// The fast path's test, as data: a store goes on to the value's age only when the
+// holder's gcBits masked with the holder mask equal kBitOld (carded holders: old,
+// remembered or not; others: old and not yet remembered), and to the slow path only
+// when the value's gcBits lack kBitOld. One definition: writeBarrier tests these, and
+// the JIT emits the same test from them (vm/jit.cpp jitLayout, docs/design/jit.md).
+inline constexpr uint8_t kBarrierHolderMask = kBitOld | kBitRemembered;
+inline constexpr uint8_t kBarrierCardedHolderMask = kBitOld;
+// The slow path, for a young `value` stored into an old `holder` whose gcBits were
+// `bits`: the card of the slot written, then the holder's record unless it has one.
+template <typename CardOf>
+[[gnu::always_inline]] inline void rememberYoungValue(Object* holder, uint8_t bits, CardOf cardOf) {
+  if constexpr (!std::is_same_v<CardOf, NoCard>) {
+    if (uint8_t* card = cardOf()) std::atomic_ref<uint8_t>(*card).store(1, std::memory_order_relaxed);
+  }
+  if (!(bits & kBitRemembered)) rememberSlow(holder);
+}
 template <typename CardOf>
 [[gnu::always_inline]] inline void writeBarrier(Object* holder, Object* value, CardOf cardOf) {
-  constexpr bool kCarded = !std::is_same_v<CardOf, NoCard>;
+  constexpr uint8_t kMask = std::is_same_v<CardOf, NoCard> ? kBarrierHolderMask : kBarrierCardedHolderMask;
   uint8_t bits = loadGcBits(holder);
-  if (kCarded ? (bits & kBitOld) : (bits & (kBitOld | kBitRemembered)) == kBitOld) [[unlikely]] {
-    if (value && !(loadGcBits(value) & kBitOld)) {
-      if constexpr (kCarded) {
-        if (uint8_t* card = cardOf()) std::atomic_ref<uint8_t>(*card).store(1, std::memory_order_relaxed);
-      }
-      if (!(bits & kBitRemembered)) rememberSlow(holder);
-    }
+  if ((bits & kMask) == kBitOld) [[unlikely]] {
+    if (value && !(loadGcBits(value) & kBitOld)) rememberYoungValue(holder, bits, cardOf);
   }
   if (gBarrierChecks) [[unlikely]] writeBarrierSlow(holder, value);
 }

@@ -1,5 +1,6 @@
-// Register dataflow for the lowering (jit/flow.h). Each case lists what jit/lower.cpp's
-// lowering of that instruction reads and writes; the two must change together.
+// Register dataflow for the lowering (jit/flow.h). Each case lists what the lowering of
+// that instruction (jit/lower.cpp, jit/lower_table.cpp) reads and writes; the two must
+// change together.
 #include "jit/flow.h"
 
 namespace weft::jit {
@@ -55,8 +56,11 @@ PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
       f.exits = true;
       next(pc + 1);
       break;
-    case Op::SETTABLE: case Op::SETI: case Op::SETFIELD:
-      f.use.set(a);
+    case Op::SETTABUP:
+    case Op::SETTABLE:
+    case Op::SETI:
+    case Op::SETFIELD:
+      if (op != Op::SETTABUP) f.use.set(a);  // SETTABUP's A is an upvalue
       if (op == Op::SETTABLE) f.use.set(getB(i));
       if (!getK(i)) f.use.set(getC(i));
       f.exits = true;

@@ -2,222 +2,19 @@
 // fast path of its opcode in vm/interp.cpp and exits to it for everything else.
 #include "jit/lower.h"
 
-#include <llvm/IR/BasicBlock.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
-#include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
-#include <llvm/IR/Module.h>
 
-#include <cstdint>
-#include <functional>
-#include <map>
-#include <memory>
-
-#include "frontend/opcodes.h"
-#include "jit/flow.h"
-#include "jit/stale_reload.h"
+#include "jit/lowering.h"
 
 namespace weft::jit {
-namespace {
-
-using frontend::Op;
-using namespace frontend;
-using llvm::BasicBlock;
-using llvm::Value;
-
-// Tags of vm/value.h (Tag); the layout of a Value: payload at 0, tag byte at 8, 16 bytes.
-// The VM's WeftJitLayout must agree (layoutAgrees), or the engine does not start.
-constexpr uint8_t kTagNil = 0, kTagFalse = 1, kTagTrue = 2, kTagInt = 3, kTagFloat = 4;
-constexpr uint8_t kTagLightNative = 6, kTagString = 16, kTagTable = 17, kTagUserdata = 20;
-constexpr uint64_t kValueSize = 16, kTagOffset = 8;
-constexpr uint8_t kConstInt = 3, kConstFloat = 4, kConstRef = 5;
-constexpr int kMaxRegs = int(RegSet().size());
-
-class Lowering {
- public:
-  Lowering(llvm::Module& m, const WeftJitRequest& req, const WeftJitHost& host)
-      : m_(m), ctx_(m.getContext()), b_(ctx_), req_(req), host_(host) {}
-
-  LowerResult run(const std::string& name);
-
- private:
-  // Which instructions this tier compiles (the others exit at once).
-  bool supported(uint32_t pc) const;
-  bool constIsNumber(int k) const { return req_.constants[k].kind == kConstInt || req_.constants[k].kind == kConstFloat; }
-  void lower(uint32_t pc);
-
-  // The frame's slots, in memory.
-  Value* slot(int r) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base_, uint64_t(r) * kValueSize); }
-  Value* slotTag(int r) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base_, uint64_t(r) * kValueSize + kTagOffset); }
-  // Lua registers as the code sees them: a payload and a tag variable per register
-  // (allocas that LLVM turns into machine registers), loaded at entries and written
-  // back at exits and before helpers (jit/flow.h).
-  Value* tag(int r) { return b_.CreateLoad(b_.getInt8Ty(), tagVar_[r]); }
-  Value* ival(int r) { return b_.CreateLoad(b_.getInt64Ty(), payVar_[r]); }
-  Value* fval(int r) { return b_.CreateBitCast(ival(r), b_.getDoubleTy()); }
-  void setReg(int r, Value* payload, Value* t) {
-    b_.CreateStore(payload, payVar_[r]);
-    b_.CreateStore(t, tagVar_[r]);
-  }
-  void storeI(int r, Value* v) { setReg(r, v, b_.getInt8(kTagInt)); }
-  void storeF(int r, Value* v) { setReg(r, b_.CreateBitCast(v, b_.getInt64Ty()), b_.getInt8(kTagFloat)); }
-  void storeTagOnly(int r, uint8_t t) { setReg(r, b_.getInt64(0), b_.getInt8(t)); }
-  void copy(int dst, int src) { setReg(dst, ival(src), tag(src)); }
-  // Register r to its slot, and back.
-  void spill(int r) {
-    b_.CreateStore(ival(r), slot(r));
-    b_.CreateStore(tag(r), slotTag(r));
-  }
-  void reload(int r) { setReg(r, b_.CreateLoad(b_.getInt64Ty(), slot(r)), b_.CreateLoad(b_.getInt8Ty(), slotTag(r))); }
-  void spillAll(const RegSet& regs) {
-    for (int r = 0; r < int(regs.size()); r++) {
-      if (regs[r]) spill(r);
-    }
-  }
-  Value* isTag(Value* t, uint8_t want) { return b_.CreateICmpEQ(t, b_.getInt8(want)); }
-  Value* toF(Value* t, int r) {  // r is an integer or a float (the caller checked)
-    return b_.CreateSelect(isTag(t, kTagInt), b_.CreateSIToFP(ival(r), b_.getDoubleTy()), fval(r));
-  }
-  Value* falsy(Value* t) { return b_.CreateICmpULE(t, b_.getInt8(kTagFalse)); }
-
-  // Control.
-  BasicBlock* block(uint32_t pc) { return blocks_[pc]; }
-  // The exit of instruction `pc` before it writes anything: writes back dirtyIn[pc].
-  BasicBlock* exitBlock(uint32_t pc) { return exitWith(pc, kWeftJitExitInterpret, pc, flow_.dirtyIn[pc]); }
-  // A block that writes back `dirty` and returns exitPc | kind << 32; one per (kind, site).
-  BasicBlock* exitWith(uint32_t site, uint64_t kind, uint32_t exitPc, const RegSet& dirty);
-  BasicBlock* newBlock(const char* name) { return BasicBlock::Create(ctx_, name, fn_); }
-  void exitHere(uint32_t pc) { b_.CreateBr(exitBlock(pc)); }
-  // A jump of instruction `site` to `target`; a backward one (from `from`) polls first
-  // (budget, collection request, stress) and its exit writes back dirtyOut[site].
-  // `wholeFrame`: the poll keeps every register (the interpreter's SAFEPOINT()), not only
-  // the active locals (SAFEPOINT_LIVE(kLiveLocals)).
-  void jumpTo(uint32_t site, uint32_t from, uint32_t target, bool wholeFrame = false);
-  // Branches on `cond`: the case is lowered in its own block, else exits at pc.
-  void guard(Value* cond, uint32_t pc) {
-    BasicBlock* ok = newBlock("ok");
-    b_.CreateCondBr(cond, ok, exitBlock(pc));
-    b_.SetInsertPoint(ok);
-  }
-  void cases(Value* cond, const std::function<void()>& yes, const std::function<void()>& no) {
-    BasicBlock* y = newBlock("y");
-    BasicBlock* n = newBlock("n");
-    b_.CreateCondBr(cond, y, n);
-    b_.SetInsertPoint(y);
-    yes();
-    b_.SetInsertPoint(n);
-    no();
-  }
-
-  // The VM's fast paths (WeftJitHelpers): a call that returns 0 exits at pc.
-  Value* constSlot(int k) {
-    uint64_t addr = uint64_t(reinterpret_cast<uintptr_t>(req_.constantSlots)) + uint64_t(k) * kValueSize;
-    return b_.CreateIntToPtr(b_.getInt64(addr), b_.getPtrTy());
-  }
-  Value* funcSlot() { return b_.CreateConstGEP1_64(b_.getInt8Ty(), base_, -int64_t(kValueSize)); }
-  Value* rk(Instruction i) { return getK(i) ? constSlot(getC(i)) : slot(getC(i)); }
-  // Helpers read their register operands from the slots and write their result there.
-  void spillOperands(uint32_t pc) { spillAll(flow_.pcs[pc].use); }
-  void helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args);
-  Value* statePtr() { return b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(host_.state))), b_.getPtrTy()); }
-
-  // Instruction groups.
-  // Type feedback (vm/jit_abi.h): the types seen at pc's first and second operand.
-  // An instruction the interpreter profiles but never ran while profiling is cold: its
-  // code is a guard exit (the VM widens the feedback there and counts it), which keeps
-  // LLVM's input, and time, to the code that runs.
-  // A FORLOOP whose loop got hot inside its first run was never profiled: its FORPREP's
-  // feedback says what its step is.
-  uint8_t feedback(uint32_t pc) const {
-    if (!req_.profile) return 0;
-    Instruction i = req_.code[pc];
-    if (req_.profile[pc] || getOp(i) != Op::FORLOOP || pc < uint32_t(getBx(i))) return req_.profile[pc];
-    return req_.profile[pc - getBx(i)];
-  }
-  bool cold(uint32_t pc) const {
-    Op op = getOp(req_.code[pc]);
-    bool profiled = isArith(op) || (op >= Op::EQ && op <= Op::GEI) || op == Op::FORPREP || op == Op::FORLOOP ||
-                    op == Op::CALL || op == Op::GETTABLE || op == Op::GETI || op == Op::GETFIELD;
-    return req_.profile && profiled && feedback(pc) == 0;
-  }
-  uint8_t seenX(uint32_t pc) const { return feedback(pc) & 7; }
-  uint8_t seenY(uint32_t pc) const { return (feedback(pc) >> 4) & 7; }
-  // A guard on a type the feedback promised: its exit is a kWeftJitExitGuard, which the
-  // VM counts towards recompiling or blacklisting (docs/design/jit.md, "Type feedback").
-  void speculate(Value* cond, uint32_t pc) {
-    BasicBlock* ok = newBlock("spec");
-    b_.CreateCondBr(cond, ok, exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc]));
-    b_.SetInsertPoint(ok);
-  }
-  // Guards register r to the `seen` number types and returns its value (as a double
-  // when `asFloat`); the tag variable is rewritten with the tag it now must have, so
-  // LLVM drops the tests that follow on that path.
-  Value* speculateOperand(int r, uint8_t seen, bool asFloat, uint32_t pc);
-  bool arithSpecialised(uint32_t pc, Instruction i, Op op);
-  // Fills loopHeader_ and innermost_; returns, by header pc, whether some path goes from
-  // the header back to it through compiled instructions only.
-  std::vector<uint8_t> loopsThatIterate(const std::vector<uint8_t>& compiled);
-  bool compareSpecialised(uint32_t pc, Instruction i, Op op);
-  void arith(uint32_t pc, Instruction i, Op op);
-  void arithInts(int a, Value* x, Value* y, Op op, uint32_t pc);
-  Value* floatOp(Op op, Value* x, Value* y);
-  void compare(uint32_t pc, Instruction i, Op op);
-  void condJump(uint32_t pc, Value* cond, bool k);
-  void forPrep(uint32_t pc, Instruction i);
-  void forLoop(uint32_t pc, Instruction i);
-
-  // Inline table reads (docs/design/jit.md, "Inline table reads"), as the interpreter's
-  // fast paths read a table another task may be changing (vm/table.h invariant 6).
-  void tableRead(uint32_t pc, Instruction i, Op op);
-  // The helper of a table read: its slow path (the caller branches on).
-  void readHelper(uint32_t pc, Instruction i, Op op);
-  Value* at(Value* ptr, uint64_t offset) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), ptr, offset); }
-  // A field of a table or of a part that another task may write: one access of its
-  // width (`order` as the VM's load of that field).
-  Value* loadShared(llvm::Type* type, Value* ptr, llvm::AtomicOrdering order);
-  // A table slot as loadSlot reads it: one aligned 16-byte load; {payload, tag}.
-  std::pair<Value*, Value*> loadTableSlot(Value* slotPtr);
-  // R[A] := a value read from h's array part, or nil where no metatable can give
-  // __index; a nil with a metatable goes to `slow` (the helper knows the absence cache).
-  void readResult(uint32_t pc, int a, Value* h, Value* payload, Value* t, BasicBlock* slow);
-  void arrayRead(uint32_t pc, int a, Value* h, Value* key, BasicBlock* slow);
-  void fieldRead(uint32_t pc, int a, Value* h, int k, BasicBlock* slow);
-  // The node of `key` in a node part, probing on from the node after `home`, or null:
-  // one out-of-line function per module, called when the home node holds another key
-  // (a loop at every field read made LLVM's time grow by half on nbody's advance).
-  llvm::Function* probeFunction();
-  Value* nodeAt(Value* part, Value* idx);
-
-  llvm::Module& m_;
-  llvm::LLVMContext& ctx_;
-  llvm::IRBuilder<> b_;
-  const WeftJitRequest& req_;
-  const WeftJitHost& host_;
-  llvm::Function* fn_ = nullptr;
-  Value* base_ = nullptr;
-  Value* budget_ = nullptr;
-  std::vector<BasicBlock*> blocks_;
-  std::vector<BasicBlock*> exits_[5];  // by exit kind, then site
-  Flow flow_;
-  std::vector<uint8_t> loopHeader_;  // by pc: the target of a backward jump
-  std::vector<int64_t> innermost_;   // by pc: the header of the smallest loop around it, or -1
-  struct SharedExit {
-    BasicBlock* block = nullptr;
-    llvm::PHINode* result = nullptr;
-  };
-  std::map<std::string, SharedExit> sharedExits_;  // by the registers they write back
-  std::vector<llvm::AllocaInst*> payVar_, tagVar_;  // by register, for the registers the code touches
-  // Only for the fault "jit.reload-skip" (jit/stale_reload.h).
-  std::unique_ptr<StaleReload> stale_;
-  llvm::Function* probe_ = nullptr;
-};
+namespace lowering {
 
 bool Lowering::supported(uint32_t pc) const {
   Instruction i = req_.code[pc];
   Op op = getOp(i);
-  bool helper = (op >= Op::GETUPVAL && op <= Op::SETFIELD) && op != Op::SETUPVAL && op != Op::SETTABUP;
+  bool helper = (op >= Op::GETUPVAL && op <= Op::SETFIELD) && op != Op::SETUPVAL;
   if (helper && req_.profile && (req_.profile[pc] & kWeftJitSeenOther)) return false;  // its fast path failed
   switch (op) {
     case Op::LOADNIL:
@@ -249,6 +46,9 @@ bool Lowering::supported(uint32_t pc) const {
       return !getK(i) || getC(i) < int(req_.numConstants);
     case Op::SETFIELD:
       return getB(i) < int(req_.numConstants) && (!getK(i) || getC(i) < int(req_.numConstants));
+    case Op::SETTABUP:  // inline only: there is no helper for the rest
+      return getB(i) < int(req_.numConstants) && req_.constants[getB(i)].kind == kConstRef &&
+             req_.constants[getB(i)].shortString && (!getK(i) || getC(i) < int(req_.numConstants));
     default:
       return false;
   }
@@ -278,7 +78,7 @@ void Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Val
   std::vector<llvm::Type*> types;
   for (Value* a : args) types.push_back(a->getType());
   auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), types, false);
-  Value* callee = b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(fn))), b_.getPtrTy());
+  Value* callee = hostPtr(fn);
   spillOperands(pc);
   Value* ok = b_.CreateCall(fty, callee, args);
   // With feedback a failure counts as a guard's: the VM marks the site, and the next
@@ -294,6 +94,21 @@ void Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Val
   }
 }
 
+std::pair<Value*, Value*> Lowering::constValue(int k) {
+  const WeftJitConstant& c = req_.constants[k];
+  if (c.kind == kConstInt) return {b_.getInt64(c.integer), b_.getInt8(kTagInt)};
+  if (c.kind == kConstFloat) {
+    return {b_.CreateBitCast(llvm::ConstantFP::get(b_.getDoubleTy(), c.number), b_.getInt64Ty()),
+            b_.getInt8(kTagFloat)};
+  }
+  if (c.kind == kConstRef) {
+    // Read at run time from the constant array, which the collector updates.
+    Value* p = constSlot(k);
+    return {b_.CreateLoad(b_.getInt64Ty(), p), b_.CreateLoad(b_.getInt8Ty(), at(p, kTagOffset))};
+  }
+  return {b_.getInt64(0), b_.getInt8(c.kind)};  // nil, false, true: the constant kinds are the tags
+}
+
 void Lowering::jumpTo(uint32_t site, uint32_t from, uint32_t target, bool wholeFrame) {
   if (target > from) {
     b_.CreateBr(block(target));
@@ -304,7 +119,7 @@ void Lowering::jumpTo(uint32_t site, uint32_t from, uint32_t target, bool wholeF
   b_.CreateStore(left, budget_);
   Value* fire = b_.CreateICmpSLT(left, b_.getInt32(0));
   for (const void* flag : {host_.gcRequested, host_.gcStopRequested}) {
-    Value* addr = b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(flag))), b_.getPtrTy());
+    Value* addr = hostPtr(flag);
     llvm::LoadInst* ld = b_.CreateLoad(b_.getInt8Ty(), addr);
     ld->setAtomic(llvm::AtomicOrdering::Monotonic);
     fire = b_.CreateOr(fire, b_.CreateICmpNE(ld, b_.getInt8(0)));
@@ -736,21 +551,8 @@ void Lowering::lower(uint32_t pc) {
     case Op::LOADI: storeI(a, b_.getInt64(getSBx(i))); break;
     case Op::LOADF: storeF(a, llvm::ConstantFP::get(b_.getDoubleTy(), double(getSBx(i)))); break;
     case Op::LOADK: {
-      const WeftJitConstant& k = req_.constants[getBx(i)];
-      if (k.kind == kConstInt) {
-        storeI(a, b_.getInt64(k.integer));
-      } else if (k.kind == kConstFloat) {
-        storeF(a, llvm::ConstantFP::get(b_.getDoubleTy(), k.number));
-      } else if (k.kind == kConstRef) {
-        // Read at run time from the constant array, which the collector updates.
-        uint64_t addr = uint64_t(reinterpret_cast<uintptr_t>(req_.constantSlots)) + uint64_t(getBx(i)) * kValueSize;
-        Value* p = b_.CreateIntToPtr(b_.getInt64(addr), b_.getPtrTy());
-        Value* payload = b_.CreateLoad(b_.getInt64Ty(), p);
-        Value* t = b_.CreateLoad(b_.getInt8Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), p, kTagOffset));
-        setReg(a, payload, t);
-      } else {
-        storeTagOnly(a, k.kind);  // nil, false, true
-      }
+      auto [payload, t] = constValue(getBx(i));
+      setReg(a, payload, t);
       break;
     }
     case Op::LOADFALSE: storeTagOnly(a, kTagFalse); break;
@@ -803,15 +605,12 @@ void Lowering::lower(uint32_t pc) {
     case Op::GETTABUP: case Op::GETTABLE: case Op::GETI: case Op::GETFIELD:
       tableRead(pc, i, op);
       return;
+    case Op::SETTABUP:
     case Op::SETTABLE:
-      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setTable), {statePtr(), slot(a), slot(getB(i)), rk(i)});
-      break;
     case Op::SETI:
-      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setInt), {statePtr(), slot(a), b_.getInt64(getB(i)), rk(i)});
-      break;
     case Op::SETFIELD:
-      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setTable), {statePtr(), slot(a), constSlot(getB(i)), rk(i)});
-      break;
+      tableWrite(pc, i, op);
+      return;
     case Op::CALL: {
       // Without feedback (eager mode) anything else is the interpreter's call.
       Value* t = tag(a);
@@ -839,231 +638,6 @@ void Lowering::lower(uint32_t pc) {
       exitHere(pc);
       return;
   }
-  b_.CreateBr(block(pc + 1));
-}
-
-void Lowering::readHelper(uint32_t pc, Instruction i, Op op) {
-  int a = getA(i), rb = getB(i);
-  if (op == Op::GETTABUP) {
-    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTabUp),
-               {statePtr(), slot(a), funcSlot(), b_.getInt32(rb), constSlot(getC(i))});
-  } else if (op == Op::GETTABLE) {
-    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable),
-               {statePtr(), slot(a), slot(rb), slot(getC(i))});
-  } else if (op == Op::GETI) {
-    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getInt),
-               {statePtr(), slot(a), slot(rb), b_.getInt64(getC(i))});
-  } else {
-    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable),
-               {statePtr(), slot(a), slot(rb), constSlot(getC(i))});
-  }
-}
-
-Value* Lowering::loadShared(llvm::Type* type, Value* ptr, llvm::AtomicOrdering order) {
-  llvm::LoadInst* ld = b_.CreateAlignedLoad(type, ptr, llvm::Align(m_.getDataLayout().getTypeStoreSize(type)));
-  ld->setAtomic(order);
-  return ld;
-}
-
-std::pair<Value*, Value*> Lowering::loadTableSlot(Value* slotPtr) {
-  // Asm, as loadSlot's: LLVM could split a vector load whose halves are extracted into
-  // two loads, which a racing store could tear (vm/value.h invariant 4).
-  auto* vec = llvm::FixedVectorType::get(b_.getInt64Ty(), 2);
-  auto* fty = llvm::FunctionType::get(vec, {b_.getPtrTy()}, false);
-  llvm::CallInst* bits = b_.CreateCall(fty, llvm::InlineAsm::get(fty, "movdqa $1, $0", "=x,*m", false), {slotPtr});
-  bits->addParamAttr(0, llvm::Attribute::get(ctx_, llvm::Attribute::ElementType, vec));
-  bits->setOnlyReadsMemory();
-  bits->setDoesNotThrow();
-  if (host_.slotObserved) {
-    auto* oty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false);
-    Value* fn =
-        b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(host_.slotObserved))), b_.getPtrTy());
-    b_.CreateCall(oty, fn, {slotPtr});
-  }
-  Value* payload = b_.CreateExtractElement(bits, uint64_t(0));
-  Value* t = b_.CreateTrunc(b_.CreateExtractElement(bits, uint64_t(1)), b_.getInt8Ty());
-  return {payload, t};
-}
-
-void Lowering::readResult(uint32_t pc, int a, Value* h, Value* payload, Value* t, BasicBlock* slow) {
-  BasicBlock* hit = newBlock("read_hit");
-  BasicBlock* nil = newBlock("read_nil");
-  b_.CreateCondBr(isTag(t, kTagNil), nil, hit);
-  b_.SetInsertPoint(nil);
-  Value* mt = loadShared(b_.getPtrTy(), at(h, host_.layout.tableMetatable), llvm::AtomicOrdering::Acquire);
-  b_.CreateCondBr(b_.CreateIsNull(mt), hit, slow);
-  b_.SetInsertPoint(hit);
-  setReg(a, payload, t);
-  b_.CreateBr(block(pc + 1));
-}
-
-// tableArraySlot: the part loaded once, the index checked against arraySize and against
-// the part's own capacity; a key outside it (maybe in the hash part) is the helper's.
-void Lowering::arrayRead(uint32_t pc, int a, Value* h, Value* key, BasicBlock* slow) {
-  const WeftJitLayout& l = host_.layout;
-  Value* part = loadShared(b_.getPtrTy(), at(h, l.tableArray), llvm::AtomicOrdering::Acquire);
-  Value* size = loadShared(b_.getInt32Ty(), at(h, l.tableArraySize), llvm::AtomicOrdering::Monotonic);
-  Value* idx = b_.CreateSub(key, b_.getInt64(1));
-  BasicBlock* inPart = newBlock("array_in");
-  BasicBlock* read = newBlock("array_read");
-  b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpULT(idx, b_.CreateZExt(size, b_.getInt64Ty())), b_.CreateIsNotNull(part)),
-                  inPart, slow);
-  b_.SetInsertPoint(inPart);
-  Value* cap = loadShared(b_.getInt32Ty(), at(part, l.arrayCapacity), llvm::AtomicOrdering::Monotonic);
-  b_.CreateCondBr(b_.CreateICmpULT(idx, b_.CreateZExt(cap, b_.getInt64Ty())), read, slow);
-  b_.SetInsertPoint(read);
-  Value* offset = b_.CreateAdd(b_.getInt64(l.arrayData), b_.CreateMul(idx, b_.getInt64(l.valueSize)));
-  auto [payload, t] = loadTableSlot(b_.CreateInBoundsGEP(b_.getInt8Ty(), part, offset));
-  readResult(pc, a, h, payload, t, slow);
-}
-
-// tableShortStrSlot: the node part loaded once, its own capacity for the mask, linear
-// probing from the key's hash; key fields are compared (a torn key matches nothing), and
-// a nil key ends the chain. The key string is read from the constant slot, which the
-// collector updates when it moves the string. The home node is tested inline, the rest
-// of the chain out of line; a field that is absent or nil is the helper's (it applies
-// the metatable rule), which keeps each read a few blocks long: LLVM's time grows with
-// them (nbody's advance, 25 field reads: 510 ms before inline reads, 620 to 880 with a
-// probe loop and the nil cases inline at every read, on the loaded two-core machine).
-void Lowering::fieldRead(uint32_t pc, int a, Value* h, int k, BasicBlock* slow) {
-  const WeftJitLayout& l = host_.layout;
-  Value* part = loadShared(b_.getPtrTy(), at(h, l.tableNodes), llvm::AtomicOrdering::Acquire);
-  BasicBlock* start = newBlock("field_start");
-  BasicBlock* far = newBlock("field_far");
-  BasicBlock* found = newBlock("field_found");
-  BasicBlock* hit = newBlock("field_hit");
-  b_.CreateCondBr(b_.CreateIsNull(part), slow, start);
-  b_.SetInsertPoint(start);
-  Value* cap = loadShared(b_.getInt32Ty(), at(part, l.nodesCapacity), llvm::AtomicOrdering::Monotonic);
-  Value* mask = b_.CreateSub(cap, b_.getInt32(1));
-  Value* key = b_.CreateLoad(b_.getInt64Ty(), constSlot(k));
-  Value* home = b_.CreateAnd(b_.getInt32(req_.constants[k].hash), mask);
-  Value* node = nodeAt(part, home);
-  Value* keyPayload = loadShared(b_.getInt64Ty(), at(node, l.nodeKey), llvm::AtomicOrdering::Unordered);
-  Value* keyTag = loadShared(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag), llvm::AtomicOrdering::Unordered);
-  b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpEQ(keyPayload, key), isTag(keyTag, kTagString)), found, far);
-  b_.SetInsertPoint(far);
-  Value* farNode = b_.CreateCall(probeFunction(), {part, key, home, mask});
-  b_.CreateCondBr(b_.CreateIsNull(farNode), slow, found);
-  b_.SetInsertPoint(found);
-  llvm::PHINode* match = b_.CreatePHI(b_.getPtrTy(), 2);
-  match->addIncoming(node, start);
-  match->addIncoming(farNode, far);
-  auto [payload, t] = loadTableSlot(at(match, l.nodeValue));
-  b_.CreateCondBr(isTag(t, kTagNil), slow, hit);
-  b_.SetInsertPoint(hit);
-  setReg(a, payload, t);
-  b_.CreateBr(block(pc + 1));
-}
-
-Value* Lowering::nodeAt(Value* part, Value* idx) {
-  const WeftJitLayout& l = host_.layout;
-  Value* offset = b_.CreateAdd(b_.getInt64(l.nodesData),
-                               b_.CreateMul(b_.CreateZExt(idx, b_.getInt64Ty()), b_.getInt64(l.nodeSize)));
-  return b_.CreateInBoundsGEP(b_.getInt8Ty(), part, offset);
-}
-
-// ptr probe(ptr part, i64 key, i32 home, i32 mask): the nodes after `home`, as
-// tableShortStrSlot visits them (capacity nodes in all, counting home); null at a nil
-// key or when none matches.
-llvm::Function* Lowering::probeFunction() {
-  if (probe_) return probe_;
-  const WeftJitLayout& l = host_.layout;
-  llvm::IRBuilderBase::InsertPointGuard keep(b_);
-  auto* fty = llvm::FunctionType::get(b_.getPtrTy(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt32Ty(), b_.getInt32Ty()},
-                                      false);
-  probe_ = llvm::Function::Create(fty, llvm::Function::InternalLinkage, fn_->getName() + "_probe", m_);
-  probe_->addFnAttr(llvm::Attribute::NoInline);
-  probe_->addFnAttr(llvm::Attribute::NoUnwind);
-  probe_->addFnAttr(llvm::Attribute::StrictFP);  // as its caller's (no float operations here)
-  probe_->setOnlyReadsMemory();
-  Value* part = probe_->getArg(0);
-  Value* key = probe_->getArg(1);
-  Value* home = probe_->getArg(2);
-  Value* mask = probe_->getArg(3);
-  BasicBlock* entry = BasicBlock::Create(ctx_, "entry", probe_);
-  BasicBlock* loop = BasicBlock::Create(ctx_, "probe", probe_);
-  BasicBlock* other = BasicBlock::Create(ctx_, "other", probe_);
-  BasicBlock* step = BasicBlock::Create(ctx_, "step", probe_);
-  BasicBlock* hit = BasicBlock::Create(ctx_, "hit", probe_);
-  BasicBlock* miss = BasicBlock::Create(ctx_, "miss", probe_);
-  b_.SetInsertPoint(entry);
-  Value* first = b_.CreateAnd(b_.CreateAdd(home, b_.getInt32(1)), mask);
-  b_.CreateCondBr(b_.CreateICmpULE(b_.getInt32(1), mask), loop, miss);
-  b_.SetInsertPoint(loop);
-  llvm::PHINode* idx = b_.CreatePHI(b_.getInt32Ty(), 2);
-  llvm::PHINode* n = b_.CreatePHI(b_.getInt32Ty(), 2);
-  idx->addIncoming(first, entry);
-  n->addIncoming(b_.getInt32(1), entry);
-  Value* node = nodeAt(part, idx);
-  Value* keyPayload = loadShared(b_.getInt64Ty(), at(node, l.nodeKey), llvm::AtomicOrdering::Unordered);
-  Value* keyTag = loadShared(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag), llvm::AtomicOrdering::Unordered);
-  b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpEQ(keyPayload, key), isTag(keyTag, kTagString)), hit, other);
-  b_.SetInsertPoint(other);
-  b_.CreateCondBr(isTag(keyTag, kTagNil), miss, step);
-  b_.SetInsertPoint(step);
-  Value* tried = b_.CreateAdd(n, b_.getInt32(1));
-  idx->addIncoming(b_.CreateAnd(b_.CreateAdd(idx, b_.getInt32(1)), mask), step);
-  n->addIncoming(tried, step);
-  b_.CreateCondBr(b_.CreateICmpULE(tried, mask), loop, miss);
-  b_.SetInsertPoint(hit);
-  b_.CreateRet(node);
-  b_.SetInsertPoint(miss);
-  b_.CreateRet(llvm::ConstantPointerNull::get(b_.getPtrTy()));
-  return probe_;
-}
-
-// GETTABLE with an integer key, GETI, GETFIELD and GETTABUP of an interned string: the
-// interpreter's fast path inline (no call, no write-back of the operands); anything else
-// (another key, a key outside the part read, a nil where a metatable may have __index, a
-// non-table without feedback) calls the helper, whose failure exits. With feedback the
-// operand was only ever a table: a guard exit otherwise, and the register's tag is
-// known after it, so LLVM drops the tests of later reads of that table.
-void Lowering::tableRead(uint32_t pc, Instruction i, Op op) {
-  int a = getA(i), rb = getB(i);
-  bool keyed = op == Op::GETFIELD || op == Op::GETTABUP;
-  const WeftJitConstant* k = keyed ? &req_.constants[getC(i)] : nullptr;
-  bool inlineInt = op == Op::GETI || (op == Op::GETTABLE && (!req_.profile || (seenY(pc) & kWeftJitSeenInt)));
-  bool inlineStr = k && k->kind == kConstRef && k->shortString;
-  BasicBlock* slow = newBlock("read_slow");
-  if (op == Op::GETTABUP && inlineStr) {
-    // The upvalue's cell as jitGetTabUp reads it (one 16-byte load, loadSlotChecked's
-    // value): the closure from the frame's function slot, its upvalue, the cell.
-    const WeftJitLayout& l = host_.layout;
-    Value* cl = b_.CreateIntToPtr(b_.CreateLoad(b_.getInt64Ty(), funcSlot()), b_.getPtrTy());
-    Value* up = loadShared(b_.getPtrTy(), at(cl, l.closureUpvalues + uint64_t(rb) * sizeof(void*)),
-                           llvm::AtomicOrdering::Unordered);
-    auto [env, envTag] = loadTableSlot(at(up, l.upvalueCell));
-    BasicBlock* isTable = newBlock("env_table");
-    b_.CreateCondBr(isTag(envTag, kTagTable), isTable, slow);
-    b_.SetInsertPoint(isTable);
-    fieldRead(pc, a, b_.CreateIntToPtr(env, b_.getPtrTy()), getC(i), slow);
-  } else if (op != Op::GETTABUP && (inlineInt || inlineStr)) {
-    Value* isTable = isTag(tag(rb), kTagTable);
-    if (req_.profile) {
-      speculate(isTable, pc);
-      b_.CreateStore(b_.getInt8(kTagTable), tagVar_[rb]);
-    } else {
-      BasicBlock* ok = newBlock("is_table");
-      b_.CreateCondBr(isTable, ok, slow);
-      b_.SetInsertPoint(ok);
-    }
-    Value* h = b_.CreateIntToPtr(ival(rb), b_.getPtrTy());
-    if (inlineStr) {
-      fieldRead(pc, a, h, getC(i), slow);
-    } else if (op == Op::GETI) {
-      arrayRead(pc, a, h, b_.getInt64(getC(i)), slow);
-    } else {
-      BasicBlock* intKey = newBlock("int_key");
-      b_.CreateCondBr(isTag(tag(getC(i)), kTagInt), intKey, slow);
-      b_.SetInsertPoint(intKey);
-      arrayRead(pc, a, h, ival(getC(i)), slow);
-    }
-  } else {
-    b_.CreateBr(slow);
-  }
-  b_.SetInsertPoint(slow);
-  readHelper(pc, i, op);
   b_.CreateBr(block(pc + 1));
 }
 
@@ -1203,16 +777,17 @@ LowerResult Lowering::run(const std::string& name) {
   return out;
 }
 
-}  // namespace
+}  // namespace lowering
 
 bool layoutAgrees(const WeftJitLayout& l) {
+  using namespace lowering;
   return l.valueSize == kValueSize && l.valueTag == kTagOffset && l.tagNil == kTagNil && l.tagInt == kTagInt &&
          l.tagString == kTagString && l.tagTable == kTagTable;
 }
 
 LowerResult lowerPrototype(llvm::Module& module, const std::string& name, const WeftJitRequest& request,
                            const WeftJitHost& host) {
-  Lowering l(module, request, host);
+  lowering::Lowering l(module, request, host);
   return l.run(name);
 }
 

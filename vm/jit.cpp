@@ -137,12 +137,35 @@ WeftJitLayout jitLayout() {
   l.tagInt = uint8_t(Tag::Int);
   l.tagString = uint8_t(Tag::String);
   l.tagTable = uint8_t(Tag::Table);
+  // Stores (table.h invariant 7, gc/heap.h writeBarrier): the sequence word and the
+  // metamethod-absence cache as the interpreter's store writes them, and the barrier's
+  // test for a table holder, which is carded.
+  static_assert(sizeof(Table::sync) == 4 && sizeof(gc::ObjectHeader::aux) == 2 &&
+                sizeof(gc::ObjectHeader::gcBits) == 1);
+  static_assert(offsetof(Table, header) == 0, "a Table* is its gc::Object*");
+  l.tableSync = offsetof(Table, sync);
+  l.objectAux = offsetof(gc::ObjectHeader, aux);
+  l.objectGcBits = offsetof(gc::ObjectHeader, gcBits);
+  l.tagFirstHeap = uint8_t(Tag::kFirstHeap);
+  l.barrierHolderMask = gc::kBarrierCardedHolderMask;
+  l.gcBitOld = gc::kBitOld;
   return l;
 }
 
+// The slow path and the checks of a table store's barrier compiled inline
+// (WeftJitHost::barrierSlow, barrierCheck): what writeBarrier calls for storeValue.
+void jitBarrierSlow(void* table, void* field) {
+  tableRememberYoung(static_cast<Table*>(table), static_cast<const Value*>(field));
+}
+void jitBarrierCheck(void* holder, void* value) {
+  gc::writeBarrierSlow(static_cast<gc::Object*>(holder), static_cast<gc::Object*>(value));
+}
+
 #if defined(__SANITIZE_THREAD__)
-// Compiled code's slot reads, made visible as loadSlot's are (vm/value.h).
+// Compiled code's slot reads and writes, made visible as loadSlot's and storeSlot's are
+// (vm/value.h).
 void jitSlotObserved(const void* slot) { slotObserved(*static_cast<const Value*>(slot)); }
+void jitSlotPublished(const void* slot) { slotPublished(*static_cast<const Value*>(slot)); }
 #endif
 
 std::string protoName(const Proto* p) {
@@ -246,9 +269,9 @@ void jitProfileRecord(Proto* p, uint32_t pc, const Value* base, bool atGuardExit
     // Profiled, or a cold site's exit: what the interpreter sees here.
     bits = base[b].isTable() ? kWeftJitSeenTable : kWeftJitSeenOther;
     if (op == Op::GETTABLE) bits = uint8_t(bits | typeBit(base[c]) << 4);
-  } else if ((op >= Op::GETUPVAL && op <= Op::SETFIELD) && op != Op::SETUPVAL && op != Op::SETTABUP) {
+  } else if ((op >= Op::GETUPVAL && op <= Op::SETFIELD) && op != Op::SETUPVAL) {
     // At a guard exit of a site that ran compiled: the helper's fast path failed (or a
-    // table read's speculated table was none).
+    // table read's speculated table was none, or SETTABUP's inline store could not).
     bits = kWeftJitSeenOther;
   } else if (op == Op::CALL) {
     bool sqrt = b == 2 && c == 2 && base[a].tag == Tag::LightNative && base[a].u.fn == mathSqrtNative() &&
@@ -461,8 +484,12 @@ bool JitTier::ensureEngine() {
     WeftJitHost host{heap.requestFlagForJit(), heap.stopFlagForJit(),
                      uint8_t(heap.config().stress != gc::StressMode::kNone), &state_, jitHelpers(),
                      reinterpret_cast<const void*>(mathSqrtNative()), jitLayout(), nullptr};
+    host.barrierSlow = jitBarrierSlow;
+    host.barrierCheck = jitBarrierCheck;
+    host.barrierChecks = &gc::gBarrierChecks;
 #if defined(__SANITIZE_THREAD__)
     host.slotObserved = jitSlotObserved;
+    host.slotPublished = jitSlotPublished;
 #endif
     char buf[256] = {};
     engine_ = m->create(&host, buf, sizeof buf);

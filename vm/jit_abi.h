@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 7;
+inline constexpr uint32_t kWeftJitAbiVersion = 8;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract").
@@ -37,8 +37,9 @@ inline constexpr uint64_t kWeftJitExitGuard = 4;      // a guard built on type f
 // result, else kWeftJitSeenOther; GETTABLE, GETI, GETFIELD: kWeftJitSeenTable when R[B]
 // was a table, kWeftJitSeenOther when it was not, and GETTABLE's key in bits 4-6.
 // GETUPVAL, GETTABUP, GETTABLE..SETFIELD: kWeftJitSeenOther once their helper failed in
-// compiled code (an exit at a table read that was not cold), which the next version then
-// leaves to the interpreter. 0: never seen, the compiler speculates nothing.
+// compiled code (an exit at a table read that was not cold; SETTABUP, which has no
+// helper: its inline store's slow path), which the next version then leaves to the
+// interpreter. 0: never seen, the compiler speculates nothing.
 inline constexpr uint8_t kWeftJitSeenInt = 1, kWeftJitSeenFloat = 2, kWeftJitSeenOther = 4, kWeftJitSeenTable = 8;
 inline constexpr uint8_t kWeftJitSeenKnown = 1;
 
@@ -79,10 +80,11 @@ struct WeftJitHelpers {
   int (*getTabUp)(void* state, void* dst, const void* funcSlot, uint32_t index, const void* key);  // GETTABUP
 };
 
-// Where compiled code finds what it reads inline (docs/design/jit.md, "Inline table
-// reads"): byte offsets and sizes of vm/object.h's structs and vm/value.h's tags, filled
-// by the VM from those definitions with offsetof (vm/jit.cpp, jitLayout), so the module
-// has no copy of them. The protocol for reading them is table.h invariant 6.
+// Where compiled code finds what it reads and writes inline (docs/design/jit.md, "Inline
+// table reads" and "Inline table stores"): byte offsets and sizes of vm/object.h's
+// structs, vm/value.h's tags and gc/heap.h's barrier test, filled by the VM from those
+// definitions (vm/jit.cpp, jitLayout), so the module has no copy of them. The protocols
+// are table.h invariants 6 (reads) and 7 (stores).
 struct WeftJitLayout {
   uint32_t valueSize, valueTag;                                  // Value: 16 bytes, tag byte
   uint32_t tableMetatable, tableArray, tableNodes, tableArraySize;  // Table
@@ -90,6 +92,9 @@ struct WeftJitLayout {
   uint32_t nodesCapacity, nodesData, nodeSize, nodeKey, nodeValue;  // NodeArray, Node
   uint32_t closureUpvalues, upvalueCell;                         // LuaClosure, Upvalue (GETTABUP)
   uint8_t tagNil, tagInt, tagString, tagTable;                   // Tag
+  uint32_t tableSync, objectAux, objectGcBits;                   // Table::sync, header.aux, header.gcBits
+  uint8_t tagFirstHeap;                                          // Tag::kFirstHeap: isCollectable
+  uint8_t barrierHolderMask, gcBitOld;                           // a table's barrier test (gc::writeBarrier)
 };
 
 // What the VM looks like to compiled code: the poll's flags (Heap::collectionRequested)
@@ -103,8 +108,17 @@ struct WeftJitHost {
   const void* mathSqrt;        // math.sqrt's native function (a LightNative payload)
   WeftJitLayout layout;
   // ThreadSanitizer builds only (else null): told of every table slot compiled code
-  // reads, as loadSlot tells it (vm/value.h, slotObserved).
+  // reads, as loadSlot tells it (vm/value.h, slotObserved), and writes, as storeSlot
+  // tells it (slotPublished).
   void (*slotObserved)(const void* slot);
+  void (*slotPublished)(const void* slot);
+  // The write barrier of a table store compiled inline: the test is inline (the layout's
+  // barrierHolderMask and gcBitOld); barrierSlow is its slow path for a young value
+  // stored into slot `field` of an old table (the card, the record); barrierCheck the
+  // checking barrier, called when the bool at barrierChecks is set (--gc-verify).
+  void (*barrierSlow)(void* table, void* field);
+  void (*barrierCheck)(void* holder, void* value);
+  const void* barrierChecks;
 };
 
 inline constexpr int kWeftJitOk = 0;

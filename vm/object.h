@@ -243,5 +243,8 @@ uint8_t* arrayCardOf(Table* t, const Value* field);
   if (value.isCollectable()) gc::writeBarrier(asGc(t), value.u.obj, [t, &field] { return arrayCardOf(t, &field); });
   storeSlot(field, value);
 }
+// The slow path of storeValue's barrier out of line, for compiled code's stores (their
+// test is inline: vm/jit.cpp jitLayout): a young value stored into `field` of old `t`.
+void tableRememberYoung(Table* t, const Value* field);
 
 }  // namespace weft::vm

@@ -70,6 +70,10 @@ uint8_t* arrayCardOf(Table* t, const Value* field) {
   return valueArrayCards(a) + index / kCardSlots;
 }
 
+void tableRememberYoung(Table* t, const Value* field) {
+  gc::rememberYoungValue(asGc(t), gc::loadGcBits(asGc(t)), [t, field] { return arrayCardOf(t, field); });
+}
+
 namespace {
 
 constexpr uint32_t kMaxArrayCapacity = 1u << 30;

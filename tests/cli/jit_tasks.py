@@ -6,7 +6,8 @@ progress, and a task spinning in a compiled loop is cancelled at the loop's safe
 (its to-be-closed variable closed). --jit-stats shows that the loops ran compiled and left
 their code at safepoints; the same script runs under --gc-stress=relocate --gc-verify,
 so compiled frames are moved while their tasks migrate. Tasks also read a table in compiled
-loops while another rebuilds it: every read sees its key's value or nil."""
+loops while another rebuilds it: every read sees its key's value or nil; and store into
+distinct keys of a table another rebuilds: no store is lost."""
 import argparse
 import os
 import re
@@ -81,14 +82,30 @@ elseif mode == "cancel" then
   assert(victim:status() == "cancelled" and closed, "status and to-be-closed variable after cancel")
   print("cancel ok")
 elseif mode == "shared" then
+  -- Three tasks run f(t, stop, k) in compiled loops while writer(t, n), started once all
+  -- three have, changes t; stop[1] is set when it is done. Returns the three tasks.
+  local function race(t, f, writer)
+    local started, stop, tasks = {}, {false}, {}
+    for k = 1, 3 do
+      tasks[k] = task.spawn(function()
+        started[k] = true
+        return f(t, stop, k)
+      end)
+    end
+    task.spawn(function()
+      while not (started[1] and started[2] and started[3]) do task.yield() end
+      writer(t, n)
+      stop[1] = true
+    end):await()
+    return tasks
+  end
+
   -- Readers of one table in compiled loops (inline array and field reads) while a writer
   -- grows and shrinks its array part and rebuilds its hash part: a read sees its key's
   -- value or nil, never another key's or a torn one.
   local t = {x = 1}
   for i = 1, 64 do t[i] = i * 2 end
-  local started, stop = {}, {false}
-  local function reader(t, stop, k)
-    started[k] = true
+  local function reader(t, stop)
     local bad, seen, rounds = 0, 0, 0
     while not stop[1] or rounds < 20 do
       rounds = rounds + 1
@@ -104,7 +121,6 @@ elseif mode == "shared" then
     return bad, seen, rounds
   end
   local function writer(t, rounds)
-    while not (started[1] and started[2] and started[3]) do task.yield() end
     for r = 1, rounds do
       for i = 65, 300 do t[i] = i * 2 end
       for i = 300, 65, -1 do t[i] = nil end
@@ -115,20 +131,64 @@ elseif mode == "shared" then
       t[j] = nil
       t[j] = j * 2
     end
-    stop[1] = true
   end
-  local readers = {}
-  for k = 1, 3 do readers[k] = task.spawn(reader, t, stop, k) end
-  task.spawn(writer, t, n):await()
+  local readers = race(t, reader, writer)
   for k = 1, 3 do
     local bad, seen, rounds = readers[k]:await()
     assert(bad == 0, "reader " .. k .. ": " .. bad .. " reads saw another key's value")
     assert(seen > 0 and rounds > 0, "reader " .. k .. " read nothing")
   end
+
+  -- Storers of distinct existing keys in compiled loops (inline array and field stores)
+  -- while a writer grows and shrinks the same table's array part and rebuilds its hash
+  -- part: each storer finds the value it stored a round before in each of its keys (a
+  -- store that a rebuild's copy missed and nobody repeated leaves an older one), and
+  -- every key ends with its storer's last value.
+  local s = {f1 = 0, f2 = 0, f3 = 0}
+  for i = 1, 63 do s[i] = 0 end
+  local function storer(t, stop, k)
+    local rounds, lost = 0, 0
+    while not stop[1] or rounds < 20 do
+      for i = k, 63, 3 do
+        if t[i] ~= rounds then lost = lost + 1 end
+        t[i] = rounds + 1
+      end
+      if k == 1 then
+        if t.f1 ~= rounds then lost = lost + 1 end
+        t.f1 = rounds + 1
+      elseif k == 2 then
+        if t.f2 ~= rounds then lost = lost + 1 end
+        t.f2 = rounds + 1
+      else
+        if t.f3 ~= rounds then lost = lost + 1 end
+        t.f3 = rounds + 1
+      end
+      rounds = rounds + 1
+    end
+    return rounds, lost
+  end
+  local function rebuilder(t, rounds)
+    for r = 1, rounds do
+      for i = 64, 300 do t[i] = i end
+      for i = 300, 64, -1 do t[i] = nil end
+      -- A new key, then dead: the hash part stays small and is rehashed every few rounds,
+      -- which shrinks the array part for the next round's appends to grow it again.
+      t["k" .. r] = r
+      t["k" .. r] = nil
+    end
+  end
+  local storers = race(s, storer, rebuilder)
+  for k = 1, 3 do
+    local rounds, lost = storers[k]:await()
+    assert(lost == 0, "storer " .. k .. ": " .. lost .. " stores lost")
+    for i = k, 63, 3 do assert(s[i] == rounds, "storer " .. k .. ": key " .. i .. " holds " .. s[i] .. ", not " .. rounds) end
+    assert(s["f" .. k] == rounds, "storer " .. k .. ": field f" .. k .. " holds " .. s["f" .. k] .. ", not " .. rounds)
+  end
   print("shared ok")
 end
 """
 READER_LINE = 1 + next(n for n, line in enumerate(SCRIPT.splitlines()) if "local function reader" in line)
+STORER_LINE = 1 + next(n for n, line in enumerate(SCRIPT.splitlines()) if "local function storer" in line)
 
 STATS = re.compile(r"^jit: (\d+) entries, (\d+) exits to the interpreter \((\d+) at safepoints\)", re.MULTILINE)
 FUNCTION = re.compile(r"^jit:\s+tasks\.lua:(\d+)\s+\d+ ops\s+[\d.]+ ms\s+(\d+) entries\s+(\d+) exits$", re.MULTILINE)
@@ -197,12 +257,14 @@ def main():
                 fail(f"{label}: printed {out!r}")
             expect_compiled(label, entries, 47, 1)
 
-        # Compiled reads of a table another task rebuilds (jit.md, "Inline table reads").
+        # Compiled reads and stores of a table another task rebuilds (jit.md, "Inline table
+        # reads" and "Inline table stores").
         for flags in (["--workers=4"], ["--workers=4"] + STRESS):
             out, entries, _, label = run(args.weft, tmp, flags, "shared", "3000" if flags == ["--workers=4"] else "200")
             if out != "shared ok\n":
                 fail(f"{label}: printed {out!r}")
             expect_compiled(label, entries, READER_LINE, 3)
+            expect_compiled(label, entries, STORER_LINE, 3)
 
         for flags, script_args, want in ((["--workers=4"], ["migrate", "20000"], "migrate ok\t"),
                                          (["--workers=1"], ["preempt"], "preempt ok\t5\n"),

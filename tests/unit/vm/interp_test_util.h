@@ -13,8 +13,9 @@ namespace weft::vm::testing {
 enum class Mode { kNormal, kStress, kGenerational };
 
 // Runs `src` in a state made with `opts`: its first result as a string, or "ERR: message"
-// (the JIT's tests pass their own options: tests/unit/jit).
-inline std::string runLuaWith(const std::string& src, const StateOptions& opts) {
+// (the JIT's tests pass their own options: tests/unit/jit); `failure`, if given, gets the
+// heap's verification failure ("" if none).
+inline std::string runLuaWith(const std::string& src, const StateOptions& opts, std::string* failure = nullptr) {
   auto S = newStandardState(opts);
   if (!S) return "NO STATE";
   HostStack h(*S);
@@ -25,6 +26,7 @@ inline std::string runLuaWith(const std::string& src, const StateOptions& opts) 
   }
   Status st = h.pcallMayGC(0, 1, false);
   (void)h.toStringMayGC(-1, out);
+  if (failure) *failure = S->heap().failureReason();
   h.closeMayGC();
   return st.isOk() ? out : "ERR: " + out;
 }

@@ -1,0 +1,379 @@
+// Table reads and stores compiled inline (docs/design/jit.md, "Inline table reads" and
+// "Inline table stores"): the interpreter's fast paths (vm/table.h) in IR, following the
+// protocol of readers and writers of a table other tasks may share (table.h invariants 6
+// and 7), and the write barrier's test from the layout the VM exports (gc/heap.h).
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/MDBuilder.h>
+
+#include "jit/lowering.h"
+
+namespace weft::jit::lowering {
+
+void Lowering::readHelper(uint32_t pc, Instruction i, Op op) {
+  int a = getA(i), rb = getB(i);
+  if (op == Op::GETTABUP) {
+    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTabUp),
+               {statePtr(), slot(a), funcSlot(), b_.getInt32(rb), constSlot(getC(i))});
+  } else if (op == Op::GETTABLE) {
+    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable),
+               {statePtr(), slot(a), slot(rb), slot(getC(i))});
+  } else if (op == Op::GETI) {
+    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getInt),
+               {statePtr(), slot(a), slot(rb), b_.getInt64(getC(i))});
+  } else {
+    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable),
+               {statePtr(), slot(a), slot(rb), constSlot(getC(i))});
+  }
+}
+
+Value* Lowering::loadShared(llvm::Type* type, Value* ptr, llvm::AtomicOrdering order) {
+  llvm::LoadInst* ld = b_.CreateAlignedLoad(type, ptr, llvm::Align(m_.getDataLayout().getTypeStoreSize(type)));
+  ld->setAtomic(order);
+  return ld;
+}
+
+std::pair<Value*, Value*> Lowering::loadTableSlot(Value* slotPtr) {
+  // Asm, as loadSlot's: LLVM could split a vector load whose halves are extracted into
+  // two loads, which a racing store could tear (vm/value.h invariant 4).
+  auto* vec = llvm::FixedVectorType::get(b_.getInt64Ty(), 2);
+  auto* fty = llvm::FunctionType::get(vec, {b_.getPtrTy()}, false);
+  llvm::CallInst* bits = b_.CreateCall(fty, llvm::InlineAsm::get(fty, "movdqa $1, $0", "=x,*m", false), {slotPtr});
+  bits->addParamAttr(0, llvm::Attribute::get(ctx_, llvm::Attribute::ElementType, vec));
+  bits->setOnlyReadsMemory();
+  bits->setDoesNotThrow();
+  if (host_.slotObserved) callHost(reinterpret_cast<const void*>(host_.slotObserved), {slotPtr});
+  Value* payload = b_.CreateExtractElement(bits, uint64_t(0));
+  Value* t = b_.CreateTrunc(b_.CreateExtractElement(bits, uint64_t(1)), b_.getInt8Ty());
+  return {payload, t};
+}
+
+void Lowering::readResult(uint32_t pc, int a, Value* h, Value* payload, Value* t, BasicBlock* slow) {
+  BasicBlock* hit = newBlock("read_hit");
+  BasicBlock* nil = newBlock("read_nil");
+  b_.CreateCondBr(isTag(t, kTagNil), nil, hit);
+  b_.SetInsertPoint(nil);
+  Value* mt = loadShared(b_.getPtrTy(), at(h, host_.layout.tableMetatable), llvm::AtomicOrdering::Acquire);
+  b_.CreateCondBr(b_.CreateIsNull(mt), hit, slow);
+  b_.SetInsertPoint(hit);
+  setReg(a, payload, t);
+  b_.CreateBr(block(pc + 1));
+}
+
+// tableArraySlot: the part loaded once, the index checked against arraySize and against
+// the part's own capacity; a key outside it (maybe in the hash part) goes to `slow`.
+Value* Lowering::arraySlot(Value* h, Value* key, BasicBlock* slow) {
+  const WeftJitLayout& l = host_.layout;
+  Value* part = loadShared(b_.getPtrTy(), at(h, l.tableArray), llvm::AtomicOrdering::Acquire);
+  Value* size = loadShared(b_.getInt32Ty(), at(h, l.tableArraySize), llvm::AtomicOrdering::Monotonic);
+  Value* idx = b_.CreateSub(key, b_.getInt64(1));
+  BasicBlock* inPart = newBlock("array_in");
+  BasicBlock* inCap = newBlock("array_slot");
+  b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpULT(idx, b_.CreateZExt(size, b_.getInt64Ty())), b_.CreateIsNotNull(part)),
+                  inPart, slow);
+  b_.SetInsertPoint(inPart);
+  Value* cap = loadShared(b_.getInt32Ty(), at(part, l.arrayCapacity), llvm::AtomicOrdering::Monotonic);
+  b_.CreateCondBr(b_.CreateICmpULT(idx, b_.CreateZExt(cap, b_.getInt64Ty())), inCap, slow);
+  b_.SetInsertPoint(inCap);
+  Value* offset = b_.CreateAdd(b_.getInt64(l.arrayData), b_.CreateMul(idx, b_.getInt64(l.valueSize)));
+  return b_.CreateInBoundsGEP(b_.getInt8Ty(), part, offset);
+}
+
+void Lowering::arrayRead(uint32_t pc, int a, Value* h, Value* key, BasicBlock* slow) {
+  auto [payload, t] = loadTableSlot(arraySlot(h, key, slow));
+  readResult(pc, a, h, payload, t, slow);
+}
+
+// tableShortStrSlot: the node part loaded once, its own capacity for the mask, linear
+// probing from the key's hash; key fields are compared (a torn key matches nothing), and
+// a nil key ends the chain. The key string is read from the constant slot, which the
+// collector updates when it moves the string. The home node is tested inline, the rest
+// of the chain out of line; a field that is absent goes to `slow`, and so does a nil one
+// at each caller (the helper applies the metatable rule), which keeps each access a few
+// blocks long: LLVM's time grows with
+// them (nbody's advance, 25 field reads: 510 ms before inline reads, 620 to 880 with a
+// probe loop and the nil cases inline at every read, on the loaded two-core machine).
+Value* Lowering::fieldSlot(Value* h, int k, BasicBlock* slow) {
+  const WeftJitLayout& l = host_.layout;
+  Value* part = loadShared(b_.getPtrTy(), at(h, l.tableNodes), llvm::AtomicOrdering::Acquire);
+  BasicBlock* start = newBlock("field_start");
+  BasicBlock* far = newBlock("field_far");
+  BasicBlock* found = newBlock("field_found");
+  b_.CreateCondBr(b_.CreateIsNull(part), slow, start);
+  b_.SetInsertPoint(start);
+  Value* cap = loadShared(b_.getInt32Ty(), at(part, l.nodesCapacity), llvm::AtomicOrdering::Monotonic);
+  Value* mask = b_.CreateSub(cap, b_.getInt32(1));
+  Value* key = b_.CreateLoad(b_.getInt64Ty(), constSlot(k));
+  Value* home = b_.CreateAnd(b_.getInt32(req_.constants[k].hash), mask);
+  Value* node = nodeAt(part, home);
+  Value* keyPayload = loadShared(b_.getInt64Ty(), at(node, l.nodeKey), llvm::AtomicOrdering::Unordered);
+  Value* keyTag = loadShared(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag), llvm::AtomicOrdering::Unordered);
+  b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpEQ(keyPayload, key), isTag(keyTag, kTagString)), found, far);
+  b_.SetInsertPoint(far);
+  Value* farNode = b_.CreateCall(probeFunction(), {part, key, home, mask});
+  b_.CreateCondBr(b_.CreateIsNull(farNode), slow, found);
+  b_.SetInsertPoint(found);
+  llvm::PHINode* match = b_.CreatePHI(b_.getPtrTy(), 2);
+  match->addIncoming(node, start);
+  match->addIncoming(farNode, far);
+  return at(match, l.nodeValue);
+}
+
+void Lowering::fieldRead(uint32_t pc, int a, Value* h, int k, BasicBlock* slow) {
+  auto [payload, t] = loadTableSlot(fieldSlot(h, k, slow));
+  BasicBlock* hit = newBlock("field_hit");
+  b_.CreateCondBr(isTag(t, kTagNil), slow, hit);
+  b_.SetInsertPoint(hit);
+  setReg(a, payload, t);
+  b_.CreateBr(block(pc + 1));
+}
+
+Value* Lowering::nodeAt(Value* part, Value* idx) {
+  const WeftJitLayout& l = host_.layout;
+  Value* offset = b_.CreateAdd(b_.getInt64(l.nodesData),
+                               b_.CreateMul(b_.CreateZExt(idx, b_.getInt64Ty()), b_.getInt64(l.nodeSize)));
+  return b_.CreateInBoundsGEP(b_.getInt8Ty(), part, offset);
+}
+
+// ptr probe(ptr part, i64 key, i32 home, i32 mask): the nodes after `home`, as
+// tableShortStrSlot visits them (capacity nodes in all, counting home); null at a nil
+// key or when none matches.
+llvm::Function* Lowering::probeFunction() {
+  if (probe_) return probe_;
+  const WeftJitLayout& l = host_.layout;
+  llvm::IRBuilderBase::InsertPointGuard keep(b_);
+  auto* fty =
+      llvm::FunctionType::get(b_.getPtrTy(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt32Ty(), b_.getInt32Ty()}, false);
+  probe_ = llvm::Function::Create(fty, llvm::Function::InternalLinkage, fn_->getName() + "_probe", m_);
+  probe_->addFnAttr(llvm::Attribute::NoInline);
+  probe_->addFnAttr(llvm::Attribute::NoUnwind);
+  probe_->addFnAttr(llvm::Attribute::StrictFP);  // as its caller's (no float operations here)
+  probe_->setOnlyReadsMemory();
+  Value* part = probe_->getArg(0);
+  Value* key = probe_->getArg(1);
+  Value* home = probe_->getArg(2);
+  Value* mask = probe_->getArg(3);
+  BasicBlock* entry = BasicBlock::Create(ctx_, "entry", probe_);
+  BasicBlock* loop = BasicBlock::Create(ctx_, "probe", probe_);
+  BasicBlock* other = BasicBlock::Create(ctx_, "other", probe_);
+  BasicBlock* step = BasicBlock::Create(ctx_, "step", probe_);
+  BasicBlock* hit = BasicBlock::Create(ctx_, "hit", probe_);
+  BasicBlock* miss = BasicBlock::Create(ctx_, "miss", probe_);
+  b_.SetInsertPoint(entry);
+  Value* first = b_.CreateAnd(b_.CreateAdd(home, b_.getInt32(1)), mask);
+  b_.CreateCondBr(b_.CreateICmpULE(b_.getInt32(1), mask), loop, miss);
+  b_.SetInsertPoint(loop);
+  llvm::PHINode* idx = b_.CreatePHI(b_.getInt32Ty(), 2);
+  llvm::PHINode* n = b_.CreatePHI(b_.getInt32Ty(), 2);
+  idx->addIncoming(first, entry);
+  n->addIncoming(b_.getInt32(1), entry);
+  Value* node = nodeAt(part, idx);
+  Value* keyPayload = loadShared(b_.getInt64Ty(), at(node, l.nodeKey), llvm::AtomicOrdering::Unordered);
+  Value* keyTag = loadShared(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag), llvm::AtomicOrdering::Unordered);
+  b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpEQ(keyPayload, key), isTag(keyTag, kTagString)), hit, other);
+  b_.SetInsertPoint(other);
+  b_.CreateCondBr(isTag(keyTag, kTagNil), miss, step);
+  b_.SetInsertPoint(step);
+  Value* tried = b_.CreateAdd(n, b_.getInt32(1));
+  idx->addIncoming(b_.CreateAnd(b_.CreateAdd(idx, b_.getInt32(1)), mask), step);
+  n->addIncoming(tried, step);
+  b_.CreateCondBr(b_.CreateICmpULE(tried, mask), loop, miss);
+  b_.SetInsertPoint(hit);
+  b_.CreateRet(node);
+  b_.SetInsertPoint(miss);
+  b_.CreateRet(llvm::ConstantPointerNull::get(b_.getPtrTy()));
+  return probe_;
+}
+
+// The upvalue's cell as jitGetTabUp reads it (one 16-byte load, loadSlotChecked's
+// value): the closure from the frame's function slot, its upvalue, the cell; a cell that
+// holds no table goes to `slow`.
+Value* Lowering::envTable(int up, BasicBlock* slow) {
+  const WeftJitLayout& l = host_.layout;
+  Value* cl = b_.CreateIntToPtr(b_.CreateLoad(b_.getInt64Ty(), funcSlot()), b_.getPtrTy());
+  Value* upval = loadShared(b_.getPtrTy(), at(cl, l.closureUpvalues + uint64_t(up) * sizeof(void*)),
+                            llvm::AtomicOrdering::Unordered);
+  auto [env, envTag] = loadTableSlot(at(upval, l.upvalueCell));
+  BasicBlock* isTable = newBlock("env_table");
+  b_.CreateCondBr(isTag(envTag, kTagTable), isTable, slow);
+  b_.SetInsertPoint(isTable);
+  return b_.CreateIntToPtr(env, b_.getPtrTy());
+}
+
+// GETTABLE with an integer key, GETI, GETFIELD and GETTABUP of an interned string: the
+// interpreter's fast path inline (no call, no write-back of the operands); anything else
+// (another key, a key outside the part read, a nil where a metatable may have __index, a
+// non-table without feedback) calls the helper, whose failure exits. With feedback the
+// operand was only ever a table: a guard exit otherwise, and the register's tag is
+// known after it, so LLVM drops the tests of later reads of that table.
+void Lowering::tableRead(uint32_t pc, Instruction i, Op op) {
+  int a = getA(i), rb = getB(i);
+  bool keyed = op == Op::GETFIELD || op == Op::GETTABUP;
+  const WeftJitConstant* k = keyed ? &req_.constants[getC(i)] : nullptr;
+  bool inlineInt = op == Op::GETI || (op == Op::GETTABLE && (!req_.profile || (seenY(pc) & kWeftJitSeenInt)));
+  bool inlineStr = k && k->kind == kConstRef && k->shortString;
+  BasicBlock* slow = newBlock("read_slow");
+  if (op == Op::GETTABUP && inlineStr) {
+    fieldRead(pc, a, envTable(rb, slow), getC(i), slow);
+  } else if (op != Op::GETTABUP && (inlineInt || inlineStr)) {
+    Value* isTable = isTag(tag(rb), kTagTable);
+    if (req_.profile) {
+      speculate(isTable, pc);
+      b_.CreateStore(b_.getInt8(kTagTable), tagVar_[rb]);
+    } else {
+      BasicBlock* ok = newBlock("is_table");
+      b_.CreateCondBr(isTable, ok, slow);
+      b_.SetInsertPoint(ok);
+    }
+    Value* h = b_.CreateIntToPtr(ival(rb), b_.getPtrTy());
+    if (inlineStr) {
+      fieldRead(pc, a, h, getC(i), slow);
+    } else if (op == Op::GETI) {
+      arrayRead(pc, a, h, b_.getInt64(getC(i)), slow);
+    } else {
+      BasicBlock* intKey = newBlock("int_key");
+      b_.CreateCondBr(isTag(tag(getC(i)), kTagInt), intKey, slow);
+      b_.SetInsertPoint(intKey);
+      arrayRead(pc, a, h, ival(getC(i)), slow);
+    }
+  } else {
+    b_.CreateBr(slow);
+  }
+  b_.SetInsertPoint(slow);
+  readHelper(pc, i, op);
+  b_.CreateBr(block(pc + 1));
+}
+
+void Lowering::callHost(const void* fn, std::initializer_list<Value*> args) {
+  std::vector<llvm::Type*> types;
+  for (Value* a : args) types.push_back(a->getType());
+  b_.CreateCall(llvm::FunctionType::get(b_.getVoidTy(), types, false), hostPtr(fn), args);
+}
+
+void Lowering::writeHelper(uint32_t pc, Instruction i, Op op) {
+  int a = getA(i);
+  if (op == Op::SETTABUP) {
+    // With feedback a guard exit, as a helper's failure: the VM marks the site, and the
+    // next version leaves it to the interpreter.
+    b_.CreateBr(req_.profile ? exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc]) : exitBlock(pc));
+    return;
+  }
+  if (op == Op::SETI) {
+    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setInt),
+               {statePtr(), slot(a), b_.getInt64(getB(i)), rk(i)});
+  } else {
+    Value* key = op == Op::SETTABLE ? slot(getB(i)) : constSlot(getB(i));
+    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setTable), {statePtr(), slot(a), key, rk(i)});
+  }
+  b_.CreateBr(block(pc + 1));
+}
+
+void Lowering::tableBarrier(Value* h, Value* slotPtr, Value* payload, Value* t) {
+  const WeftJitLayout& l = host_.layout;
+  llvm::MDNode* rare = llvm::MDBuilder(ctx_).createUnlikelyBranchWeights();
+  BasicBlock* ref = newBlock("barrier_ref");
+  BasicBlock* old = newBlock("barrier_old");
+  BasicBlock* young = newBlock("barrier_young");
+  BasicBlock* checks = newBlock("barrier_checks");
+  BasicBlock* verify = newBlock("barrier_verify");
+  BasicBlock* done = newBlock("barrier_done");
+  // storeValue: only references reach the barrier.
+  b_.CreateCondBr(b_.CreateICmpUGE(t, b_.getInt8(l.tagFirstHeap)), ref, done);
+  b_.SetInsertPoint(ref);
+  // A table's barrier is carded: an old holder, remembered or not, looks at the value.
+  Value* bits = loadShared(b_.getInt8Ty(), at(h, l.objectGcBits), llvm::AtomicOrdering::Monotonic);
+  Value* holderOld = b_.CreateICmpEQ(b_.CreateAnd(bits, b_.getInt8(l.barrierHolderMask)), b_.getInt8(l.gcBitOld));
+  b_.CreateCondBr(holderOld, old, checks, rare);
+  b_.SetInsertPoint(old);
+  Value* obj = b_.CreateIntToPtr(payload, b_.getPtrTy());
+  Value* valueBits = loadShared(b_.getInt8Ty(), at(obj, l.objectGcBits), llvm::AtomicOrdering::Monotonic);
+  b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateAnd(valueBits, b_.getInt8(l.gcBitOld)), b_.getInt8(0)), young, checks);
+  b_.SetInsertPoint(young);
+  callHost(reinterpret_cast<const void*>(host_.barrierSlow), {h, slotPtr});
+  b_.CreateBr(checks);
+  b_.SetInsertPoint(checks);
+  Value* checking = loadShared(b_.getInt8Ty(), hostPtr(host_.barrierChecks), llvm::AtomicOrdering::Monotonic);
+  b_.CreateCondBr(b_.CreateICmpNE(checking, b_.getInt8(0)), verify, done, rare);
+  b_.SetInsertPoint(verify);
+  callHost(reinterpret_cast<const void*>(host_.barrierCheck), {h, b_.CreateIntToPtr(payload, b_.getPtrTy())});
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+void Lowering::storeTableSlot(Value* slotPtr, Value* payload, Value* t) {
+  if (host_.slotPublished) callHost(reinterpret_cast<const void*>(host_.slotPublished), {slotPtr});
+  // Asm, as storeSlot's: one 16-byte store that LLVM cannot split in two.
+  auto* vec = llvm::FixedVectorType::get(b_.getInt64Ty(), 2);
+  Value* bits = b_.CreateInsertElement(llvm::PoisonValue::get(vec), payload, uint64_t(0));
+  bits = b_.CreateInsertElement(bits, b_.CreateZExt(t, b_.getInt64Ty()), uint64_t(1));
+  auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), vec}, false);
+  llvm::CallInst* store =
+      b_.CreateCall(fty, llvm::InlineAsm::get(fty, "movdqa $1, $0", "=*m,x,~{memory}", true), {slotPtr, bits});
+  store->addParamAttr(0, llvm::Attribute::get(ctx_, llvm::Attribute::ElementType, vec));
+  store->setDoesNotThrow();
+}
+
+// SETI and SETTABLE with an integer key into the array part, SETFIELD and SETTABUP of an
+// interned key: a non-nil value into a slot whose value is not nil, as the interpreter's
+// fast path (a live slot: __newindex cannot apply, whatever the metatable). The sequence
+// word is read before the part (table.h invariant 7), the barrier runs before the one
+// 16-byte store, and a field store clears the metamethod-absence cache (tableTouched;
+// an integer key names no metamethod, as SETI's fast path knows). If the word changed, a
+// claim may have copied the slot before the store reached it: the code exits and the
+// interpreter stores again, as the helper's 0 makes it. Anything else (a nil value, a
+// nil or absent slot, a key outside the array part, a long-string key, a non-table) is
+// the helper's: it stores into a live slot (nil too) and leaves the rest, new keys and
+// __newindex, to the interpreter at an exit.
+void Lowering::tableWrite(uint32_t pc, Instruction i, Op op) {
+  const WeftJitLayout& l = host_.layout;
+  int a = getA(i);
+  bool field = op == Op::SETFIELD || op == Op::SETTABUP;
+  const WeftJitConstant* k = field ? &req_.constants[getB(i)] : nullptr;
+  bool nilValue = getK(i) && req_.constants[getC(i)].kind == kTagNil;
+  BasicBlock* slow = newBlock("write_slow");
+  if ((!field || (k->kind == kConstRef && k->shortString)) && !nilValue) {
+    Value* h;
+    if (op == Op::SETTABUP) {
+      h = envTable(a, slow);
+    } else {
+      BasicBlock* isTable = newBlock("is_table");
+      b_.CreateCondBr(isTag(tag(a), kTagTable), isTable, slow);
+      b_.SetInsertPoint(isTable);
+      h = b_.CreateIntToPtr(ival(a), b_.getPtrTy());
+    }
+    if (op == Op::SETTABLE) {
+      BasicBlock* intKey = newBlock("int_key");
+      b_.CreateCondBr(isTag(tag(getB(i)), kTagInt), intKey, slow);
+      b_.SetInsertPoint(intKey);
+    }
+    auto [payload, t] = rkValue(i);
+    BasicBlock* nonNil = newBlock("write_value");
+    b_.CreateCondBr(isTag(t, kTagNil), slow, nonNil);
+    b_.SetInsertPoint(nonNil);
+    Value* begun =
+        b_.CreateAnd(loadShared(b_.getInt32Ty(), at(h, l.tableSync), llvm::AtomicOrdering::Acquire), b_.getInt32(~1u));
+    Value* slotPtr =
+        field ? fieldSlot(h, getB(i), slow) : arraySlot(h, op == Op::SETI ? b_.getInt64(getB(i)) : ival(getB(i)), slow);
+    BasicBlock* live = newBlock("write_live");
+    Value* oldTag = loadShared(b_.getInt8Ty(), at(slotPtr, l.valueTag), llvm::AtomicOrdering::Monotonic);
+    b_.CreateCondBr(isTag(oldTag, kTagNil), slow, live);
+    b_.SetInsertPoint(live);
+    tableBarrier(h, slotPtr, payload, t);
+    storeTableSlot(slotPtr, payload, t);
+    if (field) {
+      llvm::StoreInst* touched = b_.CreateAlignedStore(b_.getInt16(0), at(h, l.objectAux), llvm::Align(2));
+      touched->setAtomic(llvm::AtomicOrdering::Monotonic);
+    }
+    // tableWriteHeld: a compiler fence keeps the check after the store.
+    b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent, llvm::SyncScope::SingleThread);
+    Value* now = loadShared(b_.getInt32Ty(), at(h, l.tableSync), llvm::AtomicOrdering::Acquire);
+    b_.CreateCondBr(b_.CreateICmpEQ(now, begun), block(pc + 1), exitBlock(pc));
+  } else {
+    b_.CreateBr(slow);
+  }
+  b_.SetInsertPoint(slow);
+  writeHelper(pc, i, op);
+}
+
+}  // namespace weft::jit::lowering

@@ -1,0 +1,247 @@
+// The lowering of one prototype (jit/lower.h), shared by the two files that define it:
+// jit/lower.cpp (control, arithmetic, comparisons, loops, calls) and jit/lower_table.cpp
+// (table reads and stores inline). Private to libweft_jit.so.
+#pragma once
+
+#include <llvm/IR/BasicBlock.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frontend/opcodes.h"
+#include "jit/flow.h"
+#include "jit/lower.h"
+#include "jit/stale_reload.h"
+
+namespace weft::jit::lowering {
+
+using frontend::Op;
+using namespace frontend;
+using llvm::BasicBlock;
+using llvm::Value;
+
+// Tags of vm/value.h (Tag); the layout of a Value: payload at 0, tag byte at 8, 16 bytes.
+// The VM's WeftJitLayout must agree (layoutAgrees), or the engine does not start.
+constexpr uint8_t kTagNil = 0, kTagFalse = 1, kTagTrue = 2, kTagInt = 3, kTagFloat = 4;
+constexpr uint8_t kTagLightNative = 6, kTagString = 16, kTagTable = 17, kTagUserdata = 20;
+constexpr uint64_t kValueSize = 16, kTagOffset = 8;
+constexpr uint8_t kConstInt = 3, kConstFloat = 4, kConstRef = 5;
+constexpr int kMaxRegs = int(RegSet().size());
+
+class Lowering {
+ public:
+  Lowering(llvm::Module& m, const WeftJitRequest& req, const WeftJitHost& host)
+      : m_(m), ctx_(m.getContext()), b_(ctx_), req_(req), host_(host) {}
+
+  LowerResult run(const std::string& name);
+
+ private:
+  // Which instructions this tier compiles (the others exit at once).
+  bool supported(uint32_t pc) const;
+  bool constIsNumber(int k) const {
+    return req_.constants[k].kind == kConstInt || req_.constants[k].kind == kConstFloat;
+  }
+  void lower(uint32_t pc);
+
+  // The frame's slots, in memory.
+  Value* slot(int r) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base_, uint64_t(r) * kValueSize); }
+  Value* slotTag(int r) {
+    return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base_, uint64_t(r) * kValueSize + kTagOffset);
+  }
+  // Lua registers as the code sees them: a payload and a tag variable per register
+  // (allocas that LLVM turns into machine registers), loaded at entries and written
+  // back at exits and before helpers (jit/flow.h).
+  Value* tag(int r) { return b_.CreateLoad(b_.getInt8Ty(), tagVar_[r]); }
+  Value* ival(int r) { return b_.CreateLoad(b_.getInt64Ty(), payVar_[r]); }
+  Value* fval(int r) { return b_.CreateBitCast(ival(r), b_.getDoubleTy()); }
+  void setReg(int r, Value* payload, Value* t) {
+    b_.CreateStore(payload, payVar_[r]);
+    b_.CreateStore(t, tagVar_[r]);
+  }
+  void storeI(int r, Value* v) { setReg(r, v, b_.getInt8(kTagInt)); }
+  void storeF(int r, Value* v) { setReg(r, b_.CreateBitCast(v, b_.getInt64Ty()), b_.getInt8(kTagFloat)); }
+  void storeTagOnly(int r, uint8_t t) { setReg(r, b_.getInt64(0), b_.getInt8(t)); }
+  void copy(int dst, int src) { setReg(dst, ival(src), tag(src)); }
+  // Register r to its slot, and back.
+  void spill(int r) {
+    b_.CreateStore(ival(r), slot(r));
+    b_.CreateStore(tag(r), slotTag(r));
+  }
+  void reload(int r) { setReg(r, b_.CreateLoad(b_.getInt64Ty(), slot(r)), b_.CreateLoad(b_.getInt8Ty(), slotTag(r))); }
+  void spillAll(const RegSet& regs) {
+    for (int r = 0; r < int(regs.size()); r++) {
+      if (regs[r]) spill(r);
+    }
+  }
+  Value* isTag(Value* t, uint8_t want) { return b_.CreateICmpEQ(t, b_.getInt8(want)); }
+  Value* toF(Value* t, int r) {  // r is an integer or a float (the caller checked)
+    return b_.CreateSelect(isTag(t, kTagInt), b_.CreateSIToFP(ival(r), b_.getDoubleTy()), fval(r));
+  }
+  Value* falsy(Value* t) { return b_.CreateICmpULE(t, b_.getInt8(kTagFalse)); }
+
+  // Control.
+  BasicBlock* block(uint32_t pc) { return blocks_[pc]; }
+  // The exit of instruction `pc` before it writes anything: writes back dirtyIn[pc].
+  BasicBlock* exitBlock(uint32_t pc) { return exitWith(pc, kWeftJitExitInterpret, pc, flow_.dirtyIn[pc]); }
+  // A block that writes back `dirty` and returns exitPc | kind << 32; one per (kind, site).
+  BasicBlock* exitWith(uint32_t site, uint64_t kind, uint32_t exitPc, const RegSet& dirty);
+  BasicBlock* newBlock(const char* name) { return BasicBlock::Create(ctx_, name, fn_); }
+  void exitHere(uint32_t pc) { b_.CreateBr(exitBlock(pc)); }
+  // A jump of instruction `site` to `target`; a backward one (from `from`) polls first
+  // (budget, collection request, stress) and its exit writes back dirtyOut[site].
+  // `wholeFrame`: the poll keeps every register (the interpreter's SAFEPOINT()), not only
+  // the active locals (SAFEPOINT_LIVE(kLiveLocals)).
+  void jumpTo(uint32_t site, uint32_t from, uint32_t target, bool wholeFrame = false);
+  // Branches on `cond`: the case is lowered in its own block, else exits at pc.
+  void guard(Value* cond, uint32_t pc) {
+    BasicBlock* ok = newBlock("ok");
+    b_.CreateCondBr(cond, ok, exitBlock(pc));
+    b_.SetInsertPoint(ok);
+  }
+  void cases(Value* cond, const std::function<void()>& yes, const std::function<void()>& no) {
+    BasicBlock* y = newBlock("y");
+    BasicBlock* n = newBlock("n");
+    b_.CreateCondBr(cond, y, n);
+    b_.SetInsertPoint(y);
+    yes();
+    b_.SetInsertPoint(n);
+    no();
+  }
+
+  // The VM's fast paths (WeftJitHelpers): a call that returns 0 exits at pc.
+  Value* constSlot(int k) { return hostPtr(static_cast<const char*>(req_.constantSlots) + uint64_t(k) * kValueSize); }
+  Value* funcSlot() { return b_.CreateConstGEP1_64(b_.getInt8Ty(), base_, -int64_t(kValueSize)); }
+  Value* rk(Instruction i) { return getK(i) ? constSlot(getC(i)) : slot(getC(i)); }
+  // Constant k as {payload, tag}; R[C] or K[C] likewise.
+  std::pair<Value*, Value*> constValue(int k);
+  std::pair<Value*, Value*> rkValue(Instruction i) {
+    if (getK(i)) return constValue(getC(i));
+    return {ival(getC(i)), tag(getC(i))};
+  }
+  // An address in the VM (a function, a flag, the State) as a constant pointer.
+  Value* hostPtr(const void* p) {
+    return b_.CreateIntToPtr(b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(p))), b_.getPtrTy());
+  }
+  // A call of a VM function that returns nothing (ThreadSanitizer's hooks, the barrier's
+  // slow path and checks).
+  void callHost(const void* fn, std::initializer_list<Value*> args);
+  // Helpers read their register operands from the slots and write their result there.
+  void spillOperands(uint32_t pc) { spillAll(flow_.pcs[pc].use); }
+  void helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args);
+  Value* statePtr() { return hostPtr(host_.state); }
+
+  // Instruction groups.
+  // Type feedback (vm/jit_abi.h): the types seen at pc's first and second operand.
+  // An instruction the interpreter profiles but never ran while profiling is cold: its
+  // code is a guard exit (the VM widens the feedback there and counts it), which keeps
+  // LLVM's input, and time, to the code that runs.
+  // A FORLOOP whose loop got hot inside its first run was never profiled: its FORPREP's
+  // feedback says what its step is.
+  uint8_t feedback(uint32_t pc) const {
+    if (!req_.profile) return 0;
+    Instruction i = req_.code[pc];
+    if (req_.profile[pc] || getOp(i) != Op::FORLOOP || pc < uint32_t(getBx(i))) return req_.profile[pc];
+    return req_.profile[pc - getBx(i)];
+  }
+  bool cold(uint32_t pc) const {
+    Op op = getOp(req_.code[pc]);
+    bool profiled = isArith(op) || (op >= Op::EQ && op <= Op::GEI) || op == Op::FORPREP || op == Op::FORLOOP ||
+                    op == Op::CALL || op == Op::GETTABLE || op == Op::GETI || op == Op::GETFIELD;
+    return req_.profile && profiled && feedback(pc) == 0;
+  }
+  uint8_t seenX(uint32_t pc) const { return feedback(pc) & 7; }
+  uint8_t seenY(uint32_t pc) const { return (feedback(pc) >> 4) & 7; }
+  // A guard on a type the feedback promised: its exit is a kWeftJitExitGuard, which the
+  // VM counts towards recompiling or blacklisting (docs/design/jit.md, "Type feedback").
+  void speculate(Value* cond, uint32_t pc) {
+    BasicBlock* ok = newBlock("spec");
+    b_.CreateCondBr(cond, ok, exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc]));
+    b_.SetInsertPoint(ok);
+  }
+  // Guards register r to the `seen` number types and returns its value (as a double
+  // when `asFloat`); the tag variable is rewritten with the tag it now must have, so
+  // LLVM drops the tests that follow on that path.
+  Value* speculateOperand(int r, uint8_t seen, bool asFloat, uint32_t pc);
+  bool arithSpecialised(uint32_t pc, Instruction i, Op op);
+  // Fills loopHeader_ and innermost_; returns, by header pc, whether some path goes from
+  // the header back to it through compiled instructions only.
+  std::vector<uint8_t> loopsThatIterate(const std::vector<uint8_t>& compiled);
+  bool compareSpecialised(uint32_t pc, Instruction i, Op op);
+  void arith(uint32_t pc, Instruction i, Op op);
+  void arithInts(int a, Value* x, Value* y, Op op, uint32_t pc);
+  Value* floatOp(Op op, Value* x, Value* y);
+  void compare(uint32_t pc, Instruction i, Op op);
+  void condJump(uint32_t pc, Value* cond, bool k);
+  void forPrep(uint32_t pc, Instruction i);
+  void forLoop(uint32_t pc, Instruction i);
+
+  // Inline table reads (docs/design/jit.md, "Inline table reads"), as the interpreter's
+  // fast paths read a table another task may be changing (vm/table.h invariant 6).
+  void tableRead(uint32_t pc, Instruction i, Op op);
+  // The helper of a table read: its slow path (the caller branches on).
+  void readHelper(uint32_t pc, Instruction i, Op op);
+  Value* at(Value* ptr, uint64_t offset) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), ptr, offset); }
+  // A field of a table or of a part that another task may write: one access of its
+  // width (`order` as the VM's load of that field).
+  Value* loadShared(llvm::Type* type, Value* ptr, llvm::AtomicOrdering order);
+  // A table slot as loadSlot reads it: one aligned 16-byte load; {payload, tag}.
+  std::pair<Value*, Value*> loadTableSlot(Value* slotPtr);
+  // R[A] := a value read from h's array part, or nil where no metatable can give
+  // __index; a nil with a metatable goes to `slow` (the helper knows the absence cache).
+  void readResult(uint32_t pc, int a, Value* h, Value* payload, Value* t, BasicBlock* slow);
+  void arrayRead(uint32_t pc, int a, Value* h, Value* key, BasicBlock* slow);
+  void fieldRead(uint32_t pc, int a, Value* h, int k, BasicBlock* slow);
+  // The value slot of an integer key in h's array part, of an interned key in its node
+  // part (null for neither), or a branch to `slow`; the caller reads or stores it.
+  Value* arraySlot(Value* h, Value* key, BasicBlock* slow);
+  Value* fieldSlot(Value* h, int k, BasicBlock* slow);
+  // The table in upvalue `up`'s cell (GETTABUP, SETTABUP), or a branch to `slow`.
+  Value* envTable(int up, BasicBlock* slow);
+
+  // Inline table stores (docs/design/jit.md, "Inline table stores"): a store into a
+  // live slot as the interpreter's (table.h invariant 7), with the write barrier's test
+  // inline and its slow path out of line (gc/heap.h writeBarrier).
+  void tableWrite(uint32_t pc, Instruction i, Op op);
+  // The helper of a table store, its slow path (SETTABUP has none: it exits).
+  void writeHelper(uint32_t pc, Instruction i, Op op);
+  // gc::writeBarrier for a store of {payload, tag} into slot `slotPtr` of table h.
+  void tableBarrier(Value* h, Value* slotPtr, Value* payload, Value* t);
+  // A table slot as storeSlot writes it: one aligned 16-byte store, the padding zero.
+  void storeTableSlot(Value* slotPtr, Value* payload, Value* t);
+  // The node of `key` in a node part, probing on from the node after `home`, or null:
+  // one out-of-line function per module, called when the home node holds another key
+  // (a loop at every field read made LLVM's time grow by half on nbody's advance).
+  llvm::Function* probeFunction();
+  Value* nodeAt(Value* part, Value* idx);
+
+  llvm::Module& m_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  const WeftJitRequest& req_;
+  const WeftJitHost& host_;
+  llvm::Function* fn_ = nullptr;
+  Value* base_ = nullptr;
+  Value* budget_ = nullptr;
+  std::vector<BasicBlock*> blocks_;
+  std::vector<BasicBlock*> exits_[5];  // by exit kind, then site
+  Flow flow_;
+  std::vector<uint8_t> loopHeader_;  // by pc: the target of a backward jump
+  std::vector<int64_t> innermost_;   // by pc: the header of the smallest loop around it, or -1
+  struct SharedExit {
+    BasicBlock* block = nullptr;
+    llvm::PHINode* result = nullptr;
+  };
+  std::map<std::string, SharedExit> sharedExits_;   // by the registers they write back
+  std::vector<llvm::AllocaInst*> payVar_, tagVar_;  // by register, for the registers the code touches
+  // Only for the fault "jit.reload-skip" (jit/stale_reload.h).
+  std::unique_ptr<StaleReload> stale_;
+  llvm::Function* probe_ = nullptr;
+};
+
+}  // namespace weft::jit::lowering
