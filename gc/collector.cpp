@@ -43,10 +43,11 @@
 //     collection, after their finalizers ran. Containers first reached in step 4 get
 //     their values cleared here too.
 //  6. Sweep weak roots (the string table), release off-heap memory of dead registered
-//     externals (a minor: only those registered since the last collection), free the
-//     cells of dead non-moving objects (a minor: only young ones), then install: sweep
-//     the old chunks (a major) and the nursery chunks kept for pinned objects, and free
-//     (or, relocate mode, quarantine) the nursery, the chunks a major evacuated or left
+//     externals (a minor: only those registered since the last collection), then
+//     sweepOld: free the cells of dead non-moving objects (a minor: only young ones),
+//     sweep the old chunks (a major) and the nursery chunks kept for pinned objects (a
+//     parallel major shares these with the parked mutators), then install: free (or,
+//     relocate mode, quarantine) the nursery, the chunks a major evacuated or left
 //     empty, and the large objects nobody reached.
 // To-space membership: in a major, the epoch bit in gcBits (every object in current
 // space carries the heap's epoch; copies and objects marked in place get the flipped
@@ -79,6 +80,49 @@ size_t nextGrowth(size_t live, int64_t external, const Config& config) {
   return base / 100 * (config.pauseMultiplier - 100);
 }
 
+// Step 6's sweep of chunks, one at a time. A chunk's sweep writes only that chunk and
+// its result, and reads what marking left (a copy's header, through the forwarding word
+// of its old image), so the chunks of a parallel major are shared with the parked
+// mutators (Collector::sweepOld). Protocol: the requester lists every chunk before
+// posting the job (under the heap lock, which orders the list and the marking before
+// every helper's reads); each participant claims the next chunk with one relaxed
+// fetch_add, which hands each index to exactly one of them; the requester reads the
+// results once no helper is inside (it waits for that under the lock).
+class SweepJob final : public StopJob {
+ public:
+  struct Item {
+    Chunk* chunk;
+    CellSweep result;  // a mark-region chunk's: only `live`
+  };
+  SweepJob(const TypeInfo* types, uint8_t liveMask, uint8_t liveBits, bool poison)
+      : types_(types), liveMask_(liveMask), liveBits_(liveBits), poison_(poison) {}
+  void add(Chunk* chunk) { items_.push_back({chunk, {}}); }
+  const std::vector<Item>& items() const { return items_; }
+  // Sweeps chunks until none is left; returns how many.
+  size_t sweep() {
+    size_t swept = 0;
+    for (size_t i = next_.fetch_add(1, std::memory_order_relaxed); i < items_.size();
+         i = next_.fetch_add(1, std::memory_order_relaxed), ++swept) {
+      Item& item = items_[i];
+      if (item.chunk->cellSize) item.result = sweepCellChunk(item.chunk, liveBits_, poison_);
+      else item.result.live = sweepChunk(item.chunk, types_, liveMask_, liveBits_, poison_);
+    }
+    return swept;
+  }
+  void help() override { helped_.fetch_add(sweep(), std::memory_order_relaxed); }
+  // Read once no helper is inside (the heap lock ordered their counts before).
+  size_t helped() const { return helped_.load(std::memory_order_relaxed); }
+
+ private:
+  const TypeInfo* types_;
+  uint8_t liveMask_;
+  uint8_t liveBits_;
+  bool poison_;
+  std::vector<Item> items_;
+  std::atomic<size_t> next_{0};
+  std::atomic<size_t> helped_{0};  // chunks the helpers swept
+};
+
 }  // namespace
 
 class Collector final {
@@ -100,14 +144,13 @@ class Collector final {
   size_t promotedBytes() const { return minor() ? main_.copiedBytes() + main_.keptBytes() : 0; }
   bool minor() const { return plan_.minor; }
   size_t markers() const { return markers_; }
+  size_t chunksHelpersSwept() const { return chunksHelpersSwept_; }
 
  private:
   bool helpersAttached() const;
   void keepPinned();
-  size_t sweep(Chunk* chunk, bool poison) {
-    return minor() ? sweepChunk(chunk, impl_.types, kBitOld, kBitOld, poison)
-                   : sweepChunk(chunk, impl_.types, kBitEpoch, plan_.toEpoch, poison);
-  }
+  template <typename Own>
+  void runShared(StopJob& job, Own own);
   void markAll();
   void markInParallel();
   void ephemeronFixpoint();
@@ -117,6 +160,7 @@ class Collector final {
   void clearWeak(int phase);
   void resurrectFinalizable();
   void sweepExternals();
+  void sweepOld();
   std::vector<Marker*> allMarkers();
 
   Heap& heap_;
@@ -126,12 +170,15 @@ class Collector final {
   // A parallel major's helpers' markers (their copies join to-space at install).
   std::vector<std::unique_ptr<Marker>> helpers_;
   size_t markers_ = 1;
+  size_t chunksHelpersSwept_ = 0;
   bool installed_ = false;
   // The nursery chunks kept in place for pinned objects (install sweeps them: their
   // other objects become fillers).
   std::vector<Chunk*> keptChunks_;
   std::vector<Chunk*> emptiedCells_;  // a major: cell chunks its sweep left empty
-  size_t externalReleased_ = 0;  // off-heap bytes the releases of dead externals returned
+  std::vector<Chunk*> swept_;         // a major: the old chunks its sweep kept objects in
+  std::vector<Chunk*> freed_;         // a major: the old chunks it evacuated or emptied
+  size_t externalReleased_ = 0;       // off-heap bytes the releases of dead externals returned
 };
 
 // Uninstalled means failed: the heap is broken, and roots the collection updated name
@@ -149,7 +196,7 @@ Collector::~Collector() {
 bool Collector::helpersAttached() const {
   size_t attached = 0;
   for (const Mutator* m : impl_.mutators) attached += m->attached_;
-  return attached > 1 && heap_.config_.parallelMarking;
+  return attached > 1 && heap_.config_.parallelMajors;
 }
 
 std::vector<Marker*> Collector::allMarkers() {
@@ -340,24 +387,28 @@ void Collector::markAll() {
   alone.run(main_);
 }
 
-// Posts the job for the stopped mutators (safepoint.cpp acknowledgeLocked), runs the
-// requester's marker in it, then waits until no helper is inside it any more. The
-// helpers' weak containers and counts go to the requester's marker, which alone does
-// the rest of the collection; their chunks stay theirs until install.
-void Collector::markInParallel() {
-  MarkJob job(plan_);
+// Posts `job` for the stopped mutators (safepoint.cpp acknowledgeLocked), does the
+// requester's part (`own`), then waits until no helper is inside the job any more.
+template <typename Own>
+void Collector::runShared(StopJob& job, Own own) {
   {
     std::lock_guard lock(impl_.mutex);
-    impl_.markJob = &job;
-    ++impl_.markJobNumber;
+    impl_.stopJob = &job;
+    ++impl_.stopJobNumber;
   }
   impl_.releaseCv.notify_all();
-  job.run(main_);
-  {
-    std::unique_lock lock(impl_.mutex);
-    impl_.markJob = nullptr;
-    impl_.acksCv.wait(lock, [&] { return impl_.markHelpers == 0; });
-  }
+  own();
+  std::unique_lock lock(impl_.mutex);
+  impl_.stopJob = nullptr;
+  impl_.acksCv.wait(lock, [&] { return impl_.stopJobHelpers == 0; });
+}
+
+// The requester's marker runs in the shared job. The helpers' weak containers and
+// counts go to the requester's marker, which alone does the rest of the collection;
+// their chunks stay theirs until install.
+void Collector::markInParallel() {
+  MarkJob job(plan_);
+  runShared(job, [&] { job.run(main_); });
   helpers_ = std::move(job.helpers());
   markers_ = 1 + helpers_.size();
   for (auto& helper : helpers_) main_.absorb(*helper);
@@ -376,16 +427,58 @@ bool Collector::run() {
   clearWeak(kClearKeys | kClearValues);
   for (WeakRootSource* source : impl_.weakRoots) source->sweepWeakRoots(main_);
   sweepExternals();
-  heap_.sweepCells(minor(), plan_.toEpoch, heap_.config_.stress == StressMode::kRelocate, emptiedCells_);
   for (Marker* marker : allMarkers()) marker->closeHole();
-  return main_.error().empty();
+  if (!main_.error().empty()) return false;
+  sweepOld();
+  return true;
+}
+
+// After every marker closed its hole (the rest of an open one has no headers yet): the
+// cells of dead non-moving objects (a minor: only young ones), a major's old chunks but
+// those it evacuated and its cell chunks, and the nursery chunks kept for pinned
+// objects. The chunks touch only memory no mutator can reach (world stopped); a
+// parallel major shares them with the parked mutators (SweepJob), then the cells' free
+// lists are linked in the chunks' order.
+void Collector::sweepOld() {
+  bool poison = heap_.config_.stress == StressMode::kRelocate;
+  if (minor()) heap_.sweepYoungCells(poison);
+  SweepJob job(impl_.types, minor() ? kBitOld : kBitEpoch, minor() ? kBitOld : plan_.toEpoch, poison);
+  auto region = [](const Chunk* chunk) { return !chunk->kept && !chunk->large && !chunk->cellSize; };
+  if (!minor()) {
+    for (Chunk* chunk : impl_.space)
+      if (region(chunk) && !chunk->evacuating) job.add(chunk);
+  }
+  for (Chunk* chunk : keptChunks_) job.add(chunk);
+  size_t cellsFrom = job.items().size();
+  if (!minor()) {
+    for (const CellClass& c : impl_.cells)
+      for (Chunk* chunk : c.chunks) job.add(chunk);
+  }
+  if (plan_.parallel) runShared(job, [&] { job.sweep(); });
+  else job.sweep();
+  chunksHelpersSwept_ = job.helped();
+  if (minor()) return;
+  std::vector<CellSweep> cells;
+  for (size_t i = cellsFrom; i < job.items().size(); ++i) cells.push_back(job.items()[i].result);
+  heap_.linkSweptCells(cells.data(), emptiedCells_);
+  // A chunk still marked evacuating holds no pinned object, so nothing of it was kept.
+  const SweepJob::Item* item = job.items().data();
+  for (Chunk* chunk : impl_.space) {
+    if (!region(chunk)) continue;
+    if (chunk->evacuating) {
+      chunk->evacuating = false;
+      freed_.push_back(chunk);
+    } else {
+      ((item++)->result.live > 0 ? swept_ : freed_).push_back(chunk);
+    }
+  }
 }
 
 // Makes the collection's result current. The nursery's chunks (mutator buffers, young
 // large objects nobody reached) are recycled, unmapped or (relocate, a major)
-// quarantined, but for those kept for pinned objects, which are swept and join the old
-// generation with the promotion chunks and the large chunks kept in place. A major also
-// sweeps the old chunks and frees those it evacuated or left empty. No mutator gets a
+// quarantined, but for those kept for pinned objects, which join the old generation
+// with the promotion chunks and the large chunks kept in place. A major also frees the
+// old chunks it evacuated or its sweep left empty. No mutator gets a
 // buffer in an old chunk: the next collection's promotion continues in the last
 // promotion chunk, and the swept chunks' holes are listed for it. A minor touches only
 // the nursery's chunks and those it promoted into: the old chunks stay listed and
@@ -395,23 +488,8 @@ void Collector::install(uint64_t collection) {
   std::vector<Marker*> markers = allMarkers();
   const Config& config = heap_.config_;
   bool relocate = config.stress == StressMode::kRelocate;
-  // The sweep touches only chunks no mutator can reach (world stopped): done before
-  // taking the lock. A major sweeps every old chunk but those it evacuated (a chunk
-  // still marked evacuating holds no pinned object, so nothing of it was kept).
-  std::vector<Chunk*> swept;
-  std::vector<Chunk*> old;  // to free
-  if (!minor()) {
-    for (Chunk* chunk : impl_.space) {
-      if (chunk->kept || chunk->large || chunk->cellSize) continue;
-      if (!chunk->evacuating && sweep(chunk, relocate) > 0) {
-        swept.push_back(chunk);
-      } else {
-        chunk->evacuating = false;
-        old.push_back(chunk);
-      }
-    }
-  }
-  for (Chunk* chunk : keptChunks_) sweep(chunk, relocate);
+  std::vector<Chunk*> old = std::move(freed_);  // to free
+  const std::vector<Chunk*>& swept = swept_;
   std::unique_lock lock(impl_.mutex);
   for (Chunk* chunk : impl_.youngChunks)
     if (!chunk->kept) old.push_back(chunk);
@@ -642,6 +720,7 @@ Status Heap::collectNow(CollectionKind kind) {
     stats_.bytesCopiedTotal += run.copiedBytes();
     stats_.bytesPromotedTotal += run.promotedBytes();
     if (!run.minor()) stats_.majorMarkersTotal += run.markers();
+    stats_.majorChunksHelpersSweptTotal += run.chunksHelpersSwept();
   }
   if (config_.verify) {
     fault = verifyHeapAfterCollection();

@@ -93,10 +93,11 @@
 //     so every young finalizable object is on the young list, and finalizers run in
 //     reverse registration order across both (verify checks the first part: negative
 //     test fault site "gc.finalizable-misfile"; the order: GcFinalizer.*).
-// 14. A major marked by several threads (the requester and the mutators parked in its
-//     stop, gc/marker.h) leaves the heap one marker leaves: each reached object is
-//     claimed, copied or marked, by exactly one of them, and every reference to it
-//     names that one copy (verify after each collection, GcParallelMark.* with real
+// 14. A major marked and swept by several threads (the requester and the mutators
+//     parked in its stop, gc/marker.h, collector.cpp SweepJob) leaves the heap one
+//     thread leaves: each reached object is claimed, copied or marked, by exactly one
+//     of them, every reference to it names that one copy, and each chunk is swept by
+//     exactly one of them (verify after each collection, GcParallelMark.* with real
 //     threads, under ThreadSanitizer in tools/tsan.sh; a marker that fails fails the
 //     collection: fault site "gc.marker").
 //
@@ -172,9 +173,9 @@ struct Config {
   // A requester that waits longer than this for acknowledgements fails the collection
   // (invariant 9) instead of hanging on a mutator that stopped polling.
   uint32_t safepointDeadlineMs = 10000;
-  // A major shares its marking with the mutators parked in its stop (gc-v2.md
-  // "Parallel majors"); off, the requester marks alone (tests compare the two).
-  bool parallelMarking = true;
+  // A major shares its marking and its sweep with the mutators parked in its stop
+  // (gc-v2.md "Parallel majors"); off, the requester does both alone (tests compare).
+  bool parallelMajors = true;
 };
 
 // Written by the collector and the refill path under the heap lock; Heap::stats()
@@ -194,6 +195,8 @@ struct Stats {
   // Markers that traced in majors, the requester's included: above major.count when
   // parked mutators helped (gc-v2.md "Parallel majors").
   uint64_t majorMarkersTotal = 0;
+  // Chunks the parked mutators swept in majors (gc-v2.md "Parallel majors").
+  uint64_t majorChunksHelpersSweptTotal = 0;
   uint64_t totalPauseNanos = 0;
   uint64_t longestPauseNanos = 0;
   PauseStats minor;
@@ -258,6 +261,7 @@ constexpr size_t roundObjectSize(size_t bytes) {
 }
 
 struct Chunk;
+struct CellSweep;
 
 // The non-moving space's size classes (nonmoving.cpp): cells of 16 bytes up to
 // kMaxCellSize; a bigger non-moving object gets a chunk of its own.
@@ -342,7 +346,7 @@ class Mutator {
   Object** handleEnd_ = nullptr;
   bool attached_ = false;
   uint64_t lastAckedEpoch_ = 0;
-  // The newest parallel marking job this mutator helped with (Impl::markJobNumber):
+  // The newest job of a parallel major this mutator helped with (Impl::stopJobNumber):
   // under the heap lock.
   uint64_t helpedJob_ = 0;
   MutatorStats stats_;
@@ -537,7 +541,8 @@ class Heap {
   char* allocateLargeLocked(size_t size, std::unique_lock<std::mutex>& lock);
   char* refillCells(Mutator& m, int cls);
   void retireCellsLocked(Mutator& m);
-  void sweepCells(bool minor, uint8_t liveEpoch, bool poison, std::vector<Chunk*>& emptied);
+  void sweepYoungCells(bool poison);
+  void linkSweptCells(const CellSweep* swept, std::vector<Chunk*>& emptied);
   void retireLocked(Mutator& mutator);
   void flushExternalLocked(Mutator& mutator);
   void addChunkLocked(Chunk* chunk);
@@ -551,7 +556,7 @@ class Heap {
   bool wantsCollectionLocked(bool stressDue);
   Status pollSlowMayGC(Mutator& m, bool force, CollectionKind kind, bool stressDue);
   Status acknowledgeLocked(Mutator& m, std::unique_lock<std::mutex>& lock);
-  void helpMarkLocked(Mutator& m, std::unique_lock<std::mutex>& lock);
+  void helpStopJobLocked(Mutator& m, std::unique_lock<std::mutex>& lock);
   Status stopTheWorldLocked(Mutator& m, std::unique_lock<std::mutex>& lock, bool force, CollectionKind kind);
   size_t unacknowledgedLocked(uint64_t epoch) const;
   void waitForNoStopLocked(std::unique_lock<std::mutex>& lock);

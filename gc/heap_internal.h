@@ -27,8 +27,6 @@
 
 namespace weft::gc {
 
-class MarkJob;
-
 // The old generation's lines (gc-v2.md "Mark-region old generation"): a standard old
 // chunk is a block of kLinesPerChunk lines of kLineSize bytes, with a mark bit per line.
 inline constexpr size_t kLineSize = 128;
@@ -90,6 +88,18 @@ inline size_t fillerBytes(const char* p) { return *reinterpret_cast<const size_t
 // size (-1 above kMaxCellSize) and the cell size of a class.
 int cellClassOf(size_t size);
 size_t cellSizeOf(int cls);
+
+// Work the requester of a major shares with the mutators parked in its stop
+// (safepoint.cpp acknowledgeLocked): it posts the job (Impl::stopJob), does its own
+// part, then waits until no helper is inside before the job goes (Collector::runShared).
+// help() runs on a parked mutator's thread, outside the heap lock, at most once per job.
+class StopJob {
+ public:
+  virtual void help() = 0;
+
+ protected:
+  ~StopJob() = default;
+};
 
 // One size class of the non-moving space. Lock, or world stopped.
 struct CellClass {
@@ -182,12 +192,13 @@ struct Heap::Impl {
   uint64_t doneEpoch = 0;        // lock: newest epoch released
   Mutator* requester = nullptr;  // lock: non-null while a stop is pending or collecting
   std::string failure;           // lock: the first failed transition's message
-  // A parallel major's marking (marker.h): the job parked mutators join while it is
-  // posted, its number (each mutator helps a job once) and the helpers inside it, for
-  // which the requester waits on acksCv before the job goes. Lock.
-  MarkJob* markJob = nullptr;
-  uint64_t markJobNumber = 0;
-  size_t markHelpers = 0;
+  // A parallel major's shared work (StopJob: its marking, then its sweep): the job
+  // parked mutators join while it is posted, its number (each mutator helps a job once)
+  // and the helpers inside it, for which the requester waits on acksCv before the job
+  // goes. Lock.
+  StopJob* stopJob = nullptr;
+  uint64_t stopJobNumber = 0;
+  size_t stopJobHelpers = 0;
   // A transition failed: the heap is not trusted. Written under the lock; the
   // safepoint's fast path reads it relaxed (a late read reaches the locked path, which
   // rereads it, at the next poll), and every decision is rechecked under the lock.
@@ -266,6 +277,16 @@ struct Heap::Impl {
 // top becomes the chunk's end. Returns the bytes of the objects it keeps. Fault site
 // "gc.line-drop": the sweep forgets the chunk's first marked line.
 size_t sweepChunk(Chunk* chunk, const TypeInfo* types, uint8_t liveMask, uint8_t liveBits, bool poison);
+// A major's sweep of one chunk of the non-moving space (nonmoving.cpp): the cells of
+// objects whose epoch is not `liveEpoch` become free cells (poisoned under relocate
+// stress), linked from `head` (the highest) down to `tail` (the lowest), whose link the
+// caller sets to join the class's list. Returns the bytes of the live cells.
+struct CellSweep {
+  size_t live = 0;
+  char* head = nullptr;
+  char* tail = nullptr;
+};
+CellSweep sweepCellChunk(Chunk* chunk, uint8_t liveEpoch, bool poison);
 // A major's start: marks the old chunks of `space` it evacuates (Chunk::evacuating,
 // and kBitEvacuate on their objects unless `everyChunk`, relocate stress, where every
 // old chunk is evacuated and the collector needs no bits).

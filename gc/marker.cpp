@@ -23,15 +23,17 @@ constexpr uint8_t kBitsCleared = kBitEpoch | kBitRemembered | kBitEvacuate;
 
 HeaderWord* headerWordOf(Object* obj) { return reinterpret_cast<HeaderWord*>(&obj->header); }
 
-// Most objects are a few words: copy them inline rather than through a memcpy call.
-inline void copyObject(char* to, const Object* from, size_t size) {
+// The body only: another marker may claim the header meanwhile (a CAS), and the copy's
+// header is the word the claim compares against (publishCopy). Most objects are a few
+// words: copied inline rather than through a memcpy call.
+inline void copyBody(char* to, const Object* from, size_t size) {
+  constexpr size_t kHeader = sizeof(ObjectHeader);
+  const char* src = reinterpret_cast<const char*>(from);
   if (size > 64) {
-    std::memcpy(to, from, size);
+    std::memcpy(to + kHeader, src + kHeader, size - kHeader);
     return;
   }
-  const char* src = reinterpret_cast<const char*>(from);
-  std::memcpy(to, src, 16);
-  for (size_t i = 16; i < size; i += 8) std::memcpy(to + i, src + i, 8);
+  for (size_t i = kHeader; i < size; i += 8) std::memcpy(to + i, src + i, 8);
 }
 
 }  // namespace
@@ -114,7 +116,7 @@ Object* Marker::copy(Object* obj, uint64_t word) {
     fail(plan_.minor ? "no memory to promote into (gc.promote)" : "no memory for to-space", obj);
     return obj;
   }
-  copyObject(to, obj, size);
+  copyBody(to, obj, size);
   return publishCopy(obj, word, reinterpret_cast<Object*>(to), size, inHole);
 }
 

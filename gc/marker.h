@@ -149,15 +149,15 @@ class Marker final : public Visitor {
 };
 
 // The shared state of one parallel marking phase. The requester posts it (Heap::Impl::
-// markJob), runs its own marker in it, then closes it; each stopped mutator that wakes
+// stopJob), runs its own marker in it, then closes it; each stopped mutator that wakes
 // for it joins with a marker of its own (safepoint.cpp acknowledgeLocked).
-class MarkJob {
+class MarkJob final : public StopJob {
  public:
   explicit MarkJob(const MarkPlan& plan) : plan_(plan) {}
   // Runs `marker` as one participant until the phase ends.
   void run(Marker& marker);
   // A stopped mutator's thread helping: a marker of its own, unless the phase is over.
-  void help();
+  void help() override;
   // Every helper's marker, once no helper runs (the requester waited for that).
   std::vector<std::unique_ptr<Marker>>& helpers() { return helpers_; }
   size_t participants() const { return joined_; }
@@ -185,8 +185,7 @@ class MarkJob {
   // itself is under mutex_.
   alignas(64) std::atomic<bool> hungry_{false};  // idle_ > batches_.size() and !over_
   std::atomic<uint64_t> events_{0};              // batches given, and the end: for spinners
-  char pad_[64 - sizeof(std::atomic<bool>) - sizeof(std::atomic<uint64_t>)] = {};
-  std::vector<std::unique_ptr<Marker>> helpers_;  // mutex_
+  alignas(64) std::vector<std::unique_ptr<Marker>> helpers_;  // mutex_; on the next line
 };
 
 }  // namespace weft::gc

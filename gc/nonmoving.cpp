@@ -150,47 +150,60 @@ void Heap::retireCellsLocked(Mutator& m) {
 // young cells it did not reach (they are still young); a major every cell whose object
 // does not carry `liveEpoch`, and returns in `emptied` the chunks (other than a class's
 // newest) left with no object, which it drops from their classes.
-void Heap::sweepCells(bool minor, uint8_t liveEpoch, bool poison, std::vector<Chunk*>& emptied) {
+// A minor frees the cells of the young non-moving objects it did not reach.
+void Heap::sweepYoungCells(bool poison) {
   Impl& impl = *impl_;
-  if (minor) {
-    for (Object* obj : impl.youngCells) {
-      if (obj->header.gcBits & kBitOld) continue;
-      int cls = cellClassOf(objectBytes(impl.types[obj->header.kind], obj));
-      char* p = reinterpret_cast<char*>(obj);
-      formatFreeCell(p, kCellSizes[cls], impl.cells[cls].free, poison);
-      impl.cells[cls].free = p;
-      impl.cellBytes -= kCellSizes[cls];
-    }
-    impl.youngCells.clear();
-    return;
+  for (Object* obj : impl.youngCells) {
+    if (obj->header.gcBits & kBitOld) continue;
+    int cls = cellClassOf(objectBytes(impl.types[obj->header.kind], obj));
+    char* p = reinterpret_cast<char*>(obj);
+    formatFreeCell(p, kCellSizes[cls], impl.cells[cls].free, poison);
+    impl.cells[cls].free = p;
+    impl.cellBytes -= kCellSizes[cls];
   }
   impl.youngCells.clear();
+}
+
+CellSweep sweepCellChunk(Chunk* chunk, uint8_t liveEpoch, bool poison) {
+  size_t cell = chunk->cellSize;
+  CellSweep out;
+  for (char* p = chunk->base; p + cell <= chunk->top; p += cell) {
+    auto* obj = reinterpret_cast<Object*>(p);
+    if (obj->header.kind != kFreeCellKind && (obj->header.gcBits & kBitEpoch) == liveEpoch) {
+      out.live += cell;
+      continue;
+    }
+    if (obj->header.kind != kFreeCellKind) formatFreeCell(p, cell, out.head, poison);
+    else nextFreeCell(p) = out.head;
+    if (!out.tail) out.tail = p;
+    out.head = p;
+  }
+  return out;
+}
+
+// A major, after sweepCellChunk ran on every cell chunk (`swept`: their results, in
+// the classes' order, then the chunks' order): rebuilds each class's free list, the
+// newest chunk's cells first, and hands back the chunks left empty but a class's
+// carving one.
+void Heap::linkSweptCells(const CellSweep* swept, std::vector<Chunk*>& emptied) {
+  Impl& impl = *impl_;
+  impl.youngCells.clear();
   size_t live = 0;
-  for (int cls = 0; cls < kCellClasses; ++cls) {
-    CellClass& c = impl.cells[cls];
-    size_t cell = kCellSizes[cls];
+  for (CellClass& c : impl.cells) {
     c.free = nullptr;
     size_t kept = 0;
     for (Chunk* chunk : c.chunks) {
-      char* before = c.free;
-      size_t liveHere = 0;
-      for (char* p = chunk->base; p + cell <= chunk->top; p += cell) {
-        auto* obj = reinterpret_cast<Object*>(p);
-        if (obj->header.kind != kFreeCellKind && (obj->header.gcBits & kBitEpoch) == liveEpoch) {
-          liveHere += cell;
-          continue;
-        }
-        if (obj->header.kind != kFreeCellKind) formatFreeCell(p, cell, c.free, poison);
-        else nextFreeCell(p) = c.free;
-        c.free = p;
-      }
-      if (liveHere == 0 && chunk != c.carve) {
-        c.free = before;  // its cells were pushed on top of `before`
+      const CellSweep& s = *swept++;
+      if (s.live == 0 && chunk != c.carve) {
         emptied.push_back(chunk);
         continue;
       }
+      if (s.head) {
+        nextFreeCell(s.tail) = c.free;
+        c.free = s.head;
+      }
       c.chunks[kept++] = chunk;
-      live += liveHere;
+      live += s.live;
     }
     c.chunks.resize(kept);
   }

@@ -26,7 +26,7 @@ inline constexpr size_t kMinObjectSize = 16;
 inline constexpr uint8_t kForwardedKind = 0xff;  // header of a moved object's old copy
 inline constexpr int kMaxKinds = 32;
 
-struct ObjectHeader {
+struct alignas(8) ObjectHeader {  // one word: parallel markers load and CAS it whole
   uint8_t kind;     // index into the heap's TypeInfo table, or kForwardedKind
   uint8_t gcBits;   // owned by the collector (see heap.h kBit*)
   uint16_t aux;     // free for the object kind (e.g. a table's metamethod-absence cache)

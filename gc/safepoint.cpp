@@ -10,8 +10,8 @@
 // remade under the lock.
 //  - A poll that finds a stop pending acknowledges its epoch (exactly once: the epoch is
 //    newer than lastAckedEpoch_) and waits on releaseCv until doneEpoch reaches it. If
-//    the requester posts a parallel marking job meanwhile (a major), it helps with it
-//    once, outside the lock (helpMarkLocked), and waits again.
+//    the requester posts a job meanwhile (a major's marking, then its sweep), it helps
+//    with each once, outside the lock (helpStopJobLocked), and waits again.
 //  - A poll that wants a collection (threshold, or its mutator's stress schedule,
 //    counted before the lock; decided under the lock)
 //    becomes the requester: ++stopEpoch, raise stopRequested_, wait on acksCv until no
@@ -195,26 +195,27 @@ Status Heap::acknowledgeLocked(Mutator& m, std::unique_lock<std::mutex>& lock) {
   for (;;) {
     impl.releaseCv.wait(lock, [&] {
       return impl.broken.load(std::memory_order_relaxed) || impl.doneEpoch >= epoch ||
-             (impl.markJob && m.helpedJob_ != impl.markJobNumber);
+             (impl.stopJob && m.helpedJob_ != impl.stopJobNumber);
     });
     if (impl.broken.load(std::memory_order_relaxed) || impl.doneEpoch >= epoch) break;
-    helpMarkLocked(m, lock);
+    helpStopJobLocked(m, lock);
   }
   m.noteStop(nanosSince(start));
   return impl.broken.load(std::memory_order_relaxed) ? Status(StatusCode::kFatal) : Status::ok();
 }
 
-// A parked mutator's thread marks with the requester (marker.h): the job stays alive
-// until markHelpers is back to zero, which the requester waits for.
-void Heap::helpMarkLocked(Mutator& m, std::unique_lock<std::mutex>& lock) {
+// A parked mutator's thread works with the requester (it marks, marker.h, then it
+// sweeps, collector.cpp sweepOld): the job stays alive until stopJobHelpers is back to
+// zero, which the requester waits for.
+void Heap::helpStopJobLocked(Mutator& m, std::unique_lock<std::mutex>& lock) {
   Impl& impl = *impl_;
-  MarkJob* job = impl.markJob;
-  m.helpedJob_ = impl.markJobNumber;
-  ++impl.markHelpers;
+  StopJob* job = impl.stopJob;
+  m.helpedJob_ = impl.stopJobNumber;
+  ++impl.stopJobHelpers;
   lock.unlock();
   job->help();
   lock.lock();
-  --impl.markHelpers;
+  --impl.stopJobHelpers;
   impl.acksCv.notify_all();
 }
 

@@ -210,6 +210,7 @@ Node takeDocument(const Snapshot& s) {
   gcNode.add("promoted_bytes", Node::integer(s.gc.bytesPromotedTotal));
   gcNode.add("copied_bytes", Node::integer(s.gc.bytesCopiedTotal));
   gcNode.add("major_markers", Node::integer(s.gc.majorMarkersTotal));
+  gcNode.add("major_helper_swept_chunks", Node::integer(s.gc.majorChunksHelpersSweptTotal));
   return doc;
 }
 
@@ -403,6 +404,9 @@ std::string formatPrometheus(const Snapshot& s) {
   p.sample("weft_gc_copied_bytes_total", "", double(s.gc.bytesCopiedTotal));
   p.header("weft_gc_major_markers_total", "counter", "Markers that traced in major collections.");
   p.sample("weft_gc_major_markers_total", "", double(s.gc.majorMarkersTotal));
+  p.header("weft_gc_major_helper_swept_chunks_total", "counter",
+           "Chunks that stopped workers swept in major collections.");
+  p.sample("weft_gc_major_helper_swept_chunks_total", "", double(s.gc.majorChunksHelpersSweptTotal));
   return p.out;
 }
 

@@ -1,5 +1,6 @@
 // Parallel majors (gc-v2.md "Parallel majors", heap.h invariant 14): mutators parked in
-// a major's stop help mark, and the heap they leave is the one a single marker leaves.
+// a major's stop help mark and sweep, and the heap they leave is the one a single
+// marker and sweeper leaves.
 // Run under ThreadSanitizer by tools/tsan.sh.
 #include <gtest/gtest.h>
 
@@ -12,7 +13,8 @@ namespace weft::gc::toy {
 namespace {
 
 constexpr int kHelpers = 3;
-constexpr int kTreeDepth = 12;  // 8,191 pairs a tree
+constexpr int kTreeDepth = 12;     // 8,191 pairs a tree
+constexpr int kFixedNodes = 4000;  // of each list of non-moving nodes
 constexpr std::chrono::milliseconds kRunTimeout{120000};
 
 // A full binary tree of pairs whose leaves are numbered blobs.
@@ -25,6 +27,27 @@ Object* buildTree(Mutator& m, int depth, int& next) {
   p->a = left.get();
   p->b = right;
   return obj(p);
+}
+
+// Two lists of non-moving nodes whose cells interleave, values from `count` - 1 down:
+// the even ones (returned) and the odd ones (left unrooted, to die).
+Object* buildFixedLists(Mutator& m, int count) {
+  Object* kept = nullptr;
+  Object* dropped = nullptr;
+  for (int i = 0; i < count; ++i) {
+    Node* n = as<Node>(m.allocateNonMoving(kNode, sizeof(Node)));
+    n->next = i % 2 ? dropped : kept;
+    n->value = i;
+    (i % 2 ? dropped : kept) = obj(n);
+  }
+  return kept;
+}
+
+// The nodes of `list` count down by `step` to `last`.
+void checkList(Object* list, int64_t first, int64_t step, int64_t last) {
+  int64_t expect = first;
+  for (Object* o = list; o; o = as<Node>(o)->next, expect -= step) ASSERT_EQ(as<Node>(o)->value, expect);
+  EXPECT_EQ(expect, last - step);
 }
 
 // The leaves of a tree built from `first`, in order, or -1 if one is wrong.
@@ -73,11 +96,13 @@ struct Scene {
     h.heap.removeRootSource(&roots);
   }
 
-  // `majors` majors with the helpers parked in each.
+  // `majors` majors with the helpers parked in each; the last ones sweep non-moving
+  // cells that died among live ones, and the free lists they rebuilt serve new ones.
   void run(int majors) {
     Object* list = nullptr;
     for (int i = 0; i < 2000; ++i) list = obj(newNode(h.m(), list, i));
-    h.roots.slots = {list, obj(newBlob(h.m(), std::string(Heap::kLargeObjectSize, 'b')))};
+    h.roots.slots = {list, obj(newBlob(h.m(), std::string(Heap::kLargeObjectSize, 'b'))),
+                     buildFixedLists(h.m(), 2 * kFixedNodes)};
     std::vector<std::thread> threads;
     for (int i = 0; i < kHelpers; ++i) threads.emplace_back([this, i] { helper(i + 1); });
     EXPECT_TRUE(waitUntil(
@@ -87,6 +112,8 @@ struct Scene {
         },
         "the helpers to build their trees", kRunTimeout));
     for (int i = 0; i < majors; ++i) h.major();
+    h.roots.slots.push_back(buildFixedLists(h.m(), 2 * kFixedNodes));
+    h.major();
     // Detached while the helpers finish: under stress their polls still collect.
     h.heap.detach(h.m());
     done.store(true);
@@ -95,6 +122,8 @@ struct Scene {
     int64_t expect = 1999;
     for (Object* o = h.roots.slots[0]; o; o = as<Node>(o)->next, --expect) ASSERT_EQ(as<Node>(o)->value, expect);
     EXPECT_EQ(expect, -1);
+    checkList(h.roots.slots[2], 2 * kFixedNodes - 2, 2, 0);
+    checkList(h.roots.slots[3], 2 * kFixedNodes - 2, 2, 0);
     EXPECT_EQ(h.heap.failureReason(), "");
   }
 
@@ -115,8 +144,9 @@ TEST(GcParallelMark, Invariant14_HelpersMarkAndTheHeapStaysWhole) {
   Scene scene(parallelConfig(StressMode::kNone));
   scene.run(20);
   Stats stats = scene.h.heap.stats();
-  EXPECT_EQ(stats.major.count, 20u);
+  EXPECT_EQ(stats.major.count, 21u);
   EXPECT_GT(stats.majorMarkersTotal, stats.major.count) << "parked mutators helped some majors";
+  EXPECT_GT(stats.majorChunksHelpersSweptTotal, 0u) << "parked mutators swept some chunks";
 }
 
 // Relocate stress copies every object at every major: markers race to copy the same
@@ -129,10 +159,11 @@ TEST(GcParallelMark, Invariant14_RacingCopiesUnderRelocateStress) {
 
 TEST(GcParallelMark, Invariant14_OffMeansOneMarker) {
   Config config = parallelConfig(StressMode::kNone);
-  config.parallelMarking = false;
+  config.parallelMajors = false;
   Scene scene(config);
   scene.run(5);
   EXPECT_EQ(scene.h.heap.stats().majorMarkersTotal, scene.h.heap.stats().major.count);
+  EXPECT_EQ(scene.h.heap.stats().majorChunksHelpersSweptTotal, 0u);
 }
 
 // A marker failing fails the collection closed, whoever it is.
