@@ -80,47 +80,34 @@ size_t nextGrowth(size_t live, int64_t external, const Config& config) {
   return base / 100 * (config.pauseMultiplier - 100);
 }
 
-// Step 6's sweep of chunks, one at a time. A chunk's sweep writes only that chunk and
-// its result, and reads what marking left (a copy's header, through the forwarding word
-// of its old image), so the chunks of a parallel major are shared with the parked
-// mutators (Collector::sweepOld). Protocol: the requester lists every chunk before
-// posting the job (under the heap lock, which orders the list and the marking before
-// every helper's reads); each participant claims the next chunk with one relaxed
+// Work in parts that write disjoint state (chunks, string table shards), each run once
+// by whichever participant claims it: the requester, or in a parallel major a mutator
+// parked in its stop (Collector::runParts). Protocol: the requester sets the parts up
+// before posting the job (under the heap lock, which orders them and the marking before
+// every helper's reads); each participant claims the next part with one relaxed
 // fetch_add, which hands each index to exactly one of them; the requester reads the
 // results once no helper is inside (it waits for that under the lock).
-class SweepJob final : public StopJob {
+template <typename Part>
+class PartsJob final : public StopJob {
  public:
-  struct Item {
-    Chunk* chunk;
-    CellSweep result;  // a mark-region chunk's: only `live`
-  };
-  SweepJob(const TypeInfo* types, uint8_t liveMask, uint8_t liveBits, bool poison)
-      : types_(types), liveMask_(liveMask), liveBits_(liveBits), poison_(poison) {}
-  void add(Chunk* chunk) { items_.push_back({chunk, {}}); }
-  const std::vector<Item>& items() const { return items_; }
-  // Sweeps chunks until none is left; returns how many.
-  size_t sweep() {
-    size_t swept = 0;
-    for (size_t i = next_.fetch_add(1, std::memory_order_relaxed); i < items_.size();
-         i = next_.fetch_add(1, std::memory_order_relaxed), ++swept) {
-      Item& item = items_[i];
-      if (item.chunk->cellSize) item.result = sweepCellChunk(item.chunk, liveBits_, poison_);
-      else item.result.live = sweepChunk(item.chunk, types_, liveMask_, liveBits_, poison_);
-    }
-    return swept;
+  PartsJob(size_t count, Part& part) : count_(count), part_(part) {}
+  // Runs parts until none is left; returns how many.
+  size_t run() {
+    size_t ran = 0;
+    for (size_t i = next_.fetch_add(1, std::memory_order_relaxed); i < count_;
+         i = next_.fetch_add(1, std::memory_order_relaxed), ++ran)
+      part_(i);
+    return ran;
   }
-  void help() override { helped_.fetch_add(sweep(), std::memory_order_relaxed); }
+  void help() override { helped_.fetch_add(run(), std::memory_order_relaxed); }
   // Read once no helper is inside (the heap lock ordered their counts before).
   size_t helped() const { return helped_.load(std::memory_order_relaxed); }
 
  private:
-  const TypeInfo* types_;
-  uint8_t liveMask_;
-  uint8_t liveBits_;
-  bool poison_;
-  std::vector<Item> items_;
+  const size_t count_;
+  Part& part_;
   std::atomic<size_t> next_{0};
-  std::atomic<size_t> helped_{0};  // chunks the helpers swept
+  std::atomic<size_t> helped_{0};  // parts the helpers ran
 };
 
 }  // namespace
@@ -151,6 +138,8 @@ class Collector final {
   void keepPinned();
   template <typename Own>
   void runShared(StopJob& job, Own own);
+  template <typename Part>
+  size_t runParts(size_t count, Part part);
   void markAll();
   void markInParallel();
   void ephemeronFixpoint();
@@ -159,6 +148,7 @@ class Collector final {
   void traceHolders(const std::vector<Object*>& holders);
   void clearWeak(int phase);
   void resurrectFinalizable();
+  void sweepWeakRoots();
   void sweepExternals();
   void sweepOld();
   std::vector<Marker*> allMarkers();
@@ -403,6 +393,17 @@ void Collector::runShared(StopJob& job, Own own) {
   impl_.acksCv.wait(lock, [&] { return impl_.stopJobHelpers == 0; });
 }
 
+// part(i) for every i < count, shared with the parked mutators in a parallel major
+// when there are several parts (waking them for one costs more than it saves: under
+// relocate stress a major leaves one chunk to sweep); how many parts they ran.
+template <typename Part>
+size_t Collector::runParts(size_t count, Part part) {
+  PartsJob<Part> job(count, part);
+  if (plan_.parallel && count > 1) runShared(job, [&] { job.run(); });
+  else job.run();
+  return job.helped();
+}
+
 // The requester's marker runs in the shared job. The helpers' weak containers and
 // counts go to the requester's marker, which alone does the rest of the collection;
 // their chunks stay theirs until install.
@@ -425,7 +426,7 @@ bool Collector::run() {
   if (!main_.error().empty()) return false;
   main_.setCopying(false);  // from here on nothing new becomes reachable
   clearWeak(kClearKeys | kClearValues);
-  for (WeakRootSource* source : impl_.weakRoots) source->sweepWeakRoots(main_);
+  sweepWeakRoots();
   sweepExternals();
   for (Marker* marker : allMarkers()) marker->closeHole();
   if (!main_.error().empty()) return false;
@@ -437,41 +438,51 @@ bool Collector::run() {
 // cells of dead non-moving objects (a minor: only young ones), a major's old chunks but
 // those it evacuated and its cell chunks, and the nursery chunks kept for pinned
 // objects. The chunks touch only memory no mutator can reach (world stopped); a
-// parallel major shares them with the parked mutators (SweepJob), then the cells' free
+// parallel major shares them with the parked mutators (runParts), then the cells' free
 // lists are linked in the chunks' order.
 void Collector::sweepOld() {
   bool poison = heap_.config_.stress == StressMode::kRelocate;
   if (minor()) heap_.sweepYoungCells(poison);
-  SweepJob job(impl_.types, minor() ? kBitOld : kBitEpoch, minor() ? kBitOld : plan_.toEpoch, poison);
+  uint8_t liveMask = minor() ? kBitOld : kBitEpoch;
+  uint8_t liveBits = minor() ? kBitOld : plan_.toEpoch;
   auto region = [](const Chunk* chunk) { return !chunk->kept && !chunk->large && !chunk->cellSize; };
+  std::vector<Chunk*> chunks;
   if (!minor()) {
     for (Chunk* chunk : impl_.space)
-      if (region(chunk) && !chunk->evacuating) job.add(chunk);
+      if (region(chunk) && !chunk->evacuating) chunks.push_back(chunk);
   }
-  for (Chunk* chunk : keptChunks_) job.add(chunk);
-  size_t cellsFrom = job.items().size();
+  chunks.insert(chunks.end(), keptChunks_.begin(), keptChunks_.end());
+  size_t cellsFrom = chunks.size();
   if (!minor()) {
-    for (const CellClass& c : impl_.cells)
-      for (Chunk* chunk : c.chunks) job.add(chunk);
+    for (const CellClass& c : impl_.cells) chunks.insert(chunks.end(), c.chunks.begin(), c.chunks.end());
   }
-  if (plan_.parallel) runShared(job, [&] { job.sweep(); });
-  else job.sweep();
-  chunksHelpersSwept_ = job.helped();
+  std::vector<CellSweep> results(chunks.size());  // a mark-region chunk's: only `live`
+  chunksHelpersSwept_ = runParts(chunks.size(), [&](size_t i) {
+    if (chunks[i]->cellSize) results[i] = sweepCellChunk(chunks[i], liveBits, poison);
+    else results[i].live = sweepChunk(chunks[i], impl_.types, liveMask, liveBits, poison);
+  });
   if (minor()) return;
-  std::vector<CellSweep> cells;
-  for (size_t i = cellsFrom; i < job.items().size(); ++i) cells.push_back(job.items()[i].result);
-  heap_.linkSweptCells(cells.data(), emptiedCells_);
+  heap_.linkSweptCells(results.data() + cellsFrom, emptiedCells_);
   // A chunk still marked evacuating holds no pinned object, so nothing of it was kept.
-  const SweepJob::Item* item = job.items().data();
+  const CellSweep* result = results.data();
   for (Chunk* chunk : impl_.space) {
     if (!region(chunk)) continue;
     if (chunk->evacuating) {
       chunk->evacuating = false;
       freed_.push_back(chunk);
     } else {
-      ((item++)->result.live > 0 ? swept_ : freed_).push_back(chunk);
+      ((result++)->live > 0 ? swept_ : freed_).push_back(chunk);
     }
   }
+}
+
+// The weak roots (the string table), part by part, shared in a parallel major: the
+// requester's marker copies nothing any more, so its visit and isLive only read.
+void Collector::sweepWeakRoots() {
+  std::vector<std::pair<WeakRootSource*, size_t>> parts;
+  for (WeakRootSource* source : impl_.weakRoots)
+    for (size_t part = 0; part < source->weakRootParts(); ++part) parts.emplace_back(source, part);
+  runParts(parts.size(), [&](size_t i) { parts[i].first->sweepWeakRootPart(parts[i].second, main_); });
 }
 
 // Makes the collection's result current. The nursery's chunks (mutator buffers, young

@@ -469,10 +469,12 @@ bool Heap::contains(const void* p) const {
   return addr < it->first + it->second->size;
 }
 
+// The checking barrier calls this while other workers' barriers set bits of the same
+// header (rememberSlow): the bits are read as the barrier reads them, atomically.
 bool Heap::isCurrentObject(const Object* obj) const {
   if (!obj || (reinterpret_cast<uintptr_t>(obj) & (kObjectAlignment - 1)) || !contains(obj)) return false;
   uint8_t kind = obj->header.kind;
-  return kind < kMaxKinds && impl_->registered[kind] && (obj->header.gcBits & kBitEpoch) == impl_->epoch;
+  return kind < kMaxKinds && impl_->registered[kind] && (loadGcBits(obj) & kBitEpoch) == impl_->epoch;
 }
 
 // ---- The remembered set (gc-v2.md) ----

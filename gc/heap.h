@@ -94,10 +94,10 @@
 //     reverse registration order across both (verify checks the first part: negative
 //     test fault site "gc.finalizable-misfile"; the order: GcFinalizer.*).
 // 14. A major marked and swept by several threads (the requester and the mutators
-//     parked in its stop, gc/marker.h, collector.cpp SweepJob) leaves the heap one
+//     parked in its stop, gc/marker.h, collector.cpp PartsJob) leaves the heap one
 //     thread leaves: each reached object is claimed, copied or marked, by exactly one
-//     of them, every reference to it names that one copy, and each chunk is swept by
-//     exactly one of them (verify after each collection, GcParallelMark.* with real
+//     of them, every reference to it names that one copy, and each chunk and each
+//     part of a weak root source is swept by exactly one of them (verify after each collection, GcParallelMark.* with real
 //     threads, under ThreadSanitizer in tools/tsan.sh; a marker that fails fails the
 //     collection: fault site "gc.marker").
 //
@@ -228,10 +228,20 @@ class RootSource {
 // entry whose object is dead (!visitor.isLive) and update the rest (visitor.visit). A
 // minor pass (gc/pass.h) may skip entries it knows to be old; verification passes a
 // visitor whose isLive is always true, and every entry must then be visited.
+// A source may split its sweep into parts that write disjoint state: a parallel major
+// sweeps different parts at once on the requester and the parked mutators (gc-v2.md
+// "Parallel majors"), all with the requester's marker, which copies nothing by then
+// (its visit and isLive only read the heap). Each part should be worth a thread's
+// wake-up: a small source is one part. sweepWeakRoots is every part.
 class WeakRootSource {
  public:
   virtual ~WeakRootSource() = default;
   virtual void sweepWeakRoots(Visitor& visitor) = 0;
+  virtual size_t weakRootParts() const { return 1; }
+  virtual void sweepWeakRootPart(size_t part, Visitor& visitor) {
+    (void)part;
+    sweepWeakRoots(visitor);
+  }
 };
 
 // Runs finalizers: the VM drains pending finalizable objects at its safepoints.

@@ -265,31 +265,12 @@ void Marker::traceOne(Object* obj) {
 // Breadth-first over to-space: promotion chunks in order (the last one grows while it is
 // scanned; the lines of what it scans are marked), then large objects, then the grey
 // stack; repeat until none advanced. No recursion, so a million-long list costs no
-// stack.
+// stack. With several markers (plan_.parallel) every reached object is pushed grey
+// (publishCopy, markInPlace, keepLarge), from the shared phase to the collection's end,
+// so only the grey stack is walked: the copies were traced from it already.
 void Marker::scan() {
   for (;;) {
-    bool progress = false;
-    while (scanChunk_ < toChunks_.size()) {
-      Chunk* chunk = toChunks_[scanChunk_];
-      if (!scanPtr_) scanPtr_ = chunk->base;
-      while (scanPtr_ < chunk->top) {
-        Object* obj = reinterpret_cast<Object*>(scanPtr_);
-        const TypeInfo& info = impl_.types[obj->header.kind];
-        size_t size = objectBytes(info, obj);
-        markLines(chunk, scanPtr_, size);
-        scanPtr_ += size;
-        if (info.prefetch) prefetchAlong();
-        if (info.trace) info.trace(obj, *this);
-        progress = true;
-      }
-      if (scanChunk_ + 1 == toChunks_.size()) break;
-      ++scanChunk_;
-      scanPtr_ = nullptr;
-    }
-    while (scanLarge_ < toLarge_.size()) {
-      traceOne(reinterpret_cast<Object*>(toLarge_[scanLarge_++]->base));
-      progress = true;
-    }
+    bool progress = !plan_.parallel && scanCopies();
     while (!grey_.empty()) {
       Object* obj = grey_.back();
       grey_.pop_back();
@@ -298,6 +279,34 @@ void Marker::scan() {
     }
     if (!progress) return;
   }
+}
+
+// One marker's Cheney scan of its promotion chunks and large objects; whether it
+// traced anything.
+bool Marker::scanCopies() {
+  bool progress = false;
+  while (scanChunk_ < toChunks_.size()) {
+    Chunk* chunk = toChunks_[scanChunk_];
+    if (!scanPtr_) scanPtr_ = chunk->base;
+    while (scanPtr_ < chunk->top) {
+      Object* obj = reinterpret_cast<Object*>(scanPtr_);
+      const TypeInfo& info = impl_.types[obj->header.kind];
+      size_t size = objectBytes(info, obj);
+      markLines(chunk, scanPtr_, size);
+      scanPtr_ += size;
+      if (info.prefetch) prefetchAlong();
+      if (info.trace) info.trace(obj, *this);
+      progress = true;
+    }
+    if (scanChunk_ + 1 == toChunks_.size()) break;
+    ++scanChunk_;
+    scanPtr_ = nullptr;
+  }
+  while (scanLarge_ < toLarge_.size()) {
+    traceOne(reinterpret_cast<Object*>(toLarge_[scanLarge_++]->base));
+    progress = true;
+  }
+  return progress;
 }
 
 // Tracing many small objects that point off the heap (threads: their data and stacks)

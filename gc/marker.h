@@ -109,6 +109,7 @@ class Marker final : public Visitor {
   Object* publishCopy(Object* obj, uint64_t word, Object* moved, size_t size, bool inHole);
   char* allocateTo(size_t size);
   void traceOne(Object* obj);
+  bool scanCopies();  // the Cheney part of scan(), one marker only
   void prefetchAlong();
   void share(MarkJob& job);
   void pushGrey(Object* obj);

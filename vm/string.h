@@ -68,6 +68,10 @@ class StringTable final : public gc::WeakRootSource {
   size_t size() const;
 
   void sweepWeakRoots(gc::Visitor& visitor) override;
+  // Runs of whole shards (shards share nothing the sweep writes), about
+  // kSweepSlotsPerPart slots each (string.cpp), at most 64: one part for a small table.
+  size_t weakRootParts() const override;
+  void sweepWeakRootPart(size_t part, gc::Visitor& visitor) override;
 
  private:
   // One slot: the string with its hash and length beside it, so a probe reads one
@@ -94,6 +98,7 @@ class StringTable final : public gc::WeakRootSource {
   static void noteYoung(Shard& shard, const Slot& slot);
   static void eraseSlot(Shard& shard, uint32_t i);
   static void sweepShard(Shard& shard, gc::Visitor& visitor);
+  static void sweepOneShard(Shard& shard, gc::Visitor& visitor);
   static void sweepYoung(Shard& shard, gc::Visitor& visitor);
   static String* findLocked(const Shard& shard, std::string_view bytes, uint32_t hash);
   static void lock(Shard& shard);

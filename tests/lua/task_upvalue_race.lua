@@ -21,13 +21,14 @@ local function valid(v)
   return false
 end
 
-local ctl = {stop = false}
+local ctl = {stop = false, ran = {}}
 local READERS = 2
 local BATCH = 2000
 
 -- Tasks that call `get` until told to stop; each returns (bad reads, batches).
 local function spawnReaders(get)
   local ts = {}
+  ctl.ran = {}
   for r = 1, READERS do
     ts[r] = task.spawn(function()
       local bad, batches = 0, 0
@@ -36,12 +37,26 @@ local function spawnReaders(get)
           if not valid(get()) then bad = bad + 1 end
         end
         batches = batches + 1
+        ctl.ran[r] = true
         task.yield()
       end
       return bad, batches
     end)
   end
   return ts
+end
+
+-- Whether an owner's loop may end: its second is over and every reader finished a
+-- batch (under relocate stress on a loaded machine a batch may take that long; a
+-- minute more is the limit, after which the "ran" check fails).
+local function ownerDone(deadline)
+  local now = task.now()
+  if now < deadline then return false end
+  if now >= deadline + 60 then return true end
+  for r = 1, READERS do
+    if not ctl.ran[r] then return false end
+  end
+  return true
 end
 local function collect(ts, what)
   local bad, batches = 0, 0
@@ -62,7 +77,7 @@ do
   local readers = spawnReaders(getX)
   local deadline = task.now() + 1.0
   local t1, t2, neg = T1, T2, -7
-  while task.now() < deadline do
+  while not ownerDone(deadline) do
     for _ = 1, BATCH do
       x = 1; x = t1; x = 2.5; x = "short"; x = t2; x = neg; x = LONG; x = T1
       x = neg + 0; x = t2
@@ -115,13 +130,14 @@ end
 -- 3. The owner is itself a task on another worker: it publishes getX and writes x.
 do
   ctl.stop = false
+  ctl.ran = {}
   local shared = {}
   local owner = task.spawn(function()
     local x = T2
     shared.get = function() return x end
     local deadline = task.now() + 1.0
     local t1, t2 = T1, T2
-    while task.now() < deadline do
+    while not ownerDone(deadline) do
       for _ = 1, BATCH do x = t1; x = 1; x = t2; x = 2.5; x = "short" end
       task.yield()
     end

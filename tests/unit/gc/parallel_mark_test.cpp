@@ -4,6 +4,7 @@
 // Run under ThreadSanitizer by tools/tsan.sh.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -49,6 +50,26 @@ void checkList(Object* list, int64_t first, int64_t step, int64_t last) {
   for (Object* o = list; o; o = as<Node>(o)->next, expect -= step) ASSERT_EQ(as<Node>(o)->value, expect);
   EXPECT_EQ(expect, last - step);
 }
+
+// A weak root source in parts, as the string table's shards: the parts are swept at
+// once by the requester and the helpers.
+struct PartedTable : WeakRootSource {
+  static constexpr size_t kParts = 16;
+  void sweepWeakRoots(Visitor& v) override {
+    for (size_t part = 0; part < kParts; ++part) sweepWeakRootPart(part, v);
+  }
+  size_t weakRootParts() const override { return kParts; }
+  void sweepWeakRootPart(size_t part, Visitor& v) override {
+    std::vector<Object*> kept;
+    for (Object* entry : parts[part]) {
+      if (!v.isLive(entry)) continue;
+      v.visit(entry);
+      kept.push_back(entry);
+    }
+    parts[part] = std::move(kept);
+  }
+  std::vector<Object*> parts[kParts];
+};
 
 // The leaves of a tree built from `first`, in order, or -1 if one is wrong.
 int64_t checkTree(Object* o, int depth, int64_t first) {
@@ -98,9 +119,15 @@ struct Scene {
 
   // `majors` majors with the helpers parked in each; the last ones sweep non-moving
   // cells that died among live ones, and the free lists they rebuilt serve new ones.
+  // The weak table holds the shared list's nodes and as many dead ones.
   void run(int majors) {
     Object* list = nullptr;
-    for (int i = 0; i < 2000; ++i) list = obj(newNode(h.m(), list, i));
+    for (int i = 0; i < 2000; ++i) {
+      list = obj(newNode(h.m(), list, i));
+      weak.parts[i % PartedTable::kParts].push_back(list);
+      weak.parts[(i + 1) % PartedTable::kParts].push_back(obj(newNode(h.m(), nullptr, -i)));
+    }
+    h.heap.addWeakRootSource(&weak);
     h.roots.slots = {list, obj(newBlob(h.m(), std::string(Heap::kLargeObjectSize, 'b'))),
                      buildFixedLists(h.m(), 2 * kFixedNodes)};
     std::vector<std::thread> threads;
@@ -124,12 +151,22 @@ struct Scene {
     EXPECT_EQ(expect, -1);
     checkList(h.roots.slots[2], 2 * kFixedNodes - 2, 2, 0);
     checkList(h.roots.slots[3], 2 * kFixedNodes - 2, 2, 0);
+    std::set<Object*> nodes;
+    for (Object* o = h.roots.slots[0]; o; o = as<Node>(o)->next) nodes.insert(o);
+    size_t entries = 0;
+    for (const std::vector<Object*>& part : weak.parts) {
+      for (Object* entry : part) EXPECT_EQ(nodes.count(entry), 1u) << "a weak entry names a live node's copy";
+      entries += part.size();
+    }
+    EXPECT_EQ(entries, nodes.size()) << "the dead entries went, the live ones stayed";
+    h.heap.removeWeakRootSource(&weak);
     EXPECT_EQ(h.heap.failureReason(), "");
   }
 
   // Its roots (the shared list and big blob) are written by the test thread's
   // collections and read by helpers while attached or after `done`.
   ToyHeap h;
+  PartedTable weak;  // swept only with the world stopped
   std::atomic<int> ready{0};
   std::atomic<bool> done{false};
 };
