@@ -166,16 +166,21 @@ Status RuntimeImpl::onBusy(sched::Worker& worker) {
 
 // The host thread sleeps in the wait of the main task, or of a task it ran that waits
 // under a native frame (hostWaiter: the main task below it cannot go on either).
+// The waiter's thread begins a wait, may add its timer, and only then sets `blocked`;
+// the scheduler read the timers before this runs, possibly before that timer was added.
+// So: the claim word first, then `blocked` (seq_cst: a true read of this wait's store
+// makes its timer visible), then the timers again, then the word again. A timer that
+// ended and dropped the count to zero ended this wait first, and the word shows it.
 void RuntimeImpl::onAllBlocked() {
   LuaTask* waiter = hostWaiter.load(std::memory_order_seq_cst);
   // Not asleep: the main task runs above its wait (wait.cpp) and may sleep itself.
   if (!waiter || !waiter->wait.isBlocked()) waiter = mainTask;
-  if (closed() || !waiter || !waiter->wait.isBlocked() || waiter->wait.phase() != WaitPhase::kWaiting ||
-      mainResumable()) {
-    return;
-  }
+  if (closed() || !waiter) return;
+  uint64_t word = waiter->wait.observedWord();
+  if (WaitState::phaseOf(word) != WaitPhase::kWaiting || !waiter->wait.isBlocked() || mainResumable()) return;
   if (!nativeWaitsOpen() || openPorts.load(std::memory_order_relaxed) > 0) return;
   if (blockingPool.inFlight() > 0) return;  // a job's end wakes its task
+  if (scheduler->timersPending() != 0 || waiter->wait.observedWord() != word) return;
   deadlocked.store(true, std::memory_order_release);
   waiter->wait.signalBlocked();
 }

@@ -74,7 +74,7 @@ void WaitState::finish() {
 }
 
 WaitPhase WaitState::phase() const {
-  return WaitPhase(word_.load(std::memory_order_acquire) & ((uint64_t(1) << kPhaseBits) - 1));
+  return phaseOf(word_.load(std::memory_order_acquire));
 }
 
 bool WaitState::open() const {

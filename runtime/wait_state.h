@@ -150,6 +150,10 @@ class WaitState {
   // The current generation, for a thread not ordered after the owner's begin: acquire,
   // so a claim of it sees that wait's fields.
   uint64_t observedGen() const { return word_.load(std::memory_order_acquire) >> kPhaseBits; }
+  // The whole claim word (acquire), for the deadlock check: one value names one wait in
+  // one phase, so reading it again tells whether that wait went on meanwhile.
+  uint64_t observedWord() const { return word_.load(std::memory_order_acquire); }
+  static WaitPhase phaseOf(uint64_t word) { return WaitPhase(word & ((uint64_t(1) << kPhaseBits) - 1)); }
 
   // Step 3's transitions from (gen, kWaiting); false when the wait `gen` has already
   // ended (or a later one began). kClaiming met on the way is waited out.

@@ -104,13 +104,32 @@ fuzzPass() {
   return "$status"
 }
 
-# timed NAME COMMAND...: runs COMMAND and reports how long it took.
+# timed NAME COMMAND...: runs COMMAND and reports how long it took. Its output also goes
+# to $LOGS/NAME.log, for the digest of a failed stage (digest).
+LOGS=$(mktemp -d)
+trap 'rm -rf "$LOGS"' EXIT
 timed() {
-  local name=$1 start=$SECONDS rc=0
+  local name=$1 start=$SECONDS rc
   shift
-  "$@" || rc=$?
+  set +e
+  "$@" 2>&1 | tee "$LOGS/$name.log"
+  rc=${PIPESTATUS[0]}
+  set -e
   echo "setup.sh: $name took $((SECONDS - start))s"
   return "$rc"
+}
+
+# digest NAME: what a failed stage said of its failure, printed after ctest's summary,
+# since a CI log is often read from its tail only: the sanitizer's first report, the
+# lines that name a failing test, and the stage's last lines.
+digest() {
+  local log="$LOGS/$1.log"
+  [[ -f $log ]] || return 0
+  echo "setup.sh: ---- digest of the $1 ----"
+  grep -m 1 -A 40 -E '^(WARNING: ThreadSanitizer|==[0-9]+==ERROR|.*runtime error:)' "$log" || true
+  grep -E '(FAILED|Failed|failed|deadlock|error:|Timeout|\*\*\*)' "$log" | grep -v ' 0 failed' | tail -n 25 || true
+  echo "setup.sh: ... its last lines:"
+  tail -n 15 "$log"
 }
 
 case "${1:-}" in
@@ -133,7 +152,11 @@ case "${1:-}" in
     status=0
     ctest --test-dir build --output-on-failure -j "$JOBS" || status=$?
     # Said again at the end: a CI log is often read from its tail only.
-    if ((${#failed[@]} > 0)); then echo "setup.sh: FAILED: ${failed[*]} (details above)"; exit 1; fi
+    if ((${#failed[@]} > 0)); then
+      for f in "${failed[@]}"; do digest "$f"; done
+      echo "setup.sh: FAILED: ${failed[*]} (digest above)"
+      exit 1
+    fi
     exit "$status"
     ;;
   *)

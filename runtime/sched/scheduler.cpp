@@ -290,6 +290,8 @@ TimerId Scheduler::addTimer(Clock::time_point deadline, std::function<void()> fn
 
 bool Scheduler::cancelTimer(TimerId id) { return in_->det ? in_->det->cancelTimer(id) : in_->timers.cancel(id); }
 
+uint64_t Scheduler::timersPending() const { return in_->timers.pending(); }
+
 
 Clock::time_point Scheduler::now() const {
   if (!in_->det) return Clock::now();

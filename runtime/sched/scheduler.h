@@ -343,6 +343,10 @@ class Scheduler {
   TimerId addTimer(Clock::time_point deadline, std::function<void()> fn);
   // true if the timer was removed before it ran.
   bool cancelTimer(TimerId id);
+  // Timers added and not yet finished (acquire; timer_service.h). For onAllBlocked's
+  // second look: a thread may add a timer and then block after the last parker read
+  // the count, so the executor reads it again once it has read its waits.
+  uint64_t timersPending() const;
 
   // A dispatch about to block its thread (an OS call, or a task's wait under a native
   // frame), called on that thread with the worker it runs: the thread releases the

@@ -3,9 +3,12 @@
 // synchronisation (runtime/*.cpp), not only the scheduler core's.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 
 #include "runtime/runtime.h"
+#include "runtime/runtime_impl.h"
 #include "vm/host.h"
 
 namespace weft::runtime {
@@ -81,6 +84,39 @@ TEST(RuntimeTasks, SpawnAwaitChannelsAndSelectOnTwoWorkers) {
   )";
   EXPECT_EQ(runTasksMayGC(chunk, 2), "ok");
   EXPECT_EQ(runTasksMayGC(chunk, 4), "ok");
+}
+
+// RuntimeImpl::onAllBlocked reads the timers again after the waiter's state: the last
+// worker to park may have read the timers just before the main task armed its sleep's
+// timer and blocked, and that sleep is no deadlock. A second thread runs the check
+// over and over while the main task sleeps, as such a worker would.
+TEST(RuntimeTasks, AllBlockedWhileASleepsTimerIsPendingIsNoDeadlock) {
+  std::unique_ptr<vm::State> state = vm::newStandardState({});
+  ASSERT_NE(state, nullptr);
+  RuntimeOptions options;
+  options.workers = 1;
+  auto rt = Runtime::start(*state, options);
+  ASSERT_TRUE(rt.hasValue());
+  RuntimeImpl* impl = runtimeOf(*state);
+  std::atomic<bool> stop{false};
+  int checks = 0;
+  std::thread checker([&] {
+    while (!stop.load(std::memory_order_acquire)) {
+      if (impl->mainTask->wait.isBlocked()) {
+        impl->onAllBlocked();
+        checks++;
+      }
+      std::this_thread::yield();
+    }
+  });
+  vm::HostStack h(*state);
+  bool ran = h.loadMayGC("task.sleep(0.2)", "=sleep").isOk() && h.pcallMayGC(0, 0, true).isOk();
+  stop.store(true, std::memory_order_release);
+  checker.join();
+  EXPECT_TRUE(ran);
+  EXPECT_GT(checks, 0) << "the check never ran while the main task slept";
+  EXPECT_FALSE(impl->deadlocked.load(std::memory_order_acquire));
+  h.setTop(0);
 }
 
 }  // namespace
