@@ -229,15 +229,10 @@ Status RuntimeImpl::runInlineMayGC(LuaTask& self, const std::function<bool()>& e
     case sched::InlineRun::kClosed:
       return Status(StatusCode::kFatal);
     case sched::InlineRun::kDeadlock:
+      // Only the host thread, whose waiter is the main task, is told of a deadlock.
       if (self.isMain && state.atPrompt) {
         abortPromptWait(self);
         return Status::ok();
-      }
-      // Only tasks started above this one on the thread's stack could run.
-      if (!self.isMain) {
-        std::fprintf(stderr, "weft: deterministic mode: task %llu waits under a native frame (a metamethod, a sort "
-                     "comparator, a gsub function), which holds the mode's one thread\n",
-                     static_cast<unsigned long long>(self.id()));
       }
       reportDeadlockAndExit();
     case sched::InlineRun::kDiverged:
@@ -391,12 +386,7 @@ RunOutcome RuntimeImpl::runTask(sched::Worker& worker, sched::Task& base, int32_
   auto* task = static_cast<LuaTask*>(&base);
   if (closed()) return RunOutcome::kCancelled;
   if (!tlsContext) return dispatchNestedMayGC(*task, budget);
-  // Deterministic mode: a runner coordinating a nested wait dispatches inside its own
-  // step (sched/deterministic.h), whose thread goes on after this one.
-  vm::ThreadData* outer = tlsContext->exec.running;
-  RunOutcome out = dispatchMayGC(*tlsContext, *task, budget);
-  tlsContext->exec.running = outer;
-  return out;
+  return dispatchMayGC(*tlsContext, *task, budget);
 }
 
 bool RuntimeImpl::cancelAtStart(const LuaTask& task) const {

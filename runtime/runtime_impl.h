@@ -133,9 +133,10 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   void leaveBlockingCurrent();
 
   // Deterministic mode: `self` (the main task, or a task waiting under a native frame)
-  // reached a schedule point on the coordinator thread; other tasks run their steps until
-  // the chooser picks it, a candidate whenever `enabled()`. A deadlock or a divergence
-  // ends the process here (after writing the recording); kFatal when the runtime closed.
+  // reached a schedule point with its frames on this thread's stack; other tasks run
+  // their steps on other threads (sched/deterministic.h) until the chooser picks it, a
+  // candidate whenever `enabled()`. A deadlock or a divergence ends the process here
+  // (after writing the recording); kFatal when the runtime closed.
   Status runInlineMayGC(LuaTask& self, const std::function<bool()>& enabled);
   // Seconds on the scheduler's clock (task.now): steady, or logical when deterministic.
   double nowSeconds() const;
@@ -214,9 +215,8 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   // Serves a collection requested while no task runs on wc's thread; false (the runtime
   // closed) when the collector failed.
   bool servePendingCollectionMayGC(WorkerContext& wc);
-  // A dispatch on the main task's thread (the deterministic coordinator, or the host
-  // lane's: sched/host_lane.cpp), bound to nestedContext_ for its duration; nested ones
-  // restore what they found.
+  // A dispatch on the main task's thread (the host lane's: sched/host_lane.cpp), bound to
+  // nestedContext_ for its duration; nested ones restore what they found.
   sched::RunOutcome dispatchNestedMayGC(LuaTask& task, int32_t& budget);
   // The main task's thread's context for the tasks it runs: the State's main mutator,
   // attached as long as the main context is. Created at the first nested dispatch.

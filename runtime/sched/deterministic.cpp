@@ -73,7 +73,7 @@ uint32_t DetChooser::pick(DecisionKind kind, uint32_t n, uint64_t previous,
   }
   // Past a prefix: no preemption. The task the last step ran goes on when it still can
   // (a requeued task is the first ready candidate); otherwise the first candidate runs.
-  uint32_t requeued = c.waiter ? 1 : 0;
+  uint32_t requeued = c.waiterCount();
   if (kind == DecisionKind::kRun && n > requeued && c.idAt(requeued) == previous) return requeued;
   return 0;
 }
@@ -227,26 +227,79 @@ bool DetCoordinator::waitForOutside() {
   return true;
 }
 
+namespace {
+// The calling thread's DetThread: a runner's or a spare's; nullptr on the host thread.
+thread_local DetThread* tlsDetThread = nullptr;
+}  // namespace
+
+DetThread& DetCoordinator::thisThread() { return tlsDetThread ? *tlsDetThread : host_; }
+
 InlineRun DetCoordinator::runInline(Task* waiter, const std::function<bool()>& enabled) {
+  DetThread& me = thisThread();
+  bool holder;
+  {
+    std::lock_guard lock(mu_);
+    WEFT_CHECK(!me.waiter, "a thread has one inline waiter");
+    me.waiter = waiter;
+    me.enabled = &enabled;
+    waiting_.push_back(&me);
+    holder = holder_ == &me;
+    // A runner's committed step waits under a native frame: its committer, waiting for
+    // the step's end (awaitStepEnd), goes on deciding without it.
+    if (!holder) setPhase(waiter, kParked);
+  }
+  if (!holder) steps_.notify_all();
+  InlineRun out = holder ? coordinate(me) : awaitHandOff(me);
+  std::lock_guard lock(mu_);
+  std::erase(waiting_, &me);
+  me.waiter = nullptr;
+  me.enabled = nullptr;
+  return out;
+}
+
+// The inline waiters that can go on, then the ready tasks: their count and hash.
+bool DetCoordinator::gatherCandidatesLocked(uint32_t& n, uint64_t& hash) {
+  inlineThreads_.clear();
+  inlineIds_.clear();
+  hash = readyHash_;
+  for (DetThread* d : waiting_) {
+    if (!(*d->enabled)()) continue;
+    uint64_t id = runId(d->waiter);
+    inlineThreads_.push_back(d);
+    inlineIds_.push_back(id);
+    hash += decisionMemberHash(id);
+  }
+  n = uint32_t(inlineThreads_.size() + ready_.size());
+  return n > 0;
+}
+
+// The loop, on the thread that holds the role. Returns when `me`'s own waiter was
+// chosen, or (for a thread without one) once the role went to another thread.
+InlineRun DetCoordinator::coordinate(DetThread& me) {
   for (;;) {
     if (in_.isClosed()) return InlineRun::kClosed;
     fireDueTimers();
-    bool self = enabled();
     Task* next = nullptr;
-    bool here = false;  // no runner took the chosen step
+    DetThread* resume = nullptr;  // the chosen inline waiter's thread
+    bool here = false;            // no runner took the chosen step
     uint32_t n;
     {
       // One lock per step: a host thread may append to ready_ (a port's post).
       std::lock_guard lock(mu_);
-      n = uint32_t(ready_.size()) + (self ? 1 : 0);
-      if (n > 0) {
-        uint64_t hash = readyHash_ + (self ? decisionMemberHash(runId(waiter)) : 0);
-        DetCandidates c{runId(waiter), self, &ready_, options_.firstId};
+      uint64_t hash;
+      if (gatherCandidatesLocked(n, hash)) {
+        DetCandidates c{&inlineIds_, &ready_, options_.firstId};
         uint32_t index = 0;
-        if (!chooser_.decide(DecisionKind::kRun, n, hash, previous_, c, index)) return InlineRun::kDiverged;
-        if (!(self && index == 0)) {
+        if (!chooser_.decide(DecisionKind::kRun, n, hash, previous_, c, index)) {
+          in_.executor.onDiverged(chooser_.divergence());  // ends the run, from any holder
+          return InlineRun::kDiverged;
+        }
+        previous_ = c.idAt(index);
+        if (index < inlineThreads_.size()) {
+          resume = inlineThreads_[index];
+        } else {
           // The others keep their order (choices are mostly the newest: pop_back).
-          size_t at = index - (self ? 1 : 0);
+          size_t at = index - inlineThreads_.size();
           next = ready_[at];
           if (at + 1 == ready_.size()) ready_.pop_back();
           else ready_.erase(ready_.begin() + ptrdiff_t(at));
@@ -263,22 +316,131 @@ InlineRun DetCoordinator::runInline(Task* waiter, const std::function<bool()>& e
         continue;
       }
       if (waitForOutside()) continue;
-      return InlineRun::kDeadlock;
+      // The host thread reports a deadlock (or aborts the main task's wait at the prompt).
+      if (&me == &host_) return InlineRun::kDeadlock;
+      {
+        std::lock_guard lock(mu_);
+        handOffLocked(host_, DetThread::HandOff::kDeadlock);
+      }
+      return giveUpRole(me);
     }
-    if (!next) {
-      previous_ = runId(waiter);
-      return InlineRun::kChosen;
+    if (resume == &me) return InlineRun::kChosen;
+    if (resume) {
+      {
+        std::lock_guard lock(mu_);
+        handOffLocked(*resume, DetThread::HandOff::kResume);
+      }
+      return giveUpRole(me);
     }
-    previous_ = runId(next);
+    // A step a runner took runs there; one that runs here must not sit on a waiter.
+    if (here && me.waiter) return handOffStep(me, next);
     dispatch(next, here);
   }
 }
 
+// Under mu_: `to` holds the role from now on.
+void DetCoordinator::handOffLocked(DetThread& to, DetThread::HandOff what, Task* commit) {
+  holder_ = &to;
+  to.handOff = what;
+  to.commit = commit;
+  handOffs_.notify_all();
+}
+
+// The chosen step `t` runs on an idle spare (started if none is), which takes the role.
+InlineRun DetCoordinator::handOffStep(DetThread& me, Task* t) {
+  std::unique_lock lock(mu_);
+  DetThread* s;
+  if (!idleSpares_.empty()) {
+    s = idleSpares_.back();
+    idleSpares_.pop_back();
+  } else {
+    s = &spares_.emplace_back(DetThread::Kind::kSpare);
+    try {
+      spareThreads_.emplace_back([this, s] { spare(*s); });
+    } catch (const std::system_error&) {
+      spares_.pop_back();
+      lock.unlock();
+      enqueue(t);  // the shutdown's drain releases it
+      in_.self.close("could not start a worker thread");
+      return InlineRun::kClosed;
+    }
+  }
+  handOffLocked(*s, DetThread::HandOff::kCommit, t);
+  lock.unlock();
+  return giveUpRole(me);
+}
+
+// After handing the role over: a thread with an inline waiter parks until the role
+// comes back; a spare idles (spare()), a runner runs steps ahead again (runner()).
+InlineRun DetCoordinator::giveUpRole(DetThread& me) {
+  if (me.waiter) return awaitHandOff(me);
+  if (me.kind == DetThread::Kind::kSpare) {
+    std::lock_guard lock(mu_);
+    idleSpares_.push_back(&me);
+  }
+  return InlineRun::kChosen;
+}
+
+// Detached from the collector: the steps of the role's holder may collect.
+InlineRun DetCoordinator::awaitHandOff(DetThread& me) {
+  in_.executor.detachForStep();
+  DetThread::HandOff what;
+  {
+    std::unique_lock lock(mu_);
+    handOffs_.wait(lock, [&] { return me.handOff != DetThread::HandOff::kNone || in_.isClosed(); });
+    what = std::exchange(me.handOff, DetThread::HandOff::kNone);
+  }
+  if (!in_.executor.attachAfterStep().isOk()) return InlineRun::kClosed;
+  switch (what) {
+    case DetThread::HandOff::kResume:
+      return InlineRun::kChosen;
+    case DetThread::HandOff::kDeadlock:
+      return InlineRun::kDeadlock;
+    case DetThread::HandOff::kNone:
+    case DetThread::HandOff::kCommit:  // only an idle spare is given a step
+      break;
+  }
+  return InlineRun::kClosed;
+}
+
+// A spare: runs the step it is handed with the role, then the loop, until it hands the
+// role on. Attached only while it holds the role.
+void DetCoordinator::spare(DetThread& me) {
+  tlsDetThread = &me;
+  bool started = in_.executor.onThreadStart().isOk();  // failing, it closed the scheduler
+  for (;;) {
+    Task* t = nullptr;
+    {
+      std::unique_lock lock(mu_);
+      handOffs_.wait(lock, [&] { return me.handOff != DetThread::HandOff::kNone || in_.isClosed(); });
+      if (me.handOff == DetThread::HandOff::kNone) break;
+      me.handOff = DetThread::HandOff::kNone;
+      t = std::exchange(me.commit, nullptr);
+    }
+    // A step handed over runs even when the scheduler closed meanwhile (the executor
+    // ends it at once), so that its task is settled and released.
+    bool attached = started && in_.executor.attachAfterStep().isOk();
+    dispatchHere(t);
+    if (attached) {
+      coordinate(me);
+      in_.executor.detachForStep();
+    }
+  }
+  if (started) in_.executor.onThreadStop();
+  tlsDetThread = nullptr;
+}
+
 // Commits the chosen task's step: runs it here if no runner took it, else lets it pass
-// its gate and waits for its end (the coordinator's next decision depends on it).
+// its gate and waits for its end (the coordinator's next decision depends on it). A
+// runner's step that parked under a native frame is settled by its runner later.
 void DetCoordinator::dispatch(Task* t, bool here) {
   if (here) return dispatchHere(t);
-  if (!awaitStepEnd(t)) return;
+  if (awaitStepEnd(t) != kEnded) return;
+  Worker* w = tlsCurrentWorker;
+  settleRunnerStep(t, w ? *in_.cores[w->index()] : *in_.cores[0]);
+}
+
+void DetCoordinator::settleRunnerStep(Task* t, WorkerCore& c) {
   RunOutcome out;
   int32_t budget;
   {
@@ -289,12 +451,11 @@ void DetCoordinator::dispatch(Task* t, bool here) {
     setCommitted(t, false);
     t->detLastUnits_ = workOf(t, budget);
   }
-  Worker* w = tlsCurrentWorker;
-  settleStep(t, out, budget, w ? *in_.cores[w->index()] : *in_.cores[0]);
+  settleStep(t, out, budget, c);
 }
 
-// One step on this thread: the worker loop's dispatch and settling (worker.cpp). On the
-// main thread it counts as worker 0's; on a runner coordinating a nested wait, as its own.
+// One step on this thread: the worker loop's dispatch and settling (worker.cpp). On a
+// spare it counts as worker 0's; on a runner holding the role, as its own.
 void DetCoordinator::dispatchHere(Task* t) {
   WEFT_CHECK(SchedulerInternals::beginRun(t), "a queued task is ready");
   Worker* outer = tlsCurrentWorker;
@@ -319,14 +480,18 @@ void DetCoordinator::dispatchHere(Task* t) {
 }
 
 // Detached from the collector: the step may collect, and so may the steps running ahead.
-bool DetCoordinator::awaitStepEnd(Task* t) {
+// kEnded, or kParked when the step waits under a native frame on its runner.
+DetCoordinator::StepPhase DetCoordinator::awaitStepEnd(Task* t) {
   steps_.notify_all();  // a step waiting at its gate goes on
   in_.executor.detachForStep();
+  StepPhase phase;
   {
     std::unique_lock lock(mu_);
-    steps_.wait(lock, [&] { return t->detPhase_ == kEnded; });
+    steps_.wait(lock, [&] { return t->detPhase_ == kEnded || t->detPhase_ == kParked; });
+    phase = StepPhase(t->detPhase_.load(std::memory_order_relaxed));
   }
-  return in_.executor.attachAfterStep().isOk();
+  if (!in_.executor.attachAfterStep().isOk()) return kParked;
+  return phase;
 }
 
 void DetCoordinator::settleStep(Task* t, RunOutcome out, int32_t budget, WorkerCore& c) {
@@ -358,11 +523,18 @@ void DetCoordinator::onClosed() {
   steps_.notify_all();
   work_.notify_all();
   outside_.notify_all();
+  handOffs_.notify_all();
 }
 
-void DetCoordinator::joinRunners() {
+void DetCoordinator::joinThreads() {
   for (std::thread& r : runners_) r.join();
   runners_.clear();
+  std::vector<std::thread> spares;
+  {
+    std::lock_guard lock(mu_);
+    spares.swap(spareThreads_);
+  }
+  for (std::thread& s : spares) s.join();
 }
 
 // The work units a step did: an ordered operation ends a step by zeroing its budget.
@@ -392,6 +564,8 @@ Task* DetCoordinator::takeAheadLocked() {
 // its end, which it reports for the coordinator to settle. Attached only while it runs.
 void DetCoordinator::runner(WorkerCore& c) {
   if (!in_.executor.onThreadStart().isOk()) return;  // the executor closed the scheduler
+  DetThread me(DetThread::Kind::kRunner);
+  tlsDetThread = &me;
   tlsCurrentWorker = c.worker;
   for (;;) {
     in_.executor.onIdle(*c.worker);
@@ -415,17 +589,27 @@ void DetCoordinator::runner(WorkerCore& c) {
       }
       if (out == RunOutcome::kBudgetSpent) bump(c.counters.budgetExhaustions);
     }
+    bool holder;
     {
       std::lock_guard lock(mu_);
       t->detOutcome_ = out;
       t->detBudget_ = budget;
       setPhase(t, kEnded);
+      holder = holder_ == &me;
     }
-    steps_.notify_all();
+    if (!holder) {
+      steps_.notify_all();
+      continue;
+    }
+    // The step parked under a native frame and the chooser picked it again: this thread
+    // holds the role, settles the step and coordinates until it hands the role on.
+    settleRunnerStep(t, c);
+    coordinate(me);
   }
   in_.executor.onIdle(*c.worker);
   in_.executor.onThreadStop();
   tlsCurrentWorker = nullptr;
+  tlsDetThread = nullptr;
 }
 
 // On the step's own thread. Without the lock: only a commit (the coordinator's, under

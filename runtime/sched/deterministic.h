@@ -3,13 +3,24 @@
 // (docs/design/deterministic.md).
 //
 // Protocol:
-//  - No timer thread starts. The thread that runs the main task (the program's) is the
-//    coordinator: whenever the main task reaches a schedule point (it spent its budget,
-//    finished an ordered operation, or waits), that thread runs the coordinator loop,
-//    which commits one task's step at a time until the chooser picks the main task
-//    again (runInline). A task that waits under a native frame (not at the bottom of its
-//    own thread) runs the loop the same way, nested, on its own thread. Exactly one
-//    thread runs the loop or a committed step at any moment: the others wait for it.
+//  - No timer thread starts. One thread at a time holds the coordinator's **role**: it
+//    runs the coordinator loop, which makes every decision and commits one task's step
+//    at a time. The host thread, which runs the main task (the program's), holds it
+//    first. Whenever the main task reaches a schedule point (it spent its budget,
+//    finished an ordered operation, or waits), its thread runs the loop (runInline)
+//    until the chooser picks the main task again.
+//  - An **inline waiter** is a task whose frames stay on its thread's stack while it
+//    waits: the main task at every schedule point, and any task that waits under a
+//    native frame (a sort comparator, a gsub function). Its thread never runs another
+//    task's step: those would sit on top of the waiter's frames, and the waiter could
+//    not go on before they did. So its thread, holding the role, hands the chosen step
+//    to a **spare** thread (started on demand) together with the role, and parks until
+//    the role comes back with its own task chosen. A spare runs steps and the loop until
+//    it hands the role to the thread of a chosen inline waiter; then it idles. A step
+//    that waits under a native frame makes its spare an inline waiter's thread in turn.
+//    Each thread has at most one inline waiter, and each waiter whose wait ended is a
+//    candidate. Exactly one thread runs the loop or a committed step at any moment: the
+//    others wait for it.
 //  - A step is one dispatch: it ends when the task waits, yields, finishes, or spends
 //    its budget; an ordered operation (a channel operation, spawn, await, select, sleep,
 //    task.now, a cancel) sets the budget to zero, so the step ends at the safepoint
@@ -29,8 +40,8 @@
 //    between threads. Phases of a step (Task::detPhase_, under mu_): kIdle (not a
 //    candidate) -> kQueued (a candidate) -> kAhead (a runner runs it) or kInline (the
 //    coordinator does) -> kEnded (the runner's dispatch ended) -> kIdle at settling.
-//  - Candidates of a step: the waiting inline task first (when its wait has ended),
-//    then the ready tasks in the order the run made them ready, except that a task
+//  - Candidates of a step: the inline waiters whose waits ended first, in the order they
+//    began waiting, then the ready tasks in the order the run made them ready, except that a task
 //    whose step ended by a yield or its budget goes first, behind the chooser's favourite
 //    newest (as the worker loop puts it behind its queue). Same decisions, same
 //    order: the candidate lists of a replay are the recording's, and a differing one is
@@ -38,9 +49,10 @@
 //  - The logical clock advances by kNanosPerUnit for every work unit a step spends, and
 //    jumps to the earliest timer when nothing can run; timers fire in (deadline, id)
 //    order on the coordinator, before each decision.
-//  - Threads: the chooser and previous_ belong to whichever thread runs the loop (one at
-//    a time; the hand-over goes through mu_); ready_ and the steps' phases are under
-//    mu_, which a host thread posting to a port takes too; the timers are under timerMu_.
+//  - Threads: the chooser and previous_ belong to whichever thread holds the role (one at
+//    a time; the hand-over goes through mu_); ready_, the steps' phases, the inline
+//    waiters and the role's holder are under mu_, which a host thread posting to a port
+//    takes too; the timers are under timerMu_.
 #pragma once
 
 #include <atomic>
@@ -68,16 +80,31 @@ struct WorkerCore;
 // so that a slice of 10,000 units is 0.2 ms of logical time.
 inline constexpr uint64_t kNanosPerUnit = 20;
 
-// The candidates of a decision: the inline waiter first when it can run, then the ready
+// The candidates of a decision: the inline waiters that can run first, then the ready
 // tasks (kRun); a select's cases have no ids (ready == nullptr).
 struct DetCandidates {
-  uint64_t waiterId = 0;  // ids counted from DeterministicOptions::firstId (runId)
-  bool waiter = false;
+  const std::vector<uint64_t>* waiters = nullptr;  // ids counted from DeterministicOptions::firstId (runId)
   const std::deque<Task*>* ready = nullptr;
   uint64_t firstId = 1;
+  uint32_t waiterCount() const { return waiters ? uint32_t(waiters->size()) : 0; }
   uint64_t idAt(uint32_t i) const {
-    return waiter && i == 0 ? waiterId : (*ready)[i - (waiter ? 1 : 0)]->id() - firstId + 1;
+    uint32_t w = waiterCount();
+    return i < w ? (*waiters)[i] : (*ready)[i - w]->id() - firstId + 1;
   }
+};
+
+// A thread that may hold the coordinator's role: the host thread, a runner, a spare.
+// Its fields are under DetCoordinator::mu_.
+struct DetThread {
+  enum class Kind : uint8_t { kHost, kRunner, kSpare };
+  // What the role's last holder asked of this thread when it handed the role over.
+  enum class HandOff : uint8_t { kNone, kResume, kCommit, kDeadlock };
+  explicit DetThread(Kind k) : kind(k) {}
+  Kind kind;
+  HandOff handOff = HandOff::kNone;
+  Task* commit = nullptr;   // kCommit: the step to run, chosen and committed
+  Task* waiter = nullptr;   // its inline waiter, if any
+  const std::function<bool()>* enabled = nullptr;  // the waiter's: whether it can go on
 };
 
 // The seeded chooser of a deterministic run: every decision goes through decide().
@@ -133,15 +160,19 @@ class DetCoordinator {
   // Work units the inline task spent since its last step (the main task's own slices).
   void charge(int64_t units);
   uint64_t chooseCase(uint64_t n);
+  // `waiter` waits with its frames on this thread's stack until `enabled()` and the
+  // chooser picks it; meanwhile this thread coordinates while it holds the role, and
+  // hands the role and the steps it chose to other threads (the protocol).
   InlineRun runInline(Task* waiter, const std::function<bool()>& enabled);
   // Writes the recording (DeterministicOptions::recordPath) once; "" or an error.
   std::string finish();
   const std::string& divergence() const { return chooser_.divergence(); }
   // Parallel steps: starts a runner on each worker but the first (Scheduler::start),
-  // wakes every waiting thread when the scheduler closes, joins them (shutdown).
+  // wakes every waiting thread when the scheduler closes, joins the runners and the
+  // spares (shutdown).
   Status startRunners();
   void onClosed();
-  void joinRunners();
+  void joinThreads();
   void drain();  // shutdown: drops every queued task
   // The gate of a step (Scheduler::passGate, waitCommitted, showsReady).
   bool passGate(Task* t);
@@ -149,16 +180,27 @@ class DetCoordinator {
   bool showsReady(const Task* t);
 
  private:
-  enum StepPhase : uint8_t { kIdle, kQueued, kAhead, kInline, kEnded };
+  // kParked: a committed step on a runner waits under a native frame; its runner ends
+  // and settles it once the chooser picks it again.
+  enum StepPhase : uint8_t { kIdle, kQueued, kAhead, kInline, kEnded, kParked };
   static void setPhase(Task* t, StepPhase phase);
   static void setCommitted(Task* t, bool committed);
   void fireDueTimers();
   void noteEarliestLocked();
   bool earliestTimer(uint64_t& deadline);
   bool waitForOutside();
+  DetThread& thisThread();
+  InlineRun coordinate(DetThread& me);
+  bool gatherCandidatesLocked(uint32_t& n, uint64_t& hash);
+  InlineRun awaitHandOff(DetThread& me);
+  void handOffLocked(DetThread& to, DetThread::HandOff what, Task* commit = nullptr);
+  InlineRun handOffStep(DetThread& me, Task* t);
+  InlineRun giveUpRole(DetThread& me);
+  void spare(DetThread& me);
   void dispatch(Task* t, bool here);
   void dispatchHere(Task* t);
-  bool awaitStepEnd(Task* t);
+  StepPhase awaitStepEnd(Task* t);
+  void settleRunnerStep(Task* t, WorkerCore& c);
   void settleStep(Task* t, RunOutcome out, int32_t budget, WorkerCore& c);
   void runner(WorkerCore& c);
   Task* takeAheadLocked();
@@ -172,8 +214,18 @@ class DetCoordinator {
   std::condition_variable outside_;       // enqueue from another thread
   std::condition_variable steps_;         // a step was committed or ended, or closed
   std::condition_variable work_;          // runners: a step worth running ahead was queued
+  std::condition_variable handOffs_;      // a DetThread got the role, or closed
   std::deque<Task*> ready_;               // mu_: oldest first (requeued steps go first)
   std::vector<std::thread> runners_;      // started and joined by the lifecycle's callers
+  DetThread host_{DetThread::Kind::kHost};
+  DetThread* holder_ = &host_;            // mu_: the thread that holds the role
+  std::vector<DetThread*> waiting_;       // mu_: threads with an inline waiter, oldest first
+  std::deque<DetThread> spares_;          // mu_: every spare (a deque: their addresses stay)
+  std::vector<DetThread*> idleSpares_;    // mu_
+  std::vector<std::thread> spareThreads_; // mu_; joined by joinThreads
+  // The holder's scratch for one decision: the inline waiters that can run, and their ids.
+  std::vector<DetThread*> inlineThreads_;
+  std::vector<uint64_t> inlineIds_;
   uint64_t readyHash_ = 0;                // mu_: the sum of decisionMemberHash(id) over ready_
   std::atomic<uint64_t> clock_{0};
   // The timers: added and fired in decision order, but a step running ahead cancels the

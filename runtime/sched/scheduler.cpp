@@ -359,7 +359,7 @@ void Scheduler::shutdown() {
   in_->timers.stop();
   in_->drainAll();
   if (in_->det) {
-    in_->det->joinRunners();
+    in_->det->joinThreads();
     in_->det->drain();
   }
 }

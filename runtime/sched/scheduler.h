@@ -385,9 +385,11 @@ class Scheduler {
   bool deterministic() const { return deterministic_; }
   Clock::time_point now() const;
   // On the thread of `waiter` (the main task, or a task waiting under a native frame),
-  // which has reached a schedule point: runs other tasks' steps on this thread until the
-  // chooser picks `waiter`, a candidate whenever `enabled()` (its wait has ended).
-  // kDeadlock: nothing can run, no timer is pending and nothing can come from outside.
+  // which has reached a schedule point: other tasks' steps run, on other threads, until
+  // the chooser picks `waiter`, a candidate whenever `enabled()` (its wait has ended);
+  // meanwhile this thread makes decisions or parks (deterministic.h). kDeadlock (on the
+  // host thread only): nothing can run, no timer is pending and nothing can come from
+  // outside.
   InlineRun runInline(Task* waiter, const std::function<bool()>& enabled);
   // Work units the inline task spent since its last schedule point (the logical clock).
   void chargeInline(int64_t units);

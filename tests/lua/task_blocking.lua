@@ -139,6 +139,18 @@ local h5 = task.spawn(function() return os.execute("exit 3") end)
 local e1, e2, e3 = h5:await()
 check(e1 == nil and e2 == "exit" and e3 == 3, "os.execute's failure status")
 
+-- An OS wait (a child process) while the task that sets the flag waits its turn: the
+-- setter runs meanwhile, even with one worker.
+local flag = false
+local setter
+local waiter = task.spawn(function()
+  setter = task.spawn(function() flag = true end)
+  os.execute("sleep 0.5")
+  return flag
+end)
+eq(waiter:await(), true, "a task runs while another waits on the OS")
+setter:await()
+
 os.remove(go)
 os.remove(dir)
 T.done()

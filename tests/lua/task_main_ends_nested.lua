@@ -1,5 +1,4 @@
 -- weft-only -- weft-tasks
--- weft-not-deterministic: tasks wait under native frames (gsub, sort, __index), which hold the mode's one thread
 -- A task that the main thread runs waits under a native frame (a gsub function) for a
 -- value nobody sends, and the main chunk ends inside that wait (it went on there after
 -- its own wait ended): the end of the program cancels the task, as it cancels any task

@@ -2,7 +2,9 @@
 // format, the coordinator's steps, logical timers, replay divergence and the strategies.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/sched/schedule_file.h"
@@ -54,8 +56,8 @@ TEST(SchedScheduleFile, RefusesEveryDamagedByte) {
   }
 }
 
-// A deterministic scheduler whose inline waiter is a plain task: runInline dispatches the
-// others on this thread.
+// A deterministic scheduler whose inline waiter is a plain task: runInline has the others
+// dispatched on a spare thread.
 struct DetFixture {
   explicit DetFixture(DeterministicOptions det, int32_t slice = 100) {
     det.enabled = true;
@@ -132,6 +134,29 @@ TEST(SchedDeterministic, TimersFireOnTheLogicalClockInDeadlineOrder) {
   EXPECT_GE(f.sched->now() - base, std::chrono::seconds(30));
   // Nothing can run and no timer is left: a deadlock, not a hang.
   EXPECT_EQ(f.sched->runInline(waiter.get(), [] { return false; }), InlineRun::kDeadlock);
+  f.sched->shutdown();
+}
+
+// A task waits inline (under a native frame, as a sort comparator would) for what only
+// the host's waiter does after its own wait: the host must go on while that task still
+// waits. Its step ran on a spare, so the host's frames were never below it.
+TEST(SchedDeterministic, AnInlineWaitOfATaskLetsTheHostGoOnFirst) {
+  DeterministicOptions det;
+  DetFixture f(det);
+  std::atomic<bool> hostWentOn{false};
+  std::thread::id ranOn;
+  TaskRef a = makeTask([&](Worker&, FnTask& t) {
+    ranOn = std::this_thread::get_id();
+    EXPECT_EQ(f.sched->runInline(&t, [&] { return hostWentOn.load(); }), InlineRun::kChosen);
+    return RunOutcome::kCompleted;
+  });
+  f.sched->spawn(a.get());
+  TaskRef host = makeTask();
+  EXPECT_EQ(f.sched->runInline(host.get(), [&] { return a->dispatches.load() > 0; }), InlineRun::kChosen);
+  EXPECT_NE(a->state(), TaskState::kCompleted) << "a's wait ended before the host went on";
+  hostWentOn = true;
+  EXPECT_EQ(f.sched->runInline(host.get(), [&] { return a->state() == TaskState::kCompleted; }), InlineRun::kChosen);
+  EXPECT_NE(ranOn, std::this_thread::get_id()) << "a's step ran on the host's thread";
   f.sched->shutdown();
 }
 
