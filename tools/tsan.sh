@@ -3,7 +3,9 @@
 # under TSan: the scheduler's, the collector's and the runtime's unit tests; the VM's
 # tests of racing slot stores, concurrent table writes and the thread pool; and every
 # task script of tests/lua (`-- weft-tasks`) at --workers 4, through tests/lua/run.py, so
-# the races of real Lua programs on four workers are checked too. With the JIT's module
+# the races of real Lua programs on four workers are checked too; and, in deterministic
+# mode, the scripts whose tasks wait under native frames (the coordinator's role passes
+# between threads: docs/design/deterministic.md). With the JIT's module
 # (LLVM 19 found), the JIT under TSan: its unit tests (the compile thread, installation,
 # recompilation and freeing against running interpreters), every task script again with
 # --jit=eager at --workers 4 (each function compiled on the compile thread while other
@@ -61,6 +63,12 @@ for script in tests/lua/*.lua; do
   fi
 done
 echo "tsan.sh: task scripts at --workers 4: $passed passed, ${#failed[@]} failed ${failed[*]}"
+
+# run.py's deterministic mode runs each with --workers=1, then --workers=4 under stress.
+for name in task_native_wait task_main_waits task_main_ends_nested; do
+  echo "tsan.sh: running $name deterministic"
+  python3 tests/lua/run.py --mode deterministic --weft "$weft" "tests/lua/$name.lua" || status=1
+done
 
 if [[ $jit == 1 ]]; then
   echo "tsan.sh: running weft_jit_tests"
