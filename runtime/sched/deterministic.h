@@ -32,7 +32,7 @@
 //    controls), the task's end, or the safepoint where its budget runs out. There the
 //    step waits until the chooser picks it (it is committed) and then runs to its end,
 //    while the coordinator waits for that end. A step not started when it is picked
-//    runs on the coordinator's thread, committed from its start. So everything another
+//    runs where the role is (or on a spare), committed from its start. So everything another
 //    task or the world can see happens in decision order, and the decisions are those
 //    of one worker; only what a step reads from tables other tasks write is not
 //    determined. Only a task whose last step was long (a quarter of the budget or
