@@ -41,6 +41,20 @@ Status gateMayGC(vm::State& S, vm::ThreadData* t) {
   return task->isMain ? Status::ok() : rt.detGateMayGC(*task);
 }
 
+// A task's step ends at a loop safepoint (vm/state.h continueStep). A cancellation
+// requested meanwhile ends the step the usual way (finishDispatchMayGC), as does a
+// decision for another task.
+bool continueStep(vm::State& S, vm::ThreadData* t) {
+  RuntimeImpl& rt = *runtimeOf(S);
+  LuaTask* task = currentTask(rt, t);
+  if (task->isMain || task->cancelRequested() || !rt.scheduler->continueStep(task, t->budget)) return false;
+  // What the next dispatch would do first (dispatchMayGC), and the safepoint its resumed
+  // frame passes (the interpreter's startFrame): the steps end where they did.
+  t->budget = rt.options.budget - 1;
+  task->stepEnded = false;
+  return true;
+}
+
 }  // namespace
 
 Status RuntimeImpl::detGateMayGC(LuaTask& task) {
@@ -61,6 +75,7 @@ void RuntimeImpl::installDeterministicHooks() {
   detHooks_.nowNanos = logicalNanos;
   detHooks_.schedulePointMayGC = schedulePointMayGC;
   detHooks_.randomSeed = randomSeed;
+  detHooks_.continueStep = continueStep;
   if (scheduler->workerCount() > 1) detHooks_.gateMayGC = gateMayGC;
   state.deterministic = &detHooks_;
   // The main context's budget counts down from here, as a task's does.

@@ -562,6 +562,7 @@ Status loopSafepointMayGC(State& S, ThreadData* t, uint32_t live) {
   // Only code at the bottom of its loop, in a chain of coroutines up to a task's root,
   // can give up its worker; a native re-entry inside a task checks again soon.
   if (!t->inHook && !t->runningFinalizers && taskChainSuspendable(t)) {
+    if (S.deterministic && S.deterministic->continueStep(S, t)) return Status::ok();
     t->preempted = true;
     t->taskSuspending = true;
     return Status(StatusCode::kYield);

@@ -180,6 +180,11 @@ class State {
     // With parallel steps: the code of `t`'s task reached a gate (vm/api.h worldEffect);
     // returns once its step is committed (non-ok: the runtime closed). Null otherwise.
     Status (*gateMayGC)(State&, ThreadData* t) = nullptr;
+    // A task's step ends at this loop safepoint of `t` (its budget ran out, or an ordered
+    // operation ended it) and its chain can suspend: the chooser decides here what runs
+    // next. true: it picked the task again, whose next step goes on here with a fresh
+    // budget (set by the hook); false: the task suspends as preempted. Never collects.
+    bool (*continueStep)(State&, ThreadData* t) = nullptr;
   };
   const DeterministicHooks* deterministic = nullptr;
   // The runtime's host lane (runtime/sched/host_lane.cpp): hostCall runs around each call

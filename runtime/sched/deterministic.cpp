@@ -142,8 +142,8 @@ DetCoordinator::DetCoordinator(SchedulerInternals& in, const DeterministicOption
 void DetCoordinator::enqueue(Task* t, bool behind) {
   {
     std::lock_guard lock(mu_);
-    if (behind) ready_.push_front(t);
-    else ready_.push_back(t);
+    if (behind) ready_.pushFront(t);
+    else ready_.pushBack(t);
     readyHash_ += decisionMemberHash(runId(t));
     setPhase(t, kQueued);
     setCommitted(t, false);
@@ -273,44 +273,72 @@ bool DetCoordinator::gatherCandidatesLocked(uint32_t& n, uint64_t& hash) {
   return n > 0;
 }
 
+// Under mu_: the chooser's decision among the candidates gathered now; false when there
+// are none.
+bool DetCoordinator::decideLocked(Choice& c, const Task* joining, bool joinsFirst) {
+  uint32_t n;
+  uint64_t hash;
+  bool any = gatherCandidatesLocked(n, hash);
+  if (joining) {
+    n++;
+    hash += decisionMemberHash(runId(joining));
+  } else if (!any) {
+    return false;
+  }
+  DetCandidates cand{&inlineIds_, &ready_, options_.firstId, joining, joinsFirst};
+  uint32_t index = 0;
+  if (!chooser_.decide(DecisionKind::kRun, n, hash, previous_, cand, index)) {
+    c.diverged = true;
+    return true;
+  }
+  previous_ = cand.idAt(index);
+  if (index < inlineThreads_.size()) {
+    c.resume = inlineThreads_[index];
+  } else {
+    c.at = index - inlineThreads_.size();
+    c.next = const_cast<Task*>(cand.readyAt(c.at));
+  }
+  return true;
+}
+
+// Under mu_: the chosen task leaves the candidates; `at` is where the decision saw it.
+void DetCoordinator::removeReadyLocked(Task* t, size_t at) {
+  if (at >= ready_.size() || ready_[at] != t) at = ready_.find(t);
+  ready_.erase(at);
+  readyHash_ -= decisionMemberHash(runId(t));
+}
+
+// Under mu_: the chosen step is committed. true when no runner took it: it runs where
+// the role is.
+bool DetCoordinator::commitLocked(const Choice& c) {
+  removeReadyLocked(c.next, c.at);
+  setCommitted(c.next, true);
+  bool here = c.next->detPhase_ == kQueued;
+  if (here) setPhase(c.next, kInline);
+  return here;
+}
+
 // The loop, on the thread that holds the role. Returns when `me`'s own waiter was
 // chosen, or (for a thread without one) once the role went to another thread.
 InlineRun DetCoordinator::coordinate(DetThread& me) {
   for (;;) {
     if (in_.isClosed()) return InlineRun::kClosed;
-    fireDueTimers();
-    Task* next = nullptr;
-    DetThread* resume = nullptr;  // the chosen inline waiter's thread
-    bool here = false;            // no runner took the chosen step
-    uint32_t n;
+    // A decision continueInPlace made for the step that just ended, or a new one.
+    Choice c = std::exchange(decided_, Choice{});
+    bool decided = c.next || c.resume || c.diverged;
+    if (!decided) fireDueTimers();
+    bool here = false;
     {
       // One lock per step: a host thread may append to ready_ (a port's post).
       std::lock_guard lock(mu_);
-      uint64_t hash;
-      if (gatherCandidatesLocked(n, hash)) {
-        DetCandidates c{&inlineIds_, &ready_, options_.firstId};
-        uint32_t index = 0;
-        if (!chooser_.decide(DecisionKind::kRun, n, hash, previous_, c, index)) {
-          in_.executor.onDiverged(chooser_.divergence());  // ends the run, from any holder
-          return InlineRun::kDiverged;
-        }
-        previous_ = c.idAt(index);
-        if (index < inlineThreads_.size()) {
-          resume = inlineThreads_[index];
-        } else {
-          // The others keep their order (choices are mostly the newest: pop_back).
-          size_t at = index - inlineThreads_.size();
-          next = ready_[at];
-          if (at + 1 == ready_.size()) ready_.pop_back();
-          else ready_.erase(ready_.begin() + ptrdiff_t(at));
-          readyHash_ -= decisionMemberHash(runId(next));
-          setCommitted(next, true);
-          here = next->detPhase_ == kQueued;
-          if (here) setPhase(next, kInline);
-        }
-      }
+      if (!decided) decided = decideLocked(c);
+      if (c.next) here = commitLocked(c);
     }
-    if (n == 0) {
+    if (c.diverged) {
+      in_.executor.onDiverged(chooser_.divergence());  // ends the run, from any holder
+      return InlineRun::kDiverged;
+    }
+    if (!decided) {
       if (uint64_t next; earliestTimer(next)) {
         clock_.store(std::max(nowNanos(), next), std::memory_order_relaxed);
         continue;
@@ -324,18 +352,54 @@ InlineRun DetCoordinator::coordinate(DetThread& me) {
       }
       return giveUpRole(me);
     }
-    if (resume == &me) return InlineRun::kChosen;
-    if (resume) {
+    if (c.resume == &me) return InlineRun::kChosen;
+    if (c.resume) {
       {
         std::lock_guard lock(mu_);
-        handOffLocked(*resume, DetThread::HandOff::kResume);
+        handOffLocked(*c.resume, DetThread::HandOff::kResume);
       }
       return giveUpRole(me);
     }
     // A step a runner took runs there; one that runs here must not sit on a waiter.
-    if (here && me.waiter) return handOffStep(me, next);
-    dispatch(next, here);
+    if (here && me.waiter) return handOffStep(me, c.next);
+    dispatch(c.next, here);
   }
+}
+
+// The step of `t`, committed here, ends at a safepoint that can suspend it (its budget
+// ran out or an ordered operation ended it): what settleStep and coordinate would do
+// next, done without leaving the step. The chooser decides among the candidates with the
+// task joining them where settleStep would put it. Picked again (true), its next step
+// begins here: the bookkeeping of a step's end and start, without the dispatch (most
+// steps of a tree of tasks end at a spawn or a send and go on). Otherwise (false) the
+// step ends the usual way, and coordinate applies the decision (decided_) once
+// settleStep has put the task where the decision saw it.
+bool DetCoordinator::continueInPlace(Task* t, int32_t budgetLeft) {
+  if (t->detPhase_.load(std::memory_order_relaxed) != kInline || in_.isClosed()) return false;
+  budgetLeft = std::clamp(budgetLeft, 0, in_.slice);
+  charge(in_.slice - budgetLeft);
+  chargedInPlace_ = true;
+  fireDueTimers();
+  bool behind = !t->detOperationEnded_;
+  Choice c;
+  {
+    std::lock_guard lock(mu_);
+    decideLocked(c, t, behind);
+    if (c.next != t) {
+      decided_ = c;
+      return false;
+    }
+    t->detLastUnits_ = workOf(t, budgetLeft);
+    t->detCancelAtStart_ = t->cancelRequested();
+  }
+  chargedInPlace_ = false;
+  t->detOperationEnded_ = false;
+  WorkerCore& core = *in_.cores[tlsCurrentWorker ? tlsCurrentWorker->index() : 0];
+  bump(core.counters.budgetExhaustions);
+  bump(core.counters.tasksRun);
+  WEFT_CHECK(SchedulerInternals::settle(t, RunOutcome::kBudgetSpent) && SchedulerInternals::beginRun(t),
+             "a running task goes on");
+  return true;
 }
 
 // Under mu_: `to` holds the role from now on.
@@ -495,7 +559,8 @@ DetCoordinator::StepPhase DetCoordinator::awaitStepEnd(Task* t) {
 }
 
 void DetCoordinator::settleStep(Task* t, RunOutcome out, int32_t budget, WorkerCore& c) {
-  charge(in_.slice - std::max(budget, 0));
+  // A step whose end continueInPlace saw was charged there (its clock fired the timers).
+  if (!std::exchange(chargedInPlace_, false)) charge(in_.slice - std::max(budget, 0));
   if (out == RunOutcome::kBudgetSpent) bump(c.counters.budgetExhaustions);
   // A yield or a spent budget joins as the oldest; a step ended by an ordered operation
   // (a spawn, a send that did not wait) stays the newest, so the task likely goes on, as
@@ -646,15 +711,15 @@ std::string DetCoordinator::finish() {
   if (std::string left = chooser_.unreplayed(); !left.empty()) std::fprintf(stderr, "weft: %s\n", left.c_str());
   if (options_.recordPath.empty()) return "";
   std::string error;
-  writeScheduleFile(options_.recordPath, chooser_.recording(), error);
+  chooser_.writeRecording(options_.recordPath, error);
   return error;
 }
 
 void DetCoordinator::drain() {
-  std::deque<Task*> rest;
+  std::vector<Task*> rest;
   {
     std::lock_guard lock(mu_);
-    rest.swap(ready_);
+    ready_.drainTo(rest);
     readyHash_ = 0;
   }
   for (Task* t : rest) t->release();

@@ -25,7 +25,9 @@
 //    its budget; an ordered operation (a channel operation, spawn, await, select, sleep,
 //    task.now, a cancel) sets the budget to zero, so the step ends at the safepoint
 //    that follows it. Budgets count VM work units, so steps end at the same instruction
-//    in every run.
+//    in every run. A step run where the role is that ends at a safepoint is decided
+//    there (continueInPlace): picked again, its task's next step goes on in the same
+//    dispatch.
 //  - Parallel steps (more than one worker): runner threads (workers 1..N-1) run the
 //    steps of queued candidates ahead, newest first, up to their first **gate**: an
 //    ordered operation, an effect on the world (print, io, os, the collector's
@@ -69,6 +71,7 @@
 
 #include "runtime/sched/schedule_file.h"
 #include "runtime/sched/scheduler.h"
+#include "runtime/sched/task_ring.h"
 #include "runtime/sched/victim_order.h"
 
 namespace weft::runtime {
@@ -81,15 +84,24 @@ struct WorkerCore;
 inline constexpr uint64_t kNanosPerUnit = 20;
 
 // The candidates of a decision: the inline waiters that can run first, then the ready
-// tasks (kRun); a select's cases have no ids (ready == nullptr).
+// tasks (kRun); a select's cases have no ids (ready == nullptr). `joining`, when set, is
+// a ready task for this decision only, first or last among them (continueInPlace).
 struct DetCandidates {
   const std::vector<uint64_t>* waiters = nullptr;  // ids counted from DeterministicOptions::firstId (runId)
-  const std::deque<Task*>* ready = nullptr;
+  const TaskRing* ready = nullptr;
   uint64_t firstId = 1;
+  const Task* joining = nullptr;
+  bool joinsFirst = false;
   uint32_t waiterCount() const { return waiters ? uint32_t(waiters->size()) : 0; }
+  // The ready task at `i` among the ready ones, `joining` included.
+  const Task* readyAt(size_t i) const {
+    if (!joining) return (*ready)[i];
+    if (joinsFirst) return i == 0 ? joining : (*ready)[i - 1];
+    return i == ready->size() ? joining : (*ready)[i];
+  }
   uint64_t idAt(uint32_t i) const {
     uint32_t w = waiterCount();
-    return i < w ? (*waiters)[i] : (*ready)[i - w]->id() - firstId + 1;
+    return i < w ? (*waiters)[i] : readyAt(i - w)->id() - firstId + 1;
   }
 };
 
@@ -117,8 +129,10 @@ class DetChooser {
   // replay diverged from its recording (divergence() tells where).
   bool decide(DecisionKind kind, uint32_t n, uint64_t setHash, uint64_t previous,
               const DetCandidates& c, uint32_t& index);
-  // The recording so far, as a whole schedule file.
-  std::string recording() const { return recording_.finish(options_.seed, options_.budget); }
+  // Writes the recording so far to `path` as a whole schedule file; false with `error` set.
+  bool writeRecording(const std::string& path, std::string& error) const {
+    return recording_.writeFile(path, options_.seed, options_.budget, error);
+  }
   const std::string& divergence() const { return divergence_; }
   // A replay that ended before its recording did: what is left ("" otherwise).
   std::string unreplayed() const;
@@ -178,6 +192,10 @@ class DetCoordinator {
   bool passGate(Task* t);
   bool waitCommitted(Task* t);
   bool showsReady(const Task* t);
+  // On the thread of a step committed where the role is, at a safepoint where its budget
+  // ran out (Scheduler::continueStep): true when the chooser picks its task again and its
+  // next step goes on here.
+  bool continueInPlace(Task* t, int32_t budgetLeft);
 
  private:
   // kParked: a committed step on a runner waits under a native frame; its runner ends
@@ -190,8 +208,19 @@ class DetCoordinator {
   bool earliestTimer(uint64_t& deadline);
   bool waitForOutside();
   DetThread& thisThread();
+  // A decision of the loop: the chosen inline waiter's thread, or the chosen ready task
+  // and its index among the ready tasks the decision saw.
+  struct Choice {
+    DetThread* resume = nullptr;
+    Task* next = nullptr;
+    size_t at = 0;
+    bool diverged = false;  // a replay met other candidates than its recording's
+  };
   InlineRun coordinate(DetThread& me);
   bool gatherCandidatesLocked(uint32_t& n, uint64_t& hash);
+  bool decideLocked(Choice& c, const Task* joining = nullptr, bool joinsFirst = false);
+  void removeReadyLocked(Task* t, size_t at);
+  bool commitLocked(const Choice& c);
   InlineRun awaitHandOff(DetThread& me);
   void handOffLocked(DetThread& to, DetThread::HandOff what, Task* commit = nullptr);
   InlineRun handOffStep(DetThread& me, Task* t);
@@ -215,7 +244,7 @@ class DetCoordinator {
   std::condition_variable steps_;         // a step was committed or ended, or closed
   std::condition_variable work_;          // runners: a step worth running ahead was queued
   std::condition_variable handOffs_;      // a DetThread got the role, or closed
-  std::deque<Task*> ready_;               // mu_: oldest first (requeued steps go first)
+  TaskRing ready_;                        // mu_: oldest first (requeued steps go first)
   std::vector<std::thread> runners_;      // started and joined by the lifecycle's callers
   DetThread host_{DetThread::Kind::kHost};
   DetThread* holder_ = &host_;            // mu_: the thread that holds the role
@@ -237,6 +266,10 @@ class DetCoordinator {
   TimerId nextTimer_ = 1;                                                // timerMu_
   std::atomic<uint64_t> earliest_{UINT64_MAX};  // written under timerMu_: the first deadline
   uint64_t previous_ = 0;  // the task the last step ran
+  // The role's holder's: a decision continueInPlace made for the step now ending, which
+  // it also charged to the clock (settleStep then does not).
+  Choice decided_;
+  bool chargedInPlace_ = false;
   bool finished_ = false;
   bool parallel_ = false;  // runners run steps ahead; set by startRunners, before any task
 };

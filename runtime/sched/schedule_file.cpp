@@ -1,7 +1,9 @@
 // The schedule file format (schedule_file.h).
 #include "runtime/sched/schedule_file.h"
 
+#include <bit>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 namespace weft::runtime {
@@ -11,21 +13,55 @@ constexpr char kMagic[8] = {'W', 'E', 'F', 'T', 'S', 'C', 'H', 'D'};
 constexpr uint8_t kVersion = 1;
 
 // FNV-1a 64 over little-endian 8-byte words, then the bytes left: a recording of
-// millions of decisions is summed in milliseconds.
+// millions of decisions is summed in milliseconds. Streamed: the words span the pieces
+// a file is written from (header, decision chunks).
+class Fnv1a64 {
+ public:
+  void update(const char* p, size_t n) {
+    while (n > 0 && fill_ > 0) {
+      take(uint8_t(*p++));
+      n--;
+    }
+    for (; n >= 8; p += 8, n -= 8) mixWord(loadLittle(p));
+    while (n-- > 0) take(uint8_t(*p++));
+  }
+  uint64_t value() const {
+    uint64_t h = h_;
+    for (size_t i = 0; i < fill_; i++) {
+      h ^= uint8_t(partial_ >> (8 * i));
+      h *= kPrime;
+    }
+    return h;
+  }
+
+ private:
+  static constexpr uint64_t kPrime = 0x100000001b3ull;
+  static uint64_t loadLittle(const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return std::endian::native == std::endian::little ? w : __builtin_bswap64(w);
+  }
+  void mixWord(uint64_t w) {
+    h_ ^= w;
+    h_ *= kPrime;
+  }
+  void take(uint8_t b) {
+    partial_ |= uint64_t(b) << (8 * fill_);
+    if (++fill_ == 8) {
+      mixWord(partial_);
+      partial_ = 0;
+      fill_ = 0;
+    }
+  }
+  uint64_t h_ = 0xcbf29ce484222325ull;
+  uint64_t partial_ = 0;  // the bytes of an unfinished word, low first
+  size_t fill_ = 0;
+};
+
 uint64_t fnv1a(const char* p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w = 0;
-    for (int b = 0; b < 8; b++) w |= uint64_t(uint8_t(p[i + size_t(b)])) << (8 * b);
-    h ^= w;
-    h *= 0x100000001b3ull;
-  }
-  for (; i < n; i++) {
-    h ^= uint8_t(p[i]);
-    h *= 0x100000001b3ull;
-  }
-  return h;
+  Fnv1a64 f;
+  f.update(p, n);
+  return f.value();
 }
 
 // Appends a varint to a fixed buffer (at most 10 bytes); returns the new end.
@@ -84,24 +120,52 @@ struct Reader {
 }  // namespace
 
 void ScheduleWriter::add(const Decision& d) {
-  char buf[1 + 5 + 5 + 4 + 10];
+  char buf[kMaxDecisionBytes];
   char* end = buf;
   *end++ = char(d.kind);
   end = varintAt(end, d.index);
   end = varintAt(end, d.size);
   for (int i = 0; i < 4; i++) *end++ = char(uint8_t(d.setHash >> (8 * i)));
   end = varintAt(end, d.chosen);
-  decisions_.append(buf, size_t(end - buf));
+  if (chunks_.empty() || chunks_.back().size() + kMaxDecisionBytes > kChunkBytes) {
+    chunks_.emplace_back().reserve(kChunkBytes);
+  }
+  chunks_.back().append(buf, size_t(end - buf));
 }
 
-std::string ScheduleWriter::finish(uint64_t seed, uint32_t budget) const {
+std::string ScheduleWriter::header(uint64_t seed, uint32_t budget) {
   std::string out(kMagic, sizeof kMagic);
   out.push_back(char(kVersion));
   putFixed(out, seed, 8);
   putVarint(out, budget);
-  out += decisions_;
+  return out;
+}
+
+std::string ScheduleWriter::finish(uint64_t seed, uint32_t budget) const {
+  std::string out = header(seed, budget);
+  for (const std::string& c : chunks_) out += c;
   putFixed(out, fnv1a(out.data(), out.size()), 8);
   return out;
+}
+
+bool ScheduleWriter::writeFile(const std::string& path, uint64_t seed, uint32_t budget, std::string& error) const {
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), std::fclose);
+  bool ok = f != nullptr;
+  Fnv1a64 sum;
+  auto put = [&](const std::string& piece) {
+    sum.update(piece.data(), piece.size());
+    ok = ok && std::fwrite(piece.data(), 1, piece.size(), f.get()) == piece.size();
+  };
+  put(header(seed, budget));
+  for (const std::string& c : chunks_) put(c);
+  std::string tail;
+  putFixed(tail, sum.value(), 8);
+  put(tail);
+  if (!ok || std::fflush(f.get()) != 0) {
+    error = "cannot write the schedule to '" + path + "'";
+    return false;
+  }
+  return true;
 }
 
 std::string encodeSchedule(const Schedule& s) {

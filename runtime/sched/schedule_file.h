@@ -43,15 +43,22 @@ struct Schedule {
   std::vector<Decision> decisions;
 };
 
-// Encodes decisions as a run makes them: a recording costs a few bytes a decision.
+// Encodes decisions as a run makes them: a recording costs a few bytes a decision. They
+// go into chunks of a fixed size, so that a recording of millions is never copied as it
+// grows, nor to be written.
 class ScheduleWriter {
  public:
   void add(const Decision& d);
   // The whole file: header, the decisions added so far, checksum.
   std::string finish(uint64_t seed, uint32_t budget) const;
+  // The same bytes, written to `path` piece by piece; false with `error` set.
+  bool writeFile(const std::string& path, uint64_t seed, uint32_t budget, std::string& error) const;
 
  private:
-  std::string decisions_;
+  static constexpr size_t kMaxDecisionBytes = 1 + 5 + 5 + 4 + 10;
+  static constexpr size_t kChunkBytes = size_t(1) << 20;
+  static std::string header(uint64_t seed, uint32_t budget);
+  std::vector<std::string> chunks_;
 };
 
 // The bytes of `s` in the format above.

@@ -305,6 +305,9 @@ InlineRun Scheduler::runInline(Task* waiter, const std::function<bool()>& enable
 }
 
 bool Scheduler::passGate(Task* task) { return !in_->det || in_->det->passGate(task); }
+bool Scheduler::continueStep(Task* task, int32_t budgetLeft) {
+  return in_->det && in_->det->continueInPlace(task, budgetLeft);
+}
 
 bool Scheduler::waitCommitted(Task* task) { return in_->det->waitCommitted(task); }
 

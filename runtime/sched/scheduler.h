@@ -403,6 +403,11 @@ class Scheduler {
   // Whether `task` is a candidate whose step is not committed: ready, as far as the
   // program can tell, even while its step runs ahead.
   bool showsReady(const Task* task);
+  // Deterministic mode: a step of `task` on the calling thread ends at a safepoint that
+  // could suspend it, with `budgetLeft` of its budget. Makes the decision that follows
+  // the step's end here: true when it picks `task` again, whose next step then goes on
+  // without leaving the interpreter (DetCoordinator::continueInPlace). Never collects.
+  bool continueStep(Task* task, int32_t budgetLeft);
   // Writes the recording once (DeterministicOptions::recordPath); "" or the error.
   std::string finishRecording();
   std::string divergence() const;
