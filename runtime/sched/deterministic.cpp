@@ -128,9 +128,10 @@ std::string DetChooser::unreplayed() const {
 
 // --- the coordinator ---------------------------------------------------------------------
 
-// A step's phase and commit are written under mu_, which orders them for every reader
-// that takes it: a plain store suffices (a seq_cst one is a fence on every step). The
-// commit's release pairs with passGate's lock-free acquire.
+// A step's phase and commit are written under mu_ (or where no other thread can read
+// them: dispatchHere), which orders them for every reader that takes it: a plain store
+// suffices (a seq_cst one is a fence on every step). The commit's release pairs with
+// passGate's lock-free acquire.
 void DetCoordinator::setPhase(Task* t, StepPhase phase) { t->detPhase_.store(phase, std::memory_order_relaxed); }
 void DetCoordinator::setCommitted(Task* t, bool committed) {
   t->detCommitted_.store(committed, std::memory_order_release);
@@ -534,12 +535,13 @@ void DetCoordinator::dispatchHere(Task* t) {
     out = RunOutcome::kPanicked;
   }
   tlsCurrentWorker = outer;
-  {
-    std::lock_guard lock(mu_);
-    setPhase(t, kIdle);
-    setCommitted(t, false);
-    t->detLastUnits_ = workOf(t, budget);
-  }
+  // Without the lock: while the task runs (it is in no list), only its own thread reads
+  // its phase and commit (passGate, continueInPlace), besides showsReady from a committed
+  // step, and none other runs now. Whoever reads them next comes after settle's
+  // release (a wake, then enqueue under mu_), or is this thread (enqueue).
+  setPhase(t, kIdle);
+  setCommitted(t, false);
+  t->detLastUnits_ = workOf(t, budget);
   settleStep(t, out, budget, c);
 }
 

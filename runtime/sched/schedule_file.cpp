@@ -119,18 +119,27 @@ struct Reader {
 
 }  // namespace
 
+// Most fields are below 128: one byte, without the loop.
+char* smallVarintAt(char* out, uint64_t v) {
+  if (v >= 0x80) return varintAt(out, v);
+  *out = char(v);
+  return out + 1;
+}
+
 void ScheduleWriter::add(const Decision& d) {
-  char buf[kMaxDecisionBytes];
-  char* end = buf;
-  *end++ = char(d.kind);
-  end = varintAt(end, d.index);
-  end = varintAt(end, d.size);
-  for (int i = 0; i < 4; i++) *end++ = char(uint8_t(d.setHash >> (8 * i)));
-  end = varintAt(end, d.chosen);
-  if (chunks_.empty() || chunks_.back().size() + kMaxDecisionBytes > kChunkBytes) {
-    chunks_.emplace_back().reserve(kChunkBytes);
+  if (chunks_.empty() || chunks_.back().used + kMaxDecisionBytes > kChunkBytes) {
+    chunks_.push_back(Chunk{std::make_unique_for_overwrite<char[]>(kChunkBytes), 0});
   }
-  chunks_.back().append(buf, size_t(end - buf));
+  Chunk& c = chunks_.back();
+  char* start = c.bytes.get() + c.used;
+  char* end = start;
+  *end++ = char(d.kind);
+  end = smallVarintAt(end, d.index);
+  end = smallVarintAt(end, d.size);
+  uint32_t hash = std::endian::native == std::endian::little ? d.setHash : __builtin_bswap32(d.setHash);
+  std::memcpy(end, &hash, 4);
+  end = varintAt(end + 4, d.chosen);
+  c.used += size_t(end - start);
 }
 
 std::string ScheduleWriter::header(uint64_t seed, uint32_t budget) {
@@ -143,7 +152,7 @@ std::string ScheduleWriter::header(uint64_t seed, uint32_t budget) {
 
 std::string ScheduleWriter::finish(uint64_t seed, uint32_t budget) const {
   std::string out = header(seed, budget);
-  for (const std::string& c : chunks_) out += c;
+  for (const Chunk& c : chunks_) out.append(c.bytes.get(), c.used);
   putFixed(out, fnv1a(out.data(), out.size()), 8);
   return out;
 }
@@ -152,15 +161,16 @@ bool ScheduleWriter::writeFile(const std::string& path, uint64_t seed, uint32_t 
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), std::fclose);
   bool ok = f != nullptr;
   Fnv1a64 sum;
-  auto put = [&](const std::string& piece) {
-    sum.update(piece.data(), piece.size());
-    ok = ok && std::fwrite(piece.data(), 1, piece.size(), f.get()) == piece.size();
+  auto put = [&](const char* piece, size_t n) {
+    sum.update(piece, n);
+    ok = ok && std::fwrite(piece, 1, n, f.get()) == n;
   };
-  put(header(seed, budget));
-  for (const std::string& c : chunks_) put(c);
+  std::string head = header(seed, budget);
+  put(head.data(), head.size());
+  for (const Chunk& c : chunks_) put(c.bytes.get(), c.used);
   std::string tail;
   putFixed(tail, sum.value(), 8);
-  put(tail);
+  put(tail.data(), tail.size());
   if (!ok || std::fflush(f.get()) != 0) {
     error = "cannot write the schedule to '" + path + "'";
     return false;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -58,7 +59,11 @@ class ScheduleWriter {
   static constexpr size_t kMaxDecisionBytes = 1 + 5 + 5 + 4 + 10;
   static constexpr size_t kChunkBytes = size_t(1) << 20;
   static std::string header(uint64_t seed, uint32_t budget);
-  std::vector<std::string> chunks_;
+  struct Chunk {
+    std::unique_ptr<char[]> bytes;  // kChunkBytes long
+    size_t used = 0;
+  };
+  std::vector<Chunk> chunks_;
 };
 
 // The bytes of `s` in the format above.

@@ -141,8 +141,9 @@ class Task {
   // Deterministic mode's parallel steps (deterministic.h): DetCoordinator::mu_ guards
   // them, except detCancelAtStart_, written under it before the task is queued and read
   // by the thread that took the task (under it too) when its step starts. The phase and
-  // the commit are written under mu_ and also read without it (passGate, showsReady:
-  // atomics, see there).
+  // the commit are written under mu_ (or by the thread of a step that ran where the
+  // role is, at its end: DetCoordinator::dispatchHere) and also read without it
+  // (passGate, showsReady: atomics, see there).
   std::atomic<uint8_t> detPhase_{0};       // DetCoordinator's StepPhase
   std::atomic<bool> detCommitted_{false};  // the chooser picked the step: it may pass its gates
   bool detCancelAtStart_ = false;

@@ -2,12 +2,16 @@
 // format, the coordinator's steps, logical timers, replay divergence and the strategies.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <deque>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "runtime/sched/schedule_file.h"
+#include "runtime/sched/task_ring.h"
 #include "tests/unit/sched/test_support.h"
 
 namespace weft::runtime::test {
@@ -54,6 +58,63 @@ TEST(SchedScheduleFile, RefusesEveryDamagedByte) {
     std::string error;
     EXPECT_FALSE(decodeSchedule(bytes.substr(0, n), out, error)) << "truncated to " << n;
   }
+}
+
+// A recording of more decisions than one chunk holds, written piece by piece with its
+// checksum streamed across the chunks, is byte for byte the finished file.
+TEST(SchedScheduleFile, AWrittenRecordingIsTheFinishedFile) {
+  ScheduleWriter w;
+  constexpr uint32_t kDecisions = 300000;  // about 3 MB: several chunks
+  for (uint32_t i = 0; i < kDecisions; i++) {
+    w.add(Decision{DecisionKind(i % 2), i % 5, 5 + i % 300, i * 2654435761u, uint64_t(i) << (i % 40)});
+  }
+  std::string path = ::testing::TempDir() + "weft-recording-test.sched";
+  std::string error;
+  ASSERT_TRUE(w.writeFile(path, 42, 10000, error)) << error;
+  std::string finished = w.finish(42, 10000);
+  FILE* f = std::fopen(path.c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  std::string written(finished.size() + 1, '\0');
+  written.resize(std::fread(written.data(), 1, written.size(), f));
+  std::fclose(f);
+  std::remove(path.c_str());
+  EXPECT_TRUE(written == finished) << "written " << written.size() << " bytes, finished " << finished.size();
+  Schedule out;
+  ASSERT_TRUE(decodeSchedule(written, out, error)) << error;
+  ASSERT_EQ(out.decisions.size(), kDecisions);
+  EXPECT_EQ(out.decisions[kDecisions - 1].chosen, uint64_t(kDecisions - 1) << ((kDecisions - 1) % 40));
+}
+
+// The candidates' ring against std::deque: the same order through wraps, growth and
+// erasure from either half.
+TEST(SchedTaskRing, KeepsTheOrderOfADequeThroughWrapsGrowthAndErasures) {
+  TaskRing ring;
+  std::deque<Task*> model;
+  Rng rng(7);
+  for (uintptr_t i = 1; i <= 20000; i++) {
+    auto* t = reinterpret_cast<Task*>(i * 8);
+    uint64_t op = rng.below(8);
+    if (op < 3) {
+      ring.pushBack(t);
+      model.push_back(t);
+    } else if (op < 5) {
+      ring.pushFront(t);
+      model.push_front(t);
+    } else if (!model.empty()) {
+      size_t at = op == 5 ? model.size() - 1 : size_t(rng.below(model.size()));
+      EXPECT_EQ(ring.find(model[at]), at);
+      ring.erase(at);
+      model.erase(model.begin() + ptrdiff_t(at));
+    }
+    ASSERT_EQ(ring.size(), model.size());
+    if (i % 97 == 0) {
+      for (size_t k = 0; k < model.size(); k++) ASSERT_EQ(ring[k], model[k]) << "at " << k << " after op " << i;
+    }
+  }
+  std::vector<Task*> drained;
+  ring.drainTo(drained);
+  EXPECT_TRUE(ring.empty());
+  EXPECT_TRUE(std::equal(drained.begin(), drained.end(), model.begin(), model.end()));
 }
 
 // A deterministic scheduler whose inline waiter is a plain task: runInline has the others
