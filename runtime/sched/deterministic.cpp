@@ -80,10 +80,9 @@ uint32_t DetChooser::pick(DecisionKind kind, uint32_t n, uint64_t previous,
 
 bool DetChooser::decide(DecisionKind kind, uint32_t n, uint64_t setHash, uint64_t previous,
                         const DetCandidates& c, uint32_t& index) {
-  // One candidate is no choice: neither recorded nor replayed (half of a ping-pong's steps).
   if (n == 1) {
+    noChoice(kind);
     index = 0;
-    runSteps_ += kind == DecisionKind::kRun;
     return true;
   }
   auto hash = uint32_t(setHash ^ (setHash >> 32));
@@ -201,10 +200,10 @@ bool DetCoordinator::earliestTimer(uint64_t& deadline) {
   return true;
 }
 
-// Before every decision: without the lock while no timer is due (most steps).
-void DetCoordinator::fireDueTimers() {
+// Slow path of fireDueTimers: a timer may be due.
+void DetCoordinator::fireDueTimersSlow() {
   for (;;) {
-    if (earliest_.load(std::memory_order_relaxed) > nowNanos()) return;
+    if (!timerDue()) return;
     std::function<void()> fn;
     {
       std::lock_guard lock(timerMu_);
@@ -288,7 +287,9 @@ bool DetCoordinator::decideLocked(Choice& c, const Task* joining, bool joinsFirs
   }
   DetCandidates cand{&inlineIds_, &ready_, options_.firstId, joining, joinsFirst};
   uint32_t index = 0;
-  if (!chooser_.decide(DecisionKind::kRun, n, hash, previous_, cand, index)) {
+  if (n == 1) {
+    chooser_.noChoice(DecisionKind::kRun);
+  } else if (!chooser_.decide(DecisionKind::kRun, n, hash, previous_, cand, index)) {
     c.diverged = true;
     return true;
   }

@@ -129,6 +129,9 @@ class DetChooser {
   // replay diverged from its recording (divergence() tells where).
   bool decide(DecisionKind kind, uint32_t n, uint64_t setHash, uint64_t previous,
               const DetCandidates& c, uint32_t& index);
+  // A decision over one candidate, which is no choice: neither recorded nor replayed
+  // (half of a ping-pong's steps); PCT counts it as a step.
+  void noChoice(DecisionKind kind) { runSteps_ += kind == DecisionKind::kRun; }
   // Writes the recording so far to `path` as a whole schedule file; false with `error` set.
   bool writeRecording(const std::string& path, std::string& error) const {
     return recording_.writeFile(path, options_.seed, options_.budget, error);
@@ -203,7 +206,12 @@ class DetCoordinator {
   enum StepPhase : uint8_t { kIdle, kQueued, kAhead, kInline, kEnded, kParked };
   static void setPhase(Task* t, StepPhase phase);
   static void setCommitted(Task* t, bool committed);
-  void fireDueTimers();
+  // Before every decision: without the lock while no timer is due (most steps).
+  bool timerDue() const { return earliest_.load(std::memory_order_relaxed) <= nowNanos(); }
+  void fireDueTimers() {
+    if (timerDue()) [[unlikely]] fireDueTimersSlow();
+  }
+  void fireDueTimersSlow();
   void noteEarliestLocked();
   bool earliestTimer(uint64_t& deadline);
   bool waitForOutside();
