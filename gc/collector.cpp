@@ -114,14 +114,8 @@ class PartsJob final : public StopJob {
 
 class Collector final {
  public:
-  Collector(Heap& heap, CollectionKind kind)
-      : heap_(heap),
-        impl_(*heap.impl_),
-        plan_{heap, impl_, kind == CollectionKind::kMinor,
-              kind == CollectionKind::kMajor && heap.config_.stress == StressMode::kRelocate,
-              kind == CollectionKind::kMinor ? impl_.epoch : static_cast<uint8_t>(impl_.epoch ^ kBitEpoch),
-              kind == CollectionKind::kMajor && helpersAttached()},
-        main_(plan_, true) {}
+  Collector(Heap& heap, CollectionKind kind, bool finishing)
+      : heap_(heap), impl_(*heap.impl_), plan_(planFor(heap, kind, finishing)), main_(plan_, true) {}
   ~Collector();
 
   bool run();
@@ -134,7 +128,9 @@ class Collector final {
   size_t chunksHelpersSwept() const { return chunksHelpersSwept_; }
 
  private:
+  MarkPlan planFor(Heap& heap, CollectionKind kind, bool finishing) const;
   bool helpersAttached() const;
+  void seedFromCycle();
   void keepPinned();
   template <typename Own>
   void runShared(StopJob& job, Own own);
@@ -179,6 +175,22 @@ Collector::~Collector() {
   for (Chunk* chunk : keptChunks_) chunk->kept = false;
   std::lock_guard lock(impl_.mutex);
   for (Marker* marker : allMarkers()) marker->abandonTo(impl_.abandoned);
+}
+
+// A minor during an incremental major promotes into the cycle's marks (gc-v2.md
+// "Incremental majors"); the final pause marks with the same epoch, the one any major
+// flips to.
+MarkPlan Collector::planFor(Heap& heap, CollectionKind kind, bool finishing) const {
+  bool minor = kind == CollectionKind::kMinor;
+  Heap::Impl::Cycle& cycle = impl_.cycle;
+  MarkPlan plan{heap, impl_, minor, !minor && heap.config_.stress == StressMode::kRelocate,
+                static_cast<uint8_t>(impl_.epoch ^ kBitEpoch), !minor && helpersAttached()};
+  if (minor) {
+    plan.toEpoch = cycle.active ? cycle.markEpoch : impl_.epoch;
+    if (cycle.active) plan.promotedGrey = &cycle.grey;
+  }
+  plan.finishing = finishing;
+  return plan;
 }
 
 // Other attached mutators are parked in the handshake and can help a major mark
@@ -256,7 +268,9 @@ void Collector::traceRemembered() {
   takeOrphanRemembered(heap_, orphans);
   auto take = [&](std::vector<Object*>& list) {
     for (Object* holder : list) holder->header.gcBits &= static_cast<uint8_t>(~kBitRemembered);
-    if (minor()) traceHolders(list);
+    // The final pause of an incremental major traces them too: a holder the cycle
+    // marked is not reached again, and its young referents were not marked.
+    if (minor() || plan_.finishing) traceHolders(list);
     list.clear();
   };
   for (Mutator* m : impl_.mutators) take(m->remembered_);
@@ -364,6 +378,7 @@ void Collector::sweepExternals() {
 // Roots first (the requester's marker alone), then everything they reach: a major with
 // other mutators stopped shares that with them (markInParallel).
 void Collector::markAll() {
+  if (plan_.finishing) seedFromCycle();
   traceRoots();
   if (minor()) {
     main_.scan();
@@ -375,6 +390,21 @@ void Collector::markAll() {
   }
   MarkJob alone(plan_);
   alone.run(main_);
+}
+
+// The final pause of an incremental major, before the roots: the large chunks of marked
+// objects stay (the scan would not reach them), the rescan bits go, and the marker
+// starts from every marked object of the cycle's lists (gc/incremental.cpp): the grey
+// ones, the holders written in bulk and the weak containers.
+void Collector::seedFromCycle() {
+  Heap::Impl::Cycle& cycle = impl_.cycle;
+  auto marked = [&](const Object* obj) { return (obj->header.gcBits & kBitEpoch) == plan_.toEpoch; };
+  for (Chunk* chunk : impl_.space)
+    if (chunk->large && marked(reinterpret_cast<Object*>(chunk->base))) main_.adoptLarge(chunk);
+  for (Object* obj : cycle.rescan) obj->header.gcBits &= static_cast<uint8_t>(~kBitRescan);
+  for (auto* list : {&cycle.grey, &cycle.rescan, &cycle.weak})
+    for (Object* obj : *list)
+      if (marked(obj)) main_.pushGrey(obj);
 }
 
 // Posts `job` for the stopped mutators (safepoint.cpp acknowledgeLocked), does the
@@ -416,7 +446,9 @@ void Collector::markInParallel() {
 }
 
 bool Collector::run() {
-  if (!minor()) chooseEvacuation(impl_.space, impl_.types, plan_.relocateAll);
+  // The final pause of an incremental major evacuates nothing: what the cycle marked
+  // would not be copied (gc-v2.md "Incremental majors").
+  if (!minor() && !plan_.finishing) chooseEvacuation(impl_.space, impl_.types, plan_.relocateAll);
   markAll();
   ephemeronFixpoint();
   main_.setCopying(false);
@@ -610,16 +642,20 @@ void Collector::install(uint64_t collection) {
 
   impl_.usedBytes.store(live, std::memory_order_relaxed);
   impl_.liveAfterLastGC = live;
-  impl_.lastWasMajor = !minor();
+  // A final pause keeps what died during its cycle: an explicit major asked meanwhile
+  // still runs (safepoint.cpp pollSlowMayGC).
+  impl_.lastWasMajor = !minor() && !plan_.finishing;
   // Every registration left after a collection is old (a minor promotes the young
   // survivors): more than the last major left means finalizable objects that only a
-  // major can find dead (chooseKind).
+  // major can find dead (chooseWork).
   if (!minor()) impl_.finalizableAfterMajor = impl_.finalizable.size();
   impl_.minorsSinceMajor = minor() ? impl_.minorsSinceMajor + 1 : 0;
   impl_.oldFinalizableGrew = impl_.finalizable.size() > impl_.finalizableAfterMajor;
   impl_.thresholdCrossed.store(false, std::memory_order_relaxed);
   impl_.reserveOpen.store(false, std::memory_order_relaxed);
-  heap_.requested_.store(config.stress != StressMode::kNone, std::memory_order_relaxed);
+  // A slice (or a final pause) a marking cycle still waits for keeps the request up.
+  heap_.requested_.store(config.stress != StressMode::kNone || impl_.sliceDue.load(std::memory_order_relaxed),
+                         std::memory_order_relaxed);
   // Poisoning is slow and touches only chunks no mutator can reach: keep the lock free
   // for detach and the registry meanwhile.
   lock.unlock();
@@ -649,34 +685,52 @@ Pass passOf(const Visitor& visitor) {
   return marker->minor() ? Pass::kMinor : Pass::kMajor;
 }
 
-// Relocate stress makes every collection a major one (every object moves); plain stress
-// makes every eighth one major, so both kinds run under --gc-stress --gc-verify. An
-// explicit request gets what it asked for; otherwise a major one comes when the old
-// generation outgrew its threshold, when finalizable objects were promoted since the
-// last major and a few minors passed, in incremental mode when finalizable objects were
-// registered since the last collection (setWholeCycleFinalizers), when the heap limit is
-// near, or after a memory error (the emergency reserve: old garbage must go).
-CollectionKind Heap::chooseKind(bool force, CollectionKind asked) {
+// Relocate stress makes every collection a stop-the-world major (every object moves);
+// plain stress makes every eighth one a major, every other of those incremental, and
+// while a cycle marks alternates minors and small slices, so every kind runs under
+// --gc-stress --gc-verify. An explicit request gets what it asked for (a major finishes
+// a cycle first). Otherwise, while a cycle marks: a minor when the nursery is full, the
+// final pause once nothing is grey (or the heap limit is near), else a slice. Without a
+// cycle, a major comes when the old generation outgrew its threshold (incremental,
+// unless Config::incrementalMajors is off or its old chunks are fragmented enough to
+// want evacuation, region.cpp fragmented), or, stop-the-world, when finalizable
+// objects were promoted since the last major and a few minors passed, in incremental
+// mode when finalizable objects were registered since the last collection
+// (setWholeCycleFinalizers), when the heap limit is near, or after a memory error (the
+// emergency reserve: old garbage must go).
+Heap::Work Heap::chooseWork(bool force, CollectionKind asked) {
   Impl& impl = *impl_;
-  if (config_.stress == StressMode::kRelocate) return CollectionKind::kMajor;
-  if (force) return asked;
-  if (config_.stress == StressMode::kCollect && ++impl.stressCollections % 8 == 0) return CollectionKind::kMajor;
-  if (impl.reserveOpen.load(std::memory_order_relaxed)) return CollectionKind::kMajor;
-  if (impl.liveAfterLastGC >= impl.majorThreshold) return CollectionKind::kMajor;
+  takeMarkingBuffers();
+  bool marking = impl.cycle.active;
+  bool incremental = config_.incrementalMajors;
+  if (config_.stress == StressMode::kRelocate) return Work::kMajor;
+  if (force && asked == CollectionKind::kStep) return Work::kStep;
+  if (force) return asked == CollectionKind::kMajor ? Work::kMajor : Work::kMinor;
+  if (impl.reserveOpen.load(std::memory_order_relaxed)) return Work::kMajor;
+  size_t limit = config_.heapLimit;
+  bool nearLimit = limit && impl.liveAfterLastGC + config_.initialThreshold >= limit - limit / 4;
+  if (config_.stress == StressMode::kCollect) {
+    uint64_t n = ++impl.stressCollections;
+    if (marking) return impl.cycle.grey.empty() ? Work::kFinishCycle : n % 2 ? Work::kMinor : Work::kSlice;
+    if (n % 8 == 0) return incremental && n % 16 == 0 ? Work::kStartCycle : Work::kMajor;
+  }
+  if (marking) {
+    if (impl.cycle.grey.empty() || nearLimit) return Work::kFinishCycle;
+    return impl.thresholdCrossed.load(std::memory_order_relaxed) ? Work::kMinor : Work::kSlice;
+  }
+  if (impl.liveAfterLastGC >= impl.majorThreshold)
+    return incremental && !fragmented(impl.space) ? Work::kStartCycle : Work::kMajor;
   // A finalizable object promoted and then dropped waits for a major, and a loop that
   // promotes nothing never grows the old generation to its threshold: Lua's
   // `repeat u = {} until finalized` would spin forever.
-  if (impl.oldFinalizableGrew && impl.minorsSinceMajor >= kMinorsBeforeFinalizerMajor) return CollectionKind::kMajor;
+  if (impl.oldFinalizableGrew && impl.minorsSinceMajor >= kMinorsBeforeFinalizerMajor) return Work::kMajor;
   if (wholeCycleFinalizers_.load(std::memory_order_relaxed)) {
-    if (!impl.youngFinalizable.empty()) return CollectionKind::kMajor;
+    if (!impl.youngFinalizable.empty()) return Work::kMajor;
     // Old ones (promoted by a major too) die unseen by minors: a few minors at most.
-    if (!impl.finalizable.empty() && impl.minorsSinceMajor >= kMinorsBeforeFinalizerMajor) {
-      return CollectionKind::kMajor;
-    }
+    if (!impl.finalizable.empty() && impl.minorsSinceMajor >= kMinorsBeforeFinalizerMajor) return Work::kMajor;
   }
-  size_t limit = config_.heapLimit;
-  if (limit && impl.liveAfterLastGC + config_.initialThreshold >= limit - limit / 4) return CollectionKind::kMajor;
-  return CollectionKind::kMinor;
+  if (nearLimit) return Work::kMajor;
+  return Work::kMinor;
 }
 
 namespace {
@@ -704,15 +758,15 @@ Stats Heap::stats() const {
   out.minor.p99Nanos = percentile(impl_->minorPauses, 0.99);
   out.major.p50Nanos = percentile(impl_->majorPauses, 0.5);
   out.major.p99Nanos = percentile(impl_->majorPauses, 0.99);
+  out.slice.p50Nanos = percentile(impl_->slicePauses, 0.5);
+  out.slice.p99Nanos = percentile(impl_->slicePauses, 0.99);
   return out;
 }
 
-Status Heap::collectNow(CollectionKind kind) {
+// One collection, verified before and after when verify is on; `finishing`: the final
+// pause of an incremental major.
+Status Heap::collectOnce(CollectionKind kind, bool finishing) {
   Impl& impl = *impl_;
-  if (impl.broken.load(std::memory_order_relaxed)) return Status(StatusCode::kFatal);
-  auto start = std::chrono::steady_clock::now();
-  if (config_.stress == StressMode::kRelocate) installStaleReferenceHandler();
-  flushMutators();
   uint64_t number;
   {
     // Not stats(): its percentiles sort every pause so far, which made each collection
@@ -722,28 +776,87 @@ Status Heap::collectNow(CollectionKind kind) {
   }
   std::string fault = verifyBefore(*this, config_.verify);
   if (!fault.empty()) return failCollection("verify failed", "before collection #" + std::to_string(number) + ": " + fault);
-  Collector run(*this, kind);
-  if (!run.run()) return failCollection("collection failed", run.error());
-  run.install(number);
   {
+    Collector run(*this, kind, finishing);
+    bool ok = run.run();
+    if (finishing) endCycle();
+    if (!ok) return failCollection("collection failed", run.error());
+    run.install(number);
     std::lock_guard lock(impl.mutex);
     stats_.collections = number;
     stats_.bytesCopiedTotal += run.copiedBytes();
     stats_.bytesPromotedTotal += run.promotedBytes();
     if (!run.minor()) stats_.majorMarkersTotal += run.markers();
     stats_.majorChunksHelpersSweptTotal += run.chunksHelpersSwept();
+    stats_.incrementalCycles += finishing;
   }
   if (config_.verify) {
     fault = verifyHeapAfterCollection();
     if (!fault.empty()) return failCollection("verify failed", "after collection #" + std::to_string(number) + ": " + fault);
+  }
+  return Status::ok();
+}
+
+// A slice is verified before it runs, as a collection is (the tricolour check among
+// verify's).
+Status Heap::collectNow(Work work) {
+  Impl& impl = *impl_;
+  if (impl.broken.load(std::memory_order_relaxed)) return Status(StatusCode::kFatal);
+  auto start = std::chrono::steady_clock::now();
+  if (config_.stress == StressMode::kRelocate) installStaleReferenceHandler();
+  flushMutators();
+  Status st = Status::ok();
+  PauseStats* stats = &stats_.slice;
+  std::vector<uint64_t>* pauses = &impl.slicePauses;
+  switch (work) {
+    case Work::kMinor:
+      st = collectOnce(CollectionKind::kMinor, false);
+      stats = &stats_.minor;
+      pauses = &impl.minorPauses;
+      break;
+    case Work::kMajor:
+      // A major asked while a cycle marks finishes the cycle, then collects what died
+      // during it.
+      if (impl.cycle.active) st = collectOnce(CollectionKind::kMajor, true);
+      if (st.isOk()) st = collectOnce(CollectionKind::kMajor, false);
+      stats = &stats_.major;
+      pauses = &impl.majorPauses;
+      break;
+    case Work::kFinishCycle:
+      st = collectOnce(CollectionKind::kMajor, true);
+      stats = &stats_.major;
+      pauses = &impl.majorPauses;
+      break;
+    case Work::kStartCycle:
+      st = collectOnce(CollectionKind::kMinor, false);
+      if (st.isOk()) st = startCycle();
+      if (st.isOk()) markSlice(sliceBudget());
+      break;
+    case Work::kSlice: {
+      std::string fault = verifyBefore(*this, config_.verify);
+      if (!fault.empty()) return failCollection("verify failed", "before a marking slice: " + fault);
+      markSlice(sliceBudget());
+      break;
+    }
+    case Work::kStep:
+      st = stepNow();
+      if (!impl.cycle.active) {
+        stats = &stats_.major;
+        pauses = &impl.majorPauses;
+      }
+      break;
+  }
+  if (!st.isOk()) return st;
+  if (work == Work::kSlice || work == Work::kStartCycle || (work == Work::kStep && impl.cycle.active)) {
+    bool due = impl.sliceDue.load(std::memory_order_relaxed) || impl.thresholdCrossed.load(std::memory_order_relaxed);
+    requested_.store(due || config_.stress != StressMode::kNone, std::memory_order_relaxed);
   }
   auto nanos = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   std::lock_guard lock(impl.mutex);
   stats_.totalPauseNanos += nanos;
   stats_.longestPauseNanos = std::max(stats_.longestPauseNanos, nanos);
-  if (kind == CollectionKind::kMinor) notePause(stats_.minor, impl.minorPauses, nanos);
-  else notePause(stats_.major, impl.majorPauses, nanos);
+  notePause(*stats, *pauses, nanos);
   return Status::ok();
 }
 

@@ -17,7 +17,10 @@
 // minor does not walk: the negative test of verify's check of invariant 13) and
 // "gc.index-drop" (a chunk joins current space without entering the chunk index: the
 // negative test of verify's check of the index) and "gc.card-drop" (a table store
-// leaves its array card clean: the negative test of verify's card check, vm/table.cpp); the
+// leaves its array card clean: the negative test of verify's card check, vm/table.cpp) and
+// "gc.mark-barrier-drop" (a store while an incremental major marks skips the barrier's
+// marking half: the negative test of verify's tricolour check) and "gc.slice" (an
+// incremental major fails to start: the heap fails closed); the
 // runtime adds its own ("rt.attach"; "rt.channel-dirty-drop": a channel's buffer is
 // written without joining the dirty list, the negative test of verify's check of what
 // a minor skips), and the JIT "jit.reload-skip" (the n-th compiled code skips one

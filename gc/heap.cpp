@@ -137,6 +137,7 @@ Heap::Heap(const Config& config) : impl_(std::make_unique<Impl>()), config_(conf
 Heap::~Heap() {
   gLiveHeaps.fetch_sub(1, std::memory_order_relaxed);
   setVerify(false);
+  endCycle();
   flushMutators();  // the externals still in the mutators' own lists
   for (auto* list : {&impl_->externals, &impl_->youngExternals}) {
     for (Object* listed : *list) {
@@ -149,8 +150,9 @@ Heap::~Heap() {
   mainMutator_.reset();
   // Orphan records of this heap that no collection took: a later heap mapped at these
   // addresses must not inherit them.
-  std::vector<Object*> orphans;
+  std::vector<Object*> orphans, rescan;
   takeOrphanRemembered(*this, orphans);
+  takeOrphanMarking(*this, orphans, rescan);
   for (Chunk* chunk : impl_->space) unmapChunk(chunk);
   for (Chunk* chunk : impl_->youngChunks) unmapChunk(chunk);
   for (Chunk* chunk : impl_->pool) unmapChunk(chunk);
@@ -236,6 +238,11 @@ void Heap::noteGrowthLocked() {
   if (externalGrowth > 0) used += static_cast<size_t>(externalGrowth);
   if (used > threshold) {
     impl_->thresholdCrossed.store(true, std::memory_order_relaxed);
+    requested_.store(true, std::memory_order_relaxed);
+  }
+  // An incremental major marks a slice per step the mutators allocate (incremental.cpp).
+  if (impl_->cycle.active && stats_.bytesAllocatedTotal - impl_->cycle.allocatedAtSlice >= kSliceStepBytes) {
+    impl_->sliceDue.store(true, std::memory_order_relaxed);
     requested_.store(true, std::memory_order_relaxed);
   }
 }
@@ -474,7 +481,10 @@ bool Heap::contains(const void* p) const {
 bool Heap::isCurrentObject(const Object* obj) const {
   if (!obj || (reinterpret_cast<uintptr_t>(obj) & (kObjectAlignment - 1)) || !contains(obj)) return false;
   uint8_t kind = obj->header.kind;
-  return kind < kMaxKinds && impl_->registered[kind] && (loadGcBits(obj) & kBitEpoch) == impl_->epoch;
+  uint8_t bits = loadGcBits(obj);
+  // An old object an incremental major marked carries the epoch it marks with.
+  bool marked = impl_->cycle.active && (bits & kBitOld) && (bits & kBitEpoch) == impl_->cycle.markEpoch;
+  return kind < kMaxKinds && impl_->registered[kind] && ((bits & kBitEpoch) == impl_->epoch || marked);
 }
 
 // ---- The remembered set (gc-v2.md) ----
@@ -489,13 +499,18 @@ std::vector<Object*> gOrphans;  // gOrphanMutex
 // the holder joins the calling thread's mutator's buffer. The fault site drops the
 // record but keeps the bit, as a missing barrier would leave the set: the negative test
 // of --gc-verify's remembered-set check.
+// The thread's current mutator is that of the heap it last attached to or created; with
+// several heaps (States) in the process, it must be the holder's.
+Mutator* mutatorOf(const Object* holder) {
+  Mutator* m = tCurrentMutator;
+  if (m && (gLiveHeaps.load(std::memory_order_relaxed) == 1 || m->heap_.contains(holder))) return m;
+  return nullptr;
+}
+
 void rememberSlow(Object* holder) {
   if (!setBitOnce(holder, kBitRemembered)) return;
   if (fault::hit("gc.barrier-drop")) return;
-  // The thread's current mutator is that of the heap it last attached to or created;
-  // with several heaps (States) in the process, it must be the holder's.
-  Mutator* m = tCurrentMutator;
-  if (m && (gLiveHeaps.load(std::memory_order_relaxed) == 1 || m->heap_.contains(holder))) {
+  if (Mutator* m = mutatorOf(holder)) {
     // The fault site stands for an append the system refuses: the record is lost, so
     // the heap fails closed rather than run on with a remembered set it cannot trust
     // (invariant 9); the next safepoint returns kFatal.

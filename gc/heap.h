@@ -30,15 +30,20 @@
 //    promotion copies into), evacuating only the chunks its previous sweep found
 //    fragmented (every old chunk under relocate stress, so every movable object still
 //    moves there). After any collection no object is young and the remembered set is
-//    empty.
+//    empty. A major the old generation's growth calls for is incremental
+//    (gc/incremental.cpp): it starts with a minor and the roots, marks the old
+//    generation in slices between which the mutators run (the barrier's marking half
+//    greys what they store), and its final pause is a major collection that starts
+//    from what the slices marked.
 //  - Between safepoints no object moves, so code that cannot reach a safepoint may hold
 //    raw Object pointers freely.
 //  - Pacing (gc-v1.md, gc-v2.md): the next collection comes when the bytes allocated
 //    since the last one, on the heap plus the off-heap bytes that objects own and only
 //    a collection frees (Mutator::noteExternalBytes: stacks, task records), exceed the
-//    nursery budget: max(Config::initialThreshold, live * (pause - 100) / 200). It is a
-//    major one when the old generation grew past (live after the last major + live
-//    off-heap) * pause / 100. A mutator whose remembered buffer reaches
+//    nursery budget: max(Config::initialThreshold, live * (pause - 100) / 200). An
+//    incremental major starts when the old generation grew past (live after the last
+//    major + live off-heap) * pause / 100; while it marks, a slice comes after every
+//    kSliceStepBytes the mutators allocate. A mutator whose remembered buffer reaches
 //    Config::rememberedBudget holders requests a minor too, which bounds the
 //    remembered set a minor traces.
 //
@@ -100,6 +105,12 @@
 //     part of a weak root source is swept by exactly one of them (verify after each collection, GcParallelMark.* with real
 //     threads, under ThreadSanitizer in tools/tsan.sh; a marker that fails fails the
 //     collection: fault site "gc.marker").
+// 15. While an incremental major marks, no old object that is marked, not grey and not
+//     listed for a rescan (kBitRescan) refers strongly to an unmarked old object: every
+//     store goes through writeBarrier, whose marking half marks and greys the old value,
+//     and every bulk write (a stack) lists its holder for the final pause (verify checks
+//     it before every collection and slice; negative tests: fault site
+//     "gc.mark-barrier-drop", GcIncremental.Invariant15_AnUnrecordedStackWriteIsCaught).
 //
 // Pinning (the contract issue 13's C API builds on; gc-v2.md "Pinning and non-moving
 // objects"): an object that native code must see at a stable address is allocated
@@ -140,6 +151,7 @@ enum class CollectionKind : uint8_t {
   kMinor,  // the young objects only, from the roots and the remembered set
   kMajor,  // everything: old objects are marked in place, but for those of fragmented
            // chunks, which are evacuated, as young ones are (all of them under relocate stress)
+  kStep,   // one step of an incremental major (Heap::stepMayGC)
 };
 
 // Where chunks come from: by default mmap; an embedder's allocator otherwise (the
@@ -176,6 +188,11 @@ struct Config {
   // A major shares its marking and its sweep with the mutators parked in its stop
   // (gc-v2.md "Parallel majors"); off, the requester does both alone (tests compare).
   bool parallelMajors = true;
+  // A major the old generation's growth calls for marks incrementally (gc-v2.md
+  // "Incremental majors"): slices between which tasks run, then a final pause; off,
+  // every major is one stop-the-world pause (tests compare). Relocate stress never
+  // marks incrementally.
+  bool incrementalMajors = true;
 };
 
 // Written by the collector and the refill path under the heap lock; Heap::stats()
@@ -200,7 +217,10 @@ struct Stats {
   uint64_t totalPauseNanos = 0;
   uint64_t longestPauseNanos = 0;
   PauseStats minor;
-  PauseStats major;
+  PauseStats major;  // stop-the-world majors and the final pauses of incremental ones
+  // The other pauses of incremental majors: their starts and their marking slices.
+  PauseStats slice;
+  uint64_t incrementalCycles = 0;  // incremental majors finished
 };
 
 // Visits reference slots. The collector's copying visitor updates each slot to the
@@ -264,6 +284,11 @@ inline constexpr uint8_t kBitNonMoving = 0x20;
 // (gc-v2.md "Mark-region old generation"), so reaching it copies it out instead of
 // marking it in place. Set world stopped, gone after the collection.
 inline constexpr uint8_t kBitEvacuate = 0x40;
+// Only while an incremental major marks (gc-v2.md "Incremental majors"): an old holder
+// that was written in bulk since the cycle started (a thread's stack that ran), which
+// the final pause traces again. Set by mutators with an atomic byte operation, cleared
+// world stopped by that pause.
+inline constexpr uint8_t kBitRescan = 0x80;
 
 // Bytes a request of `bytes` occupies: rounded up to alignment, at least kMinObjectSize.
 constexpr size_t roundObjectSize(size_t bytes) {
@@ -336,6 +361,9 @@ class Mutator {
   inline Object* initObject(char* p, uint8_t kind);
   void noteStop(uint64_t nanos);
   friend void rememberSlow(Object* holder);
+  friend void writeBarrierSlow(Object* holder, Object* value);
+  friend void writeBarrierBulkSlow(Object* holder);
+  friend Mutator* mutatorOf(const Object* holder);
   static constexpr int64_t kExternalBatch = 64 << 10;
   Heap& heap_;
   int64_t externalPending_ = 0;  // noted, not yet added to the heap's count
@@ -363,6 +391,11 @@ class Mutator {
   // The remembered set's part this mutator recorded (old holders of young references,
   // dirty stacks' Thread objects): owning thread, or world stopped.
   std::vector<Object*> remembered_;
+  // An incremental major's marking (gc-v2.md "Incremental majors"): the old objects this
+  // mutator's barrier marked (grey: not traced yet), and the old holders it wrote in
+  // bulk (kBitRescan), since the last pause took them. Owning thread, or world stopped.
+  std::vector<Object*> markGrey_;
+  std::vector<Object*> rescan_;
   // Free cells of the non-moving space this mutator took from the heap, one list per
   // size class (linked through the cells), their bytes (counted as used, like a bump
   // buffer's tail) and the cells it allocated since they were last handed back: owning
@@ -456,6 +489,12 @@ class Heap {
   // handshake; if another mutator's stop is pending, `m` takes part in that one first,
   // and collects again if that was not a major one but a major one was asked for.
   Status collectMayGC(Mutator& m, CollectionKind kind = CollectionKind::kMajor);
+  // One step of an incremental major (collectgarbage("step"), gc-step.md): starts a
+  // cycle if none marks (a minor, then the roots), then traces about `work` bytes, and
+  // runs the cycle's final pause if nothing is left grey; `cycleEnded` tells whether a
+  // major finished in it. With incremental majors off (or relocate stress) a step is a
+  // whole stop-the-world major.
+  Status stepMayGC(Mutator& m, size_t work, bool& cycleEnded);
   // For mainMutator(): single-threaded users.
   Status safepointMayGC() { return safepointMayGC(*mainMutator_); }
   Status collectMayGC(CollectionKind kind = CollectionKind::kMajor) { return collectMayGC(*mainMutator_, kind); }
@@ -497,7 +536,7 @@ class Heap {
   // whole cycle, so a collection that may find a finalizable object dead (one registered
   // since the last collection) is a major, and the weak entries it clears go with it;
   // while old finalizable objects exist, every few minors are followed by a major
-  // (chooseKind). Generational mode lets a minor finalize young objects, and old
+  // (chooseWork). Generational mode lets a minor finalize young objects, and old
   // garbage waits for the old generation's growth, as in Lua. Any thread; relaxed, as
   // setAutomatic.
   void setWholeCycleFinalizers(bool on) { wholeCycleFinalizers_.store(on, std::memory_order_relaxed); }
@@ -546,7 +585,13 @@ class Heap {
   friend class HandleScope;
   friend class PersistentHandle;
   friend void writeBarrierSlow(Object* holder, Object* value);
+  friend void writeBarrierBulkSlow(Object* holder);
   friend void rememberSlow(Object* holder);
+  friend void checkBarrierStore(Object* holder, Object* value);
+  friend class SliceMarker;
+  // What one stop does (collector.cpp chooseWork): a minor, a stop-the-world major, or
+  // a part of an incremental major (its start, a marking slice, its final pause).
+  enum class Work : uint8_t { kMinor, kMajor, kStartCycle, kSlice, kFinishCycle, kStep };
   char* refill(Mutator& mutator, size_t size);
   char* allocateLargeLocked(size_t size, std::unique_lock<std::mutex>& lock);
   char* refillCells(Mutator& m, int cls);
@@ -570,8 +615,17 @@ class Heap {
   Status stopTheWorldLocked(Mutator& m, std::unique_lock<std::mutex>& lock, bool force, CollectionKind kind);
   size_t unacknowledgedLocked(uint64_t epoch) const;
   void waitForNoStopLocked(std::unique_lock<std::mutex>& lock);
-  Status collectNow(CollectionKind kind);
-  CollectionKind chooseKind(bool force, CollectionKind asked);
+  Status collectNow(Work work);
+  Status collectOnce(CollectionKind kind, bool finishing);
+  Work chooseWork(bool force, CollectionKind asked);
+  // Incremental majors (incremental.cpp), world stopped.
+  bool marking() const;
+  void takeMarkingBuffers();
+  Status startCycle();
+  void markSlice(size_t budget);
+  Status stepNow();
+  size_t sliceBudget();
+  void endCycle();
   std::string verifyHeapAfterCollection();
   Status failCollection(const char* what, const std::string& detail);
   Status failLocked(const std::string& message, bool report);
@@ -624,13 +678,19 @@ inline Object* Mutator::initObject(char* p, uint8_t kind) {
 // only an old holder not yet remembered this cycle loads the value's gcBits, and only
 // a young value takes the slow path, which records the holder once per cycle. Relaxed
 // atomic byte loads (plain loads on x86): another worker may set the holder's
-// remembered bit at the same moment, and either outcome is correct. With verification
-// on, the checking barrier of version 1 also runs (holder and value live, current).
-// gBarrierChecks is true while some heap has verify on; written only by Heap's
-// constructor, destructor and setVerify, before mutator threads start.
+// remembered bit at the same moment, and either outcome is correct. Then one flag,
+// gBarrierSlow, sends every store to writeBarrierSlow while some heap has verify on
+// (the checking barrier of version 1: holder and value live, current) or marks
+// incrementally (the marking half: an old value the cycle has not marked is marked and
+// greyed, Dijkstra's insertion barrier, gc-v2.md "Incremental majors"). Relaxed: the
+// flag is raised and lowered while the heap it concerns has its world stopped (the
+// handshake orders that heap's mutators), and a store into another heap that reads it
+// late only takes the slow path for nothing.
 void writeBarrierSlow(Object* holder, Object* value);
+void writeBarrierBulkSlow(Object* holder);
 void rememberSlow(Object* holder);
-extern bool gBarrierChecks;
+extern std::atomic<bool> gBarrierSlow;
+inline bool barrierSlowPath() { return gBarrierSlow.load(std::memory_order_relaxed); }
 inline uint8_t loadGcBits(const Object* obj) {
   return std::atomic_ref<uint8_t>(const_cast<uint8_t&>(obj->header.gcBits)).load(std::memory_order_relaxed);
 }
@@ -666,16 +726,18 @@ template <typename CardOf>
   if ((bits & kMask) == kBitOld) [[unlikely]] {
     if (value && !(loadGcBits(value) & kBitOld)) rememberYoungValue(holder, bits, cardOf);
   }
-  if (gBarrierChecks) [[unlikely]] writeBarrierSlow(holder, value);
+  if (barrierSlowPath()) [[unlikely]] writeBarrierSlow(holder, value);
 }
 [[gnu::always_inline]] inline void writeBarrier(Object* holder, Object* value) {
   writeBarrier(holder, value, NoCard{});
 }
 // Records an old `holder` whatever was stored: for code that writes references into
 // memory the holder owns off the heap without a barrier per store (a thread's stack:
-// the parked-stack rule, gc-v2.md), or copies many references at once.
+// the parked-stack rule, gc-v2.md), or copies many references at once. While a cycle
+// marks, the holder is also listed for the final pause to trace again.
 inline void writeBarrierBulk(Object* holder) {
   if ((loadGcBits(holder) & (kBitOld | kBitRemembered)) == kBitOld) [[unlikely]] rememberSlow(holder);
+  if (barrierSlowPath()) [[unlikely]] writeBarrierBulkSlow(holder);
 }
 
 // Scoped handles: a stack of slots per mutator that the collector treats as roots. A

@@ -125,12 +125,28 @@ void installStaleReferenceHandler();
 inline constexpr uint8_t kPoisonByte = 0xdb;
 // Minors after which promoted finalizable objects make the next collection a major:
 // enough that a burst of registrations costs few majors, few enough that a dropped
-// one's finalizer runs soon (Heap::chooseKind).
+// one's finalizer runs soon (Heap::chooseWork).
 inline constexpr uint32_t kMinorsBeforeFinalizerMajor = 4;
+// Bytes the mutators allocate between two slices of an incremental major (incremental.cpp).
+inline constexpr uint64_t kSliceStepBytes = 256u << 10;
 
 // The registry of heaps with verify on, which writeBarrierSlow consults (verify.cpp).
 void registerVerifyHeap(Heap* heap);
 void unregisterVerifyHeap(Heap* heap);
+// The checking barrier's part (verify.cpp): true while some heap has verify on, and the
+// check of one store.
+bool barrierChecksOn();
+void checkBarrierStore(Object* holder, Object* value);
+// The marking barrier's records of a thread whose current mutator is not the holder's
+// heap's, under a global lock (as the orphan remembered records): each pause of a
+// marking heap takes those in its space (incremental.cpp).
+// Recomputes gBarrierSlow after a heap starts (+1) or ends (-1) marking, or after verify
+// was turned on or off for some heap (0).
+void updateBarrierSlow(int markingDelta);
+// The calling thread's mutator if it belongs to `holder`'s heap, else nullptr (several
+// heaps in the process: a thread's current mutator may be another heap's).
+Mutator* mutatorOf(const Object* holder);
+void takeOrphanMarking(Heap& heap, std::vector<Object*>& grey, std::vector<Object*>& rescan);
 
 // The attached mutator of the calling thread (attach sets it, detach clears it; a heap's
 // constructor sets its main mutator's): where rememberSlow records. Thread-local.
@@ -216,13 +232,31 @@ struct Heap::Impl {
   uint64_t stressCollections = 0;   // world stopped: collections the stress schedule asked for
   bool lastWasMajor = false;        // lock: the kind of the newest collection
   ChunkSource chunkSource;          // lock, or world stopped: where new chunks come from
-  // World stopped: the pacing of majors for finalizable objects (Heap::chooseKind).
+  // World stopped: the pacing of majors for finalizable objects (Heap::chooseWork).
   size_t finalizableAfterMajor = 0;  // registrations the newest major left
   uint32_t minorsSinceMajor = 0;
   bool oldFinalizableGrew = false;   // the newest collection left more than that major
   std::vector<uint64_t> minorPauses;  // lock: every pause, for --stats percentiles
   std::vector<uint64_t> majorPauses;
+  std::vector<uint64_t> slicePauses;
   uint8_t epoch = 0;           // world stopped: the epoch bit of current-space objects
+  // An incremental major (gc-v2.md "Incremental majors"; incremental.cpp). Written
+  // world stopped; mutators read `active` and `markEpoch` in the barrier's slow path
+  // between stops (the handshake's lock orders those reads after the writes).
+  struct Cycle {
+    bool active = false;   // marking between stops: the barrier's marking half is on
+    uint8_t markEpoch = 0;  // the epoch bit of what it marked (epoch ^ kBitEpoch)
+    std::vector<Object*> grey;    // marked, not traced yet
+    std::vector<Object*> weak;    // weak containers its slices traced (the final pause retraces them)
+    std::vector<Object*> rescan;  // old holders written in bulk since the start (kBitRescan)
+    uint64_t allocatedAtSlice = 0;  // lock: Stats::bytesAllocatedTotal at the last slice
+    size_t stepWork = 0;  // lock: the work Heap::stepMayGC asked its step to do
+    size_t stepCredit = 0;  // lock: the steps' work without incremental majors
+  } cycle;
+  // A slice (or the final pause) is due: set under the lock when the mutators allocated
+  // a slice's step since the last one (noteGrowthLocked), or by the slice that emptied
+  // the grey stack. Relaxed, as thresholdCrossed.
+  std::atomic<bool> sliceDue{false};
 
   TypeInfo types[kMaxKinds];   // written at start-up, read by the collector
   bool registered[kMaxKinds] = {};
@@ -291,6 +325,10 @@ CellSweep sweepCellChunk(Chunk* chunk, uint8_t liveEpoch, bool poison);
 // and kBitEvacuate on their objects unless `everyChunk`, relocate stress, where every
 // old chunk is evacuated and the collector needs no bits).
 void chooseEvacuation(const std::vector<Chunk*>& space, const TypeInfo* types, bool everyChunk);
+// Whether the half-empty old chunks chooseEvacuation would pick hold holes of a quarter
+// of the old generation's bytes (two chunks at least): the next major should then be
+// a stop-the-world one, which evacuates them, not an incremental one, which cannot.
+bool fragmented(const std::vector<Chunk*>& space);
 // Where a collection copies next: the current hole of the recycled old chunks
 // (Impl::recycled from Impl::recycledNext on, never a chunk being evacuated). A cursor
 // takes a whole chunk at a time (fetch_add on `next`), so the cursors of a parallel

@@ -151,6 +151,7 @@ Object* Marker::publishCopy(Object* obj, uint64_t word, Object* moved, size_t si
   } else if (impl_.types[kindOfWord(word)].prefetch && !large) {
     prefetchQueue_.push_back(moved);
   }
+  notePromoted(moved);
   copiedBytes_ += size;
   ++reached_;
   return moved;
@@ -179,6 +180,7 @@ void Marker::markInPlace(Object* obj, size_t size) {
   uint64_t word = loadHeaderWord(obj);
   if (!claimInPlace(obj, word, gcBitsOfWord(word))) return;
   pushGrey(obj);
+  notePromoted(obj);
   keptBytes_ += size;
   ++reached_;
 }
@@ -203,7 +205,16 @@ Object* Marker::keepLarge(Object* obj) {
   keptBytes_ += static_cast<size_t>(chunk->top - chunk->base);
   ++reached_;
   if (plan_.parallel) pushGrey(obj);  // one marker: the scan walks toLarge_
+  notePromoted(obj);
   return obj;
+}
+
+// Traced already by the cycle's slices: the scan skips it.
+void Marker::adoptLarge(Chunk* chunk) {
+  chunk->kept = true;
+  toLarge_.push_back(chunk);
+  keptBytes_ += static_cast<size_t>(chunk->top - chunk->base);
+  if (!plan_.parallel) scanLarge_ = toLarge_.size();
 }
 
 // A non-moving object stays where it is whatever the mode: in a cell, or alone in a

@@ -48,6 +48,11 @@ struct MarkPlan {
   bool relocateAll;  // a major under relocate stress: every old chunk is evacuated
   uint8_t toEpoch;
   bool parallel;  // claims by compare-and-swap, copies traced from the grey stack
+  // A minor while an incremental major marks: what it promotes takes the cycle's mark
+  // epoch (toEpoch) and is pushed here, grey (gc-v2.md "Incremental majors").
+  std::vector<Object*>* promotedGrey = nullptr;
+  // The major that finishes an incremental one: it starts from the cycle's marks.
+  bool finishing = false;
 };
 
 class Marker final : public Visitor {
@@ -71,6 +76,11 @@ class Marker final : public Visitor {
   void markInPlace(Object* obj, size_t size);
   Object* keepLarge(Object* obj);
   Object* keepNonMoving(Object* obj);
+  // The final pause of an incremental major: a large chunk whose object the cycle
+  // marked is kept as keepLarge keeps one (before anything else reached a large one),
+  // and the cycle's objects to trace again join the grey stack.
+  void adoptLarge(Chunk* chunk);
+  void pushGrey(Object* obj);
   // An object's current address during the collection (forwarded or not).
   Object* current(Object* obj) const { return currentAddress(obj); }
   bool inToSpace(uint8_t bits) const {
@@ -112,7 +122,9 @@ class Marker final : public Visitor {
   bool scanCopies();  // the Cheney part of scan(), one marker only
   void prefetchAlong();
   void share(MarkJob& job);
-  void pushGrey(Object* obj);
+  void notePromoted(Object* obj) {
+    if (plan_.promotedGrey) plan_.promotedGrey->push_back(obj);
+  }
   void storeSlot(Object*& slot, Object* to) {
     if (plan_.parallel)
       __atomic_store_n(&slot, to, __ATOMIC_RELEASE);

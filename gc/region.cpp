@@ -172,6 +172,20 @@ void HoleCursor::close() {
   }
 }
 
+// Whether the old generation's half-empty chunks hold holes of a quarter of its bytes:
+// an incremental major, which evacuates nothing, would leave them so; a stop-the-world
+// one evacuates them (chooseWork). World stopped.
+bool fragmented(const std::vector<Chunk*>& space) {
+  size_t oldBytes = 0;
+  size_t sparseFree = 0;
+  for (const Chunk* chunk : space) {
+    if (chunk->young || chunk->large || chunk->cellSize) continue;
+    oldBytes += static_cast<size_t>(chunk->top - chunk->base) - chunk->freeBytes;
+    if (chunk->freeBytes >= chunk->size / 2) sparseFree += chunk->freeBytes;
+  }
+  return sparseFree >= std::max(2 * Heap::kChunkSize, oldBytes / 4);
+}
+
 // A major evacuates the old chunks that its predecessor's sweep (and the promotions
 // since) left at least half free, the emptiest first, up to an eighth of the old
 // generation's bytes (two chunks at least): the copies fill holes of the other chunks

@@ -146,7 +146,7 @@ Status Heap::safepointMayGC(Mutator& m) {
   // Every poll counts once in the stress schedule, whatever else it finds.
   bool stressDue = config_.stress != StressMode::kNone && stressSaysCollect(m);
   if (!stopRequested_.load(std::memory_order_relaxed) && !stressDue &&
-      !impl.thresholdCrossed.load(std::memory_order_relaxed))
+      !impl.thresholdCrossed.load(std::memory_order_relaxed) && !impl.sliceDue.load(std::memory_order_relaxed))
     return Status::ok();
   return pollSlowMayGC(m, false, CollectionKind::kMinor, stressDue);
 }
@@ -173,10 +173,13 @@ bool Heap::wantsCollectionLocked(bool stressDue) {
   // A stopped collector stops stress collections too: scripts rely on objects surviving
   // while it is stopped (collectgarbage "stop" promises no collection but explicit ones).
   if (stressDue && automatic()) return true;
-  if (!impl.thresholdCrossed.load(std::memory_order_relaxed)) return false;
+  if (!impl.thresholdCrossed.load(std::memory_order_relaxed) && !impl.sliceDue.load(std::memory_order_relaxed))
+    return false;
   if (automatic() || impl.reserveOpen.load(std::memory_order_relaxed)) return true;
-  // Stopped: forget the request; the next refill past the threshold raises it again.
+  // Stopped: forget the request; the next refill past the threshold raises it again
+  // (a marking cycle waits, its barrier on, until collection restarts).
   impl.thresholdCrossed.store(false, std::memory_order_relaxed);
+  impl.sliceDue.store(false, std::memory_order_relaxed);
   requested_.store(config_.stress != StressMode::kNone, std::memory_order_relaxed);
   return false;
 }
@@ -249,7 +252,7 @@ Status Heap::stopTheWorldLocked(Mutator& m, std::unique_lock<std::mutex>& lock, 
                         true);
   } else {
     lock.unlock();
-    status = collectNow(chooseKind(force, kind));
+    status = collectNow(chooseWork(force, kind));
     lock.lock();
   }
   impl.requester = nullptr;

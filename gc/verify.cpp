@@ -47,7 +47,6 @@
 
 namespace weft::gc {
 
-bool gBarrierChecks = false;
 
 class Verifier final : public Visitor {
  public:
@@ -103,6 +102,11 @@ class Verifier final : public Visitor {
   std::vector<const Object*> recorded_;  // sorted: every remembered buffer's holders
   std::vector<const Object*> youngFinalizable_;  // sorted: the young registrations
   bool holderClean_ = false;  // the holder is old and not remembered: no young referent
+  // While an incremental major marks: the holder is marked, not grey and not listed for
+  // a rescan, so every old object it refers to strongly is marked (the tricolour rule
+  // the barrier's marking half keeps).
+  bool holderBlack_ = false;
+  std::vector<const Object*> grey_;  // sorted: the cycle's and the mutators' grey objects
   // A root source visits references a minor would skip (gc/pass.h): no young referent.
   bool rootSkipped_ = false;
   // Who holds the reference being checked (formatted only on failure).
@@ -204,9 +208,13 @@ bool Verifier::checkHeader(const Chunk* chunk, const Object* obj, bool young) {
   if (kind == kForwardedKind) return report("object %p in current space is forwarded", obj), false;
   if (kind >= kMaxKinds || !impl_.registered[kind])
     return report("object %p in current space has unregistered kind %zu", obj, kind), false;
-  if ((obj->header.gcBits & kBitEpoch) != impl_.epoch)
-    return report("object %p in current space carries the previous epoch", obj), false;
   bool old = obj->header.gcBits & kBitOld;
+  // An old object the marking cycle reached carries the epoch the cycle marks with.
+  bool markedOk = impl_.cycle.active && old && (obj->header.gcBits & kBitEpoch) == impl_.cycle.markEpoch;
+  if ((obj->header.gcBits & kBitEpoch) != impl_.epoch && !markedOk)
+    return report("object %p in current space carries the previous epoch", obj), false;
+  if ((obj->header.gcBits & kBitRescan) && (!impl_.cycle.active || !old))
+    return report("object %p is listed for a rescan outside a marking cycle, or young", obj), false;
   if (old == young)
     return report(old ? "object %p in a nursery chunk is old" : "object %p in an old chunk is young", obj), false;
   if (after_ && !old) return report("object %p is young after the collection", obj), false;
@@ -323,6 +331,16 @@ void Verifier::check(const Object* ref) {
     fault_ = buf;
     return;
   }
+  if (!problem && holderBlack_ && (ref->header.gcBits & kBitOld) &&
+      (ref->header.gcBits & kBitEpoch) != impl_.cycle.markEpoch) {
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "incremental marking: %s is marked and not grey, but holds unmarked old reference %p (%s: a "
+                  "store missed the barrier's marking half)",
+                  holderText().c_str(), static_cast<const void*>(ref), kindName(ref->header.kind));
+    fault_ = buf;
+    return;
+  }
   if (!problem) return;
   char buf[240];
   std::snprintf(buf, sizeof buf, "%s %p held by %s", problem, static_cast<const void*>(ref), holderText().c_str());
@@ -388,6 +406,11 @@ void Verifier::checkFinalizable() {
 }
 
 void Verifier::checkObjects() {
+  if (impl_.cycle.active) {
+    grey_.assign(impl_.cycle.grey.begin(), impl_.cycle.grey.end());
+    for (const Mutator* m : impl_.mutators) grey_.insert(grey_.end(), m->markGrey_.begin(), m->markGrey_.end());
+    std::sort(grey_.begin(), grey_.end());
+  }
   for (const Object* start : starts_) {
     if (!fault_.empty()) return;
     Object* obj = const_cast<Object*>(start);
@@ -399,10 +422,13 @@ void Verifier::checkObjects() {
     if (remembered && !std::binary_search(recorded_.begin(), recorded_.end(), obj))
       return report("remembered set: object %p has its remembered bit but is in no remembered buffer", obj);
     holderClean_ = (bits & kBitOld) && !remembered;
+    holderBlack_ = impl_.cycle.active && (bits & kBitOld) && (bits & kBitEpoch) == impl_.cycle.markEpoch &&
+                   !(bits & kBitRescan) && !std::binary_search(grey_.begin(), grey_.end(), obj);
     if ((bits & kBitFinalizable) && !(bits & kBitOld) &&
         !std::binary_search(youngFinalizable_.begin(), youngFinalizable_.end(), obj))
       return report("finalizable registration: young object %p is not on the young list", obj);
     if (info.trace) info.trace(obj, *this);
+    holderBlack_ = false;  // weak parts may refer to what the cycle did not mark
     if (weakDeferred_ && info.clearWeak) info.clearWeak(obj, *this, kClearKeys | kClearValues);
   }
   holderClean_ = false;
@@ -420,6 +446,7 @@ std::string Heap::verifyHeapAfterCollection() { return Verifier(*this, true).run
 namespace {
 std::mutex gVerifyMutex;            // guards gVerifyHeaps
 std::vector<Heap*> gVerifyHeaps;    // heaps with verify on
+std::atomic<bool> gVerifyOn{false};  // !gVerifyHeaps.empty(), read by the barrier without the lock
 
 [[noreturn]] void barrierFailed(const char* what, const Object* p) {
   std::fprintf(stderr, "weft: gc: verify failed: write barrier: %s %p is not a live object in current space\n",
@@ -432,16 +459,20 @@ std::vector<Heap*> gVerifyHeaps;    // heaps with verify on
 void registerVerifyHeap(Heap* heap) {
   std::lock_guard lock(gVerifyMutex);
   gVerifyHeaps.push_back(heap);
-  gBarrierChecks = true;
+  gVerifyOn.store(true, std::memory_order_relaxed);
+  updateBarrierSlow(0);
 }
 
 void unregisterVerifyHeap(Heap* heap) {
   std::lock_guard lock(gVerifyMutex);
   gVerifyHeaps.erase(std::remove(gVerifyHeaps.begin(), gVerifyHeaps.end(), heap), gVerifyHeaps.end());
-  gBarrierChecks = !gVerifyHeaps.empty();
+  gVerifyOn.store(!gVerifyHeaps.empty(), std::memory_order_relaxed);
+  updateBarrierSlow(0);
 }
 
-void writeBarrierSlow(Object* holder, Object* value) {
+bool barrierChecksOn() { return gVerifyOn.load(std::memory_order_relaxed); }
+
+void checkBarrierStore(Object* holder, Object* value) {
   std::lock_guard lock(gVerifyMutex);
   auto current = [](const Object* obj) {
     return std::any_of(gVerifyHeaps.begin(), gVerifyHeaps.end(), [obj](Heap* h) { return h->isCurrentObject(obj); });

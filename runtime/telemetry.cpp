@@ -207,6 +207,8 @@ Node takeDocument(const Snapshot& s) {
   Node& gcNode = doc.add("gc", Node());
   gcNode.add("minor", pauseNode(s.gc.minor));
   gcNode.add("major", pauseNode(s.gc.major));
+  gcNode.add("slice", pauseNode(s.gc.slice));
+  gcNode.add("incremental_cycles", Node::integer(s.gc.incrementalCycles));
   gcNode.add("promoted_bytes", Node::integer(s.gc.bytesPromotedTotal));
   gcNode.add("copied_bytes", Node::integer(s.gc.bytesCopiedTotal));
   gcNode.add("major_markers", Node::integer(s.gc.majorMarkersTotal));
@@ -318,7 +320,9 @@ std::string formatText(const Node& doc) {
   out += formatTable("histogram", hists);
   out += formatTable("pool", {{"blocking", doc.find("blocking_pool")}});
   const Node& gcNode = *doc.find("gc");
-  out += formatTable("gc", {{"minor", gcNode.find("minor")}, {"major", gcNode.find("major")}});
+  out += formatTable("gc", {{"minor", gcNode.find("minor")},
+                            {"major", gcNode.find("major")},
+                            {"slice", gcNode.find("slice")}});
   out += "gc promoted_bytes " + formatNumber(*gcNode.find("promoted_bytes")) + ", copied_bytes " +
          formatNumber(*gcNode.find("copied_bytes")) + "\n";
   return out;
@@ -388,7 +392,8 @@ std::string formatPrometheus(const Snapshot& s) {
     p.header(name, type, help);
     p.sample(name, "", double(v));
   }
-  const std::pair<const char*, const gc::PauseStats*> gens[] = {{"minor", &s.gc.minor}, {"major", &s.gc.major}};
+  const std::pair<const char*, const gc::PauseStats*> gens[] = {
+      {"minor", &s.gc.minor}, {"major", &s.gc.major}, {"slice", &s.gc.slice}};
   p.header("weft_gc_collections_total", "counter", "Collections by generation.");
   for (const auto& [g, ps] : gens)
     p.sample("weft_gc_collections_total", std::string("generation=\"") + g + "\"", double(ps->count));
@@ -398,6 +403,8 @@ std::string formatPrometheus(const Snapshot& s) {
   p.header("weft_gc_pause_max_seconds", "gauge", "The longest collection pause, by generation.");
   for (const auto& [g, ps] : gens)
     p.sample("weft_gc_pause_max_seconds", std::string("generation=\"") + g + "\"", double(ps->longestNanos) / 1e9);
+  p.header("weft_gc_incremental_cycles_total", "counter", "Incremental major collections finished.");
+  p.sample("weft_gc_incremental_cycles_total", "", double(s.gc.incrementalCycles));
   p.header("weft_gc_promoted_bytes_total", "counter", "Bytes minor collections moved to the old generation.");
   p.sample("weft_gc_promoted_bytes_total", "", double(s.gc.bytesPromotedTotal));
   p.header("weft_gc_copied_bytes_total", "counter", "Bytes collections copied.");

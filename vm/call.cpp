@@ -496,6 +496,10 @@ Status minorCollectMayGC(State& S, ThreadData* t) {
   return afterSafepointMayGC(S, t, S.heap().collectMayGC(S.mutator(), gc::CollectionKind::kMinor));
 }
 
+Status stepCollectMayGC(State& S, ThreadData* t, size_t work, bool& cycleEnded) {
+  return afterSafepointMayGC(S, t, S.heap().stepMayGC(S.mutator(), work, cycleEnded));
+}
+
 namespace {
 
 // The stack index below which the top Lua frame's registers are live (see kLiveFrame),

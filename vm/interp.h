@@ -147,6 +147,8 @@ Status safepointMayGC(State& S, ThreadData* t);
 Status fullCollectMayGC(State& S, ThreadData* t);
 // As fullCollectMayGC, with a minor collection (gc-v2.md): a generational step.
 Status minorCollectMayGC(State& S, ThreadData* t);
+// As fullCollectMayGC, with one step of an incremental major (gc::Heap::stepMayGC).
+Status stepCollectMayGC(State& S, ThreadData* t, size_t work, bool& cycleEnded);
 // Which registers of the top Lua frame a loop safepoint keeps for the collector: the whole
 // frame; those of the locals active at the saved pc (a back-edge: it lands on a statement
 // boundary); those a frame entered or resumed uses (its arguments at entry, else the

@@ -486,7 +486,7 @@ bool JitTier::ensureEngine() {
                      reinterpret_cast<const void*>(mathSqrtNative()), jitLayout(), nullptr};
     host.barrierSlow = jitBarrierSlow;
     host.barrierCheck = jitBarrierCheck;
-    host.barrierChecks = &gc::gBarrierChecks;
+    host.barrierChecks = &gc::gBarrierSlow;
 #if defined(__SANITIZE_THREAD__)
     host.slotObserved = jitSlotObserved;
     host.slotPublished = jitSlotPublished;

@@ -115,7 +115,9 @@ struct WeftJitHost {
   // The write barrier of a table store compiled inline: the test is inline (the layout's
   // barrierHolderMask and gcBitOld); barrierSlow is its slow path for a young value
   // stored into slot `field` of an old table (the card, the record); barrierCheck the
-  // checking barrier, called when the bool at barrierChecks is set (--gc-verify).
+  // barrier's other slow path (gc::writeBarrierSlow: the checks of --gc-verify, the
+  // marking half of an incremental major), called when the bool at barrierChecks (the
+  // gc's gBarrierSlow) is set.
   void (*barrierSlow)(void* table, void* field);
   void (*barrierCheck)(void* holder, void* value);
   const void* barrierChecks;

@@ -226,9 +226,6 @@ class State {
   // (so 150 reads back as 148); the copying collector does not use them.
   int64_t gcPauseQuarters = 50;
   int64_t gcStepMulQuarters = 25;
-  // collectgarbage("step")'s bytes of credit toward its next collection
-  // (docs/design/gc-step.md).
-  uint64_t gcStepCredit = 0;
 };
 
 }  // namespace weft::vm

@@ -667,6 +667,19 @@ Status appendArray(State& state, Table* t, const Value& value, WriterClaim& clai
   return Status::ok();
 }
 
+// Stores into a node its probe found. A node whose value is nil keeps its key (a dead
+// key, for `next`), and a table's trace skips dead keys: storing a value revives the key
+// without storing it, so it goes through the barrier as if stored again (an incremental
+// major may have traced the table while the key was dead: gc-v2.md "Incremental
+// majors").
+void storeFoundValue(Table* t, Node& node, const Value& value) {
+  if (loadSlot(node.value).isNil()) {
+    Value key = loadSlot(node.key);
+    if (key.isCollectable()) gc::writeBarrier(asGc(t), key.u.obj);
+  }
+  storeValue(t, node.value, value);
+}
+
 // Stores `key` (normalised, not nil/NaN) under the claim: no part changes meanwhile, so
 // a store into an existing slot needs no check.
 Status setClaimed(State& state, Table* t, const Value& key, const Value& value, WriterClaim& claim) {
@@ -677,7 +690,7 @@ Status setClaimed(State& state, Table* t, const Value& key, const Value& value, 
   NodeArray* na = t->nodes;
   HashProbe p = probeHash(na, key);
   if (p.found) {
-    storeValue(t, p.found->value, value);
+    storeFoundValue(t, *p.found, value);
     return Status::ok();
   }
   if (value.isNil()) return Status::ok();
@@ -691,7 +704,7 @@ Status setInHash(State& state, Table* t, const Value& key, const Value& value, u
   NodeArray* na = tableNodePart(t);
   HashProbe p = probeHash(na, key);
   if (p.found) {
-    storeValue(t, p.found->value, value);
+    storeFoundValue(t, *p.found, value);
     if (tableWriteHeld(t, seq)) [[likely]] return Status::ok();
   } else if (value.isNil() && tableWriteHeld(t, seq)) {
     return Status::ok();  // no claim since the lookup: the key is absent and stays so

@@ -66,8 +66,8 @@ def check_json(weft):
         fail("the histograms record the script's publications and timers", proc.stderr)
     if list(doc["blocking_pool"]) != ["size", "threads", "busy", "queued", "queue_depth_max", "jobs_run", "panics"]:
         fail("the blocking_pool section", proc.stderr)
-    if list(doc["gc"]) != ["minor", "major", "promoted_bytes", "copied_bytes", "major_markers",
-                           "major_helper_swept_chunks"]:
+    if list(doc["gc"]) != ["minor", "major", "slice", "incremental_cycles", "promoted_bytes", "copied_bytes",
+                           "major_markers", "major_helper_swept_chunks"]:
         fail("the gc section", proc.stderr)
     return doc
 
@@ -82,7 +82,7 @@ def check_text(weft):
         fail("the text's columns are the document's names", lines[1])
     if [ln.split()[0] for ln in lines[2:4]] != ["0", "1"]:
         fail("the text numbers workers from 0", err)
-    for label in ("ready_delay", "timer_lateness", "blocking_wait", "blocking", "minor", "major"):
+    for label in ("ready_delay", "timer_lateness", "blocking_wait", "blocking", "minor", "major", "slice"):
         if not any(ln.split()[:1] == [label] for ln in lines):
             fail(f"the text has a {label} row", err)
 

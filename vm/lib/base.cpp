@@ -471,10 +471,10 @@ NativeResult baseDoFile(CallContext& cx) {
   return cx.callK(func, 0, -1, func, doFileCont);
 }
 
-// collectgarbage("step", n) (docs/design/gc-step.md). The copying collector has no
-// increments, so a step adds credit (n KB, or kBasicStepBytes for n == 0) and collects
-// once the credit covers the heap in use: a loop of steps until true costs work
-// proportional to the heap, and true means exactly that this step finished a cycle.
+// collectgarbage("step", n) (docs/design/gc-step.md). Incremental mode: one step of an
+// incremental major, which traces about n KB (a basic step of kBasicStepBytes for
+// n == 0), starting a cycle if none marks, and returns true when the step ran the
+// cycle's final pause. A loop of steps until true costs work proportional to the heap.
 // In generational mode a step is one minor collection (a young one in Lua), whatever
 // the old generation holds, and reports no cycle end, as lua 5.4 does. Steps run while
 // automatic collection is stopped and leave it stopped.
@@ -484,16 +484,10 @@ constexpr uint64_t kBasicStepBytes = uint64_t(1) << 20;  // about lua 5.4's defa
 
 Status gcStepMayGC(State& S, ThreadData* t, int64_t kb, bool& cycleEnded) {
   cycleEnded = false;
-  if (!S.gcGenerational) {
-    kb = std::clamp<int64_t>(kb, 0, INT32_MAX);  // lua reads n as a C int
-    S.gcStepCredit += kb == 0 ? kBasicStepBytes : uint64_t(kb) * 1024;
-    if (S.gcStepCredit < S.heap().bytesInUse(S.mutator())) return Status::ok();
-  }
-  Status st = S.gcGenerational ? minorCollectMayGC(S, t) : fullCollectMayGC(S, t);
-  if (!st.isOk()) return st;
-  S.gcStepCredit = 0;
-  cycleEnded = !S.gcGenerational;
-  return Status::ok();
+  if (S.gcGenerational) return minorCollectMayGC(S, t);
+  kb = std::clamp<int64_t>(kb, 0, INT32_MAX);  // lua reads n as a C int
+  uint64_t work = kb == 0 ? kBasicStepBytes : uint64_t(kb) * 1024;
+  return stepCollectMayGC(S, t, static_cast<size_t>(work), cycleEnded);
 }
 
 namespace {

@@ -60,11 +60,13 @@ TEST(GcHeap, Invariant1_AllocationNeverCollectsButRaisesRequest) {
 
 // Pacing (gc-v2.md): a collection is requested after a nursery's worth of allocation
 // (initialThreshold, or half the growth a live heap allows), and it is a major one only
-// once the old generation outgrew live * pause / 100.
+// once the old generation outgrew live * pause / 100. Stop-the-world majors here: the
+// incremental ones start at the same point (GcIncremental.*).
 TEST(GcHeap, NurseryPacesCollectionsAndPausePacesMajors) {
   Config config;
   config.initialThreshold = 1 << 20;
   config.pauseMultiplier = 200;
+  config.incrementalMajors = false;
   ToyHeap h(config);
   Node* list = nullptr;
   for (int i = 0; i < 200000; ++i) list = h.node(obj(list), i);  // 4.8 MB live
@@ -95,6 +97,7 @@ TEST(GcHeap, NurseryPacesCollectionsAndPausePacesMajors) {
 TEST(GcHeap, ExternalBytesPaceCollections) {
   Config config;
   config.initialThreshold = 1 << 20;
+  config.incrementalMajors = false;
   ToyHeap h(config);
   releasedIds().clear();
   size_t held = h.root(h.ext(1, 8 << 20));

@@ -136,7 +136,7 @@ TEST(GcVerify, Invariant5_UnregisteredKindFailsClosedWithoutVerify) {
 TEST(GcVerify, Invariant3_WriteBarrierAcceptsCurrentObjects) {
   {
     ToyHeap h(verifying());
-    EXPECT_TRUE(gBarrierChecks);
+    EXPECT_TRUE(gBarrierSlow.load());
     Pair* p = h.pair();
     Blob* b = h.blob("v");
     p->a = obj(b);
@@ -146,7 +146,7 @@ TEST(GcVerify, Invariant3_WriteBarrierAcceptsCurrentObjects) {
     h.collect();
     writeBarrier(h.rooted(r), as<Pair>(h.rooted(r))->a);
   }
-  EXPECT_FALSE(gBarrierChecks);
+  EXPECT_FALSE(gBarrierSlow.load());
 }
 
 TEST(GcVerifyDeathTest, Invariant3_WriteBarrierRejectsStaleHolder) {

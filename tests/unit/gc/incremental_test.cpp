@@ -1,0 +1,225 @@
+// Incremental majors (docs/design/gc-v2.md "Incremental majors"; heap.h invariant 15):
+// steps that mark the old generation in slices, the barrier's marking half, minors and
+// bulk writes during a cycle, the final pause, and verify's tricolour check with its
+// negative tests.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gc/fault.h"
+#include "tests/unit/gc/toy_model.h"
+
+namespace weft::gc::toy {
+namespace {
+
+// A toy thread: an off-heap stack of references written without a barrier per store,
+// as the VM's are (writeBarrierBulk records it).
+constexpr uint8_t kStack = 6;
+struct Stack {
+  ObjectHeader header;
+  std::vector<Object*>* slots;
+};
+void traceStack(Object* o, Visitor& v) {
+  for (Object*& slot : *reinterpret_cast<Stack*>(o)->slots)
+    if (slot) v.visit(slot);
+}
+
+struct IncHeap : ToyHeap {
+  explicit IncHeap(const Config& config = verifying()) : ToyHeap(config) {
+    heap.registerType(kStack, TypeInfo{.name = "thread", .fixedSize = sizeof(Stack), .trace = traceStack});
+  }
+  ~IncHeap() {
+    for (auto* s : stacks) delete s;
+  }
+  Stack* stack() {
+    Stack* s = as<Stack>(m().allocate(kStack, sizeof(Stack)));
+    s->slots = new std::vector<Object*>();
+    stacks.push_back(s->slots);
+    return s;
+  }
+  // One step of `work` bytes; whether it finished the cycle.
+  bool step(size_t work) {
+    bool ended = false;
+    Status st = heap.stepMayGC(m(), work, ended);
+    EXPECT_TRUE(st.isOk()) << heap.failureReason();
+    return ended;
+  }
+  // Steps until the cycle ends; how many steps that took.
+  int finish(size_t work) {
+    int steps = 1;
+    while (!step(work) && steps < 100000) ++steps;
+    return steps;
+  }
+  std::vector<std::vector<Object*>*> stacks;
+};
+
+// Roots [Q, P] with Q.a = X: the first step (budget 1: one object) starts the cycle,
+// marks both roots and traces P alone, so P is marked and traced (black) while X is
+// still unmarked (white) and reachable only through Q.
+struct BlackHolder {
+  explicit BlackHolder(IncHeap& h) {
+    q = h.root(h.pair(obj(h.blob("x"))));
+    p = h.root(h.pair());
+    EXPECT_FALSE(h.step(1));
+    EXPECT_EQ(h.heap.stats().slice.count, 1u) << "the start";
+  }
+  size_t q, p;
+};
+
+TEST(GcIncremental, StepsMarkInSlicesThenTheFinalPauseSweeps) {
+  IncHeap h;
+  releasedIds().clear();
+  Node* list = nullptr;
+  for (int i = 0; i < 5000; ++i) list = h.node(obj(list), i);
+  size_t kept = h.root(list);
+  std::vector<size_t> dropped;
+  for (uint64_t id = 1; id <= 300; ++id) dropped.push_back(h.root(h.ext(id)));
+  h.minor();  // all old
+  for (size_t i : dropped) h.roots.slots[i] = nullptr;
+  int steps = h.finish(4096);
+  EXPECT_GT(steps, 10) << "5000 nodes of 32 bytes take many 4 KB slices";
+  Stats stats = h.heap.stats();
+  EXPECT_EQ(stats.incrementalCycles, 1u);
+  EXPECT_EQ(stats.major.count, 1u) << "the final pause";
+  EXPECT_EQ(releasedIds().size(), 300u) << "the unreachable externals died at the final pause";
+  int64_t expect = 4999;
+  for (Object* n = h.rooted(kept); n; n = as<Node>(n)->next) EXPECT_EQ(as<Node>(n)->value, expect--);
+  EXPECT_EQ(expect, -1);
+}
+
+TEST(GcIncremental, Invariant15_TheBarrierGreysAValueStoredIntoAMarkedHolder) {
+  IncHeap h;
+  BlackHolder s(h);
+  Pair* p = h.rooted<Pair>(s.p);
+  Pair* q = h.rooted<Pair>(s.q);
+  Object* x = q->a;
+  writeBarrier(obj(p), x);
+  p->a = x;
+  writeBarrier(obj(q), nullptr);
+  q->a = nullptr;
+  h.finish(1);
+  EXPECT_EQ(text(as<Blob>(h.rooted<Pair>(s.p)->a)), "x");
+}
+
+TEST(GcIncremental, Invariant15_MarkBarrierDropIsCaught) {
+  IncHeap h;
+  BlackHolder s(h);
+  Pair* p = h.rooted<Pair>(s.p);
+  Pair* q = h.rooted<Pair>(s.q);
+  Object* x = q->a;
+  fault::configure("gc.mark-barrier-drop:1");
+  writeBarrier(obj(p), x);
+  fault::configure("");
+  p->a = x;
+  q->a = nullptr;
+  bool ended = false;
+  EXPECT_EQ(h.heap.stepMayGC(h.m(), 1, ended).code(), StatusCode::kFatal);
+  EXPECT_NE(h.heap.failureReason().find("incremental marking"), std::string::npos) << h.heap.failureReason();
+}
+
+TEST(GcIncremental, AMinorDuringACyclePromotesGrey) {
+  IncHeap h;
+  BlackHolder s(h);
+  Pair* q = h.rooted<Pair>(s.q);
+  Pair* y = h.pair(q->a);  // young, holding the white X
+  writeBarrier(h.rooted(s.p), obj(y));
+  h.rooted<Pair>(s.p)->a = obj(y);
+  writeBarrier(obj(q), nullptr);
+  q->a = nullptr;
+  h.minor();
+  EXPECT_EQ(h.heap.stats().minor.count, 1u) << "the start's minor counts in its slice pause";
+  EXPECT_EQ(h.heap.stats().incrementalCycles, 0u) << "a minor leaves the cycle marking";
+  h.finish(1);
+  auto* promoted = as<Pair>(h.rooted<Pair>(s.p)->a);
+  EXPECT_EQ(text(as<Blob>(promoted->a)), "x");
+}
+
+// A stack is not barriered: the holder written in bulk is traced again by the final
+// pause; without the bulk record, verify finds a marked stack holding an unmarked value.
+TEST(GcIncremental, ABulkWriteIsTracedAgainByTheFinalPause) {
+  IncHeap h;
+  size_t q = h.root(h.pair(obj(h.blob("x"))));
+  size_t t = h.root(h.stack());
+  EXPECT_FALSE(h.step(1));  // traces the stack, empty
+  Stack* stack = h.rooted<Stack>(t);
+  stack->slots->push_back(h.rooted<Pair>(q)->a);
+  writeBarrierBulk(obj(stack));
+  writeBarrier(h.rooted(q), nullptr);
+  h.rooted<Pair>(q)->a = nullptr;
+  h.finish(1);
+  EXPECT_EQ(text(as<Blob>(h.rooted<Stack>(t)->slots->at(0))), "x");
+}
+
+TEST(GcIncremental, Invariant15_AnUnrecordedStackWriteIsCaught) {
+  IncHeap h;
+  size_t q = h.root(h.pair(obj(h.blob("x"))));
+  size_t t = h.root(h.stack());
+  EXPECT_FALSE(h.step(1));
+  h.rooted<Stack>(t)->slots->push_back(h.rooted<Pair>(q)->a);
+  h.rooted<Pair>(q)->a = nullptr;
+  bool ended = false;
+  EXPECT_EQ(h.heap.stepMayGC(h.m(), 1, ended).code(), StatusCode::kFatal);
+  EXPECT_NE(h.heap.failureReason().find("(thread) is marked and not grey"), std::string::npos)
+      << h.heap.failureReason();
+}
+
+TEST(GcIncremental, AnExplicitMajorFinishesTheCycleThenCollectsWhatDiedDuringIt) {
+  IncHeap h;
+  releasedIds().clear();
+  size_t e = h.root(h.ext(7));
+  h.root(h.pair());
+  EXPECT_FALSE(h.step(1));  // marks the ext, a root
+  h.roots.slots[e] = nullptr;
+  h.collect();
+  EXPECT_EQ(releasedIds()[7], 1) << "marked by the cycle, dead by the explicit major";
+  EXPECT_EQ(h.heap.stats().incrementalCycles, 1u);
+  EXPECT_EQ(h.heap.stats().collections, 3u) << "the start's minor, the final pause, the major";
+  EXPECT_EQ(h.heap.stats().major.count, 1u) << "both in one pause";
+}
+
+TEST(GcIncremental, WeakEntriesTheCycleLeftUnmarkedAreCleared) {
+  IncHeap h;
+  Weak* w = h.weak(false, true, 2);
+  size_t wi = h.root(w);
+  size_t ki = h.root(h.blob("key"));
+  w = h.rooted<Weak>(wi);
+  w->slots[0] = h.rooted(ki);
+  w->slots[1] = obj(h.blob("dies"));
+  w->slots[2] = obj(h.blob("k2"));
+  w->slots[3] = h.rooted(ki);  // a strong key, a weak value reached from a root
+  h.finish(16);
+  w = h.rooted<Weak>(wi);
+  EXPECT_EQ(w->slots[0], nullptr) << "its value died: the entry goes";
+  EXPECT_EQ(w->slots[3], h.rooted(ki));
+}
+
+// Growth past the old generation's threshold starts a cycle, not a stop-the-world
+// major; allocation paces its slices, and it finishes on its own.
+TEST(GcIncremental, TheOldGenerationsGrowthStartsACycleThatAllocationFinishes) {
+  Config config;
+  config.initialThreshold = 1 << 20;
+  IncHeap h(config);
+  Node* list = nullptr;
+  for (int i = 0; i < 200000; ++i) list = h.node(obj(list), i);  // 6.4 MB
+  h.root(list);
+  h.collect();
+  Node* more = nullptr;
+  for (int i = 0; i < 220000; ++i) more = h.node(obj(more), i);
+  h.root(more);
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());  // a minor promotes it
+  for (int i = 0; i < 250000; ++i) h.pair();
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());
+  EXPECT_EQ(h.heap.stats().major.count, 1u) << "only the explicit one";
+  EXPECT_EQ(h.heap.stats().slice.count, 1u) << "the cycle started";
+  for (int round = 0; round < 2000 && h.heap.stats().incrementalCycles == 0; ++round) {
+    for (int i = 0; i < 2000; ++i) h.pair();
+    ASSERT_TRUE(h.heap.safepointMayGC().isOk()) << h.heap.failureReason();
+  }
+  Stats stats = h.heap.stats();
+  EXPECT_EQ(stats.incrementalCycles, 1u) << stats.slice.count << " slices, " << stats.minor.count << " minors";
+  EXPECT_GT(stats.slice.count, 3u) << "marked in several slices";
+}
+
+}  // namespace
+}  // namespace weft::gc::toy
