@@ -268,8 +268,14 @@ void Collector::traceRemembered() {
   takeOrphanRemembered(heap_, orphans);
   auto take = [&](std::vector<Object*>& list) {
     for (Object* holder : list) holder->header.gcBits &= static_cast<uint8_t>(~kBitRemembered);
-    // The final pause of an incremental major traces them too: a holder the cycle
-    // marked is not reached again, and its young referents were not marked.
+    // The final pause of an incremental major traces those the cycle marked: they are
+    // not reached again, and their young referents were not marked. An unmarked one is
+    // traced if something reaches it, like any object; tracing it here would keep what
+    // a dead holder refers to.
+    if (plan_.finishing) {
+      auto unmarked = [&](Object* holder) { return (holder->header.gcBits & kBitEpoch) != plan_.toEpoch; };
+      list.erase(std::remove_if(list.begin(), list.end(), unmarked), list.end());
+    }
     if (minor() || plan_.finishing) traceHolders(list);
     list.clear();
   };
@@ -395,7 +401,7 @@ void Collector::markAll() {
 // The final pause of an incremental major, before the roots: the large chunks of marked
 // objects stay (the scan would not reach them), the rescan bits go, and the marker
 // starts from every marked object of the cycle's lists (gc/incremental.cpp): the grey
-// ones, the holders written in bulk and the weak containers.
+// ones (those traced in part too), the holders written in bulk and the weak containers.
 void Collector::seedFromCycle() {
   Heap::Impl::Cycle& cycle = impl_.cycle;
   auto marked = [&](const Object* obj) { return (obj->header.gcBits & kBitEpoch) == plan_.toEpoch; };
@@ -405,6 +411,7 @@ void Collector::seedFromCycle() {
   for (auto* list : {&cycle.grey, &cycle.rescan, &cycle.weak})
     for (Object* obj : *list)
       if (marked(obj)) main_.pushGrey(obj);
+  for (const auto& entry : cycle.partial) main_.pushGrey(entry.first);
 }
 
 // Posts `job` for the stopped mutators (safepoint.cpp acknowledgeLocked), does the
@@ -711,11 +718,11 @@ Heap::Work Heap::chooseWork(bool force, CollectionKind asked) {
   bool nearLimit = limit && impl.liveAfterLastGC + config_.initialThreshold >= limit - limit / 4;
   if (config_.stress == StressMode::kCollect) {
     uint64_t n = ++impl.stressCollections;
-    if (marking) return impl.cycle.grey.empty() ? Work::kFinishCycle : n % 2 ? Work::kMinor : Work::kSlice;
+    if (marking) return impl.cycle.drained() ? Work::kFinishCycle : n % 2 ? Work::kMinor : Work::kSlice;
     if (n % 8 == 0) return incremental && n % 16 == 0 ? Work::kStartCycle : Work::kMajor;
   }
   if (marking) {
-    if (impl.cycle.grey.empty() || nearLimit) return Work::kFinishCycle;
+    if (impl.cycle.drained() || nearLimit) return Work::kFinishCycle;
     return impl.thresholdCrossed.load(std::memory_order_relaxed) ? Work::kMinor : Work::kSlice;
   }
   if (impl.liveAfterLastGC >= impl.majorThreshold)
@@ -827,11 +834,13 @@ Status Heap::collectNow(Work work) {
       stats = &stats_.major;
       pauses = &impl.majorPauses;
       break;
-    case Work::kStartCycle:
-      st = collectOnce(CollectionKind::kMinor, false);
-      if (st.isOk()) st = startCycle();
+    case Work::kStartCycle: {
+      std::string fault = verifyBefore(*this, config_.verify);
+      if (!fault.empty()) return failCollection("verify failed", "before a cycle's start: " + fault);
+      st = startCycle();
       if (st.isOk()) markSlice(sliceBudget());
       break;
+    }
     case Work::kSlice: {
       std::string fault = verifyBefore(*this, config_.verify);
       if (!fault.empty()) return failCollection("verify failed", "before a marking slice: " + fault);

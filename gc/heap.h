@@ -31,7 +31,7 @@
 //    fragmented (every old chunk under relocate stress, so every movable object still
 //    moves there). After any collection no object is young and the remembered set is
 //    empty. A major the old generation's growth calls for is incremental
-//    (gc/incremental.cpp): it starts with a minor and the roots, marks the old
+//    (gc/incremental.cpp): it starts from the roots, marks the old
 //    generation in slices between which the mutators run (the barrier's marking half
 //    greys what they store), and its final pause is a major collection that starts
 //    from what the slices marked.
@@ -490,7 +490,7 @@ class Heap {
   // and collects again if that was not a major one but a major one was asked for.
   Status collectMayGC(Mutator& m, CollectionKind kind = CollectionKind::kMajor);
   // One step of an incremental major (collectgarbage("step"), gc-step.md): starts a
-  // cycle if none marks (a minor, then the roots), then traces about `work` bytes, and
+  // cycle if none marks (from the roots), then traces about `work` bytes, and
   // runs the cycle's final pause if nothing is left grey; `cycleEnded` tells whether a
   // major finished in it. With incremental majors off (or relocate stress) a step is a
   // whole stop-the-world major.

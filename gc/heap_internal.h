@@ -247,11 +247,14 @@ struct Heap::Impl {
     bool active = false;   // marking between stops: the barrier's marking half is on
     uint8_t markEpoch = 0;  // the epoch bit of what it marked (epoch ^ kBitEpoch)
     std::vector<Object*> grey;    // marked, not traced yet
+    // Marked objects traced in part (TypeInfo::tracePart), with where to go on: grey too.
+    std::vector<std::pair<Object*, size_t>> partial;
     std::vector<Object*> weak;    // weak containers its slices traced (the final pause retraces them)
     std::vector<Object*> rescan;  // old holders written in bulk since the start (kBitRescan)
     uint64_t allocatedAtSlice = 0;  // lock: Stats::bytesAllocatedTotal at the last slice
     size_t stepWork = 0;  // lock: the work Heap::stepMayGC asked its step to do
     size_t stepCredit = 0;  // lock: the steps' work without incremental majors
+    bool drained() const { return grey.empty() && partial.empty(); }
   } cycle;
   // A slice (or the final pause) is due: set under the lock when the mutators allocated
   // a slice's step since the last one (noteGrowthLocked), or by the slice that emptied

@@ -3,11 +3,11 @@
 // old heap.
 //
 // Protocol (every step below runs world stopped, inside a stop chooseWork chose):
-//  - Start (Work::kStartCycle): a minor first, so every object is old; then the cycle
-//    becomes active with markEpoch = epoch ^ kBitEpoch (the bit a stop-the-world major
-//    would give what it reaches), the roots are marked and pushed grey, and
-//    gBarrierSlow is raised. Nothing is copied by a slice, ever: objects move only in
-//    minors (young ones) and in the final pause.
+//  - Start (Work::kStartCycle): the cycle becomes active with markEpoch = epoch ^
+//    kBitEpoch (the bit a stop-the-world major would give what it reaches), the old
+//    objects the roots refer to are marked and pushed grey, and gBarrierSlow is raised.
+//    Nothing is copied by a slice, ever: objects move only in minors (young ones) and in
+//    the final pause.
 //  - Mark: an old object is marked when its epoch bit is markEpoch; grey when it is
 //    marked and on a grey list (the cycle's, or a mutator's markGrey_) not traced yet.
 //    A slice (Work::kSlice) traces grey objects until it traced its budget's bytes. A
@@ -22,7 +22,7 @@
 //    every root again.
 //  - Final (Work::kFinishCycle): a major collection whose marking starts from what the
 //    cycle marked (collector.cpp, MarkPlan::finishing): it keeps the large chunks of
-//    marked objects, traces the remembered holders (their young referents), the
+//    marked objects, traces the marked remembered holders (their young referents), the
 //    rescan list, the grey lists and the weak containers the slices traced (their
 //    mode may have changed), then the roots, and goes on as any major (weak tables,
 //    finalizers, sweep). It evacuates nothing: a marked object would not be copied.
@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <utility>
 #include <mutex>
+#include <tuple>
 
 #include "gc/fault.h"
 #include "gc/heap_internal.h"
@@ -96,16 +97,36 @@ class SliceMarker final : public Visitor {
   void deferWeak(Object* container, bool weakKeys, bool weakValues) override {
     if (weakKeys || weakValues) impl_.cycle.weak.push_back(container);
   }
-  // Traces grey objects until `budget` bytes of them were traced or none is left.
+  // Traces grey objects until `budget` bytes of them (a reference counted as a slot's
+  // 16 bytes when the kind traces in parts) were traced or none is left. An object
+  // traced in part goes on in the next slice, before any other.
   void trace(size_t budget) {
-    std::vector<Object*>& grey = impl_.cycle.grey;
+    Heap::Impl::Cycle& cycle = impl_.cycle;
+    constexpr size_t kSlotBytes = 16;
     size_t done = 0;
-    while (done < budget && !grey.empty()) {
-      Object* obj = grey.back();
-      grey.pop_back();
+    while (done < budget) {
+      Object* obj;
+      size_t from = 0;
+      if (!cycle.partial.empty()) {
+        std::tie(obj, from) = cycle.partial.back();
+        cycle.partial.pop_back();
+      } else if (!cycle.grey.empty()) {
+        obj = cycle.grey.back();
+        cycle.grey.pop_back();
+      } else {
+        return;
+      }
       const TypeInfo& info = impl_.types[obj->header.kind];
-      done += objectBytes(info, obj);
-      if (info.trace) info.trace(obj, *this);
+      if (from == 0) done += objectBytes(info, obj);
+      if (info.tracePart) {
+        size_t slots = std::max<size_t>((budget > done ? budget - done : 0) / kSlotBytes, 1);
+        size_t left = slots;
+        size_t next = info.tracePart(obj, *this, from, left);
+        done += (slots - left) * kSlotBytes;
+        if (next) cycle.partial.emplace_back(obj, next);
+      } else if (info.trace) {
+        info.trace(obj, *this);
+      }
     }
   }
 
@@ -187,7 +208,8 @@ void Heap::takeMarkingBuffers() {
     if (setRescanOnce(obj)) cycle.rescan.push_back(obj);
 }
 
-// Right after a minor (every object is old): the roots are marked and pushed grey.
+// The old objects the roots refer to are marked and pushed grey; a young one is left to
+// the minor that promotes it (or to the final pause, which traces the roots again).
 Status Heap::startCycle() {
   Impl& impl = *impl_;
   if (fault::hit("gc.slice")) {
@@ -235,25 +257,23 @@ void Heap::markSlice(size_t budget) {
   SliceMarker(impl).trace(budget);
   std::lock_guard lock(impl.mutex);
   impl.cycle.allocatedAtSlice = stats_.bytesAllocatedTotal;
-  bool done = impl.cycle.grey.empty();
+  bool done = impl.cycle.drained();
   impl.sliceDue.store(done, std::memory_order_relaxed);
   if (done) requested_.store(true, std::memory_order_relaxed);
 }
 
-// A step (world stopped): the start if no cycle marks, a slice of the step's work, and
-// the final pause in the same stop when the slice left nothing grey.
+// A step (world stopped, verified first like a collection): the start if no cycle
+// marks, a slice of the step's work, and the final pause in the same stop when the
+// slice left nothing grey.
 Status Heap::stepNow() {
-  Status st = Status::ok();
+  std::string fault = config_.verify ? verifyHeap() : "";
+  if (!fault.empty()) return failCollection("verify failed", "before a marking step: " + fault);
   if (!impl_->cycle.active) {
-    st = collectOnce(CollectionKind::kMinor, false);
-    if (st.isOk()) st = startCycle();
-  } else {
-    std::string fault = config_.verify ? verifyHeap() : "";
-    if (!fault.empty()) return failCollection("verify failed", "before a marking step: " + fault);
+    Status st = startCycle();
+    if (!st.isOk()) return st;
   }
-  if (!st.isOk()) return st;
   markSlice(sliceBudget());
-  if (!impl_->cycle.grey.empty()) return Status::ok();
+  if (!impl_->cycle.drained()) return Status::ok();
   return collectOnce(CollectionKind::kMajor, true);
 }
 
@@ -293,6 +313,7 @@ void Heap::endCycle() {
   // Sized for the biggest cycle so far otherwise: a heap that shrank keeps no grey
   // list of its former size.
   std::vector<Object*>().swap(cycle.grey);
+  std::vector<std::pair<Object*, size_t>>().swap(cycle.partial);
   std::vector<Object*>().swap(cycle.weak);
   std::vector<Object*>().swap(cycle.rescan);
   impl_->sliceDue.store(false, std::memory_order_relaxed);

@@ -91,6 +91,15 @@ struct TypeInfo {
   // live; return true if anything was newly reached. (The collector detects the fixpoint
   // by its own copy count, so returning true too often costs time, never correctness.)
   bool (*traceEphemeron)(Object* obj, Visitor& visitor) = nullptr;
+  // Optional, for kinds whose objects may hold very many references (a table's big
+  // parts): the trace in parts that an incremental major's slices use, so no slice
+  // traces a million-slot array at once (gc/incremental.cpp). Visits what trace visits,
+  // from position `from` (0: the start; the positions are the kind's own) until about
+  // `budget` references were visited, which it subtracts from `budget`, and returns the
+  // position to continue from, or 0 when it visited the rest. Between two calls the
+  // mutators may change the object (every store through the barrier): a position past
+  // its end means the rest is done.
+  size_t (*tracePart)(Object* obj, Visitor& visitor, size_t from, size_t& budget) = nullptr;
   // Optional, for small objects whose trace reads memory outside the heap: issue
   // prefetches for it. The scan calls it with stage 0 some objects of such kinds ahead
   // of the one it traces, then with stage 1 half as far ahead (so stage 1 may read what

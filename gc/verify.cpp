@@ -408,6 +408,7 @@ void Verifier::checkFinalizable() {
 void Verifier::checkObjects() {
   if (impl_.cycle.active) {
     grey_.assign(impl_.cycle.grey.begin(), impl_.cycle.grey.end());
+    for (const auto& entry : impl_.cycle.partial) grey_.push_back(entry.first);
     for (const Mutator* m : impl_.mutators) grey_.insert(grey_.end(), m->markGrey_.begin(), m->markGrey_.end());
     std::sort(grey_.begin(), grey_.end());
   }

@@ -24,6 +24,7 @@
 //
 // Writes made here (clearing entries, updating slots) happen inside a collection with
 // the world stopped; they bypass the write barrier, which exists for mutator stores.
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -217,6 +218,57 @@ void traceTable(Object* obj, Visitor& visitor) {
   // string keys: traceTableEphemeron), any other only the clearing phases (weak values,
   // or just dead entries' keys).
   if (mode || deadKeys) visitor.deferWeak(obj, weakKeys, !weakKeys);
+}
+
+// An incremental major's slices trace a strong table in parts (gc::TypeInfo::tracePart):
+// position 1 + i is array slot i, kNodePosition + j node j. A weak table is traced whole
+// (its parts are decided together by the collector's weak phases), as is one that became
+// weak since its first part. A dead key is reported as traceTable reports it.
+constexpr size_t kNodePosition = size_t(1) << 40;
+
+size_t traceTablePart(Object* obj, Visitor& visitor, size_t from, size_t& budget) {
+  auto* t = reinterpret_cast<Table*>(obj);
+  if (t->metatable && weakMode(t->metatable)) {
+    traceTable(obj, visitor);
+    return 0;
+  }
+  if (from == 0) {
+    if (t->metatable) visitor.visit(slotOf(t->metatable));
+    if (t->array) {
+      visitor.visit(slotOf(t->array));
+      setPartAux(t->array, 0);
+    }
+    if (t->nodes) {
+      visitor.visit(slotOf(t->nodes));
+      setPartAux(t->nodes, 0);
+    }
+    from = 1;
+  }
+  if (from < kNodePosition) {
+    ValueArray* a = t->array;
+    size_t used = a ? std::min<size_t>(t->arraySize, a->capacity) : 0;
+    size_t i = from - 1;
+    size_t to = i < used ? i + std::min(used - i, budget) : i;
+    if (i < to) traceArraySlots(a, uint32_t(i), uint32_t(to), false, visitor);
+    budget -= to - i;
+    if (to < used) return to + 1;
+    from = kNodePosition;
+  }
+  NodeArray* na = t->nodes;
+  size_t j = from - kNodePosition;
+  bool deadKeys = false;
+  for (; na && j < na->capacity && budget > 0; ++j, --budget) {
+    Node& node = na->nodes[j];
+    if (node.key.isNil()) continue;
+    if (node.value.isNil()) {
+      deadKeys = deadKeys || node.key.isCollectable();
+      continue;
+    }
+    visitValue(node.key, visitor);
+    visitValue(node.value, visitor);
+  }
+  if (deadKeys) visitor.deferWeak(obj, false, true);
+  return na && j < na->capacity ? kNodePosition + j : 0;
 }
 
 // Called for every table with weak keys (traceTable reports them all as ephemerons).
@@ -432,6 +484,7 @@ void registerObjectKinds(gc::Heap& heap) {
     if (kind == Kind::Table) {
       info.clearWeak = clearTableWeak;
       info.traceEphemeron = traceTableEphemeron;
+      info.tracePart = traceTablePart;
     }
     if (kind == Kind::Proto) info.release = releaseProto;
     if (kind == Kind::Userdata) info.release = releaseUserdata;

@@ -10,15 +10,22 @@
 namespace weft::gc::toy {
 namespace {
 
+// The stress collections: stops of every kind (an incremental major's start and slices
+// are stops without a collection).
+uint64_t stops(const ToyHeap& h) {
+  Stats s = h.heap.stats();
+  return s.minor.count + s.major.count + s.slice.count;
+}
+
 uint64_t collectionsOver(ToyHeap& h, int safepoints, std::vector<int>* which = nullptr) {
-  uint64_t before = h.heap.stats().collections;
+  uint64_t before = stops(h);
   for (int i = 0; i < safepoints; ++i) {
-    uint64_t n = h.heap.stats().collections;
+    uint64_t n = stops(h);
     EXPECT_TRUE(h.heap.collectionRequested()) << "stress keeps the poll up";
     EXPECT_TRUE(h.heap.safepointMayGC().isOk());
-    if (which && h.heap.stats().collections != n) which->push_back(i);
+    if (which && stops(h) != n) which->push_back(i);
   }
-  return h.heap.stats().collections - before;
+  return stops(h) - before;
 }
 
 Config stress(uint64_t interval, uint64_t seed = 0, StressMode mode = StressMode::kCollect) {
