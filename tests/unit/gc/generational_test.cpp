@@ -18,36 +18,7 @@ namespace {
 
 bool isOld(const void* p) { return static_cast<const Object*>(p)->header.gcBits & kBitOld; }
 
-// A toy "thread": a heap object owning an off-heap stack of references, written without
-// a barrier per store (as the VM's stacks are), traced through the object. Its kind is
-// named "thread" as the VM's is, so verify names a clean stack in its message.
-constexpr uint8_t kStack = 6;
-struct Stack {
-  ObjectHeader header;
-  std::vector<Object*>* slots;
-};
-int gStackTraces = 0;
-void traceStack(Object* o, Visitor& v) {
-  ++gStackTraces;
-  for (Object*& slot : *reinterpret_cast<Stack*>(o)->slots)
-    if (slot) v.visit(slot);
-}
-
-struct GenHeap : ToyHeap {
-  explicit GenHeap(const Config& config = {}) : ToyHeap(config) {
-    heap.registerType(kStack, TypeInfo{.name = "thread", .fixedSize = sizeof(Stack), .trace = traceStack});
-  }
-  ~GenHeap() {
-    for (auto* s : stacks) delete s;
-  }
-  Stack* stack() {
-    Stack* s = as<Stack>(m().allocate(kStack, sizeof(Stack)));
-    s->slots = new std::vector<Object*>();
-    stacks.push_back(s->slots);
-    return s;
-  }
-  std::vector<std::vector<Object*>*> stacks;
-};
+using GenHeap = StackHeap;
 
 TEST(GcGenerational, PromotionOnFirstSurvivalThenNoMove) {
   GenHeap h(verifying());

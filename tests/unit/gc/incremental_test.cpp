@@ -13,31 +13,8 @@
 namespace weft::gc::toy {
 namespace {
 
-// A toy thread: an off-heap stack of references written without a barrier per store,
-// as the VM's are (writeBarrierBulk records it).
-constexpr uint8_t kStack = 6;
-struct Stack {
-  ObjectHeader header;
-  std::vector<Object*>* slots;
-};
-void traceStack(Object* o, Visitor& v) {
-  for (Object*& slot : *reinterpret_cast<Stack*>(o)->slots)
-    if (slot) v.visit(slot);
-}
-
-struct IncHeap : ToyHeap {
-  explicit IncHeap(const Config& config = verifying()) : ToyHeap(config) {
-    heap.registerType(kStack, TypeInfo{.name = "thread", .fixedSize = sizeof(Stack), .trace = traceStack});
-  }
-  ~IncHeap() {
-    for (auto* s : stacks) delete s;
-  }
-  Stack* stack() {
-    Stack* s = as<Stack>(m().allocate(kStack, sizeof(Stack)));
-    s->slots = new std::vector<Object*>();
-    stacks.push_back(s->slots);
-    return s;
-  }
+struct IncHeap : StackHeap {
+  explicit IncHeap(const Config& config = verifying()) : StackHeap(config) {}
   // One step of `work` bytes; whether it finished the cycle.
   bool step(size_t work) {
     bool ended = false;
@@ -51,7 +28,6 @@ struct IncHeap : ToyHeap {
     while (!step(work) && steps < 100000) ++steps;
     return steps;
   }
-  std::vector<std::vector<Object*>*> stacks;
 };
 
 // Roots [Q, P] with Q.a = X, all old: the first step (budget 1: one object) starts the

@@ -6,12 +6,14 @@
 //   Weak  a weak-table-like container: `capacity` key/value slot pairs, weak keys
 //         and/or weak values
 //   Ext   owns "off-heap memory" (an id); release() counts per id
+//   Stack a toy thread: an off-heap stack of references (StackHeap registers it)
 // and the helpers the test files share: ToyHeap (the kinds registered, roots, minor and
-// major collections), verifying() and a StringTable weak root source.
+// major collections), StackHeap, verifying() and a StringTable weak root source.
 #pragma once
 
 #include <cstring>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -228,6 +230,36 @@ struct ToyHeap {
 
   Heap heap;
   TestRoots roots;
+};
+
+// A toy "thread": a heap object owning an off-heap stack of references, written without
+// a barrier per store (as the VM's stacks are: writeBarrierBulk records the holder),
+// traced through the object. Its kind is named "thread" as the VM's is, so verify names
+// a stack in its messages.
+inline constexpr uint8_t kStack = 6;
+struct Stack {
+  ObjectHeader header;
+  std::vector<Object*>* slots;
+};
+inline int gStackTraces = 0;  // every trace of a stack, by the collector or verify
+inline void traceStack(Object* o, Visitor& v) {
+  ++gStackTraces;
+  for (Object*& slot : *reinterpret_cast<Stack*>(o)->slots)
+    if (slot) v.visit(slot);
+}
+
+// A ToyHeap with stacks; it owns their off-heap slots.
+struct StackHeap : ToyHeap {
+  explicit StackHeap(const Config& config = {}) : ToyHeap(config) {
+    heap.registerType(kStack, TypeInfo{.name = "thread", .fixedSize = sizeof(Stack), .trace = traceStack});
+  }
+  Stack* stack() {
+    Stack* s = as<Stack>(m().allocate(kStack, sizeof(Stack)));
+    stacks.push_back(std::make_unique<std::vector<Object*>>());
+    s->slots = stacks.back().get();
+    return s;
+  }
+  std::vector<std::unique_ptr<std::vector<Object*>>> stacks;
 };
 
 inline std::string text(const Blob* b) { return std::string(b->bytes, b->length); }
