@@ -1,16 +1,16 @@
 -- The pause a major collection makes a running task see (issue 11, gc-v2.md "Incremental
 -- majors"): an old heap of `n` small tables (a tree, so marking follows pointers), then
--- one task churns short-lived tables for `ms` milliseconds while it replaces 32 old
--- tables each iteration, so the old generation grows and majors come during the churn.
+-- one task churns short-lived tables for `iterations` rounds while it replaces 32 old
+-- tables each round, so the old generation grows and majors come during the churn.
 -- A full collection before the churn leaves the tree old, so no minor promotes it then. Prints the longest gap between the churn's iterations, the 99th percentile, and
 -- the majors and slices the collector made meanwhile (task.stats(): count and longest
 -- pause). With --gc-incremental=off every major is one stop-the-world pause; with it on
 -- the marking is spread over slices. Checks the tree's checksum at the end.
---   weft [--gc-incremental=on|off] [--stats] major_pause.lua [n] [ms]
+--   weft [--gc-incremental=on|off] [--stats] major_pause.lua [n] [iterations]
 local B = dofile((arg[0]:match("^(.*[/\\])") or "./") .. "common.lua")
 local now = B.clock(true)
 local n = B.arg(1, 300000)
-local ms = B.arg(2, 3000)
+local rounds = B.arg(2, 30000)
 
 local leaves = {}
 for i = 1, n do leaves[i] = { i, i * 2 } end
@@ -25,10 +25,9 @@ end
 local result = task.spawn(function()
   local majors0, _, slices0, _, cycles0 = gcStats()
   local gaps, iterations, checksum = {}, 0, 0
-  local start = now()
-  local last = start
+  local last = now()
   local k = 0
-  while last - start < ms / 1000 do
+  while iterations < rounds do
     local t = {}
     for i = 1, 64 do t[i] = { i, tostring(i) } end
     checksum = checksum + #t[64][2]
