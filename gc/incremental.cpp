@@ -10,8 +10,9 @@
 //    the final pause.
 //  - Mark: an old object is marked when its epoch bit is markEpoch; grey when it is
 //    marked and on a grey list (the cycle's, or a mutator's markGrey_) not traced yet.
-//    A slice (Work::kSlice) traces grey objects until it traced its budget's bytes. A
-//    young object is never marked by a slice: the minor that promotes it gives it
+//    A slice (Work::kSlice) traces grey objects until it traced its budget's bytes; a
+//    kind with TypeInfo::tracePart (a table) is traced in parts, and an object traced in
+//    part stays grey (Cycle::partial) until its last part. A young object is never marked by a slice: the minor that promotes it gives it
 //    markEpoch and pushes it grey (MarkPlan::promotedGrey), since its referents may
 //    still be white.
 //  - Between stops, the barrier's marking half (writeBarrierSlow) keeps "no marked
@@ -35,9 +36,9 @@
 // worker may set kBitRemembered in the same byte); a slice writes headers plainly, with
 // every mutator stopped.
 #include <algorithm>
-#include <utility>
 #include <mutex>
 #include <tuple>
+#include <utility>
 
 #include "gc/fault.h"
 #include "gc/heap_internal.h"
