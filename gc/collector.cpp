@@ -306,7 +306,10 @@ void Collector::traceHolders(const std::vector<Object*>& holders) {
 void Collector::traceRoots() {
   keepPinned();
   traceRemembered();
-  for (RootSource* source : impl_.roots) source->traceRoots(main_);
+  for (RootSource* source : impl_.roots) {
+    if (plan_.finishing) source->finishCycle(main_);
+    else source->traceRoots(main_);
+  }
   for (Mutator* m : impl_.mutators)
     for (Object** slot = m->handleBase_; slot < m->handleTop_; ++slot) main_.visit(*slot);
   for (Object*& slot : impl_.persistent) main_.visit(slot);
@@ -376,7 +379,8 @@ void Collector::sweepExternals() {
     }
     if (&survivors == &externals) externals.resize(kept);
   };
-  if (!minor()) sweep(old, 0, old);
+  // The final pause of a cycle skips those its slices found marked (Heap::sortExternals).
+  if (!minor()) sweep(old, plan_.finishing ? impl_.cycle.externalsLive : 0, old);
   sweep(impl_.youngExternals, 0, old);
   impl_.youngExternals.clear();
 }
@@ -697,10 +701,10 @@ Pass passOf(const Visitor& visitor) {
 // while a cycle marks alternates minors and small slices, so every kind runs under
 // --gc-stress --gc-verify. An explicit request gets what it asked for (a major finishes
 // a cycle first). Otherwise, while a cycle marks: a minor when the nursery is full, the
-// final pause once nothing is grey (or the heap limit is near), else a slice. Without a
-// cycle, a major comes when the old generation outgrew its threshold (incremental,
-// unless Config::incrementalMajors is off or its old chunks are fragmented enough to
-// want evacuation, region.cpp fragmented), or, stop-the-world, when finalizable
+// final pause once a slice left nothing to trace (or the heap limit is near), else a
+// slice. Without a cycle, a major comes when the old generation outgrew its threshold
+// (incremental, unless Config::incrementalMajors is off or its old chunks are
+// fragmented enough to want evacuation, region.cpp fragmented), or, stop-the-world, when finalizable
 // objects were promoted since the last major and a few minors passed, in incremental
 // mode when finalizable objects were registered since the last collection
 // (setWholeCycleFinalizers), when the heap limit is near, or after a memory error (the
@@ -718,11 +722,11 @@ Heap::Work Heap::chooseWork(bool force, CollectionKind asked) {
   bool nearLimit = limit && impl.liveAfterLastGC + config_.initialThreshold >= limit - limit / 4;
   if (config_.stress == StressMode::kCollect) {
     uint64_t n = ++impl.stressCollections;
-    if (marking) return impl.cycle.drained() ? Work::kFinishCycle : n % 2 ? Work::kMinor : Work::kSlice;
+    if (marking) return impl.cycle.finishDue ? Work::kFinishCycle : n % 2 ? Work::kMinor : Work::kSlice;
     if (n % 8 == 0) return incremental && n % 16 == 0 ? Work::kStartCycle : Work::kMajor;
   }
   if (marking) {
-    if (impl.cycle.drained() || nearLimit) return Work::kFinishCycle;
+    if (impl.cycle.finishDue || nearLimit) return Work::kFinishCycle;
     return impl.thresholdCrossed.load(std::memory_order_relaxed) ? Work::kMinor : Work::kSlice;
   }
   if (impl.liveAfterLastGC >= impl.majorThreshold)

@@ -108,9 +108,11 @@
 // 15. While an incremental major marks, no old object that is marked, not grey and not
 //     listed for a rescan (kBitRescan) refers strongly to an unmarked old object: every
 //     store goes through writeBarrier, whose marking half marks and greys the old value,
-//     and every bulk write (a stack) lists its holder for the final pause (verify checks
-//     it before every collection and slice; negative tests: fault site
-//     "gc.mark-barrier-drop", GcIncremental.Invariant15_AnUnrecordedStackWriteIsCaught).
+//     and every bulk write of a marked holder (a stack) lists it to be traced again; nor
+//     does a root the cycle traced and that was not written since (RootSource) (verify
+//     checks both before every collection and slice; negative tests: fault site
+//     "gc.mark-barrier-drop", GcIncremental.Invariant15_AnUnrecordedStackWriteIsCaught,
+//     RuntimeGc.ChannelWriteThatIsNotNotedIsCaughtByTheCycle).
 //
 // Pinning (the contract issue 13's C API builds on; gc-v2.md "Pinning and non-moving
 // objects"): an object that native code must see at a stable address is allocated
@@ -242,6 +244,21 @@ class RootSource {
  public:
   virtual ~RootSource() = default;
   virtual void traceRoots(Visitor& visitor) = 0;
+  // Incremental majors (gc-v2.md "Incremental majors"): a source with many roots (the
+  // runtime's task records) may trace them in a cycle's slices rather than in its start
+  // and again in its final pause, which then costs what was written since. All three
+  // run world stopped; the defaults trace every root at the start and at the end.
+  //  - startCycle: the start, with a visitor that marks.
+  //  - traceCycleSlice: traces roots the cycle has not traced, or that were written
+  //    since it traced them, taking their work from `budget` (bytes) until it is spent;
+  //    true when none is left.
+  //  - finishCycle: the final pause's marker visits every root the cycle did not trace
+  //    or that was written since; the source keeps tracing every root again from then
+  //    on. A root the cycle traced and that was not written since refers only to
+  //    marked objects (heap.h invariant 15; the source tells verify which: pass.h).
+  virtual void startCycle(Visitor& visitor) { traceRoots(visitor); }
+  virtual bool traceCycleSlice(Visitor& visitor, size_t& budget) { return true; }
+  virtual void finishCycle(Visitor& visitor) { traceRoots(visitor); }
 };
 
 // Weak roots (the interned string table): after tracing, sweepWeakRoots must drop every
@@ -284,10 +301,10 @@ inline constexpr uint8_t kBitNonMoving = 0x20;
 // (gc-v2.md "Mark-region old generation"), so reaching it copies it out instead of
 // marking it in place. Set world stopped, gone after the collection.
 inline constexpr uint8_t kBitEvacuate = 0x40;
-// Only while an incremental major marks (gc-v2.md "Incremental majors"): an old holder
-// that was written in bulk since the cycle started (a thread's stack that ran), which
-// the final pause traces again. Set by mutators with an atomic byte operation, cleared
-// world stopped by that pause.
+// Only while an incremental major marks (gc-v2.md "Incremental majors"): a marked old
+// holder written in bulk since it was traced (a thread's stack that ran), which a slice
+// or the final pause traces again. Set by mutators with an atomic byte operation,
+// cleared world stopped by the pause that traces it.
 inline constexpr uint8_t kBitRescan = 0x80;
 
 // Bytes a request of `bytes` occupies: rounded up to alignment, at least kMinObjectSize.
@@ -491,7 +508,7 @@ class Heap {
   Status collectMayGC(Mutator& m, CollectionKind kind = CollectionKind::kMajor);
   // One step of an incremental major (collectgarbage("step"), gc-step.md): starts a
   // cycle if none marks (from the roots), then traces about `work` bytes, and
-  // runs the cycle's final pause if nothing is left grey; `cycleEnded` tells whether a
+  // runs the cycle's final pause if nothing is left to trace; `cycleEnded` tells whether a
   // major finished in it. With incremental majors off (or relocate stress) a step is a
   // whole stop-the-world major.
   Status stepMayGC(Mutator& m, size_t work, bool& cycleEnded);
@@ -623,6 +640,7 @@ class Heap {
   void takeMarkingBuffers();
   Status startCycle();
   void markSlice(size_t budget);
+  void sortExternals(size_t& budget);
   Status stepNow();
   size_t sliceBudget();
   void endCycle();
@@ -734,7 +752,7 @@ template <typename CardOf>
 // Records an old `holder` whatever was stored: for code that writes references into
 // memory the holder owns off the heap without a barrier per store (a thread's stack:
 // the parked-stack rule, gc-v2.md), or copies many references at once. While a cycle
-// marks, the holder is also listed for the final pause to trace again.
+// marks, a marked holder is also listed to be traced again.
 inline void writeBarrierBulk(Object* holder) {
   if ((loadGcBits(holder) & (kBitOld | kBitRemembered)) == kBitOld) [[unlikely]] rememberSlow(holder);
   if (barrierSlowPath()) [[unlikely]] writeBarrierBulkSlow(holder);

@@ -250,11 +250,22 @@ struct Heap::Impl {
     // Marked objects traced in part (TypeInfo::tracePart), with where to go on: grey too.
     std::vector<std::pair<Object*, size_t>> partial;
     std::vector<Object*> weak;    // weak containers its slices traced (the final pause retraces them)
-    std::vector<Object*> rescan;  // old holders written in bulk since the start (kBitRescan)
+    // Marked old holders written in bulk since a slice traced them (kBitRescan): traced
+    // again by the next slices, after the grey ones, or by the final pause.
+    std::vector<Object*> rescan;
     uint64_t allocatedAtSlice = 0;  // lock: Stats::bytesAllocatedTotal at the last slice
     size_t stepWork = 0;  // lock: the work Heap::stepMayGC asked its step to do
     size_t stepCredit = 0;  // lock: the steps' work without incremental majors
-    bool drained() const { return grey.empty() && partial.empty(); }
+    bool rootsLeft = false;  // a root source's traceCycleSlice had roots left to trace
+    // The old externals the slices found marked (they survive the cycle) are moved to
+    // the front of Impl::externals, whose first externalsLive the final pause does not
+    // sweep; the slices have looked at those before externalsCursor.
+    size_t externalsLive = 0;
+    size_t externalsCursor = 0;
+    bool drained() const { return grey.empty() && partial.empty() && rescan.empty() && !rootsLeft; }
+    // The last slice left it drained: the next stop is the final pause. (By then the
+    // running stacks are listed again: the final pause retraces those.)
+    bool finishDue = false;
   } cycle;
   // A slice (or the final pause) is due: set under the lock when the mutators allocated
   // a slice's step since the last one (noteGrowthLocked), or by the slice that emptied

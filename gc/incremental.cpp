@@ -6,27 +6,34 @@
 //  - Start (Work::kStartCycle): the cycle becomes active with markEpoch = epoch ^
 //    kBitEpoch (the bit a stop-the-world major would give what it reaches), the old
 //    objects the roots refer to are marked and pushed grey, and gBarrierSlow is raised.
+//    A root source with many roots (the runtime's registry) only starts its walk
+//    (RootSource::startCycle): its slices trace them (traceCycleSlice).
 //    Nothing is copied by a slice, ever: objects move only in minors (young ones) and in
 //    the final pause.
 //  - Mark: an old object is marked when its epoch bit is markEpoch; grey when it is
 //    marked and on a grey list (the cycle's, or a mutator's markGrey_) not traced yet.
-//    A slice (Work::kSlice) traces grey objects until it traced its budget's bytes; a
-//    kind with TypeInfo::tracePart (a table) is traced in parts, and an object traced in
-//    part stays grey (Cycle::partial) until its last part. A young object is never marked by a slice: the minor that promotes it gives it
-//    markEpoch and pushes it grey (MarkPlan::promotedGrey), since its referents may
-//    still be white.
+//    A slice (Work::kSlice) traces, until it spent its budget's bytes, the root
+//    sources' walks, then the grey objects, then the holders listed for a rescan; a
+//    kind with TypeInfo::tracePart (a table) is traced in parts, and an object traced
+//    in part stays grey (Cycle::partial) until its last part. The old externals it
+//    finds marked go to the front of their list (sortExternals). A young object is
+//    never marked by a slice: the minor that promotes it gives it markEpoch and pushes
+//    it grey (MarkPlan::promotedGrey), since its referents may still be white.
 //  - Between stops, the barrier's marking half (writeBarrierSlow) keeps "no marked
 //    object that is not grey refers to an unmarked old object" for heap stores: it
 //    marks and greys the old value of every store (Dijkstra). Stacks and the runtime's
-//    records are not barriered: every old holder written in bulk (a stack that ran,
-//    writeBarrierBulk) is listed for the final pause (kBitRescan), which also traces
-//    every root again.
+//    records are not barriered: a marked old holder written in bulk (a stack that ran,
+//    writeBarrierBulk) is listed to be traced again (kBitRescan), and a record or
+//    buffer written after the walk traced it is listed by its root source. A slice
+//    that leaves nothing grey, listed or untraced asks for the final pause
+//    (Cycle::finishDue), which retraces what was written since.
 //  - Final (Work::kFinishCycle): a major collection whose marking starts from what the
 //    cycle marked (collector.cpp, MarkPlan::finishing): it keeps the large chunks of
 //    marked objects, traces the marked remembered holders (their young referents), the
 //    rescan list, the grey lists and the weak containers the slices traced (their
-//    mode may have changed), then the roots, and goes on as any major (weak tables,
-//    finalizers, sweep). It evacuates nothing: a marked object would not be copied.
+//    mode may have changed), then the roots (RootSource::finishCycle: the registry's
+//    written and untraced entries only), and goes on as any major (weak tables,
+//    finalizers, the externals not found marked, sweep). It evacuates nothing: a marked object would not be copied.
 //    Objects that died during the cycle after they were marked survive to the next
 //    one (floating garbage); collectgarbage("collect") finishes the cycle and then
 //    runs a full major, so it stays exact.
@@ -114,6 +121,10 @@ class SliceMarker final : public Visitor {
       } else if (!cycle.grey.empty()) {
         obj = cycle.grey.back();
         cycle.grey.pop_back();
+      } else if (!cycle.rescan.empty()) {
+        obj = cycle.rescan.back();
+        cycle.rescan.pop_back();
+        obj->header.gcBits &= static_cast<uint8_t>(~kBitRescan);
       } else {
         return;
       }
@@ -164,10 +175,14 @@ void writeBarrierSlow(Object* holder, Object* value) {
   if (gMarkingHeaps > 0) gOrphanGrey.push_back(value);
 }
 
+// Only a marked holder is listed: an unmarked one is traced, with what it then holds, by
+// whatever marks it later (a slice, or the final pause from the roots).
 void writeBarrierBulkSlow(Object* holder) {
-  if (!(loadGcBits(holder) & kBitOld)) return;  // young: promoted grey, traced after
+  uint8_t bits = loadGcBits(holder);
+  if (!(bits & kBitOld)) return;  // young: promoted grey, traced after
   if (Mutator* m = mutatorOf(holder)) {
-    if (m->heap_.impl_->cycle.active && setRescanOnce(holder)) m->rescan_.push_back(holder);
+    const Heap::Impl::Cycle& cycle = m->heap_.impl_->cycle;
+    if (cycle.active && (bits & kBitEpoch) == cycle.markEpoch && setRescanOnce(holder)) m->rescan_.push_back(holder);
     return;
   }
   std::lock_guard lock(gMarkingMutex);
@@ -206,7 +221,7 @@ void Heap::takeMarkingBuffers() {
   for (Object* obj : grey)
     if (markOnce(obj, cycle.markEpoch)) cycle.grey.push_back(obj);
   for (Object* obj : rescan)
-    if (setRescanOnce(obj)) cycle.rescan.push_back(obj);
+    if ((obj->header.gcBits & kBitEpoch) == cycle.markEpoch && setRescanOnce(obj)) cycle.rescan.push_back(obj);
 }
 
 // The old objects the roots refer to are marked and pushed grey; a young one is left to
@@ -233,7 +248,8 @@ Status Heap::startCycle() {
       marker.visit(obj);
     }
   }
-  for (RootSource* source : impl.roots) source->traceRoots(marker);
+  for (RootSource* source : impl.roots) source->startCycle(marker);
+  cycle.rootsLeft = true;
   for (Mutator* m : impl.mutators)
     for (Object** slot = m->handleBase_; slot < m->handleTop_; ++slot)
       if (*slot) marker.visit(*slot);
@@ -244,7 +260,7 @@ Status Heap::startCycle() {
 }
 
 // The work the next slice does: what the mutators allocated since the last one, times
-// kSliceWorkPerByte. A slice that leaves nothing grey asks for the final pause.
+// kSliceWorkPerByte. A slice that leaves nothing to trace asks for the final pause.
 size_t Heap::sliceBudget() {
   std::lock_guard lock(impl_->mutex);
   if (size_t work = std::exchange(impl_->cycle.stepWork, 0)) return work;
@@ -253,19 +269,42 @@ size_t Heap::sliceBudget() {
   return std::max(kSliceMinWork, static_cast<size_t>(allocated) * kSliceWorkPerByte);
 }
 
+// The root sources' slices come first, then the grey objects.
 void Heap::markSlice(size_t budget) {
   Impl& impl = *impl_;
-  SliceMarker(impl).trace(budget);
+  SliceMarker marker(impl);
+  bool rootsDone = true;
+  for (RootSource* source : impl.roots) rootsDone &= source->traceCycleSlice(marker, budget);
+  impl.cycle.rootsLeft = !rootsDone;
+  sortExternals(budget);
+  marker.trace(budget);
   std::lock_guard lock(impl.mutex);
   impl.cycle.allocatedAtSlice = stats_.bytesAllocatedTotal;
-  bool done = impl.cycle.drained();
+  bool done = impl.cycle.finishDue = impl.cycle.drained();
   impl.sliceDue.store(done, std::memory_order_relaxed);
   if (done) requested_.store(true, std::memory_order_relaxed);
 }
 
+// An old external the cycle marked survives it: the slices move those to the front of
+// the list, so that the final pause sweeps only the rest (a million parked tasks'
+// threads cost it 10 ms). Nothing old moves until the cycle ends, and minors only
+// append to the list.
+void Heap::sortExternals(size_t& budget) {
+  constexpr size_t kExternalWork = 32;  // a header's cache miss, overlapped by the prefetch
+  constexpr size_t kAhead = 16;
+  Impl::Cycle& cycle = impl_->cycle;
+  std::vector<Object*>& externals = impl_->externals;
+  size_t& i = cycle.externalsCursor;
+  for (; i < externals.size() && budget >= kExternalWork; ++i, budget -= kExternalWork) {
+    if (i + kAhead < externals.size()) __builtin_prefetch(externals[i + kAhead]);
+    if ((externals[i]->header.gcBits & kBitEpoch) == cycle.markEpoch)
+      std::swap(externals[cycle.externalsLive++], externals[i]);
+  }
+}
+
 // A step (world stopped, verified first like a collection): the start if no cycle
 // marks, a slice of the step's work, and the final pause in the same stop when the
-// slice left nothing grey.
+// slice left nothing to trace.
 Status Heap::stepNow() {
   std::string fault = config_.verify ? verifyHeap() : "";
   if (!fault.empty()) return failCollection("verify failed", "before a marking step: " + fault);
@@ -274,7 +313,7 @@ Status Heap::stepNow() {
     if (!st.isOk()) return st;
   }
   markSlice(sliceBudget());
-  if (!impl_->cycle.drained()) return Status::ok();
+  if (!impl_->cycle.finishDue) return Status::ok();
   return collectOnce(CollectionKind::kMajor, true);
 }
 
@@ -311,6 +350,8 @@ void Heap::endCycle() {
   Impl::Cycle& cycle = impl_->cycle;
   if (!cycle.active) return;
   cycle.active = false;
+  cycle.finishDue = false;
+  cycle.externalsLive = cycle.externalsCursor = 0;
   // Sized for the biggest cycle so far otherwise: a heap that shrank keeps no grey
   // list of its former size.
   std::vector<Object*>().swap(cycle.grey);

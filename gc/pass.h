@@ -25,4 +25,10 @@ Pass passOf(const Visitor& visitor);
 // visitor ignores it. A root source that says true says false before it returns.
 void setSkippedByMinor(Visitor& visitor, bool skipped);
 
+// While an incremental major marks, in a check pass: whether the references visited
+// next belong to a root the cycle traced and that was not written since (heap.h
+// RootSource::finishCycle); the verifier reports an old one that is not marked (the
+// tricolour rule, heap.h invariant 15). The same protocol as setSkippedByMinor.
+void setTracedByCycle(Visitor& visitor, bool traced);
+
 }  // namespace weft::gc

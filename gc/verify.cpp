@@ -67,6 +67,7 @@ class Verifier final : public Visitor {
   }
   bool isLive(Object*) override { return true; }
   void setRootSkipped(bool skipped) { rootSkipped_ = skipped; }
+  void setRootTraced(bool traced) { rootTraced_ = traced; }
 
  private:
   void gatherRemembered();
@@ -109,6 +110,9 @@ class Verifier final : public Visitor {
   std::vector<const Object*> grey_;  // sorted: the cycle's and the mutators' grey objects
   // A root source visits references a minor would skip (gc/pass.h): no young referent.
   bool rootSkipped_ = false;
+  // A root source visits a root the marking cycle traced, not written since: no
+  // unmarked old referent.
+  bool rootTraced_ = false;
   // Who holds the reference being checked (formatted only on failure).
   const Object* holder_ = nullptr;
   const char* rootKind_ = nullptr;
@@ -331,13 +335,16 @@ void Verifier::check(const Object* ref) {
     fault_ = buf;
     return;
   }
-  if (!problem && holderBlack_ && (ref->header.gcBits & kBitOld) &&
+  // The tricolour rule: a holder the cycle is done with (a marked object, not grey and
+  // not listed; a root its walk traced, not written since) refers to no unmarked old one.
+  bool rootDone = rootTraced_ && impl_.cycle.active;
+  if (!problem && (holderBlack_ || rootDone) && (ref->header.gcBits & kBitOld) &&
       (ref->header.gcBits & kBitEpoch) != impl_.cycle.markEpoch) {
     char buf[240];
-    std::snprintf(buf, sizeof buf,
-                  "incremental marking: %s is marked and not grey, but holds unmarked old reference %p (%s: a "
-                  "store missed the barrier's marking half)",
-                  holderText().c_str(), static_cast<const void*>(ref), kindName(ref->header.kind));
+    std::snprintf(buf, sizeof buf, "incremental marking: %s %s, but holds unmarked old reference %p (%s: %s)",
+                  holderText().c_str(), rootDone ? "was traced by the cycle and not written since" : "is marked and not grey",
+                  static_cast<const void*>(ref), kindName(ref->header.kind),
+                  rootDone ? "a write into a root was not noted" : "a store missed the barrier's marking half");
     fault_ = buf;
     return;
   }
@@ -352,6 +359,7 @@ void Verifier::checkRoots() {
   rootKind_ = "root source";
   for (rootIndex_ = 0; rootIndex_ < impl_.roots.size(); ++rootIndex_) impl_.roots[rootIndex_]->traceRoots(*this);
   rootSkipped_ = false;
+  rootTraced_ = false;
   rootKind_ = "handle slot";  // numbered across every mutator's stack, in registration order
   rootIndex_ = 0;
   for (const Mutator* m : impl_.mutators)
@@ -370,6 +378,11 @@ void Verifier::checkRoots() {
   for (rootIndex_ = 0; rootIndex_ < impl_.weakRoots.size(); ++rootIndex_) impl_.weakRoots[rootIndex_]->sweepWeakRoots(*this);
   rootKind_ = "external registration";
   for (rootIndex_ = 0; rootIndex_ < impl_.externals.size(); ++rootIndex_) check(impl_.externals[rootIndex_]);
+  if (!fault_.empty()) return;
+  for (size_t i = 0; impl_.cycle.active && i < impl_.cycle.externalsLive; ++i)
+    if ((impl_.externals[i]->header.gcBits & kBitEpoch) != impl_.cycle.markEpoch)
+      return report("incremental marking: external %p is counted among the marked ones, but is not marked",
+                    impl_.externals[i]);
   // A pinned object that moved leaves its key behind: no object starts there any more.
   rootKind_ = "pinned object (moved or freed while pinned)";
   rootIndex_ = 0;
@@ -437,6 +450,10 @@ void Verifier::checkObjects() {
 
 void setSkippedByMinor(Visitor& visitor, bool skipped) {
   if (auto* verifier = dynamic_cast<Verifier*>(&visitor)) verifier->setRootSkipped(skipped);
+}
+
+void setTracedByCycle(Visitor& visitor, bool traced) {
+  if (auto* verifier = dynamic_cast<Verifier*>(&visitor)) verifier->setRootTraced(traced);
 }
 
 std::string Heap::verifyHeap() { return Verifier(*this, false).run(); }

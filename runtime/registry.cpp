@@ -84,23 +84,34 @@ RuntimeImpl::RegistryShard& RuntimeImpl::shardForNew() {
 
 namespace {
 
-// A task record or a channel (both carry gcDirty and dirtySlot) joins or leaves its
-// shard's dirty list in constant time.
+// A task record or a channel joins or leaves one of its shard's lists (the dirty ones:
+// `slot` is dirtySlot; a cycle's retrace lists: retraceSlot) in constant time.
+template <typename T>
+void listAdd(std::vector<T*>& list, T* entry, uint32_t T::*slot) {
+  list.push_back(entry);
+  entry->*slot = uint32_t(list.size());
+}
+
+template <typename T>
+void listRemove(std::vector<T*>& list, T* entry, uint32_t T::*slot) {
+  if (!(entry->*slot)) return;
+  T* last = list.back();
+  list[entry->*slot - 1] = last;
+  last->*slot = entry->*slot;
+  list.pop_back();
+  entry->*slot = 0;
+}
+
 template <typename T>
 void addDirtyLocked(std::vector<T*>& dirty, T* entry) {
   entry->gcDirty.store(true, std::memory_order_relaxed);
-  dirty.push_back(entry);
-  entry->dirtySlot = uint32_t(dirty.size());
+  listAdd(dirty, entry, &T::dirtySlot);
 }
 
 template <typename T>
 void removeDirtyLocked(std::vector<T*>& dirty, T* entry) {
   if (!entry->gcDirty.load(std::memory_order_relaxed)) return;
-  T* last = dirty.back();
-  dirty[entry->dirtySlot - 1] = last;
-  last->dirtySlot = entry->dirtySlot;
-  dirty.pop_back();
-  entry->dirtySlot = 0;
+  listRemove(dirty, entry, &T::dirtySlot);
   entry->gcDirty.store(false, std::memory_order_relaxed);
 }
 
@@ -118,15 +129,97 @@ void traceBuffer(gc::Visitor& visitor, Channel& ch) {
   ch.buffer.forEach([&](Value& v) { visitValue(visitor, v); });
 }
 
+// Each shard under its lock, one at a time.
+template <typename Shards, typename F>
+void eachShardLocked(Shards& shards, F f) {
+  for (auto& shard : shards) {
+    std::lock_guard lock(shard.mutex);
+    f(shard);
+  }
+}
+
+void traceEntry(gc::Visitor& visitor, LuaTask& task) { traceTask(visitor, task); }
+void traceEntry(gc::Visitor& visitor, Channel& ch) { traceBuffer(visitor, ch); }
+
+// The first write since the last collection into an entry the cycle traced: it is
+// listed to be traced again. (A later write before the next collection finds it dirty
+// and takes no lock: that collection lists it, retraceDirtyLocked.)
+template <typename T>
+void retraceWrittenLocked(bool active, uint16_t cycle, CycleWalk<T>& walk, T* entry) {
+  if (active && entry->cycleTraced == cycle && !entry->retraceSlot) listAdd(walk.retrace, entry, &T::retraceSlot);
+}
+
+// A minor during a cycle, before it cleans the dirty entries: those the cycle traced
+// may have been written since without being noted, so they are listed.
+template <typename T>
+void retraceDirtyLocked(bool active, uint16_t cycle, CycleWalk<T>& walk, const std::vector<T*>& dirty) {
+  for (T* entry : dirty) retraceWrittenLocked(active, cycle, walk, entry);
+}
+
+// An entry the cycle traced, not written since (so not listed), below the cursor (so
+// not a stale number from an older cycle of the same number): refers only to marked
+// objects.
+template <typename T>
+bool tracedByCycle(bool active, uint16_t cycle, const CycleWalk<T>& walk, const T& entry) {
+  return active && entry.cycleTraced == cycle && !entry.retraceSlot &&
+         !entry.gcDirty.load(std::memory_order_relaxed) && entry.regSlot - 1 < walk.cursor;
+}
+
+// A slice: the listed entries, then the slots from the cursor, each costing
+// kEntryWork bytes of the budget; true when nothing is left.
+constexpr size_t kEntryWork = 128;
+
+template <typename T>
+bool walkSlice(gc::Visitor& visitor, uint16_t cycle, const SlotList<T>& slots, CycleWalk<T>& walk, size_t& budget) {
+  constexpr size_t kAhead = 8;
+  while (!walk.retrace.empty() && budget >= kEntryWork) {
+    T* entry = walk.retrace.back();
+    listRemove(walk.retrace, entry, &T::retraceSlot);
+    traceEntry(visitor, *entry);
+    entry->cycleTraced = cycle;
+    budget -= kEntryWork;
+  }
+  size_t n = slots.slotCount();
+  while (walk.cursor < n && budget >= kEntryWork) {
+    if (walk.cursor + kAhead < n && slots.at(walk.cursor + kAhead)) __builtin_prefetch(slots.at(walk.cursor + kAhead));
+    T* entry = slots.at(walk.cursor++);
+    if (!entry || entry->retraceSlot) continue;  // a listed one is traced from the list
+    traceEntry(visitor, *entry);
+    entry->cycleTraced = cycle;
+    budget -= kEntryWork;
+  }
+  return walk.retrace.empty() && walk.cursor >= n;
+}
+
+// The final pause: the dirty entries the cycle traced (written since, maybe unnoted),
+// the listed ones and the slots the cursor did not reach, each once.
+template <typename T>
+void finishWalk(gc::Visitor& visitor, uint16_t cycle, const SlotList<T>& slots, CycleWalk<T>& walk,
+                const std::vector<T*>& dirty) {
+  for (T* entry : dirty)
+    if (entry->cycleTraced == cycle && !entry->retraceSlot && entry->regSlot - 1 < walk.cursor)
+      traceEntry(visitor, *entry);
+  for (T* entry : walk.retrace) {
+    entry->retraceSlot = 0;
+    traceEntry(visitor, *entry);
+  }
+  walk.retrace.clear();
+  for (size_t i = walk.cursor; i < slots.slotCount(); i++)
+    if (T* entry = slots.at(i)) traceEntry(visitor, *entry);
+  walk.cursor = 0;
+}
+
 }  // namespace
 
-// A new record points to a young thread: dirty from the start.
+// A new record points to a young thread: dirty from the start; during a cycle it is
+// listed to be traced (its slot may lie below the cursor).
 void RuntimeImpl::addTask(LuaTask* task) {
   RegistryShard& shard = shardForNew();
   task->regShard = uint8_t(&shard - shards_.data());
   std::lock_guard lock(shard.mutex);
   shard.tasks.insert(task);
   addDirtyLocked(shard.dirty, task);
+  if (shard.cycleActive) listAdd(shard.taskWalk.retrace, task, &LuaTask::retraceSlot);
 }
 
 void RuntimeImpl::removeTask(LuaTask* task) {
@@ -134,6 +227,7 @@ void RuntimeImpl::removeTask(LuaTask* task) {
   std::lock_guard lock(shard.mutex);
   if (shard.tasks.contains(task)) shard.tasks.erase(task);
   removeDirtyLocked(shard.dirty, task);
+  listRemove(shard.taskWalk.retrace, task, &LuaTask::retraceSlot);
   task->registered = false;
 }
 
@@ -141,7 +235,9 @@ void RuntimeImpl::noteRecordWritten(LuaTask& task) {
   if (task.gcDirty.load(std::memory_order_relaxed)) return;
   RegistryShard& shard = shards_[task.regShard];
   std::lock_guard lock(shard.mutex);
-  if (!task.gcDirty.load(std::memory_order_relaxed) && shard.tasks.contains(&task)) addDirtyLocked(shard.dirty, &task);
+  if (task.gcDirty.load(std::memory_order_relaxed) || !shard.tasks.contains(&task)) return;
+  addDirtyLocked(shard.dirty, &task);
+  retraceWrittenLocked(shard.cycleActive, shard.cycle, shard.taskWalk, &task);
 }
 
 void RuntimeImpl::noteChannelWritten(Channel& ch) {
@@ -149,8 +245,9 @@ void RuntimeImpl::noteChannelWritten(Channel& ch) {
   if (gc::fault::hit("rt.channel-dirty-drop")) return;
   RegistryShard& shard = shards_[ch.regShard];
   std::lock_guard lock(shard.mutex);
-  if (!ch.gcDirty.load(std::memory_order_relaxed) && shard.channels.contains(&ch))
-    addDirtyLocked(shard.dirtyChannels, &ch);
+  if (ch.gcDirty.load(std::memory_order_relaxed) || !shard.channels.contains(&ch)) return;
+  addDirtyLocked(shard.dirtyChannels, &ch);
+  retraceWrittenLocked(shard.cycleActive, shard.cycle, shard.channelWalk, &ch);
 }
 
 void RuntimeImpl::addChannel(Channel* ch) {
@@ -158,6 +255,7 @@ void RuntimeImpl::addChannel(Channel* ch) {
   ch->regShard = uint8_t(&shard - shards_.data());
   std::lock_guard lock(shard.mutex);
   shard.channels.insert(ch);
+  if (shard.cycleActive) listAdd(shard.channelWalk.retrace, ch, &Channel::retraceSlot);
 }
 
 void RuntimeImpl::removeChannel(Channel* ch) {
@@ -165,6 +263,7 @@ void RuntimeImpl::removeChannel(Channel* ch) {
   std::lock_guard lock(shard.mutex);
   if (shard.channels.contains(ch)) shard.channels.erase(ch);
   removeDirtyLocked(shard.dirtyChannels, ch);
+  listRemove(shard.channelWalk.retrace, ch, &Channel::retraceSlot);
 }
 
 std::vector<LuaTask*> RuntimeImpl::retainAllTasks() {
@@ -182,10 +281,7 @@ std::vector<LuaTask*> RuntimeImpl::retainAllTasks() {
 void RuntimeImpl::traceRoots(gc::Visitor& visitor) {
   visitObject(visitor, taskMeta);
   visitObject(visitor, channelMeta);
-  for (RegistryShard& shard : shards_) {
-    std::lock_guard lock(shard.mutex);
-    traceShard(visitor, shard);
-  }
+  eachShardLocked(shards_, [&](RegistryShard& shard) { traceShard(visitor, shard); });
 }
 
 // A hundred thousand suspended tasks are common: each costs cache misses on its record,
@@ -199,16 +295,19 @@ void RuntimeImpl::traceRoots(gc::Visitor& visitor) {
 void RuntimeImpl::traceShard(gc::Visitor& visitor, RegistryShard& shard) {
   constexpr size_t kAhead = 8;
   gc::Pass pass = gc::passOf(visitor);
-  bool skipping = false;  // what the verifier was last told: only changes are told
-  auto skippedByMinor = [&](const std::atomic<bool>& dirty) {
-    bool clean = !dirty.load(std::memory_order_relaxed);
-    if (pass != gc::Pass::kCheck || clean == skipping) return;
-    skipping = clean;
-    gc::setSkippedByMinor(visitor, clean);
+  bool skipping = false, traced = false;  // what the verifier was last told: only changes are told
+  auto tellVerifier = [&](const auto& entry, const auto& walk) {
+    if (pass != gc::Pass::kCheck) return;
+    if (bool clean = !entry.gcDirty.load(std::memory_order_relaxed); clean != skipping)
+      gc::setSkippedByMinor(visitor, skipping = clean);
+    if (bool black = tracedByCycle(shard.cycleActive, shard.cycle, walk, entry); black != traced)
+      gc::setTracedByCycle(visitor, traced = black);
   };
   if (pass == gc::Pass::kMinor) {
     for (LuaTask* task : shard.dirty) traceTask(visitor, *task);
     for (Channel* ch : shard.dirtyChannels) traceBuffer(visitor, *ch);
+    retraceDirtyLocked(shard.cycleActive, shard.cycle, shard.taskWalk, shard.dirty);
+    retraceDirtyLocked(shard.cycleActive, shard.cycle, shard.channelWalk, shard.dirtyChannels);
   } else {
     const SlotList<LuaTask>& tasks = shard.tasks;
     size_t n = tasks.slotCount();
@@ -216,20 +315,69 @@ void RuntimeImpl::traceShard(gc::Visitor& visitor, RegistryShard& shard) {
       if (i + 2 * kAhead < n) prefetchRecord(tasks.at(i + 2 * kAhead));
       if (i + kAhead < n) prefetchReferents(tasks.at(i + kAhead));
       if (LuaTask* task = tasks.at(i)) {
-        skippedByMinor(task->gcDirty);
+        tellVerifier(*task, shard.taskWalk);
         traceTask(visitor, *task);
       }
     }
     for (Channel* ch : shard.channels) {
-      skippedByMinor(ch->gcDirty);
+      tellVerifier(*ch, shard.channelWalk);
       traceBuffer(visitor, *ch);
     }
     if (skipping) gc::setSkippedByMinor(visitor, false);
+    if (traced) gc::setTracedByCycle(visitor, false);
   }
   if (pass != gc::Pass::kCheck) {
     clearDirtyLocked(shard.dirty);
     clearDirtyLocked(shard.dirtyChannels);
   }
+}
+
+// ---- Incremental majors (docs/design/gc-v2.md "Incremental majors") ----
+// The records and the channels' buffers are traced in the cycle's slices, so that
+// neither its start nor its final pause costs what is parked:
+//  - startCycle numbers the cycle and holds each shard's slot order; the slices walk the
+//    slots from a cursor, tracing each entry and stamping it with the cycle's number.
+//  - An entry written after a slice traced it is listed to be traced again: by its
+//    first write since the last collection (noteRecordWritten, noteChannelWritten), or
+//    by the minor that cleans it (a later write finds it dirty and notes nothing).
+//    An entry added during the cycle is listed at once: its slot may lie below the
+//    cursor.
+//  - The final pause (finishCycle) traces what is listed, what the cursor did not
+//    reach, and the dirty entries the cycle traced; then releases the slot order.
+// All under each shard's lock, world stopped (a task may be released on the timer
+// thread meanwhile).
+void RuntimeImpl::startCycle(gc::Visitor& visitor) {
+  visitObject(visitor, taskMeta);
+  visitObject(visitor, channelMeta);
+  eachShardLocked(shards_, [](RegistryShard& shard) {
+    shard.cycle = static_cast<uint16_t>(shard.cycle + 1 == 0 ? 1 : shard.cycle + 1);
+    shard.cycleActive = true;
+    shard.tasks.holdOrder(true);
+    shard.channels.holdOrder(true);
+  });
+}
+
+bool RuntimeImpl::traceCycleSlice(gc::Visitor& visitor, size_t& budget) {
+  bool done = true;
+  eachShardLocked(shards_, [&](RegistryShard& shard) {
+    done &= walkSlice(visitor, shard.cycle, shard.tasks, shard.taskWalk, budget);
+    done &= walkSlice(visitor, shard.cycle, shard.channels, shard.channelWalk, budget);
+  });
+  return done;
+}
+
+void RuntimeImpl::finishCycle(gc::Visitor& visitor) {
+  visitObject(visitor, taskMeta);
+  visitObject(visitor, channelMeta);
+  eachShardLocked(shards_, [&](RegistryShard& shard) {
+    finishWalk(visitor, shard.cycle, shard.tasks, shard.taskWalk, shard.dirty);
+    finishWalk(visitor, shard.cycle, shard.channels, shard.channelWalk, shard.dirtyChannels);
+    shard.cycleActive = false;
+    shard.tasks.holdOrder(false);
+    shard.channels.holdOrder(false);
+    clearDirtyLocked(shard.dirty);
+    clearDirtyLocked(shard.dirtyChannels);
+  });
 }
 
 std::string RuntimeImpl::describeBlockedTasks() {

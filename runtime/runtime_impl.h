@@ -38,6 +38,15 @@ struct WorkerContext {
   uint8_t registryShard = 0;   // where this thread registers the tasks and channels it makes
 };
 
+// An incremental major's walk of a registry shard's tasks or channels (registry.cpp):
+// where its slices are in the slots, and the entries they must trace again
+// (LuaTask::retraceSlot): written since traced, or added meanwhile.
+template <typename T>
+struct CycleWalk {
+  size_t cursor = 0;
+  std::vector<T*> retrace;
+};
+
 class RuntimeImpl final : public sched::Executor, public gc::RootSource {
  public:
   RuntimeImpl(vm::State& state, const RuntimeOptions& options);
@@ -67,8 +76,12 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
   void detachForStep() override;
   Status attachAfterStep() override;
 
-  // Registry (registry.cpp): every task and channel, traced as roots.
+  // Registry (registry.cpp): every task and channel, traced as roots; an incremental
+  // major traces them in its slices.
   void traceRoots(gc::Visitor& visitor) override;
+  void startCycle(gc::Visitor& visitor) override;
+  bool traceCycleSlice(gc::Visitor& visitor, size_t& budget) override;
+  void finishCycle(gc::Visitor& visitor) override;
   void addTask(LuaTask* task);
   void removeTask(LuaTask* task);
   // Before a reference is written into `task`'s record (its results, the value a claimer
@@ -239,6 +252,11 @@ class RuntimeImpl final : public sched::Executor, public gc::RootSource {
     // (LuaTask::gcDirty, Channel::gcDirty).
     std::vector<LuaTask*> dirty;
     std::vector<Channel*> dirtyChannels;
+    // mutex: an incremental major's walk (registry.cpp "Incremental majors").
+    uint16_t cycle = 0;  // the current or last cycle's number (never 0)
+    bool cycleActive = false;
+    CycleWalk<LuaTask> taskWalk;
+    CycleWalk<Channel> channelWalk;
   };
   static constexpr size_t kRegistryShards = 8;
   RegistryShard& shardForNew();

@@ -31,8 +31,11 @@ class SlotList {
     free_.push_back(x->regSlot);
     x->regSlot = 0;
     --size_;
-    if (slots_.size() > kCompactFloor && size_ * 4 < slots_.size()) compact();
+    if (!held_ && slots_.size() > kCompactFloor && size_ * 4 < slots_.size()) compact();
   }
+  // While held, no element changes its index (an incremental major's cursor walks the
+  // slots: registry.cpp); a later erase compacts.
+  void holdOrder(bool held) { held_ = held; }
   bool contains(const T* x) const { return x->regSlot != 0; }
   size_t size() const { return size_; }
 
@@ -93,6 +96,7 @@ class SlotList {
   std::vector<T*> slots_;
   std::vector<uint32_t> free_;  // 1-based indices of holes
   size_t size_ = 0;
+  bool held_ = false;
 };
 
 }  // namespace weft::runtime

@@ -137,6 +137,11 @@ struct LuaTask final : sched::Task, WaitSource {
   // Completion: awaiters wait for `done`. Taken after a registry shard's lock when both
   // are held, never before it; held for a few fields, a list walk or a copy of results.
   gc::SpinLock doneLock;
+  // An incremental major's walk of the registry (registry.cpp), under the shard's lock:
+  // the number of the cycle that last traced the record, and 1 + its index in the
+  // shard's list of records to trace again (0: not listed).
+  uint16_t cycleTraced = 0;
+  uint32_t retraceSlot = 0;
 
   // `done`, for a thread that does not hold doneLock: the task may be completing on
   // another worker meanwhile (completeTask writes it under the lock).
@@ -183,6 +188,8 @@ struct Channel final : WaitSource {
   // only the buffers written since the last collection).
   std::atomic<bool> gcDirty{false};
   bool orphaned = false;           // as LuaTask::orphaned
+  uint16_t cycleTraced = 0;        // as LuaTask's, for the buffer
+  uint32_t retraceSlot = 0;
 };
 
 // The task a native runs in: the running thread's task, or the main task.

@@ -129,6 +129,25 @@ TEST(GcIncremental, ABulkWriteIsTracedAgainByTheFinalPause) {
   EXPECT_EQ(text(as<Blob>(h.rooted<Stack>(t)->slots->at(0))), "x");
 }
 
+// A stack the cycle has not marked is not listed when written: whatever marks it later
+// traces what it then holds. Here the final pause reaches it through its holder.
+TEST(GcIncremental, AnUnmarkedStackIsNotListedWhenWritten) {
+  IncHeap h;
+  size_t q = h.root(h.pair(obj(h.blob("x"))));
+  size_t holder = h.root(h.pair(obj(h.stack())));
+  h.root(h.pair());
+  h.minor();
+  EXPECT_FALSE(h.step(1));  // traces the last root only: the stack is still unmarked
+  auto* stack = as<Stack>(h.rooted<Pair>(holder)->a);
+  stack->slots->push_back(h.rooted<Pair>(q)->a);
+  writeBarrierBulk(obj(stack));
+  EXPECT_EQ(obj(stack)->header.gcBits & kBitRescan, 0) << "an unmarked holder is not listed";
+  writeBarrier(h.rooted(q), nullptr);
+  h.rooted<Pair>(q)->a = nullptr;
+  h.finish(1);
+  EXPECT_EQ(text(as<Blob>(as<Stack>(h.rooted<Pair>(holder)->a)->slots->at(0))), "x");
+}
+
 TEST(GcIncremental, Invariant15_AnUnrecordedStackWriteIsCaught) {
   IncHeap h;
   size_t q = h.root(h.pair(obj(h.blob("x"))));
