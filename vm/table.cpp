@@ -214,26 +214,16 @@ inline uint32_t homeDistance(const Value& key, uint32_t i, uint32_t capacity) {
 // memory mispredicts whenever hits and misses (or misses ending at either slot) mix,
 // which discards the caller's next lookup already under way and serialises the cache
 // misses (a miss on a large table then costs a whole memory latency).
-Node* findIntNode(const NodeArray* na, int64_t key) {
-  if (!na) return nullptr;
+// The probe past the first two slots: out of line, so that the lookups that end there
+// (most) save no registers for its loop.
+[[gnu::noinline]] Node* findIntNodeBeyond(const NodeArray* na, int64_t key, uint32_t home) {
   uint32_t capacity = na->capacity, mask = capacity - 1;
-  uint32_t i = intHome(key, capacity);
   bool ordered = partOrdered(na);
-  const Node* first = &na->nodes[i];
-  const Node* second = &na->nodes[(i + 1) & mask];
-  Tag tag0 = first->key.tag, tag1 = second->key.tag;
-  int64_t key0 = first->key.u.i, key1 = second->key.u.i;
-  bool hit0 = tag0 == Tag::Int && key0 == key;
-  bool hit1 = tag1 == Tag::Int && key1 == key;
+  uint32_t i = (home + 1) & mask;
   // The second key sits at its own home: in order, ours would have come before it.
-  bool nearer1 = ordered & (tag1 == Tag::Int) & (intHome(key1, capacity) == ((i + 1) & mask));
-  bool ends = hit0 | hit1 | (tag0 == Tag::Nil) | (tag1 == Tag::Nil) | nearer1;
-  if (ends) [[likely]] {
-    const Node* found = hit1 ? second : nullptr;
-    found = hit0 ? first : found;
-    return const_cast<Node*>(found);
-  }
-  i = (i + 2) & mask;
+  const Node& second = na->nodes[i];
+  if (ordered && second.key.tag == Tag::Int && intHome(second.key.u.i, capacity) == i) return nullptr;
+  i = (i + 1) & mask;
   for (uint32_t n = 2; n <= mask; ++n, i = (i + 1) & mask) {
     const Node& node = na->nodes[i];
     if (node.key.tag == Tag::Int) {
@@ -245,6 +235,25 @@ Node* findIntNode(const NodeArray* na, int64_t key) {
     }
   }
   return nullptr;
+}
+
+inline Node* findIntNode(const NodeArray* na, int64_t key) {
+  if (!na) return nullptr;
+  uint32_t capacity = na->capacity, mask = capacity - 1;
+  uint32_t i = intHome(key, capacity);
+  const Node* first = &na->nodes[i];
+  const Node* second = &na->nodes[(i + 1) & mask];
+  Tag tag0 = first->key.tag, tag1 = second->key.tag;
+  int64_t key0 = first->key.u.i, key1 = second->key.u.i;
+  bool hit0 = tag0 == Tag::Int && key0 == key;
+  bool hit1 = tag1 == Tag::Int && key1 == key;
+  bool ends = hit0 | hit1 | (tag0 == Tag::Nil) | (tag1 == Tag::Nil);
+  if (ends) [[likely]] {
+    const Node* found = hit1 ? second : nullptr;
+    found = hit0 ? first : found;
+    return const_cast<Node*>(found);
+  }
+  return findIntNodeBeyond(na, key, i);
 }
 
 [[gnu::always_inline]] inline ValueArray* newValueArray(State& state, uint32_t capacity) {
