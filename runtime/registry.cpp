@@ -357,9 +357,11 @@ void RuntimeImpl::startCycle(gc::Visitor& visitor) {
   });
 }
 
+// A runtime started while a cycle marked has no walk: its final pause traces it whole.
 bool RuntimeImpl::traceCycleSlice(gc::Visitor& visitor, size_t& budget) {
   bool done = true;
   eachShardLocked(shards_, [&](RegistryShard& shard) {
+    if (!shard.cycleActive) return;
     done &= walkSlice(visitor, shard.cycle, shard.tasks, shard.taskWalk, budget);
     done &= walkSlice(visitor, shard.cycle, shard.channels, shard.channelWalk, budget);
   });
@@ -370,6 +372,7 @@ void RuntimeImpl::finishCycle(gc::Visitor& visitor) {
   visitObject(visitor, taskMeta);
   visitObject(visitor, channelMeta);
   eachShardLocked(shards_, [&](RegistryShard& shard) {
+    if (!shard.cycleActive) return traceShard(visitor, shard);
     finishWalk(visitor, shard.cycle, shard.tasks, shard.taskWalk, shard.dirty);
     finishWalk(visitor, shard.cycle, shard.channels, shard.channelWalk, shard.dirtyChannels);
     shard.cycleActive = false;

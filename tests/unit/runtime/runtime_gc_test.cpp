@@ -20,12 +20,17 @@ struct Outcome {
   uint64_t minors = 0;
 };
 
-Outcome runMayGC(const std::string& chunk, gc::StressMode stress) {
+// `chunk` runs with a runtime; `beforeRuntime` (if any) in the bare State before it starts.
+Outcome runMayGC(const std::string& chunk, gc::StressMode stress, const char* beforeRuntime = nullptr) {
   vm::StateOptions opts;
   opts.gc.verify = true;
   opts.gc.stress = stress;
   std::unique_ptr<vm::State> state = vm::newStandardState(opts);
   if (!state) return {"no state"};
+  if (beforeRuntime) {
+    vm::HostStack h(*state);
+    if (!h.loadMayGC(beforeRuntime, "=before").isOk() || !h.pcallMayGC(0, 0, true).isOk()) return {"before failed"};
+  }
   RuntimeOptions options;
   options.workers = 2;
   auto rt = Runtime::start(*state, options);
@@ -136,6 +141,34 @@ TEST(RuntimeGc, ChannelWrittenDuringACycleIsTracedAgain) {
   Outcome out = runMayGC(kUnnotedWriteDuringACycle, gc::StressMode::kNone);
   EXPECT_EQ(out.result, "ok");
   EXPECT_EQ(out.failure, "");
+}
+
+// A runtime that starts while a cycle marks has no walk of its registry: its final pause
+// traces it whole. Here a slice passes over the channel, which then receives the only
+// reference to an old object the cycle has not marked, and a minor cleans the channel
+// before the final pause: a walk would have missed the write and freed the table.
+constexpr const char* kStartACycle = R"(
+  collectgarbage('incremental')
+  keep = {}
+  for i = 1, 20000 do keep[i] = {i} end
+  collectgarbage()
+  assert(not collectgarbage('step', 1), 'a cycle marks')
+)";
+constexpr const char* kWriteDuringTheCycle = R"(
+  local ch = task.channel(4)
+  collectgarbage('step', 1)
+  ch:send(keep[20000])
+  keep[20000] = nil
+  for i = 1, 200000 do local _ = {i} end
+  repeat until collectgarbage('step', 64)
+  assert(ch:recv()[1] == 20000, 'the value in the channel')
+)";
+
+TEST(RuntimeGc, ARuntimeStartedDuringACycleIsTracedWholeByItsFinalPause) {
+  Outcome out = runMayGC(kWriteDuringTheCycle, gc::StressMode::kNone, kStartACycle);
+  EXPECT_EQ(out.result, "ok");
+  EXPECT_EQ(out.failure, "");
+  EXPECT_GE(out.minors, 1u) << "a minor between the write and the final pause";
 }
 
 // Waiters resumed by a close that park again at once: the receive returns and the next
