@@ -195,6 +195,10 @@ struct Config {
   // every major is one stop-the-world pause (tests compare). Relocate stress never
   // marks incrementally.
   bool incrementalMajors = true;
+  // Minors that promote much of their nursery double it, up to 4 MiB (gc-v2.md
+  // "Pacing", survival pacing); off, the nursery follows the live heap alone (tests that
+  // count collections).
+  bool survivalPacing = true;
 };
 
 // Written by the collector and the refill path under the heap lock; Heap::stats()

@@ -177,6 +177,10 @@ struct Heap::Impl {
   std::vector<Chunk*> largePool;           // lock: free large chunks (dirty)
   size_t largePoolBytes = 0;               // lock: their mapped bytes
   size_t poolLimit = 4 * Heap::kChunkSize;  // world stopped: bound of both pools together
+  // World stopped: the nursery the last collection gave (threshold - live), and how many
+  // times survival pacing doubled it (collector.cpp survivalNursery).
+  size_t nurseryBytes = 0;
+  uint8_t nurseryScale = 0;
   // lock: registered mutators (attached or not). Changes only while no stop is
   // pending, so the collector may walk it unlocked.
   std::vector<Mutator*> mutators;

@@ -67,6 +67,7 @@ TEST(GcHeap, NurseryPacesCollectionsAndPausePacesMajors) {
   config.initialThreshold = 1 << 20;
   config.pauseMultiplier = 200;
   config.incrementalMajors = false;
+  config.survivalPacing = false;
   ToyHeap h(config);
   Node* list = nullptr;
   for (int i = 0; i < 200000; ++i) list = h.node(obj(list), i);  // 4.8 MB live
@@ -92,12 +93,37 @@ TEST(GcHeap, NurseryPacesCollectionsAndPausePacesMajors) {
   EXPECT_EQ(h.heap.stats().major.count, 2u);
 }
 
+// Survival pacing (gc-v2.md "Pacing"): a minor that promotes half of its 1 MiB nursery
+// doubles it, so 1.5 MB of garbage then requests nothing; a minor that promotes nothing
+// halves it back, so the same garbage does.
+TEST(GcHeap, SurvivalPacingGrowsTheNurseryWhileMinorsPromoteMuch) {
+  Config config;
+  config.initialThreshold = 1 << 20;
+  config.incrementalMajors = false;
+  ToyHeap h(config);
+  Node* list = nullptr;
+  for (int i = 0; i < 20000; ++i) list = h.node(obj(list), i);  // 640 KB, kept
+  h.root(list);
+  for (int i = 0; i < 20000; ++i) h.pair();  // and as much garbage: past the nursery
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());
+  ASSERT_EQ(h.heap.stats().minor.count, 1u);
+  for (int i = 0; i < 45000; ++i) h.pair();  // 1.4 MB: within the doubled nursery
+  EXPECT_FALSE(h.heap.collectionRequested()) << "the nursery doubled";
+  for (int i = 0; i < 45000; ++i) h.pair();
+  EXPECT_TRUE(h.heap.collectionRequested());
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());  // promotes nothing
+  for (int i = 0; i < 45000; ++i) h.pair();
+  EXPECT_TRUE(h.heap.collectionRequested()) << "halved back to 1 MiB";
+  EXPECT_EQ(h.heap.stats().major.count, 0u) << "the old generation stayed below its threshold";
+}
+
 // Off-heap memory that objects own paces collections too: noting it raises the request,
 // keeping it alive widens the major threshold, and its release narrows it again.
 TEST(GcHeap, ExternalBytesPaceCollections) {
   Config config;
   config.initialThreshold = 1 << 20;
   config.incrementalMajors = false;
+  config.survivalPacing = false;
   ToyHeap h(config);
   releasedIds().clear();
   size_t held = h.root(h.ext(1, 8 << 20));
