@@ -621,7 +621,14 @@ void Collector::install(uint64_t collection) {
     if (!fault::hit("gc.index-drop")) impl_.chunkIndex[reinterpret_cast<uintptr_t>(chunk->base)] = chunk;
   }
   size_t live = impl_.cellBytes + impl_.oldChunkBytes;
-  for (Chunk* chunk : emptiedCells_) unmapChunk(chunk);
+  // Emptied cell chunks are freed as the other chunks are: pooled (under relocate
+  // stress, a major quarantines them). Unmapped at once and mapped afresh for the next
+  // cells, each cost a munmap, which shoots down the TLB of every worker's CPU
+  // (bench/cd.lua: 771 in one run).
+  for (Chunk* chunk : emptiedCells_) {
+    chunk->cellSize = 0;
+    old.push_back(chunk);
+  }
   if (!minor()) {
     impl_.epoch = plan_.toEpoch;
     for (Mutator* m : impl_.mutators) m->gcBits_ = plan_.toEpoch;

@@ -101,8 +101,11 @@ char* Heap::refillCells(Mutator& m, int cls) {
   for (; got < want; ++got) {
     Chunk* chunk = c.carve;
     if (!chunk || chunk->top + cell > chunk->base + chunk->size) {
-      chunk = mapChunk(impl_->chunkSource, kChunkSize);
+      chunk = takeChunkLocked(false);
       if (!chunk) break;
+      if (chunk->dirty) std::memset(chunk->base, 0, chunk->size);  // cells are cut from zeroed memory
+      chunk->dirty = false;
+      chunk->top = chunk->base;
       chunk->cellSize = static_cast<uint32_t>(cell);
       addChunkLocked(chunk);
       c.chunks.push_back(chunk);
