@@ -6,16 +6,17 @@
 // belong to one size class each (Chunk::cellSize); a bigger one gets a chunk of its own,
 // as a large object does, which every collection keeps in place. A mutator takes a
 // batch of free cells of a class under the heap lock (refillCells: first the class's
-// free list, then cells cut from its newest chunk, then a new chunk) and allocates from
-// that private list with no lock; the batch counts as used bytes at once, as a bump
-// buffer does, and the cells it did not use go back (retireCellsLocked) whenever the
-// heap flushes its mutators (a collection, verification, a limit change). A collection
+// free list, then cells cut from its newest chunk, then a new chunk from the pool,
+// zeroed) and allocates from that private list with no lock; the batch counts as used
+// bytes at once, as a bump buffer does, and the cells it did not use go back
+// (retireCellsLocked) whenever the heap flushes its mutators (a collection,
+// verification, a limit change). A collection
 // marks the non-moving objects it reaches where they lie (collector.cpp markInPlace:
 // kBitOld, the to-space epoch) and traces them like copies, then frees the cells of
 // those it did not reach, after the releases of dead externals ran: a minor only the
 // cells allocated since the last collection (Impl::youngCells, so its cost does not grow
 // with the old non-moving objects), a major every cell, rebuilding the free lists and
-// unmapping chunks left empty. A free cell's header has kind kFreeCellKind (its body is
+// freeing chunks left empty (pooled as the nursery's are: collector.cpp install). A free cell's header has kind kFreeCellKind (its body is
 // poisoned under relocate stress), so a stale reference to it fails verification.
 #include <algorithm>
 #include <cstring>
