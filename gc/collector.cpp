@@ -117,8 +117,8 @@ class PartsJob final : public StopJob {
 
 class Collector final {
  public:
-  Collector(Heap& heap, CollectionKind kind, bool finishing)
-      : heap_(heap), impl_(*heap.impl_), plan_(planFor(heap, kind, finishing)), main_(plan_, true) {}
+  Collector(Heap& heap, CollectionKind kind, Heap::CycleEnd end)
+      : heap_(heap), impl_(*heap.impl_), plan_(planFor(heap, kind, end)), main_(plan_, true) {}
   ~Collector();
 
   bool run();
@@ -131,7 +131,7 @@ class Collector final {
   size_t chunksHelpersSwept() const { return chunksHelpersSwept_; }
 
  private:
-  MarkPlan planFor(Heap& heap, CollectionKind kind, bool finishing) const;
+  MarkPlan planFor(Heap& heap, CollectionKind kind, Heap::CycleEnd end) const;
   size_t survivalNursery(size_t base, size_t promoted);
   bool helpersAttached() const;
   void seedFromCycle();
@@ -148,6 +148,7 @@ class Collector final {
   void traceHolders(const std::vector<Object*>& holders);
   void clearWeak(int phase);
   void resurrectFinalizable();
+  void keepDyingFinalizable();
   void sweepWeakRoots();
   void sweepExternals();
   void sweepOld();
@@ -184,7 +185,7 @@ Collector::~Collector() {
 // A minor during an incremental major promotes into the cycle's marks (gc-v2.md
 // "Incremental majors"); the final pause marks with the same epoch, the one any major
 // flips to.
-MarkPlan Collector::planFor(Heap& heap, CollectionKind kind, bool finishing) const {
+MarkPlan Collector::planFor(Heap& heap, CollectionKind kind, Heap::CycleEnd end) const {
   bool minor = kind == CollectionKind::kMinor;
   Heap::Impl::Cycle& cycle = impl_.cycle;
   MarkPlan plan{heap, impl_, minor, !minor && heap.config_.stress == StressMode::kRelocate,
@@ -193,7 +194,8 @@ MarkPlan Collector::planFor(Heap& heap, CollectionKind kind, bool finishing) con
     plan.toEpoch = cycle.active ? cycle.markEpoch : impl_.epoch;
     if (cycle.active) plan.promotedGrey = &cycle.grey;
   }
-  plan.finishing = finishing;
+  plan.finishing = end != Heap::CycleEnd::kNone;
+  plan.keepFinalizable = end == Heap::CycleEnd::kBeforeMajor;
   return plan;
 }
 
@@ -333,6 +335,7 @@ void Collector::clearWeak(int phase) {
 // order, so the dying are gathered in that order whichever list they were on.
 // Survivors of the young list join the old one.
 void Collector::resurrectFinalizable() {
+  if (plan_.keepFinalizable) return keepDyingFinalizable();
   std::vector<Object*>& old = impl_.finalizable;
   std::vector<Object*>& young = impl_.youngFinalizable;
   std::vector<Object*> dying;
@@ -361,6 +364,30 @@ void Collector::resurrectFinalizable() {
   ephemeronFixpoint();
   for (auto it = dying.rbegin(); it != dying.rend(); ++it) impl_.pending.push_back(*it);
   impl_.pendingHint.store(!impl_.pending.empty(), std::memory_order_relaxed);
+}
+
+// The final pause that a full major follows: the dying are reached, as if resurrected,
+// but stay registered in their places (young ones after the old), so the major finds
+// them dead again with those that died since and queues them all in one order. Weak
+// values to them were cleared before this, as a resurrection's are.
+void Collector::keepDyingFinalizable() {
+  std::vector<Object*>& old = impl_.finalizable;
+  std::vector<Object*>& young = impl_.youngFinalizable;
+  bool reached = false;
+  for (auto* list : {&old, &young}) {
+    for (Object* obj : *list) {
+      if (main_.isLive(obj)) continue;
+      main_.visit(obj);
+      reached = true;
+    }
+  }
+  if (reached) {
+    main_.scan();
+    ephemeronFixpoint();
+  }
+  for (Object*& obj : old) obj = main_.current(obj);
+  for (Object* obj : young) old.push_back(main_.current(obj));
+  young.clear();
 }
 
 // A minor sweeps only the externals registered since the last collection: the old ones
@@ -806,9 +833,10 @@ Stats Heap::stats() const {
   return out;
 }
 
-// One collection, verified before and after when verify is on; `finishing`: the final
-// pause of an incremental major.
-Status Heap::collectOnce(CollectionKind kind, bool finishing) {
+// One collection, verified before and after when verify is on; `end`: whether it is the
+// final pause of an incremental major.
+Status Heap::collectOnce(CollectionKind kind, CycleEnd end) {
+  bool finishing = end != CycleEnd::kNone;
   Impl& impl = *impl_;
   uint64_t number;
   {
@@ -820,7 +848,7 @@ Status Heap::collectOnce(CollectionKind kind, bool finishing) {
   std::string fault = verifyBefore(*this, config_.verify);
   if (!fault.empty()) return failCollection("verify failed", "before collection #" + std::to_string(number) + ": " + fault);
   {
-    Collector run(*this, kind, finishing);
+    Collector run(*this, kind, end);
     bool ok = run.run();
     if (finishing) endCycle();
     if (!ok) return failCollection("collection failed", run.error());
@@ -853,20 +881,20 @@ Status Heap::collectNow(Work work) {
   std::vector<uint64_t>* pauses = &impl.slicePauses;
   switch (work) {
     case Work::kMinor:
-      st = collectOnce(CollectionKind::kMinor, false);
+      st = collectOnce(CollectionKind::kMinor, CycleEnd::kNone);
       stats = &stats_.minor;
       pauses = &impl.minorPauses;
       break;
     case Work::kMajor:
       // A major asked while a cycle marks finishes the cycle, then collects what died
-      // during it.
-      if (impl.cycle.active) st = collectOnce(CollectionKind::kMajor, true);
-      if (st.isOk()) st = collectOnce(CollectionKind::kMajor, false);
+      // during it (and the finalizable objects the final pause found dead).
+      if (impl.cycle.active) st = collectOnce(CollectionKind::kMajor, CycleEnd::kBeforeMajor);
+      if (st.isOk()) st = collectOnce(CollectionKind::kMajor, CycleEnd::kNone);
       stats = &stats_.major;
       pauses = &impl.majorPauses;
       break;
     case Work::kFinishCycle:
-      st = collectOnce(CollectionKind::kMajor, true);
+      st = collectOnce(CollectionKind::kMajor, CycleEnd::kFinal);
       stats = &stats_.major;
       pauses = &impl.majorPauses;
       break;

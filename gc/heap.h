@@ -613,6 +613,10 @@ class Heap {
   // What one stop does (collector.cpp chooseWork): a minor, a stop-the-world major, or
   // a part of an incremental major (its start, a marking slice, its final pause).
   enum class Work : uint8_t { kMinor, kMajor, kStartCycle, kSlice, kFinishCycle, kStep };
+  // Whether a collection ends an incremental cycle: not, as its final pause, or as the
+  // final pause that a full major follows at once (collectgarbage("collect") during a
+  // cycle), which leaves finalizers to that major so they run in one cycle's order.
+  enum class CycleEnd : uint8_t { kNone, kFinal, kBeforeMajor };
   char* refill(Mutator& mutator, size_t size);
   char* allocateLargeLocked(size_t size, std::unique_lock<std::mutex>& lock);
   char* refillCells(Mutator& m, int cls);
@@ -637,7 +641,7 @@ class Heap {
   size_t unacknowledgedLocked(uint64_t epoch) const;
   void waitForNoStopLocked(std::unique_lock<std::mutex>& lock);
   Status collectNow(Work work);
-  Status collectOnce(CollectionKind kind, bool finishing);
+  Status collectOnce(CollectionKind kind, CycleEnd end);
   Work chooseWork(bool force, CollectionKind asked);
   // Incremental majors (incremental.cpp), world stopped.
   bool marking() const;

@@ -36,7 +36,8 @@
 //    finalizers, the externals not found marked, sweep). It evacuates nothing: a marked object would not be copied.
 //    Objects that died during the cycle after they were marked survive to the next
 //    one (floating garbage); collectgarbage("collect") finishes the cycle and then
-//    runs a full major, so it stays exact.
+//    runs a full major, so it stays exact (that final pause leaves the finalizers it
+//    found due to the major: CycleEnd::kBeforeMajor).
 // Threads: the mutators push onto their own buffers (owning thread); every list of the
 // cycle is touched world stopped only; each stop takes the buffers first
 // (takeMarkingBuffers). Marks set by barriers are atomic byte operations (another
@@ -314,7 +315,7 @@ Status Heap::stepNow() {
   }
   markSlice(sliceBudget());
   if (!impl_->cycle.finishDue) return Status::ok();
-  return collectOnce(CollectionKind::kMajor, true);
+  return collectOnce(CollectionKind::kMajor, CycleEnd::kFinal);
 }
 
 // Without incremental majors a step adds its work to a credit and runs a whole major

@@ -53,6 +53,10 @@ struct MarkPlan {
   std::vector<Object*>* promotedGrey = nullptr;
   // The major that finishes an incremental one: it starts from the cycle's marks.
   bool finishing = false;
+  // A full major follows it at once: the finalizable objects it finds dead stay
+  // registered (kept alive with what they reach), so that major queues them with the
+  // ones that died since, in one reverse registration order (gc-v2.md "Explicit requests").
+  bool keepFinalizable = false;
 };
 
 class Marker final : public Visitor {

@@ -177,6 +177,30 @@ TEST(GcIncremental, AnExplicitMajorFinishesTheCycleThenCollectsWhatDiedDuringIt)
   EXPECT_EQ(h.heap.stats().major.count, 1u) << "both in one pause";
 }
 
+// Lua's full collection is one cycle, whose finalizers run in reverse registration
+// order. A is registered, promoted and dropped before a cycle starts (unmarked); B is
+// registered and promoted marked during it, then dropped: the final pause finds only A
+// dead, the major that follows B too, and B's finalizer must still come first.
+TEST(GcIncremental, AnExplicitMajorDuringACycleQueuesFinalizersInOneOrder) {
+  IncHeap h;
+  size_t a = h.root(h.blob("A"));
+  h.heap.registerFinalizable(h.rooted(a));
+  h.root(h.pair(obj(h.blob("x"))));
+  h.root(h.pair());
+  h.minor();
+  h.roots.slots[a] = nullptr;
+  EXPECT_FALSE(h.step(1)) << "the start: the rooted pairs keep the cycle marking";
+  size_t b = h.root(h.blob("B"));
+  h.heap.registerFinalizable(h.rooted(b));
+  h.minor();
+  h.roots.slots[b] = nullptr;
+  h.collect();
+  std::vector<std::string> order;
+  while (Object* o = h.heap.takePendingFinalizer()) order.push_back(text(as<Blob>(o)));
+  EXPECT_EQ(order, (std::vector<std::string>{"B", "A"}));
+  EXPECT_EQ(h.heap.stats().incrementalCycles, 1u);
+}
+
 // A remembered holder the cycle did not mark is dead unless the final pause reaches it:
 // what only it refers to dies (a minor would keep it: old objects are live to a minor).
 TEST(GcIncremental, TheFinalPauseKeepsNothingForADeadRememberedHolder) {
