@@ -13,7 +13,9 @@ namespace weft::runtime {
 
 // --- the chooser -------------------------------------------------------------------------
 
-DetChooser::DetChooser(const DeterministicOptions& options) : options_(options), rng_(options.seed) {
+DetChooser::DetChooser(const DeterministicOptions& options)
+    : options_(options), rng_(options.seed), recording_(options.seed, options.budget) {
+  if (!options_.recordPath.empty()) recording_.streamTo(options_.recordPath);
   if (options_.strategy == DetStrategy::kPct && options_.pctDepth > 1) {
     uint64_t horizon = std::max<uint64_t>(options_.pctSteps, 1);
     for (uint32_t i = 1; i < options_.pctDepth; i++) changePoints_.push_back(1 + rng_.below(horizon));
@@ -85,7 +87,7 @@ bool DetChooser::decide(DecisionKind kind, uint32_t n, uint64_t setHash, uint64_
     index = 0;
     return true;
   }
-  auto hash = uint32_t(setHash ^ (setHash >> 32));
+  uint16_t hash = foldSetHash(setHash);
   const std::vector<Decision>& script = options_.script.decisions;
   bool scripted = false;
   if ((options_.strategy == DetStrategy::kReplay || options_.strategy == DetStrategy::kPrefix) &&
@@ -93,11 +95,13 @@ bool DetChooser::decide(DecisionKind kind, uint32_t n, uint64_t setHash, uint64_
     const Decision& d = script[decisions_];
     if (options_.strategy == DetStrategy::kReplay && (d.kind != kind || d.size != n || d.setHash != hash)) {
       divergence_ = "replay diverged from the recording at step " + std::to_string(decisions_ + 1) + ": the recording " +
-                    (d.kind == DecisionKind::kRun ? "ran task " + std::to_string(d.chosen)
-                                                  : "chose case " + std::to_string(d.index + 1) + " of a select") +
-                    " among " + std::to_string(d.size) + " candidates; this run has " + std::to_string(n) +
+                    (d.kind == DecisionKind::kRun ? "ran one of " + std::to_string(d.size) + " runnable tasks"
+                                                  : "chose case " + std::to_string(d.index + 1) + " of a select among " +
+                                                        std::to_string(d.size) + " ready cases") +
+                    "; this run has " + std::to_string(n) +
                     (kind == DecisionKind::kRun ? " runnable tasks" : " ready select cases") +
-                    (d.size == n ? " (a different set)" : "");
+                    (d.size == n ? " (a different set)" : "") +
+                    (previous ? ", after a step of task " + std::to_string(previous) : "");
       return false;
     }
     // A prefix (exploration) takes the recorded index where it still fits.
@@ -111,10 +115,7 @@ bool DetChooser::decide(DecisionKind kind, uint32_t n, uint64_t setHash, uint64_
   if (!scripted) index = pick(kind, n, previous, c);
   decisions_++;
   if (kind == DecisionKind::kRun) runSteps_++;
-  if (!options_.recordPath.empty()) {
-    uint64_t chosen = kind == DecisionKind::kRun ? c.idAt(index) : 0;
-    recording_.add(Decision{kind, index, n, hash, chosen});
-  }
+  if (!options_.recordPath.empty()) recording_.add(Decision{kind, index, n, hash});
   return true;
 }
 
@@ -714,7 +715,7 @@ std::string DetCoordinator::finish() {
   if (std::string left = chooser_.unreplayed(); !left.empty()) std::fprintf(stderr, "weft: %s\n", left.c_str());
   if (options_.recordPath.empty()) return "";
   std::string error;
-  chooser_.writeRecording(options_.recordPath, error);
+  chooser_.finishRecording(error);
   return error;
 }
 

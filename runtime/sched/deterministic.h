@@ -132,10 +132,9 @@ class DetChooser {
   // A decision over one candidate, which is no choice: neither recorded nor replayed
   // (half of a ping-pong's steps); PCT counts it as a step.
   void noChoice(DecisionKind kind) { runSteps_ += kind == DecisionKind::kRun; }
-  // Writes the recording so far to `path` as a whole schedule file; false with `error` set.
-  bool writeRecording(const std::string& path, std::string& error) const {
-    return recording_.writeFile(path, options_.seed, options_.budget, error);
-  }
+  // Ends the recording streamed to DeterministicOptions::recordPath; false with `error`
+  // set. Once.
+  bool finishRecording(std::string& error) { return recording_.finishFile(error); }
   const std::string& divergence() const { return divergence_; }
   // A replay that ended before its recording did: what is left ("" otherwise).
   std::string unreplayed() const;

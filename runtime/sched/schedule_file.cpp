@@ -10,56 +10,10 @@ namespace weft::runtime {
 namespace {
 
 constexpr char kMagic[8] = {'W', 'E', 'F', 'T', 'S', 'C', 'H', 'D'};
-constexpr uint8_t kVersion = 1;
-
-// FNV-1a 64 over little-endian 8-byte words, then the bytes left: a recording of
-// millions of decisions is summed in milliseconds. Streamed: the words span the pieces
-// a file is written from (header, decision chunks).
-class Fnv1a64 {
- public:
-  void update(const char* p, size_t n) {
-    while (n > 0 && fill_ > 0) {
-      take(uint8_t(*p++));
-      n--;
-    }
-    for (; n >= 8; p += 8, n -= 8) mixWord(loadLittle(p));
-    while (n-- > 0) take(uint8_t(*p++));
-  }
-  uint64_t value() const {
-    uint64_t h = h_;
-    for (size_t i = 0; i < fill_; i++) {
-      h ^= uint8_t(partial_ >> (8 * i));
-      h *= kPrime;
-    }
-    return h;
-  }
-
- private:
-  static constexpr uint64_t kPrime = 0x100000001b3ull;
-  static uint64_t loadLittle(const char* p) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    return std::endian::native == std::endian::little ? w : __builtin_bswap64(w);
-  }
-  void mixWord(uint64_t w) {
-    h_ ^= w;
-    h_ *= kPrime;
-  }
-  void take(uint8_t b) {
-    partial_ |= uint64_t(b) << (8 * fill_);
-    if (++fill_ == 8) {
-      mixWord(partial_);
-      partial_ = 0;
-      fill_ = 0;
-    }
-  }
-  uint64_t h_ = 0xcbf29ce484222325ull;
-  uint64_t partial_ = 0;  // the bytes of an unfinished word, low first
-  size_t fill_ = 0;
-};
+constexpr uint8_t kVersion = 2;  // the one written; version 1 is read too
 
 uint64_t fnv1a(const char* p, size_t n) {
-  Fnv1a64 f;
+  ScheduleChecksum f;
   f.update(p, n);
   return f.value();
 }
@@ -126,62 +80,74 @@ char* smallVarintAt(char* out, uint64_t v) {
   return out + 1;
 }
 
+ScheduleWriter::ScheduleWriter(uint64_t seed, uint32_t budget)
+    : buffer_(std::make_unique_for_overwrite<char[]>(kBufferBytes)) {
+  std::string head(kMagic, sizeof kMagic);
+  head.push_back(char(kVersion));
+  putFixed(head, seed, 8);
+  putVarint(head, budget);
+  std::memcpy(buffer_.get(), head.data(), head.size());
+  used_ = head.size();
+}
+
+ScheduleWriter::~ScheduleWriter() {
+  if (file_) std::fclose(file_);
+}
+
+void ScheduleWriter::streamTo(std::string path) { path_ = std::move(path); }
+
 void ScheduleWriter::add(const Decision& d) {
-  if (chunks_.empty() || chunks_.back().used + kMaxDecisionBytes > kChunkBytes) {
-    chunks_.push_back(Chunk{std::make_unique_for_overwrite<char[]>(kChunkBytes), 0});
+  if (used_ + kMaxDecisionBytes > kBufferBytes) flush();
+  char* start = buffer_.get() + used_;
+  char* end = smallVarintAt(start, uint64_t(d.index) << 1 | uint8_t(d.kind));
+  int64_t delta = int64_t(d.size) - int64_t(lastSize_);
+  lastSize_ = d.size;
+  end = smallVarintAt(end, delta < 0 ? (uint64_t(-delta) << 1) - 1 : uint64_t(delta) << 1);
+  *end++ = char(uint8_t(d.setHash));
+  *end++ = char(uint8_t(d.setHash >> 8));
+  used_ += size_t(end - start);
+}
+
+// The buffer's bytes go to the checksum and their destination; the buffer is reused.
+void ScheduleWriter::flush() {
+  sum_.update(buffer_.get(), used_);
+  put(buffer_.get(), used_);
+  used_ = 0;
+}
+
+void ScheduleWriter::put(const char* p, size_t n) {
+  if (path_.empty()) {
+    bytes_.append(p, n);
+    return;
   }
-  Chunk& c = chunks_.back();
-  char* start = c.bytes.get() + c.used;
-  char* end = start;
-  *end++ = char(d.kind);
-  end = smallVarintAt(end, d.index);
-  end = smallVarintAt(end, d.size);
-  uint32_t hash = std::endian::native == std::endian::little ? d.setHash : __builtin_bswap32(d.setHash);
-  std::memcpy(end, &hash, 4);
-  end = varintAt(end + 4, d.chosen);
-  c.used += size_t(end - start);
+  if (!file_ && !failed_) file_ = std::fopen(path_.c_str(), "wb");
+  failed_ = failed_ || !file_ || std::fwrite(p, 1, n, file_) != n;
 }
 
-std::string ScheduleWriter::header(uint64_t seed, uint32_t budget) {
-  std::string out(kMagic, sizeof kMagic);
-  out.push_back(char(kVersion));
-  putFixed(out, seed, 8);
-  putVarint(out, budget);
-  return out;
+std::string ScheduleWriter::finish() {
+  flush();
+  putFixed(bytes_, sum_.value(), 8);
+  return std::move(bytes_);
 }
 
-std::string ScheduleWriter::finish(uint64_t seed, uint32_t budget) const {
-  std::string out = header(seed, budget);
-  for (const Chunk& c : chunks_) out.append(c.bytes.get(), c.used);
-  putFixed(out, fnv1a(out.data(), out.size()), 8);
-  return out;
-}
-
-bool ScheduleWriter::writeFile(const std::string& path, uint64_t seed, uint32_t budget, std::string& error) const {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), std::fclose);
-  bool ok = f != nullptr;
-  Fnv1a64 sum;
-  auto put = [&](const char* piece, size_t n) {
-    sum.update(piece, n);
-    ok = ok && std::fwrite(piece, 1, n, f.get()) == n;
-  };
-  std::string head = header(seed, budget);
-  put(head.data(), head.size());
-  for (const Chunk& c : chunks_) put(c.bytes.get(), c.used);
+bool ScheduleWriter::finishFile(std::string& error) {
+  flush();
   std::string tail;
-  putFixed(tail, sum.value(), 8);
+  putFixed(tail, sum_.value(), 8);
   put(tail.data(), tail.size());
-  if (!ok || std::fflush(f.get()) != 0) {
-    error = "cannot write the schedule to '" + path + "'";
-    return false;
+  if (file_) {
+    failed_ = std::fclose(file_) != 0 || failed_;
+    file_ = nullptr;
   }
-  return true;
+  if (!failed_) return true;
+  error = "cannot write the schedule to '" + path_ + "'";
+  return false;
 }
 
 std::string encodeSchedule(const Schedule& s) {
-  ScheduleWriter w;
+  ScheduleWriter w(s.seed, s.budget);
   for (const Decision& d : s.decisions) w.add(d);
-  return w.finish(s.seed, s.budget);
+  return w.finish();
 }
 
 bool decodeSchedule(const std::string& bytes, Schedule& out, std::string& error) {
@@ -195,21 +161,34 @@ bool decodeSchedule(const std::string& bytes, Schedule& out, std::string& error)
     return false;
   }
   Reader r{bytes, sizeof kMagic, bytes.size() - 8};
-  if (r.fixed(1) != kVersion) {
+  uint64_t version = r.fixed(1);
+  if (version != kVersion && version != 1) {
     error = "unsupported schedule file version";
     return false;
   }
   out.seed = r.fixed(8);
   out.budget = uint32_t(r.varint());
   out.decisions.clear();
+  uint32_t lastSize = 0;
   while (r.ok && r.pos < r.end) {
     Decision d;
-    uint64_t kind = r.fixed(1);
+    uint64_t kind;
+    if (version == 1) {
+      kind = r.fixed(1);
+      d.index = uint32_t(r.varint());
+      d.size = uint32_t(r.varint());
+      d.setHash = foldSetHash(r.fixed(4));
+      r.varint();  // the chosen task
+    } else {
+      uint64_t head = r.varint();
+      kind = head & 1;
+      d.index = uint32_t(head >> 1);
+      uint64_t zigzag = r.varint();
+      d.size = lastSize + uint32_t(zigzag & 1 ? ~(zigzag >> 1) : zigzag >> 1);
+      lastSize = d.size;
+      d.setHash = uint16_t(r.fixed(2));
+    }
     d.kind = DecisionKind(kind);
-    d.index = uint32_t(r.varint());
-    d.size = uint32_t(r.varint());
-    d.setHash = uint32_t(r.fixed(4));
-    d.chosen = r.varint();
     if (kind > uint64_t(DecisionKind::kSelect) || (d.size != 0 && d.index >= d.size)) r.fail();
     out.decisions.push_back(d);
   }
