@@ -876,6 +876,7 @@ Status Heap::collectNow(Work work) {
   auto start = std::chrono::steady_clock::now();
   if (config_.stress == StressMode::kRelocate) installStaleReferenceHandler();
   flushMutators();
+  discardDropped();
   Status st = Status::ok();
   PauseStats* stats = &stats_.slice;
   std::vector<uint64_t>* pauses = &impl.slicePauses;

@@ -204,6 +204,31 @@ void Mutator::registerExternal(Object* obj) {
   externals_.push_back(obj);
 }
 
+void Mutator::discardLarge(Object* obj, size_t bytes) {
+  WEFT_CHECK(bytes >= Heap::kLargeObjectSize, "only a large object has its chunk's pages to itself");
+  discarded_.emplace_back(obj, bytes);
+  discardedBytes_ += bytes;
+  if (discardedBytes_ >= kDiscardSoonBytes) {
+    discardedBytes_ = 0;
+    heap_.requestCollectionSoon();
+  }
+}
+
+// At every stop (collectNow), world stopped: no reader is inside a dropped part, and
+// nothing moved or freed it since it was dropped (a stop empties every list).
+void Heap::discardDropped() {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  for (Mutator* m : impl_->mutators) {
+    for (auto [obj, bytes] : m->discarded_) {
+      uintptr_t from = (reinterpret_cast<uintptr_t>(obj) + Mutator::kDiscardKeptBytes + page - 1) & ~(page - 1);
+      uintptr_t to = (reinterpret_cast<uintptr_t>(obj) + bytes) & ~(page - 1);
+      if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+    }
+    m->discarded_.clear();
+    m->discardedBytes_ = 0;
+  }
+}
+
 void Heap::retireLocked(Mutator& m) {
   flushExternalLocked(m);
   if (m.chunk_) {
@@ -251,7 +276,9 @@ void Heap::noteGrowthLocked() {
 // as noteGrowthLocked's stores, since a late read only delays the minor to a later
 // safepoint. Reached once per cycle per mutator (the buffer is emptied by every
 // collection); while automatic collection is stopped, wantsCollectionLocked drops it.
-void Heap::requestForRememberedBudget() {
+// A minor at the next safepoint: a mutator's remembered records reached their budget, or
+// its dropped large objects their discardLarge bytes.
+void Heap::requestCollectionSoon() {
   impl_->thresholdCrossed.store(true, std::memory_order_relaxed);
   requested_.store(true, std::memory_order_relaxed);
 }
@@ -519,7 +546,7 @@ void rememberSlow(Object* holder) {
       return;
     }
     m->remembered_.push_back(holder);
-    if (m->remembered_.size() == m->heap_.config_.rememberedBudget) [[unlikely]] m->heap_.requestForRememberedBudget();
+    if (m->remembered_.size() == m->heap_.config_.rememberedBudget) [[unlikely]] m->heap_.requestCollectionSoon();
     return;
   }
   std::lock_guard lock(gOrphanMutex);

@@ -130,6 +130,7 @@
 #include <mutex>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gc/object.h"
@@ -367,6 +368,15 @@ class Mutator {
   // allocation does; TypeInfo::release returns what it frees of it. Batched per
   // mutator, so the heap lock is taken once per kExternalBatch bytes. Owning thread.
   void noteExternalBytes(int64_t delta);
+  // `obj` (`bytes` long, at least Heap::kLargeObjectSize: a chunk of its own) was just
+  // dropped by its only holder (a table's replaced part): at the next stop, before
+  // anything moves, its whole pages past the first kDiscardKeptBytes go back to the
+  // system and read as zeros from then on, which must be a state of the object that its
+  // type accepts until a collection frees it. Not at once: a racing reader may read it
+  // until its next safepoint (DEVELOPERS.md invariant 6). A MiB of them requests that
+  // stop (kDiscardSoonBytes). Owning thread, attached.
+  void discardLarge(Object* obj, size_t bytes);
+  static constexpr size_t kDiscardKeptBytes = 64;
   // Owning thread only.
   bool attached() const { return attached_; }
   const MutatorStats& stats() const { return stats_; }
@@ -424,6 +434,14 @@ class Mutator {
   char* cellFree_[kCellClasses] = {};
   size_t cellCached_ = 0;
   std::vector<Object*> youngCells_;
+  // discardLarge's objects and their sizes: owning thread, or world stopped
+  // (Heap::discardDropped empties it at every stop).
+  std::vector<std::pair<Object*, size_t>> discarded_;
+  size_t discardedBytes_ = 0;  // since the last request for a stop
+  // Dropped bytes that ask for a stop (a minor) at once rather than at the nursery's
+  // pace: one that promotes nothing costs little, and an array doubling to millions of
+  // values allocates nothing else (sort_numbers kept 14 MB of dropped parts waiting).
+  static constexpr size_t kDiscardSoonBytes = size_t(1) << 20;
 };
 
 class Heap {
@@ -627,11 +645,12 @@ class Heap {
   void flushExternalLocked(Mutator& mutator);
   void addChunkLocked(Chunk* chunk);
   void noteGrowthLocked();
-  void requestForRememberedBudget();
+  void requestCollectionSoon();
   size_t currentLimitLocked() const;
   Chunk* takeChunkLocked(bool collecting = false);  // collecting: mapChunk's fallback
   Chunk* takeLargeChunkLocked(size_t size);
   void flushMutators();
+  void discardDropped();
   bool stressSaysCollect(Mutator& m);
   bool wantsCollectionLocked(bool stressDue);
   Status pollSlowMayGC(Mutator& m, bool force, CollectionKind kind, bool stressDue);

@@ -389,6 +389,21 @@ void publishPart(Table* t, Part*& field, Part* part) {
   gc::writeBarrier(asGc(t), asGc(part));
   __atomic_store_n(&field, part, __ATOMIC_RELEASE);
 }
+// A part its table replaced is garbage, but a racing reader may still read it until its
+// next safepoint: a large one gives its pages back at the next stop
+// (gc::Mutator::discardLarge), where lua's realloc frees the old block at once. (An
+// array grown by doubling to a million values kept 16 MB of old parts until a major.)
+// Zeros are nil values, empty nodes and clean cards, and the collector never reads a
+// part through anything but its table.
+void dropPart(State& state, gc::Object* part, size_t bytes) {
+  if (part && bytes >= gc::Heap::kLargeObjectSize) state.mutator().discardLarge(part, bytes);
+}
+void dropPart(State& state, ValueArray* a) {
+  if (a) dropPart(state, asGc(a), valueArraySize(a->capacity));
+}
+void dropPart(State& state, NodeArray* na) {
+  if (na) dropPart(state, asGc(na), nodeArraySize(na->capacity));
+}
 inline void setArraySize(Table* t, uint32_t n) { __atomic_store_n(&t->arraySize, n, __ATOMIC_RELAXED); }
 inline void setLengthHint(Table* t, uint32_t n) { __atomic_store_n(&t->lengthHint, n, __ATOMIC_RELAXED); }
 
@@ -560,6 +575,8 @@ Status rebuild(State& state, Table* t, uint32_t arraySize, uint64_t hashCount, u
   setArraySize(t, arraySize);
   publishPart(t, t->nodes, nodes);
   t->nodeCount = count;
+  if (array != oldArray) dropPart(state, oldArray);
+  dropPart(state, oldNodes);
   if (__atomic_load_n(&t->lengthHint, __ATOMIC_RELAXED) > arraySize) setLengthHint(t, 0);
   return Status::ok();
 }
@@ -633,6 +650,7 @@ Status appendArray(State& state, Table* t, const Value& value, WriterClaim& clai
     claim.beforeCopy();
     for (uint32_t i = 0; i < n && a && i < a->capacity; ++i) storeValue(t, bigger->data[i], loadSlot(a->data[i]));
     publishPart(t, t->array, bigger);
+    dropPart(state, a);
     a = bigger;
   }
   storeValue(t, a->data[n], value);

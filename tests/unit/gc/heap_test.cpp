@@ -239,6 +239,27 @@ TEST(GcHeap, LargeObjectsKeptInPlaceHaveTheirReferencesUpdated) {
   EXPECT_EQ(h.heap.bytesInUse(), roundObjectSize(sizeof(Weak) + 2 * sizeof(Object*) * n) + 2 * n * kNodeBytes);
 }
 
+// A large object its only holder dropped gives its pages back at the next stop, not
+// before (a racing reader may still read it until then), and asks for that stop itself
+// once a MiB is waiting; its head stays as it was.
+TEST(GcHeap, ADroppedLargeObjectsPagesGoBackAtTheNextStop) {
+  ToyHeap h;
+  std::string big(2 << 20, 'x');
+  size_t r = h.root(h.blob(big.c_str()));
+  h.minor();  // old: a minor would keep it even unreachable
+  Blob* b = h.rooted<Blob>(r);
+  h.roots.slots[r] = nullptr;
+  h.m().discardLarge(obj(b), sizeof(Blob) + big.size());
+  EXPECT_EQ(b->bytes[big.size() - 1], 'x') << "kept until the next stop";
+  ASSERT_TRUE(h.heap.safepointMayGC(h.m()).isOk()) << "2 MiB dropped asked for a stop";
+  EXPECT_EQ(b->length, big.size()) << "the head stays";
+  EXPECT_EQ(b->bytes[0], 'x');
+  EXPECT_EQ(b->bytes[big.size() / 2], 0);
+  EXPECT_EQ(b->bytes[big.size() - 8192], 0);
+  h.collect();  // a major frees it as any dead object
+  EXPECT_EQ(h.heap.bytesInUse(), 0u);
+}
+
 TEST(GcHeap, RelocateStressStillMovesLargeObjects) {
   Config config;
   config.stress = StressMode::kRelocate;
