@@ -318,17 +318,31 @@ SortResult quickSortMayGC(Ops& ops, int64_t lo, int64_t hi, uint32_t seed) {
   return SortResult::kOk;
 }
 
-// Elements copied out of a plain table of numbers or strings: comparing them runs no
-// Lua code, so nothing can collect while the copies live.
+// The elements of a plain table of numbers or strings: comparing them runs no Lua code,
+// so nothing can collect while the sort runs. They are sorted where they lie, in the
+// table's array part, when no other task can reach the table (State::tablesShared is
+// still false); else in a copy written back through tableSetInt, so that a racing
+// writer's rebuild (another key's) loses none of the sort's stores (DEVELOPERS.md
+// invariant 6). The copy doubled the memory of a sort: 16 MB more for a million values.
 struct FastOps {
-  std::vector<Value> v;  // 1-based: v[0] unused
+  Table* table = nullptr;  // in place: its array part holds elements 1..n
+  Value* base = nullptr;   // element i at base[i - 1]: the array part, or `copy`
+  std::vector<Value> copy;
   bool strings = false;
+  Value& at(int64_t i) { return base[i - 1]; }
   bool lessMayGC(int64_t a, int64_t b, bool& out) {
-    out = strings ? stringCompare(v[a].asString(), v[b].asString()) < 0 : numLessThan(v[a], v[b]);
+    out = strings ? stringCompare(at(a).asString(), at(b).asString()) < 0 : numLessThan(at(a), at(b));
     return true;
   }
   bool swapMayGC(int64_t a, int64_t b) {
-    std::swap(v[a], v[b]);
+    if (!table) {
+      std::swap(at(a), at(b));
+      return true;
+    }
+    // A string moved to another slot of an old part may need that slot's card.
+    Value va = at(a);
+    storeValue(table, at(a), at(b));
+    storeValue(table, at(b), va);
     return true;
   }
 };
@@ -382,19 +396,25 @@ struct TableOps {
   }
 };
 
-// Copies a plain table's elements when they are all numbers or all strings.
-bool collectFast(Table* t, int64_t n, FastOps& ops) {
-  ops.v.resize(size_t(n) + 1);
+// Whether elements 1..n of a plain table are all numbers or all strings; if so, `ops`
+// reaches them (in place or copied: FastOps).
+bool collectFast(State& state, Table* t, int64_t n, FastOps& ops) {
+  const ValueArray* a = tableArrayPart(t);
+  bool inPlace = !state.tablesShared.load(std::memory_order_relaxed) && a && uint64_t(n) <= tableArraySize(t) &&
+                 uint64_t(n) <= a->capacity;
+  if (!inPlace) ops.copy.resize(size_t(n));
   bool numbers = true, strings = true;
   for (int64_t i = 1; i <= n; i++) {
-    const Value* slot = tableArraySlot(t, i);
+    const Value* slot = inPlace ? &a->data[i - 1] : tableArraySlot(t, i);
     Value v = slot ? loadSlot(*slot) : tableGetInt(t, i);
     numbers &= v.isNumber();
     strings &= v.isString();
     if (!numbers && !strings) return false;
-    ops.v[size_t(i)] = v;
+    if (!inPlace) ops.copy[size_t(i - 1)] = v;
   }
   ops.strings = strings && !numbers;
+  ops.table = inPlace ? t : nullptr;
+  ops.base = inPlace ? const_cast<Value*>(a->data) : ops.copy.data();
   return true;
 }
 
@@ -414,11 +434,11 @@ NativeResult tabSort(CallContext& cx) {
   Table* raw = seq.rawTable();
   if (!compArg && raw && n <= 0x7ffffff) {
     FastOps fast;
-    if (collectFast(raw, n, fast)) {
+    if (collectFast(cx.state(), raw, n, fast)) {
       r = quickSortMayGC(fast, 1, n, 0x2545f491u);
       if (r == SortResult::kInvalidOrder) return cx.error("invalid order function for sorting");
-      for (int64_t i = 1; i <= n; i++)
-        if (Status st = tableSetInt(cx.state(), raw, i, fast.v[size_t(i)]); !st.isOk()) return cx.memoryError();
+      for (int64_t i = 1; !fast.table && i <= n; i++)
+        if (Status st = tableSetInt(cx.state(), raw, i, fast.at(i)); !st.isOk()) return cx.memoryError();
       return cx.results(0);
     }
   }
