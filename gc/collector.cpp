@@ -762,8 +762,9 @@ Pass passOf(const Visitor& visitor) {
 // a cycle first). Otherwise, while a cycle marks: a minor when the nursery is full, the
 // final pause once a slice left nothing to trace (or the heap limit is near), else a
 // slice. Without a cycle, a major comes when the old generation outgrew its threshold
-// (incremental, unless Config::incrementalMajors is off or its old chunks are
-// fragmented enough to want evacuation, region.cpp fragmented), or, stop-the-world, when finalizable
+// (incremental, unless Config::incrementalMajors is off, the old generation is below
+// Config::incrementalMinBytes or its old chunks are fragmented enough to want
+// evacuation, region.cpp fragmented), or, stop-the-world, when finalizable
 // objects were promoted since the last major and a few minors passed, in incremental
 // mode when finalizable objects were registered since the last collection
 // (setWholeCycleFinalizers), when the heap limit is near, or after a memory error (the
@@ -788,8 +789,10 @@ Heap::Work Heap::chooseWork(bool force, CollectionKind asked) {
     if (impl.cycle.finishDue || nearLimit) return Work::kFinishCycle;
     return impl.thresholdCrossed.load(std::memory_order_relaxed) ? Work::kMinor : Work::kSlice;
   }
-  if (impl.liveAfterLastGC >= impl.majorThreshold)
-    return incremental && !fragmented(impl.space) ? Work::kStartCycle : Work::kMajor;
+  if (impl.liveAfterLastGC >= impl.majorThreshold) {
+    bool big = impl.liveAfterLastGC >= config_.incrementalMinBytes;
+    return incremental && big && !fragmented(impl.space) ? Work::kStartCycle : Work::kMajor;
+  }
   // A finalizable object promoted and then dropped waits for a major, and a loop that
   // promotes nothing never grows the old generation to its threshold: Lua's
   // `repeat u = {} until finalized` would spin forever.

@@ -29,7 +29,7 @@ struct RawOptions {
   std::string heapLimit;
   std::string stats;
   uint64_t interval = 1;
-  std::string incremental = "on";
+  std::string incremental = "auto";
   uint64_t seed = 0;
   bool verify = false;
   std::string deterministic;
@@ -63,9 +63,10 @@ void defineOptions(CLI::App& app, RawOptions& raw, CliOptions& out) {
   app.add_option("--gc-seed", raw.seed, "with --gc-stress: collect at random safepoints (seed S)")
       ->type_name("S");
   app.add_option("--gc-incremental", raw.incremental,
-                 "mark major collections in slices between which the script runs (default on)")
-      ->check(CLI::IsMember({"on", "off"}).description(""))
-      ->type_name("on|off");
+                 "mark major collections in slices between which the script runs: auto (the default: "
+                 "once the old generation reaches 32 MiB), on (always), off (never)")
+      ->check(CLI::IsMember({"auto", "on", "off"}).description(""))
+      ->type_name("auto|on|off");
   app.add_option("--heap-limit", raw.heapLimit, "fail allocations beyond BYTES (suffixes K, M, G)")
       ->check([](const std::string& text) {
         size_t bytes = 0;
@@ -304,7 +305,8 @@ void applyGcOptions(const RawOptions& raw, gc::Config& config) {
   config.verify = raw.verify;
   config.interval = raw.interval;
   config.seed = raw.seed;
-  config.incrementalMajors = raw.incremental == "on";
+  config.incrementalMajors = raw.incremental != "off";
+  if (raw.incremental == "on") config.incrementalMinBytes = 0;
   if (!raw.heapLimit.empty()) parseByteSize(raw.heapLimit, config.heapLimit);
 }
 

@@ -232,22 +232,41 @@ TEST(GcIncremental, WeakEntriesTheCycleLeftUnmarkedAreCleared) {
   EXPECT_EQ(w->slots[3], h.rooted(ki));
 }
 
+// An old generation of `first` nodes, collected, then `more` promoted by a minor and a
+// churn of pairs past the major threshold; the stop that churn ends in.
+void growOldGeneration(IncHeap& h, int first, int more) {
+  Node* list = nullptr;
+  for (int i = 0; i < first; ++i) list = h.node(obj(list), i);
+  h.root(list);
+  h.collect();
+  Node* added = nullptr;
+  for (int i = 0; i < more; ++i) added = h.node(obj(added), i);
+  h.root(added);
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());  // a minor promotes it
+  for (int i = 0; i < 250000; ++i) h.pair();
+  ASSERT_TRUE(h.heap.safepointMayGC().isOk());
+}
+
+// Below Config::incrementalMinBytes the growth's major stops the world: a cycle would
+// keep what its minors promote until the next one, and the pause is short.
+TEST(GcIncremental, ASmallOldGenerationsGrowthStopsTheWorld) {
+  Config config;
+  config.initialThreshold = 1 << 20;
+  config.incrementalMinBytes = 32u << 20;
+  IncHeap h(config);
+  growOldGeneration(h, 200000, 220000);  // 6.4 MB, then 7 MB more
+  EXPECT_EQ(h.heap.stats().major.count, 2u) << "the explicit one and the growth's";
+  EXPECT_EQ(h.heap.stats().slice.count, 0u) << "no cycle";
+}
+
 // Growth past the old generation's threshold starts a cycle, not a stop-the-world
 // major; allocation paces its slices, and it finishes on its own.
 TEST(GcIncremental, TheOldGenerationsGrowthStartsACycleThatAllocationFinishes) {
   Config config;
   config.initialThreshold = 1 << 20;
+  config.incrementalMinBytes = 0;
   IncHeap h(config);
-  Node* list = nullptr;
-  for (int i = 0; i < 200000; ++i) list = h.node(obj(list), i);  // 6.4 MB
-  h.root(list);
-  h.collect();
-  Node* more = nullptr;
-  for (int i = 0; i < 220000; ++i) more = h.node(obj(more), i);
-  h.root(more);
-  ASSERT_TRUE(h.heap.safepointMayGC().isOk());  // a minor promotes it
-  for (int i = 0; i < 250000; ++i) h.pair();
-  ASSERT_TRUE(h.heap.safepointMayGC().isOk());
+  growOldGeneration(h, 200000, 220000);
   EXPECT_EQ(h.heap.stats().major.count, 1u) << "only the explicit one";
   EXPECT_EQ(h.heap.stats().slice.count, 1u) << "the cycle started";
   for (int round = 0; round < 2000 && h.heap.stats().incrementalCycles == 0; ++round) {
