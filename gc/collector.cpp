@@ -5,14 +5,17 @@
 // the requesting mutator's thread, while every other attached mutator is parked and
 // detached ones cannot attach: safepoint.cpp). Both kinds copy every reachable young
 // object (no kBitOld) into the old generation: into the holes (free lines) of recycled
-// old chunks first, else bumping in promotion chunks. A minor one stops there: an old
+// old chunks first, else bumping in promotion chunks; but an ageing minor copies what
+// only the running stacks and the handles reach, the first time, into survivor chunks
+// (young, kBitSurvivor; traceRoots, gc-v2.md "Survivor age"). A minor one stops there: an old
 // object counts as reached and is neither moved nor traced, unless it is in the
 // remembered set. A major one marks every reachable old object where it lies (the
 // to-space epoch is the mark bit), but for those of the fragmented chunks it chose to
 // evacuate (kBitEvacuate; every old chunk under relocate stress), which it copies out,
 // then sweeps the old chunks: what it did not reach becomes fillers, the line marks are
-// recomputed, and chunks left empty are freed. Every copy is old. So after either kind
-// no object is young and the remembered set is empty. Non-moving objects
+// recomputed, and chunks left empty are freed. Every copy but a survivor is old. So after
+// either kind no object is young but the survivors, and the remembered set holds only
+// the old objects that refer to one (carried). Non-moving objects
 // (kBitNonMoving) and pinned ones are never copied. The copying and tracing are a
 // Marker's (marker.h): objects reached in place and copies into holes are traced from
 // a grey stack, copies into promotion chunks by the Cheney scan (gc-v2.md "Mark-region
@@ -124,7 +127,7 @@ class Collector final {
   bool run();
   void install(uint64_t collection);
   const std::string& error() const { return main_.error(); }
-  size_t copiedBytes() const { return main_.copiedBytes(); }
+  size_t copiedBytes() const { return main_.copiedBytes() + main_.survivorBytes(); }
   size_t promotedBytes() const { return minor() ? main_.copiedBytes() + main_.keptBytes() : 0; }
   bool minor() const { return plan_.minor; }
   size_t markers() const { return markers_; }
@@ -151,6 +154,7 @@ class Collector final {
   void keepDyingFinalizable();
   void sweepWeakRoots();
   void sweepExternals();
+  void updateRunningHints();
   void sweepOld();
   std::vector<Marker*> allMarkers();
 
@@ -166,10 +170,11 @@ class Collector final {
   // The nursery chunks kept in place for pinned objects (install sweeps them: their
   // other objects become fillers).
   std::vector<Chunk*> keptChunks_;
-  std::vector<Chunk*> emptiedCells_;  // a major: cell chunks its sweep left empty
-  std::vector<Chunk*> swept_;         // a major: the old chunks its sweep kept objects in
-  std::vector<Chunk*> freed_;         // a major: the old chunks it evacuated or emptied
-  size_t externalReleased_ = 0;       // off-heap bytes the releases of dead externals returned
+  std::vector<Chunk*> emptiedCells_;    // a major: cell chunks its sweep left empty
+  std::vector<Chunk*> swept_;           // a major: the old chunks its sweep kept objects in
+  std::vector<Chunk*> freed_;           // a major: the old chunks it evacuated or emptied
+  size_t externalReleased_ = 0;         // off-heap bytes the releases of dead externals returned
+  std::vector<Object*> ageingHolders_;  // an ageing minor: the running stacks recorded
 };
 
 // Uninstalled means failed: the heap is broken, and roots the collection updated name
@@ -193,6 +198,7 @@ MarkPlan Collector::planFor(Heap& heap, CollectionKind kind, Heap::CycleEnd end)
   if (minor) {
     plan.toEpoch = cycle.active ? cycle.markEpoch : impl_.epoch;
     if (cycle.active) plan.promotedGrey = &cycle.grey;
+    plan.ageing = !cycle.active && heap.config_.survivorAge;
   }
   plan.finishing = end != Heap::CycleEnd::kNone;
   plan.keepFinalizable = end == Heap::CycleEnd::kBeforeMajor;
@@ -259,7 +265,7 @@ void Collector::ephemeronFixpoint() {
     for (size_t i = 0; i < ephemerons.size(); ++i) {
       Object* table = ephemerons[i];
       auto traceEphemeron = impl_.types[table->header.kind].traceEphemeron;
-      if (traceEphemeron) traceEphemeron(table, main_);
+      if (traceEphemeron) main_.traceHolder(table, [&] { traceEphemeron(table, main_); });
     }
     main_.scan();
     if (main_.reached() == before || !main_.error().empty()) return;
@@ -272,8 +278,22 @@ void Collector::ephemeronFixpoint() {
 void Collector::traceRemembered() {
   std::vector<Object*> orphans;
   takeOrphanRemembered(heap_, orphans);
+  std::vector<Object*> running;
+  if (plan_.ageing) {
+    for (Mutator* m : impl_.mutators)
+      if (m->running_) running.push_back(m->running_);
+  }
   auto take = [&](std::vector<Object*>& list) {
     for (Object* holder : list) holder->header.gcBits &= static_cast<uint8_t>(~kBitRemembered);
+    // The running stacks wait for the ageing phase (traceRoots).
+    if (!running.empty()) {
+      auto runs = [&](Object* holder) {
+        if (std::find(running.begin(), running.end(), holder) == running.end()) return false;
+        ageingHolders_.push_back(holder);
+        return true;
+      };
+      list.erase(std::remove_if(list.begin(), list.end(), runs), list.end());
+    }
     // The final pause of an incremental major traces those the cycle marked: they are
     // not reached again, and their young referents were not marked. An unmarked one is
     // traced if something reaches it, like any object; tracing it here would keep what
@@ -287,6 +307,7 @@ void Collector::traceRemembered() {
   };
   for (Mutator* m : impl_.mutators) take(m->remembered_);
   take(orphans);
+  take(impl_.carriedRemembered);
 }
 
 // Each dirty stack costs cache misses on its Thread object, its data and its stack (a
@@ -305,10 +326,14 @@ void Collector::traceHolders(const std::vector<Object*>& holders) {
     if (i + kAhead < n) prefetch(i + kAhead, 1);
     Object* holder = holders[i];
     const TypeInfo& info = impl_.types[holder->header.kind];
-    if (info.trace) info.trace(holder, main_);
+    if (info.trace) main_.traceHolder(holder, [&] { info.trace(holder, main_); });
   }
 }
 
+// An ageing minor (gc-v2.md "Survivor age") first promotes everything that what it
+// traces only now and then reaches (the root sources' records, the stacks that ran and
+// stopped, old holders), then ages what only the running stacks and the handles reach:
+// those are traced by every minor, so what they hold young is found again.
 void Collector::traceRoots() {
   keepPinned();
   traceRemembered();
@@ -316,16 +341,21 @@ void Collector::traceRoots() {
     if (plan_.finishing) source->finishCycle(main_);
     else source->traceRoots(main_);
   }
-  for (Mutator* m : impl_.mutators)
-    for (Object** slot = m->handleBase_; slot < m->handleTop_; ++slot) main_.visit(*slot);
   for (Object*& slot : impl_.persistent) main_.visit(slot);
   for (Object*& slot : impl_.pending) main_.visit(slot);
+  if (plan_.ageing) {
+    main_.scan();
+    main_.startAgeing();
+    traceHolders(ageingHolders_);
+  }
+  for (Mutator* m : impl_.mutators)
+    for (Object** slot = m->handleBase_; slot < m->handleTop_; ++slot) main_.visit(*slot);
 }
 
 void Collector::clearWeak(int phase) {
   for (Object* table : main_.weak()) {
     auto clear = impl_.types[table->header.kind].clearWeak;
-    if (clear) clear(table, main_, phase);
+    if (clear) main_.traceHolder(table, [&] { clear(table, main_, phase); });
   }
 }
 
@@ -392,6 +422,12 @@ void Collector::keepDyingFinalizable() {
 
 // A minor sweeps only the externals registered since the last collection: the old ones
 // (a parked task's thread) are alive as far as a minor knows. Survivors join the old list.
+// A hint names a Thread object: where it moved, or nothing once it died.
+void Collector::updateRunningHints() {
+  for (Mutator* m : impl_.mutators)
+    if (m->running_) m->running_ = main_.isLive(m->running_) ? main_.current(m->running_) : nullptr;
+}
+
 void Collector::sweepExternals() {
   std::vector<Object*>& old = impl_.externals;
   auto sweep = [&](std::vector<Object*>& externals, size_t from, std::vector<Object*>& survivors) {
@@ -523,6 +559,7 @@ bool Collector::run() {
   clearWeak(kClearKeys | kClearValues);
   sweepWeakRoots();
   sweepExternals();
+  updateRunningHints();
   for (Marker* marker : allMarkers()) marker->closeHole();
   if (!main_.error().empty()) return false;
   sweepOld();
@@ -600,6 +637,13 @@ void Collector::install(uint64_t collection) {
   for (Chunk* chunk : impl_.youngChunks)
     if (!chunk->kept) old.push_back(chunk);
   impl_.youngChunks.clear();
+  // What an ageing minor kept young is the next nursery's start (gc-v2.md "Survivor age").
+  for (Chunk* chunk : main_.survivorChunks()) {
+    impl_.youngChunks.push_back(chunk);
+    impl_.chunkIndex[reinterpret_cast<uintptr_t>(chunk->base)] = chunk;
+  }
+  impl_.survivorBytes = main_.survivorBytes();
+  impl_.carriedRemembered = std::move(main_.carried());
   // What joins the old generation: the promotion chunks, the large chunks kept in place
   // or copied to, and the nursery chunks kept for pinned objects (those and the young
   // large ones are indexed already). A minor's promotion adds exactly the bytes it
@@ -670,12 +714,16 @@ void Collector::install(uint64_t collection) {
   // (bench/strings.lua: 54 minors of 17 ms). Half of v1's growth keeps it a constant
   // share, as in v1; whether a fixed nursery now suffices is gc-v2.md's step (7).
   size_t nursery = survivalNursery(std::max(config.initialThreshold, nextGrowth(live, 0, config) / 2), joined);
-  impl_.threshold = live + nursery;
+  impl_.threshold = live + impl_.survivorBytes + nursery;
   if (!minor()) impl_.majorThreshold = std::max(config.initialThreshold, live + nextGrowth(live, impl_.externalBytes, config));
   // Free chunks are kept for the next nursery and its promotion: the freed space was at
   // least that big, so keeping them adds nothing to the peak and spares the next
-  // cycle's buffers the page faults. A major needs no to-space beyond that.
-  impl_.poolLimit = std::max(kMinPoolChunks * Heap::kChunkSize, 2 * nursery);
+  // cycle's buffers the page faults. A major needs no to-space beyond that. The survivor
+  // chunks a minor filled will be freed by the next one while it fills as many: without
+  // room for both, bench/cd.lua unmapped and mapped again a chunk or two per minor (+10%
+  // time: page faults and zeroing).
+  impl_.poolLimit = std::max(kMinPoolChunks * Heap::kChunkSize, 2 * nursery) +
+                    2 * main_.survivorChunks().size() * Heap::kChunkSize;
   // A large chunk no allocation reused since the last collection is unlikely to fit
   // one soon (large objects of another size): unmapped, so the pool adds to the peak
   // RSS only what the next cycle actually reuses.
@@ -710,7 +758,7 @@ void Collector::install(uint64_t collection) {
     impl_.pool.pop_back();
   }
 
-  impl_.usedBytes.store(live, std::memory_order_relaxed);
+  impl_.usedBytes.store(live + impl_.survivorBytes, std::memory_order_relaxed);
   impl_.liveAfterLastGC = live;
   // A final pause keeps what died during its cycle: an explicit major asked meanwhile
   // still runs (safepoint.cpp pollSlowMayGC).

@@ -20,7 +20,9 @@
 // leaves its array card clean: the negative test of verify's card check, vm/table.cpp) and
 // "gc.mark-barrier-drop" (a store while an incremental major marks skips the barrier's
 // marking half: the negative test of verify's tricolour check) and "gc.slice" (an
-// incremental major fails to start: the heap fails closed); the
+// incremental major fails to start: the heap fails closed) and "gc.carry-drop" (an
+// ageing minor forgets an old object that refers to a survivor: the negative test of
+// verify's remembered-set check after a collection); the
 // runtime adds its own ("rt.attach"; "rt.channel-dirty-drop": a channel's buffer is
 // written without joining the dirty list, the negative test of verify's check of what
 // a minor skips), and the JIT "jit.reload-skip" (the n-th compiled code skips one

@@ -19,8 +19,10 @@
 //    manual §2.5), sweeps weak roots (the string table), releases off-heap memory of
 //    dead registered objects, and frees the nursery.
 //  - Generations (gc-v2.md): objects are young from allocation (the mutators' bump
-//    buffers, new large objects) until the first collection that finds them alive,
-//    which promotes them (kBitOld). A minor collection evacuates only the young
+//    buffers, new large objects) until a collection promotes them (kBitOld): the first
+//    that finds them alive, but a minor that reaches one only from a running stack or a
+//    handle copies it within the nursery (kBitSurvivor) and the next collection
+//    promotes it ("Survivor age"). A minor collection evacuates only the young
 //    objects, starting from the roots and the remembered set: the old objects that
 //    writeBarrier recorded as holding a young reference this cycle, and the Thread
 //    objects whose stacks ran or were written (the parked-stack rule: a stack that did
@@ -29,8 +31,9 @@
 //    mark bit each; dead objects become fillers, runs of free lines are holes that
 //    promotion copies into), evacuating only the chunks its previous sweep found
 //    fragmented (every old chunk under relocate stress, so every movable object still
-//    moves there). After any collection no object is young and the remembered set is
-//    empty. A major the old generation's growth calls for is incremental
+//    moves there). After any collection the only young objects are a minor's survivors,
+//    and the only remembered holders those it carried: the old objects that refer to a
+//    survivor. A major the old generation's growth calls for is incremental
 //    (gc/incremental.cpp): it starts from the roots, marks the old
 //    generation in slices between which the mutators run (the barrier's marking half
 //    greys what they store), and its final pause is a major collection that starts
@@ -51,7 +54,8 @@
 //  1. Collections happen only inside safepointMayGC/collectMayGC (a function that may
 //     collect says MayGC in its name).
 //  2. After a collection no root and no reachable object refers to old space, no object
-//     is young and no remembered bit is set; with verify on, verifyHeap() checks every
+//     is young but a minor's survivors (kBitSurvivor) and no remembered bit is set but
+//     on the holders it carried; with verify on, verifyHeap() checks every
 //     reference before and after each collection (valid kind, inside current space, not
 //     forwarded, generation matching its chunk's), and that the chunk index, kept as
 //     chunks join and leave rather than rebuilt, names exactly the chunks of current
@@ -81,7 +85,8 @@
 //     rescanned, and holds no young reference; nor are the references a root source
 //     skips in a minor pass (gc/pass.h: task records and channel buffers not written
 //     since), and none of them is young (verify checks both "no young reference"
-//     parts; negative tests: fault sites "gc.barrier-drop", "rt.channel-dirty-drop").
+//     parts, before and after each collection; negative tests: fault sites
+//     "gc.barrier-drop", "rt.channel-dirty-drop", "gc.carry-drop").
 // 11. An object allocated non-moving never moves, and a pinned object does not move
 //     while its pin count is above zero; no reference points at a freed cell or a
 //     filler (verify checks all three: every kBitNonMoving object lies in a non-moving
@@ -205,6 +210,11 @@ struct Config {
   // "Pacing", survival pacing); off, the nursery follows the live heap alone (tests that
   // count collections).
   bool survivalPacing = true;
+  // A minor copies a young object it reaches from the running threads' stacks or the
+  // handles for the first time within the nursery, and promotes it only when a later
+  // minor finds it alive again (gc-v2.md "Survivor age"); off, every survivor is
+  // promoted at once (tests that count promotions).
+  bool survivorAge = true;
 };
 
 // Written by the collector and the refill path under the heap lock; Heap::stats()
@@ -311,6 +321,10 @@ inline constexpr uint8_t kBitNonMoving = 0x20;
 // (gc-v2.md "Mark-region old generation"), so reaching it copies it out instead of
 // marking it in place. Set world stopped, gone after the collection.
 inline constexpr uint8_t kBitEvacuate = 0x40;
+// The same bit on a young object: it survived one minor, which copied it within the
+// nursery (a survivor chunk) instead of promoting it; the next collection that reaches
+// it promotes it (gc-v2.md "Survivor age"). Set world stopped, by minors only.
+inline constexpr uint8_t kBitSurvivor = 0x40;
 // Only while an incremental major marks (gc-v2.md "Incremental majors"): a marked old
 // holder written in bulk since it was traced (a thread's stack that ran), which a slice
 // or the final pause traces again. Set by mutators with an atomic byte operation,
@@ -382,6 +396,11 @@ class Mutator {
   // stop (kDiscardSoonBytes). Owning thread, attached.
   void discardLarge(Object* obj, size_t bytes);
   static constexpr size_t kDiscardKeptBytes = 64;
+  // `holder` (a Thread object) runs on this mutator's thread now: a minor may keep what
+  // its stack holds young for one more minor, since a running stack is traced again
+  // (gc-v2.md "Survivor age"). A hint: any holder is safe, nullptr disables it. The
+  // collector updates it when the holder moves. Owning thread, or world stopped.
+  void noteRunning(Object* holder) { running_ = holder; }
   // Owning thread only.
   bool attached() const { return attached_; }
   const MutatorStats& stats() const { return stats_; }
@@ -411,7 +430,8 @@ class Mutator {
   uint64_t stressSafepoints_ = 0;     // the stress schedule (gc/stress.cpp): owning thread
   uint64_t stressRng_ = 0;            // its seeded generator
   uint64_t stressSeed_ = 0;           // the seed stressRng_ started from
-  uint8_t gcBits_ = 0;      // current epoch bit, stamped into every new header
+  uint8_t gcBits_ = 0;                // current epoch bit, stamped into every new header
+  Object* running_ = nullptr;         // noteRunning's hint: owning thread, or world stopped
   // The handle stack: one reserved region (kMaxHandles slots, committed as touched), so
   // slots never move.
   static constexpr size_t kMaxHandles = size_t{1} << 20;

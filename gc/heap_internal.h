@@ -172,6 +172,11 @@ struct Heap::Impl {
   // World stopped: what the old generation's standard and large chunks hold (top - base
   // - freeBytes, summed): a minor adds what it promotes, a major recounts it.
   size_t oldChunkBytes = 0;
+  // World stopped: what the last minor kept young (gc-v2.md "Survivor age"): the bytes
+  // of its survivor chunks' objects, and the old holders that refer to one, recorded
+  // (kBitRemembered) for the next collection as a barrier records a holder.
+  size_t survivorBytes = 0;
+  std::vector<Object*> carriedRemembered;
   std::vector<Chunk*> pool;                // lock: free standard chunks (dirty)
   std::vector<Chunk*> abandoned;           // lock: a failed collection's copies (~Heap unmaps)
   std::vector<Chunk*> largePool;           // lock: free large chunks (dirty)

@@ -50,8 +50,10 @@ void Marker::abandonTo(std::vector<Chunk*>& out) {
     else
       out.push_back(chunk);
   }
+  out.insert(out.end(), survivorChunks_.begin(), survivorChunks_.end());
   toChunks_.clear();
   toLarge_.clear();
+  survivorChunks_.clear();
 }
 
 void Marker::fail(const char* what, const Object* obj) {
@@ -71,11 +73,21 @@ void Marker::visit(Object*& slot) {
     return;
   uint64_t word = loadHeaderWord(obj);
   if (kindOfWord(word) == kForwardedKind) {
-    storeSlot(slot, forwardeeOfWord(word));
+    Object* to = forwardeeOfWord(word);
+    storeSlot(slot, to);
+    noteTarget(to);
     return;
   }
-  if (inToSpace(gcBitsOfWord(word)) || !copying_) return;
-  storeSlot(slot, copy(obj, word));
+  uint8_t bits = gcBitsOfWord(word);
+  if (inToSpace(bits)) return;
+  if (ageing_ && (bits & kBitSurvivor) && isSurvivorCopy(obj)) {
+    sawYoung_ = true;  // a slot updated already
+    return;
+  }
+  if (!copying_) return;
+  Object* to = copy(obj, word);
+  storeSlot(slot, to);
+  noteTarget(to);
 }
 
 void Marker::deferWeak(Object* container, bool weakKeys, bool weakValues) {
@@ -87,7 +99,9 @@ void Marker::deferWeak(Object* container, bool weakKeys, bool weakValues) {
 bool Marker::isLive(Object* obj) {
   if (!obj) return false;
   uint64_t word = loadHeaderWord(obj);
-  return kindOfWord(word) == kForwardedKind || inToSpace(gcBitsOfWord(word));
+  if (kindOfWord(word) == kForwardedKind) return true;
+  uint8_t bits = gcBitsOfWord(word);
+  return inToSpace(bits) || (ageing_ && (bits & kBitSurvivor) && isSurvivorCopy(obj));
 }
 
 Object* Marker::copy(Object* obj, uint64_t word) {
@@ -108,6 +122,13 @@ Object* Marker::copy(Object* obj, uint64_t word) {
   if ((bits & kBitOld) && !large && !plan_.minor && !plan_.relocateAll && !(bits & kBitEvacuate)) {
     markInPlace(obj, size);
     return obj;
+  }
+  // An ageing minor keeps a young object young the first time it survives, unless it is
+  // registered as finalizable or external: those lists of the young are emptied by
+  // every collection (gc-v2.md "Survivor age").
+  constexpr uint8_t kPromoteAtOnce = kBitSurvivor | kBitFinalizable | kBitExternal;
+  if (ageing_ && !large && !(bits & kPromoteAtOnce)) {
+    if (Object* kept = age(obj, word, size)) return kept;
   }
   char* to = large ? nullptr : hole_.allocate(size);
   bool inHole = to != nullptr;
@@ -155,6 +176,58 @@ Object* Marker::publishCopy(Object* obj, uint64_t word, Object* moved, size_t si
   copiedBytes_ += size;
   ++reached_;
   return moved;
+}
+
+// Copies a young object that survives its first minor into a survivor chunk: young
+// still, with kBitSurvivor, traced from the grey stack. nullptr if no chunk could be
+// had (the object is then promoted).
+Object* Marker::age(Object* obj, uint64_t word, size_t size) {
+  char* to = allocateSurvivor(size);
+  if (!to) return nullptr;
+  copyBody(to, obj, size);
+  auto* moved = reinterpret_cast<Object*>(to);
+  uint8_t bits = static_cast<uint8_t>((gcBitsOfWord(word) & ~kBitsCleared) | plan_.toEpoch | kBitSurvivor);
+  __atomic_store_n(headerWordOf(moved), withGcBits(word, bits), __ATOMIC_RELAXED);
+  setForwardee(obj, moved);
+  grey_.push_back(moved);
+  survivorBytes_ += size;
+  ++reached_;
+  return moved;
+}
+
+char* Marker::allocateSurvivor(size_t size) {
+  Chunk* chunk = survivorChunks_.empty() ? nullptr : survivorChunks_.back();
+  if (!chunk || size > static_cast<size_t>(chunk->base + chunk->size - chunk->top)) {
+    {
+      std::lock_guard lock(impl_.mutex);
+      chunk = plan_.heap.takeChunkLocked(true);
+    }
+    if (!chunk) return nullptr;
+    chunk->top = chunk->base;
+    chunk->young = true;
+    survivorChunks_.push_back(chunk);
+  }
+  char* p = chunk->top;
+  chunk->top += size;
+  return p;
+}
+
+// Survivor copies of this minor are young, as are the survivors of the last one it
+// reaches for the first time (and promotes): only the address tells them apart. A
+// minor's survivors fill a few chunks.
+bool Marker::isSurvivorCopy(const Object* obj) const {
+  const char* p = reinterpret_cast<const char*>(obj);
+  for (const Chunk* chunk : survivorChunks_)
+    if (p >= chunk->base && p < chunk->top) return true;
+  return false;
+}
+
+// The fault site forgets one holder: the negative test of verify's check after the
+// minor (an old object without kBitRemembered holds no young reference).
+void Marker::carry(Object* obj) {
+  if ((obj->header.gcBits & kBitRemembered) || fault::hit("gc.carry-drop")) return;
+  obj->header.gcBits |= kBitRemembered;
+  carried_.push_back(obj);
 }
 
 // Claims `obj` where it lies: it takes the to-space epoch and becomes old (a young one
@@ -270,7 +343,7 @@ char* Marker::allocateTo(size_t size) {
 // write.
 void Marker::traceOne(Object* obj) {
   const TypeInfo& info = impl_.types[kindOfWord(loadHeaderWord(obj))];
-  if (info.trace) info.trace(obj, *this);
+  if (info.trace) traceHolder(obj, [&] { info.trace(obj, *this); });
 }
 
 // Breadth-first over to-space: promotion chunks in order (the last one grows while it is
@@ -306,7 +379,7 @@ bool Marker::scanCopies() {
       markLines(chunk, scanPtr_, size);
       scanPtr_ += size;
       if (info.prefetch) prefetchAlong();
-      if (info.trace) info.trace(obj, *this);
+      if (info.trace) traceHolder(obj, [&] { info.trace(obj, *this); });
       progress = true;
     }
     if (scanChunk_ + 1 == toChunks_.size()) break;

@@ -32,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gc/heap_internal.h"
@@ -57,6 +58,11 @@ struct MarkPlan {
   // registered (kept alive with what they reach), so that major queues them with the
   // ones that died since, in one reverse registration order (gc-v2.md "Explicit requests").
   bool keepFinalizable = false;
+  // A minor that may keep young objects young once (gc-v2.md "Survivor age"): from
+  // Marker::startAgeing on, a young object reached for the first time is copied into a
+  // survivor chunk; an old object that then refers to one is carried (recorded for the
+  // next collection).
+  bool ageing = false;
 };
 
 class Marker final : public Visitor {
@@ -92,6 +98,22 @@ class Marker final : public Visitor {
   }
   // False while weak entries are cleared: a dead reference is then left alone.
   void setCopying(bool copying) { copying_ = copying; }
+  // An ageing minor, once everything that must be promoted was traced (collector.cpp
+  // traceRoots): what is reached from here on may stay young.
+  void startAgeing() { ageing_ = plan_.ageing; }
+  // Runs `trace` (which visits `obj`'s references) and, once ageing, carries `obj` if it
+  // is old and then refers to a young object: every trace of an object goes through it.
+  template <typename Trace>
+  void traceHolder(Object* obj, Trace&& trace) {
+    if (!ageing_) return trace();
+    bool outer = std::exchange(sawYoung_, false);
+    trace();
+    if (sawYoung_ && (obj->header.gcBits & kBitOld)) carry(obj);
+    sawYoung_ = outer;
+  }
+  std::vector<Object*>& carried() { return carried_; }
+  const std::vector<Chunk*>& survivorChunks() const { return survivorChunks_; }
+  size_t survivorBytes() const { return survivorBytes_; }
   void fail(const char* what, const Object* obj);
   // The hole copies go to becomes fillers again (the end of the collection proper).
   void closeHole() { hole_.close(); }
@@ -119,6 +141,14 @@ class Marker final : public Visitor {
 
  private:
   Object* copy(Object* obj, uint64_t word);
+  Object* age(Object* obj, uint64_t word, size_t size);
+  char* allocateSurvivor(size_t size);
+  bool isSurvivorCopy(const Object* obj) const;
+  void carry(Object* obj);
+  // Once ageing: whether `to`, where a slot now points, is young.
+  void noteTarget(const Object* to) {
+    if (ageing_ && !(__atomic_load_n(&to->header.gcBits, __ATOMIC_RELAXED) & kBitOld)) sawYoung_ = true;
+  }
   Object* claimInPlace(Object* obj, uint64_t word, uint8_t bits);
   Object* publishCopy(Object* obj, uint64_t word, Object* moved, size_t size, bool inHole);
   char* allocateTo(size_t size);
@@ -163,6 +193,14 @@ class Marker final : public Visitor {
   size_t copiedBytes_ = 0;
   size_t keptBytes_ = 0;  // marked in place, or large objects kept where they lie
   std::string error_;
+  // Survivor age (an ageing minor only; one marker): the phase, whether the object being
+  // traced reached a young one, the survivor chunks (the last one bumped in) and their
+  // bytes, and the old objects carried.
+  bool ageing_ = false;
+  bool sawYoung_ = false;
+  std::vector<Chunk*> survivorChunks_;
+  size_t survivorBytes_ = 0;
+  std::vector<Object*> carried_;
 };
 
 // The shared state of one parallel marking phase. The requester posts it (Heap::Impl::

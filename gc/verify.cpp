@@ -18,7 +18,8 @@
 // a channel's buffer not written since the last collection). Finalizable registrations
 // (invariant 13): the old list holds only old objects and every young finalizable
 // object is on the young list, which is empty after a collection.
-// After a collection no object may be young or remembered, and every buffer is empty.
+// After a collection every buffer is empty, and the only young objects are the survivors
+// a minor kept (kBitSurvivor), the only remembered ones the holders it carried.
 // Pinning and non-moving objects (gc-v2.md): cell chunks are walked cell by cell (an
 // object of kBitNonMoving or a free cell each); a filler is skipped; an object with
 // kBitNonMoving anywhere but a cell or alone in a large chunk has moved. A reference
@@ -91,7 +92,7 @@ class Verifier final : public Visitor {
 
   Heap& heap_;
   Heap::Impl& impl_;
-  bool after_;  // right after a collection: nothing young, nothing remembered
+  bool after_;  // right after a collection: nothing young or remembered but survivors, carried holders
   std::vector<const Object*> starts_;  // sorted: chunks are walked in address order
   // Free cells and fillers (start, end), sorted the same way.
   std::vector<std::pair<const char*, const char*>> freed_;
@@ -140,8 +141,13 @@ void Verifier::report(const char* fmt, const void* p, size_t n) {
 void Verifier::gatherRemembered() {
   for (const Mutator* m : impl_.mutators) recorded_.insert(recorded_.end(), m->remembered_.begin(), m->remembered_.end());
   forEachOrphanRemembered(heap_, [this](Object* obj) { recorded_.push_back(obj); });
-  std::sort(recorded_.begin(), recorded_.end());
   if (after_ && !recorded_.empty()) report("remembered buffers still hold %p after the collection", recorded_.front());
+  for (const Object* obj : impl_.carriedRemembered) {
+    if (!(obj->header.gcBits & kBitOld) || !(obj->header.gcBits & kBitRemembered))
+      report("carried holder %p is young or not remembered", obj);
+    recorded_.push_back(obj);
+  }
+  std::sort(recorded_.begin(), recorded_.end());
 }
 
 // The chunk index is kept as chunks join and leave current space, never rebuilt, and
@@ -221,10 +227,14 @@ bool Verifier::checkHeader(const Chunk* chunk, const Object* obj, bool young) {
     return report("object %p is listed for a rescan outside a marking cycle, or young", obj), false;
   if (old == young)
     return report(old ? "object %p in a nursery chunk is old" : "object %p in an old chunk is young", obj), false;
-  if (after_ && !old) return report("object %p is young after the collection", obj), false;
-  if (after_ && (obj->header.gcBits & kBitRemembered))
-    return report("object %p is remembered after the collection", obj), false;
-  if (obj->header.gcBits & kBitEvacuate) return report("object %p is marked for evacuation outside a major", obj), false;
+  // What a minor kept young is a survivor; what it carried is the only thing remembered.
+  if (after_ && !old && !(obj->header.gcBits & kBitSurvivor))
+    return report("object %p is young after the collection, and no survivor", obj), false;
+  if (after_ && (obj->header.gcBits & kBitRemembered) &&
+      !std::binary_search(recorded_.begin(), recorded_.end(), obj))
+    return report("object %p is remembered after the collection, and not carried", obj), false;
+  if (old && (obj->header.gcBits & kBitEvacuate))
+    return report("object %p is marked for evacuation outside a major", obj), false;
   bool nonMoving = obj->header.gcBits & kBitNonMoving;
   if (nonMoving != (chunk->cellSize != 0) && !(nonMoving && chunk->large))
     return report(nonMoving ? "non-moving object %p has moved out of the non-moving space"

@@ -434,6 +434,7 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t&
   wc.exec.running = t;
   // The chain runs again (and its leaf receives the wait's results): dirty stacks.
   for (vm::ThreadData* c = t; c; c = c->suspendedChild) vm::markStackDirty(c);
+  if (t->self && wc.exec.mutator) wc.exec.mutator->noteRunning(vm::asGc(t->self));
   t->budget = budget;
   t->preempted = false;
   bool stepEnded = std::exchange(task.stepEnded, false);

@@ -21,14 +21,15 @@ ThreadData* currentThread(State& S) {
     main->isMain = true;
     main->status = ThreadStatus::Running;
     ctx.running = main;
-    markStackDirty(main);
+    markRunning(ctx, main);
   }
   return ctx.running;
 }
 
 void setCurrentThread(State& S, ThreadData* t) {
-  S.context().running = t;
-  if (t) markStackDirty(t);
+  ExecContext& ctx = S.context();
+  ctx.running = t;
+  if (t) markRunning(ctx, t);
 }
 
 uint32_t scratchTop(ThreadData* t) {

@@ -182,6 +182,12 @@ void traceTable(Object* obj, Visitor& visitor) {
     visitor.visit(slotOf(t->array));
     ValueArray* a = t->array;
     setPartAux(a, mode);
+    // A young table (a minor's survivor, gc-v2.md "Survivor age") whose large part that
+    // minor promoted in place: the minor that promotes the table will trust the part's
+    // cards, so every card must cover the young values this trace leaves there.
+    if (!carded && valueArrayCardCount(a->capacity) && gc::passOf(visitor) == gc::Pass::kMinor &&
+        !(gc::loadGcBits(obj) & gc::kBitOld) && (gc::loadGcBits(reinterpret_cast<Object*>(a)) & gc::kBitOld))
+      std::memset(valueArrayCards(a), 1, valueArrayCardCount(a->capacity));
     // Slots from arraySize on are nil (table.cpp); reading them would also map the
     // untouched pages of a doubled buffer, which the appends then fault in again.
     uint32_t used = t->arraySize < a->capacity ? t->arraySize : a->capacity;

@@ -335,6 +335,12 @@ void StringTable::rebuildInPlace(Shard& shard, uint32_t start) {
   }
 }
 
+namespace {
+
+bool isYoung(const String* s) { return !(asGc(s)->header.gcBits & gc::kBitOld); }
+
+}  // namespace
+
 void StringTable::sweepWeakRoots(gc::Visitor& visitor) {
   for (Shard& shard : shards_) sweepOneShard(shard, visitor);
 }
@@ -356,16 +362,19 @@ void StringTable::sweepOneShard(Shard& shard, gc::Visitor& visitor) {
   if (!shard.capacity) return;
   gc::Pass pass = gc::passOf(visitor);
   lock(shard);  // uncontended: the world is stopped
-  if (pass == gc::Pass::kMinor && !shard.youngAll) sweepYoung(shard, visitor);
-  else sweepShard(shard, visitor);
-  if (pass != gc::Pass::kCheck) {
-    shard.youngCount = 0;
-    shard.youngAll = false;
+  if (pass == gc::Pass::kMinor && !shard.youngAll) {
+    sweepYoung(shard, visitor);
+  } else {
+    if (pass != gc::Pass::kCheck) {
+      shard.youngCount = 0;
+      shard.youngAll = false;
+    }
+    sweepShard(shard, visitor, pass == gc::Pass::kMinor);
   }
   unlock(shard);
 }
 
-void StringTable::sweepShard(Shard& shard, gc::Visitor& visitor) {
+void StringTable::sweepShard(Shard& shard, gc::Visitor& visitor, bool relist) {
   bool removed = false;
   // A slot already free when the loop reaches it was free before the sweep (the loop
   // clears only the slot it is at); every shard keeps one (intern never fills the last).
@@ -385,6 +394,7 @@ void StringTable::sweepShard(Shard& shard, gc::Visitor& visitor) {
     auto*& slot = reinterpret_cast<gc::Object*&>(s);
     if (visitor.isLive(slot)) {
       visitor.visit(slot);
+      if (relist && isYoung(s)) noteYoung(shard, shard.slots[i]);
     } else {
       s = nullptr;
       shard.count--;
@@ -395,19 +405,26 @@ void StringTable::sweepShard(Shard& shard, gc::Visitor& visitor) {
 }
 
 // Each young string is found by its address from its home slot (a survivor's slot is
-// updated to its new address, which no young string of the list had, so later searches
-// cannot mistake it), then kept or erased.
+// updated to its new address, which no young string of the list had: the collection
+// copies into chunks that held no young object, so later searches cannot mistake it),
+// then kept or erased. Those the minor kept young stay listed, at their new address.
 void StringTable::sweepYoung(Shard& shard, gc::Visitor& visitor) {
   uint32_t mask = shard.capacity - 1;
+  uint32_t kept = 0;
   for (uint32_t k = 0; k < shard.youngCount; ++k) {
-    const Slot& young = shard.young[k];
+    Slot young = shard.young[k];
     uint32_t i = young.hash & mask;
     while (shard.slots[i].string && shard.slots[i].string != young.string) i = (i + 1) & mask;
-    if (!shard.slots[i].string) continue;  // always found: only sweeps remove entries, and they empty the lists
+    if (!shard.slots[i].string) continue;  // always found: only sweeps remove entries, and they update the lists
     auto*& slot = reinterpret_cast<gc::Object*&>(shard.slots[i].string);
-    if (visitor.isLive(slot)) visitor.visit(slot);
-    else eraseSlot(shard, i);
+    if (!visitor.isLive(slot)) {
+      eraseSlot(shard, i);
+      continue;
+    }
+    visitor.visit(slot);
+    if (isYoung(shard.slots[i].string)) shard.young[kept++] = shard.slots[i];
   }
+  shard.youngCount = kept;
 }
 
 }  // namespace weft::vm

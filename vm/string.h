@@ -86,9 +86,10 @@ class StringTable final : public gc::WeakRootSource {
     uint32_t capacity = 0;            // slots, a power of 2 (0: not allocated yet)
     uint32_t count = 0;               // occupied slots
     Slot* slots = nullptr;            // owned
-    // The strings inserted since the last collection (young), which a minor sweeps
-    // instead of every slot; youngAll: the list could not grow, so the next minor
-    // sweeps every slot. Owned; under the lock, or world stopped.
+    // The young strings (inserted since the last collection, or kept young by it: a
+    // minor's survivors, gc-v2.md "Survivor age"), which a minor sweeps instead of every
+    // slot; youngAll: the list could not grow, so the next minor sweeps every slot.
+    // Owned; under the lock, or world stopped.
     Slot* young = nullptr;
     uint32_t youngCount = 0;
     uint32_t youngCapacity = 0;
@@ -97,7 +98,8 @@ class StringTable final : public gc::WeakRootSource {
   static void insertSlot(Shard& shard, const Slot& slot);
   static void noteYoung(Shard& shard, const Slot& slot);
   static void eraseSlot(Shard& shard, uint32_t i);
-  static void sweepShard(Shard& shard, gc::Visitor& visitor);
+  // `relist`: a minor's, which lists again the strings it keeps young.
+  static void sweepShard(Shard& shard, gc::Visitor& visitor, bool relist);
   static void sweepOneShard(Shard& shard, gc::Visitor& visitor);
   static void sweepYoung(Shard& shard, gc::Visitor& visitor);
   static String* findLocked(const Shard& shard, std::string_view bytes, uint32_t hash);

@@ -292,6 +292,13 @@ inline void markStackDirty(ThreadData* t) {
   if (t->self) gc::writeBarrierBulk(asGc(t->self));
 }
 
+// `t` becomes the running thread of `ctx`: its stack is dirty, and its mutator's minors
+// may keep what it holds young once (gc::Mutator::noteRunning).
+inline void markRunning(ExecContext& ctx, ThreadData* t) {
+  markStackDirty(t);
+  if (ctx.mutator && t->self) ctx.mutator->noteRunning(asGc(t->self));
+}
+
 // Whether code running on `t` can suspend its task: every thread from `t` up its chain
 // of resumers to the task's root runs at the bottom of its own loop (nothing native below).
 inline bool taskChainSuspendable(const ThreadData* t) {
