@@ -129,9 +129,39 @@ void traceArraySlots(ValueArray* a, uint32_t from, uint32_t to, bool weakValues,
   }
 }
 
+// Whether slots [from, to) refer to a young object: after a minor's trace, the
+// survivors it kept young (gc-v2.md "Survivor age").
+bool holdsYoung(const ValueArray* a, uint32_t from, uint32_t to) {
+  for (uint32_t i = from; i < to; ++i) {
+    if (a->data[i].isCollectable() && !(gc::loadGcBits(a->data[i].u.obj) & gc::kBitOld)) return true;
+  }
+  return false;
+}
+
+// A large part a minor promoted in place (gc-v2.md "Survivor age"), traced whole: the
+// minor that next traces its table by cards must find the young values this one left
+// (its survivors). A young table's (a survivor itself): every card, since the stores
+// into the part until the table is promoted mark none (the barrier sees a young
+// holder). An old table's: the cards that hold survivors.
+// VmGenerational.ASurvivingTablesLargePartKeepsItsYoungValues,
+// VmGenerational.APromotedTablesNewLargePartKeepsItsSurvivors.
+void coverPromotedPart(Object* table, ValueArray* a, uint32_t used) {
+  uint8_t* cards = valueArrayCards(a);
+  uint32_t count = valueArrayCardCount(a->capacity);
+  if (!(gc::loadGcBits(table) & gc::kBitOld)) {
+    std::memset(cards, 1, count);
+    return;
+  }
+  for (uint32_t c = 0; c < count && c * kCardSlots < used; ++c) {
+    uint32_t to = (c + 1) * kCardSlots < used ? (c + 1) * kCardSlots : used;
+    if (holdsYoung(a, c * kCardSlots, to)) cards[c] = 1;
+  }
+}
+
 // An old table's old array part with cards (gc-v2.md "Cards"): a minor traces only the
 // dirty cards' slots (the barrier set a card for every young value stored there since
-// the last collection) and cleans them; a major traces every slot and cleans every
+// the last collection) and cleans them, except those where it left survivors, which
+// the minor that promotes them must trace; a major traces every slot and cleans every
 // card; verification traces every slot, telling the verifier which ones a minor would
 // skip, so a young value in a clean card is reported (heap.h invariant 3).
 void traceArrayByCards(ValueArray* a, uint32_t used, bool weakValues, Visitor& visitor) {
@@ -159,6 +189,7 @@ void traceArrayByCards(ValueArray* a, uint32_t used, bool weakValues, Visitor& v
     }
     cards[c] = 0;
     if (dirty || pass == gc::Pass::kMajor) traceArraySlots(a, from, to, weakValues, visitor);
+    if (dirty && pass == gc::Pass::kMinor && holdsYoung(a, from, to)) cards[c] = 1;
   }
 }
 
@@ -182,12 +213,6 @@ void traceTable(Object* obj, Visitor& visitor) {
     visitor.visit(slotOf(t->array));
     ValueArray* a = t->array;
     setPartAux(a, mode);
-    // A young table (a minor's survivor, gc-v2.md "Survivor age") whose large part that
-    // minor promoted in place: the minor that promotes the table will trust the part's
-    // cards, so every card must cover the young values this trace leaves there.
-    if (!carded && valueArrayCardCount(a->capacity) && gc::passOf(visitor) == gc::Pass::kMinor &&
-        !(gc::loadGcBits(obj) & gc::kBitOld) && (gc::loadGcBits(reinterpret_cast<Object*>(a)) & gc::kBitOld))
-      std::memset(valueArrayCards(a), 1, valueArrayCardCount(a->capacity));
     // Slots from arraySize on are nil (table.cpp); reading them would also map the
     // untouched pages of a doubled buffer, which the appends then fault in again.
     uint32_t used = t->arraySize < a->capacity ? t->arraySize : a->capacity;
@@ -195,6 +220,9 @@ void traceTable(Object* obj, Visitor& visitor) {
       traceArrayByCards(a, used, weakValues, visitor);
     } else {
       traceArraySlots(a, 0, used, weakValues, visitor);
+      if (valueArrayCardCount(a->capacity) && gc::passOf(visitor) == gc::Pass::kMinor &&
+          (gc::loadGcBits(reinterpret_cast<Object*>(a)) & gc::kBitOld))
+        coverPromotedPart(obj, a, used);
     }
   }
   if (t->nodes) {

@@ -244,16 +244,25 @@ TEST(VmGenerational, TemporariesOfTheRunningThreadDieYoung) {
   EXPECT_LT(aged, atOnce / 8) << "kept young, then dead";
 }
 
+// Runs `script` in a state that verifies the heap before and after every collection;
+// the script's own asserts check the values, verification the cards.
+void expectCleanRunUnderVerify(const char* script) {
+  StateOptions opts;
+  opts.gc.verify = true;
+  auto S = newStandardState(opts, true);
+  HostStack h(*S);
+  ASSERT_TRUE(h.loadMayGC(script, "=test").isOk());
+  EXPECT_TRUE(h.pcallMayGC(0, 0, false).isOk()) << S->heap().failureReason();
+  EXPECT_EQ(S->heap().failureReason(), "");
+  h.closeMayGC();
+}
+
 // A table kept young by a minor whose array part that minor promoted in place (a large
 // part): the minor that promotes the table trusts the part's cards, so the survivors the
 // part holds must lie in dirty cards, or they are freed under it (--gc-verify reports
 // the references into freed memory).
 TEST(VmGenerational, ASurvivingTablesLargePartKeepsItsYoungValues) {
-  StateOptions opts;
-  opts.gc.verify = true;
-  auto S = newStandardState(opts, true);
-  HostStack h(*S);
-  constexpr const char* kBigTable = R"(
+  expectCleanRunUnderVerify(R"(
     collectgarbage('stop')
     collectgarbage()  -- the main thread is old: its stack is a running stack's
     local big = {}
@@ -262,11 +271,44 @@ TEST(VmGenerational, ASurvivingTablesLargePartKeepsItsYoungValues) {
       collectgarbage('step')
       for i = 1, 5000 do assert(big[i][1] == i) end
     end
-  )";
-  ASSERT_TRUE(h.loadMayGC(kBigTable, "=test").isOk());
-  EXPECT_TRUE(h.pcallMayGC(0, 0, false).isOk()) << S->heap().failureReason();
-  EXPECT_EQ(S->heap().failureReason(), "");
-  h.closeMayGC();
+  )");
+}
+
+// A survivor table that a minor promotes while its array part is young and large: the
+// part is promoted in place and the values it holds are kept young (the running stack
+// reaches the table), in a part whose cards are all clean. The next minor traces the
+// table by cards: they must cover those survivors, or they are freed under it.
+TEST(VmGenerational, APromotedTablesNewLargePartKeepsItsSurvivors) {
+  expectCleanRunUnderVerify(R"(
+    collectgarbage('stop')
+    collectgarbage()
+    local big = {}
+    for i = 1, 3000 do big[i] = {i} end
+    collectgarbage('step')  -- big survives young
+    for i = 3001, 5000 do big[i] = {i} end  -- a new, young, large part
+    for _ = 1, 3 do
+      collectgarbage('step')
+      for i = 1, 5000 do assert(big[i][1] == i) end
+    end
+  )");
+}
+
+// The survivor table of ASurvivingTablesLargePartKeepsItsYoungValues, given new young
+// values before the minor that promotes it: that minor traces it by its (all dirty)
+// cards and keeps the values young, so their cards must stay dirty for the next one.
+TEST(VmGenerational, CardsThatHoldAMinorsSurvivorsStayDirty) {
+  expectCleanRunUnderVerify(R"(
+    collectgarbage('stop')
+    collectgarbage()
+    local big = {}
+    for i = 1, 5000 do big[i] = {i} end
+    collectgarbage('step')  -- big survives young, its large part is promoted in place
+    for i = 1, 5000 do big[i] = {-i} end
+    for _ = 1, 3 do
+      collectgarbage('step')
+      for i = 1, 5000 do assert(big[i][1] == -i) end
+    end
+  )");
 }
 
 }  // namespace
