@@ -5,7 +5,8 @@
 //    hash, its home slot inside the shard by the low bits: the two are independent, so a
 //    shard's slots stay evenly used.
 //  - Each shard is an open-addressing array of slots with linear probing (a slot keeps
-//    its string's hash and length, so probes rarely touch the strings), guarded by
+//    20 bits of its string's hash beside its address, so probes rarely touch the
+//    strings, and a slot's home needs no string: a shard has at most 2^20), guarded by
 //    its own spinlock (`locked`, gc/spin_lock.h: acquire on lock, release on unlock;
 //    everything written under the lock is visible to the next holder). Critical sections are a few probes
 //    and at most one bump allocation, which never collects and never waits for a
@@ -20,8 +21,9 @@
 //    erased by backward shifting (eraseSlot), so a minor's sweep costs in proportion to
 //    the strings interned since the last collection, not to the table. A major (and
 //    verification) walks every slot. Every collection empties the lists.
-//  - Load factor at most 3/4; a shard doubles when it would exceed it. If the bigger
-//    array cannot be allocated the shard keeps going until it is truly full, and then
+//  - Load factor at most 3/4; a shard doubles when it would exceed it, up to 2^20
+//    slots (some 50 million strings in all, gigabytes of them). If the bigger array
+//    cannot be allocated the shard keeps going until it is truly full, and then
 //    interning fails with nullptr (a memory error for the caller).
 //
 // Long strings are never interned. Their hash is computed lazily: at creation the seed
@@ -190,8 +192,8 @@ void StringTable::unlock(Shard& shard) { shard.locked.unlock(); }
 
 void StringTable::insertSlot(Shard& shard, const Slot& slot) {
   uint32_t mask = shard.capacity - 1;
-  uint32_t i = slot.hash & mask;
-  while (shard.slots[i].string) i = (i + 1) & mask;
+  uint32_t i = slot.tag() & mask;
+  while (shard.slots[i]) i = (i + 1) & mask;
   shard.slots[i] = slot;
   shard.count++;
 }
@@ -220,13 +222,13 @@ void StringTable::noteYoung(Shard& shard, const Slot& slot) {
 void StringTable::eraseSlot(Shard& shard, uint32_t i) {
   uint32_t mask = shard.capacity - 1;
   uint32_t hole = i;
-  shard.slots[hole].string = nullptr;
-  for (uint32_t j = (hole + 1) & mask; shard.slots[j].string; j = (j + 1) & mask) {
-    uint32_t home = shard.slots[j].hash & mask;
+  shard.slots[hole] = Slot{};
+  for (uint32_t j = (hole + 1) & mask; shard.slots[j]; j = (j + 1) & mask) {
+    uint32_t home = shard.slots[j].tag() & mask;
     bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
     if (stays) continue;
     shard.slots[hole] = shard.slots[j];
-    shard.slots[j].string = nullptr;
+    shard.slots[j] = Slot{};
     hole = j;
   }
   shard.count--;
@@ -235,20 +237,20 @@ void StringTable::eraseSlot(Shard& shard, uint32_t i) {
 String* StringTable::findLocked(const Shard& shard, std::string_view bytes, uint32_t hash) {
   if (!shard.capacity) return nullptr;
   uint32_t mask = shard.capacity - 1;
+  uint32_t tag = hash & ((1u << kTagBits) - 1);
   for (uint32_t i = hash & mask;; i = (i + 1) & mask) {
-    const Slot& slot = shard.slots[i];
-    if (!slot.string) return nullptr;
-    if (slot.hash == hash && slot.length == bytes.size() &&
-        std::memcmp(slot.string->data, bytes.data(), bytes.size()) == 0) {
-      return slot.string;
-    }
+    Slot slot = shard.slots[i];
+    if (!slot) return nullptr;
+    if (slot.tag() != tag) continue;
+    String* s = slot.string();
+    if (s->length == bytes.size() && std::memcmp(s->data, bytes.data(), bytes.size()) == 0) return s;
   }
   return nullptr;
 }
 
 bool StringTable::grow(Shard& shard) {
   uint32_t newCapacity = shard.capacity ? shard.capacity * 2 : kInitialShardSlots;
-  if (newCapacity == 0) return false;
+  if (newCapacity > (1u << kTagBits)) return false;  // a slot's tag is its home
   auto* slots = new (std::nothrow) Slot[newCapacity]();
   if (!slots) return false;
   Slot* old = shard.slots;
@@ -257,7 +259,7 @@ bool StringTable::grow(Shard& shard) {
   shard.capacity = newCapacity;
   shard.count = 0;
   for (uint32_t i = 0; i < oldCapacity; ++i) {
-    if (old[i].string) insertSlot(shard, old[i]);
+    if (old[i]) insertSlot(shard, old[i]);
   }
   delete[] old;
   return true;
@@ -273,12 +275,15 @@ String* StringTable::intern(State& state, std::string_view bytes, uint32_t hash)
   String* result = nullptr;
   bool room = (shard.count + 1) * 4 <= shard.capacity * 3 || grow(shard) || shard.count + 1 < shard.capacity;
   if (room) result = allocateString(state, bytes.size());
-  if (result) {
+  Slot slot = slotOf(result, hash);
+  if (slot) {
     std::memcpy(result->data, bytes.data(), bytes.size());
     result->header.hash = hash;
     result->flags = kStringShort;
-    insertSlot(shard, Slot{result, hash, uint32_t(bytes.size())});
-    noteYoung(shard, Slot{result, hash, uint32_t(bytes.size())});
+    insertSlot(shard, slot);
+    noteYoung(shard, slot);
+  } else {
+    result = nullptr;  // garbage for the next collection
   }
   unlock(shard);
   return result;
@@ -292,12 +297,13 @@ String* StringTable::adopt(String* s, uint32_t hash) {
     return t;
   }
   String* result = nullptr;
-  if ((shard.count + 1) * 4 <= shard.capacity * 3 || grow(shard) || shard.count + 1 < shard.capacity) {
+  Slot slot = slotOf(s, hash);
+  if (slot && ((shard.count + 1) * 4 <= shard.capacity * 3 || grow(shard) || shard.count + 1 < shard.capacity)) {
     s->header.hash = hash;
     s->header.aux = 0;
     s->flags = kStringShort;
-    insertSlot(shard, Slot{s, hash, uint32_t(s->length)});
-    noteYoung(shard, Slot{s, hash, uint32_t(s->length)});
+    insertSlot(shard, slot);
+    noteYoung(shard, slot);
     result = s;
   }
   unlock(shard);
@@ -327,10 +333,10 @@ void StringTable::rebuildInPlace(Shard& shard, uint32_t start) {
   for (uint32_t n = 1; n <= mask; ++n) {
     uint32_t i = (start + n) & mask;
     Slot slot = shard.slots[i];
-    if (!slot.string) continue;
-    shard.slots[i].string = nullptr;
-    uint32_t j = slot.hash & mask;
-    while (shard.slots[j].string) j = (j + 1) & mask;
+    if (!slot) continue;
+    shard.slots[i] = Slot{};
+    uint32_t j = slot.tag() & mask;
+    while (shard.slots[j]) j = (j + 1) & mask;
     shard.slots[j] = slot;
   }
 }
@@ -340,6 +346,16 @@ namespace {
 bool isYoung(const String* s) { return !(asGc(s)->header.gcBits & gc::kBitOld); }
 
 }  // namespace
+
+// A live slot's string visited (moved: the slot follows it); false if it is dead.
+bool StringTable::visitSlot(Slot& slot, gc::Visitor& visitor) {
+  gc::Object* obj = asGc(slot.string());
+  if (!visitor.isLive(obj)) return false;
+  visitor.visit(obj);
+  // The copy lies in the heap's chunks, below 2^48 as the original (invariant 3).
+  slot = slotOf(reinterpret_cast<String*>(obj), slot.tag());
+  return true;
+}
 
 void StringTable::sweepWeakRoots(gc::Visitor& visitor) {
   for (Shard& shard : shards_) sweepOneShard(shard, visitor);
@@ -384,19 +400,17 @@ void StringTable::sweepShard(Shard& shard, gc::Visitor& visitor, bool relist) {
     // asking for one a few slots ahead overlaps the misses instead of taking them in
     // turn.
     if (i + kSweepPrefetch < shard.capacity) {
-      if (const String* ahead = shard.slots[i + kSweepPrefetch].string) __builtin_prefetch(ahead);
+      if (Slot ahead = shard.slots[i + kSweepPrefetch]) __builtin_prefetch(ahead.string());
     }
-    String*& s = shard.slots[i].string;
-    if (!s) {
+    Slot& slot = shard.slots[i];
+    if (!slot) {
       if (freeBefore == shard.capacity) freeBefore = i;
       continue;
     }
-    auto*& slot = reinterpret_cast<gc::Object*&>(s);
-    if (visitor.isLive(slot)) {
-      visitor.visit(slot);
-      if (relist && isYoung(s)) noteYoung(shard, shard.slots[i]);
+    if (visitSlot(slot, visitor)) {
+      if (relist && isYoung(slot.string())) noteYoung(shard, slot);
     } else {
-      s = nullptr;
+      slot = Slot{};
       shard.count--;
       removed = true;
     }
@@ -413,16 +427,14 @@ void StringTable::sweepYoung(Shard& shard, gc::Visitor& visitor) {
   uint32_t kept = 0;
   for (uint32_t k = 0; k < shard.youngCount; ++k) {
     Slot young = shard.young[k];
-    uint32_t i = young.hash & mask;
-    while (shard.slots[i].string && shard.slots[i].string != young.string) i = (i + 1) & mask;
-    if (!shard.slots[i].string) continue;  // always found: only sweeps remove entries, and they update the lists
-    auto*& slot = reinterpret_cast<gc::Object*&>(shard.slots[i].string);
-    if (!visitor.isLive(slot)) {
+    uint32_t i = young.tag() & mask;
+    while (shard.slots[i] && shard.slots[i].bits != young.bits) i = (i + 1) & mask;
+    if (!shard.slots[i]) continue;  // always found: only sweeps remove entries, and they update the lists
+    if (!visitSlot(shard.slots[i], visitor)) {
       eraseSlot(shard, i);
       continue;
     }
-    visitor.visit(slot);
-    if (isYoung(shard.slots[i].string)) shard.young[kept++] = shard.slots[i];
+    if (isYoung(shard.slots[i].string())) shard.young[kept++] = shard.slots[i];
   }
   shard.youngCount = kept;
 }

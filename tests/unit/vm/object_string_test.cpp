@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -162,6 +163,35 @@ TEST_F(StringTest, MinorErasesYoungGarbageAndFindsYoungSurvivors) {
   EXPECT_EQ(state_.heap().verifyHeap(), "");
   ASSERT_TRUE(state_.heap().collectMayGC().isOk());
   EXPECT_EQ(state_.strings().size(), before - 1 + kept.size()) << "a major drops the old dead string";
+}
+
+// A slot keeps 20 bits of its string's hash (invariant 3): strings of one shard whose
+// 20 bits collide share a probe chain and must each be found by content, before and
+// after a minor and a major move them and erase others from the chain.
+TEST_F(StringTest, StringsWhoseSlotTagsCollideAreToldApart) {
+  std::map<uint32_t, std::vector<std::string>> byTag;  // shard bits and tag bits
+  std::vector<std::string> colliding;
+  for (int i = 0; colliding.empty(); ++i) {
+    std::string name = "tag-" + std::to_string(i);
+    uint32_t hash = hashBytes(name, state_.hashSeed());
+    auto& group = byTag[(hash >> 26) << 20 | (hash & 0xfffff)];
+    group.push_back(name);
+    if (group.size() == 2) colliding = group;
+  }
+  gc::HandleScope scope(state_.heap());
+  gc::Handle<String> first(scope, newString(state_, colliding[0]));
+  for (int i = 0; i < 3000; ++i) newString(state_, "filler-" + std::to_string(i));  // garbage around them
+  gc::Handle<String> second(scope, newString(state_, colliding[1]));
+  ASSERT_NE(first.get(), second.get());
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(newString(state_, colliding[0]), first.get()) << round;
+    EXPECT_EQ(newString(state_, colliding[1]), second.get()) << round;
+    EXPECT_EQ(first->view(), colliding[0]);
+    EXPECT_EQ(second->view(), colliding[1]);
+    auto kind = round == 0 ? gc::CollectionKind::kMinor : gc::CollectionKind::kMajor;
+    ASSERT_TRUE(state_.heap().collectMayGC(kind).isOk());
+  }
+  EXPECT_EQ(state_.heap().verifyHeap(), "");
 }
 
 }  // namespace
