@@ -75,7 +75,6 @@ namespace {
 // chunks its minors promote into.
 constexpr size_t kMinPoolChunks = 4;
 // Survival pacing (Collector::survivalNursery).
-constexpr uint8_t kMaxNurseryScale = 3;
 constexpr size_t kSurvivalNurseryCap = 4u << 20;
 
 // The allocation allowed before the next collection: its work grows with the live heap
@@ -135,7 +134,7 @@ class Collector final {
 
  private:
   MarkPlan planFor(Heap& heap, CollectionKind kind, Heap::CycleEnd end) const;
-  size_t survivalNursery(size_t base, size_t promoted);
+  size_t survivalNursery(size_t floor, size_t growth, size_t promoted);
   bool helpersAttached() const;
   void seedFromCycle();
   void keepPinned();
@@ -526,20 +525,35 @@ void Collector::markInParallel() {
 // Survival pacing (gc-v2.md "Pacing"): a heap whose minors promote much of what they
 // find gives its young objects more time to die before the next minor. A minor that
 // promoted more than an eighth of its nursery doubles the nursery (at most
-// kMaxNurseryScale times, and not past kSurvivalNurseryCap unless `base` is bigger); one
+// kMaxNurseryScale times, and not past kSurvivalNurseryCap unless the base is bigger); one
 // that promoted less than a thirty-second halves it back. bench/cd.lua (objects that
 // live for a frame) promoted 178 MB in 618 minors with the 1 MiB floor; with 8 MiB, 42
 // MB in 85, and ran 9% fewer instructions (7% with the 4 MiB cap, which keeps its peak
-// RSS at 12 MB instead of 16). A script whose garbage dies young keeps the floor.
-size_t Collector::survivalNursery(size_t base, size_t promoted) {
-  uint8_t& scale = impl_.nurseryScale;
+// RSS at 12 MB instead of 16).
+// The first nursery is half the floor (kMinNurseryScale), and stays so while minors
+// find little alive: garbage that dies young dies as well in it, and the peak RSS
+// drops by the difference (bench/format.lua 5.6 -> 4.6 MB). A minor whose survivors,
+// aged or promoted, exceed an eighth of it takes it to the floor for good. A nursery
+// past the cache is slower, not faster, for scripts whose objects live a while
+// (bench/list.lua: 0.62 s at 1 MiB, 1.0 at 2 MiB fixed), so survivors alone never grow
+// it past the floor.
+size_t Collector::survivalNursery(size_t floor, size_t growth, size_t promoted) {
+  int8_t& scale = impl_.nurseryScale;
+  size_t base = std::max(floor, growth);
   if (!heap_.config_.survivalPacing) return base;
   if (minor()) {
-    size_t last = impl_.nurseryBytes ? impl_.nurseryBytes : heap_.config_.initialThreshold;  // the first one's
-    if (promoted > last / 8 && scale < kMaxNurseryScale) ++scale;
-    else if (promoted < last / 32 && scale > 0) --scale;
+    size_t last = impl_.nurseryBytes ? impl_.nurseryBytes : floor;  // the first one's
+    size_t survived = promoted + impl_.survivorBytes;
+    if (promoted > last / 8 && scale < kMaxNurseryScale) {
+      ++scale;
+    } else if (scale < 0 && survived > last / 8) {
+      ++scale;  // the small start, outgrown
+    } else if (scale > 0 && promoted < last / 32) {
+      --scale;
+    }
   }
-  size_t scaled = std::max(base, std::min(base << scale, kSurvivalNurseryCap));
+  size_t scaled =
+      scale >= 0 ? std::max(base, std::min(base << scale, kSurvivalNurseryCap)) : std::max(floor >> -scale, growth);
   impl_.nurseryBytes = scaled;
   return scaled;
 }
@@ -713,7 +727,7 @@ void Collector::install(uint64_t collection) {
   // nursery made that walk's cost per allocated byte grow with the live heap
   // (bench/strings.lua: 54 minors of 17 ms). Half of v1's growth keeps it a constant
   // share, as in v1; whether a fixed nursery now suffices is gc-v2.md's step (7).
-  size_t nursery = survivalNursery(std::max(config.initialThreshold, nextGrowth(live, 0, config) / 2), joined);
+  size_t nursery = survivalNursery(config.initialThreshold, nextGrowth(live, 0, config) / 2, joined);
   impl_.threshold = live + impl_.survivorBytes + nursery;
   if (!minor()) impl_.majorThreshold = std::max(config.initialThreshold, live + nextGrowth(live, impl_.externalBytes, config));
   // Free chunks are kept for the next nursery and its promotion: the freed space was at
@@ -736,10 +750,10 @@ void Collector::install(uint64_t collection) {
     chunk->young = false;
     size_t pooled = impl_.pool.size() * Heap::kChunkSize + impl_.largePoolBytes;
     if (!chunk->large && chunk->size == Heap::kChunkSize && pooled < impl_.poolLimit) {
-      chunk->dirty = true;
+      noteRecycled(chunk);
       impl_.pool.push_back(chunk);
     } else if (chunk->large && pooled + chunk->size <= impl_.poolLimit) {
-      chunk->dirty = true;
+      noteRecycled(chunk);
       impl_.largePool.push_back(chunk);
       impl_.largePoolBytes += chunk->size;
     } else {

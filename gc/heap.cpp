@@ -121,7 +121,8 @@ Object* Mutator::allocateSlow(uint8_t kind, size_t bytes) {
 // ---- Heap ----
 
 Heap::Heap(const Config& config) : impl_(std::make_unique<Impl>()), config_(config) {
-  impl_->threshold = config_.initialThreshold;
+  // Survival pacing starts from half the floor (collector.cpp survivalNursery).
+  impl_->threshold = config_.survivalPacing ? config_.initialThreshold >> -kMinNurseryScale : config_.initialThreshold;
   impl_->majorThreshold = config_.initialThreshold;
   impl_->chunkSource = config_.chunkSource;
   mainMutator_ = std::make_unique<Mutator>(*this);
@@ -309,9 +310,8 @@ char* Heap::allocateLargeLocked(size_t size, std::unique_lock<std::mutex>& lock)
     // bytes count as used first, so their limit checks see them.
     impl.usedBytes.fetch_add(size, std::memory_order_relaxed);
     lock.unlock();
-    std::memset(chunk->base, 0, size);
+    zeroRecycled(chunk, size);
     lock.lock();
-    chunk->dirty = false;
   } else {
     chunk = mapChunk(impl.chunkSource, size);
     if (!chunk) return nullptr;
@@ -342,8 +342,7 @@ char* Heap::refill(Mutator& m, size_t size) {
   }
   Chunk* chunk = takeChunkLocked();
   if (!chunk) return nullptr;
-  if (chunk->dirty) std::memset(chunk->base, 0, capacity);
-  chunk->dirty = false;
+  zeroRecycled(chunk, capacity);
   chunk->young = true;
   chunk->top = chunk->base;
   addChunkLocked(chunk);
@@ -355,7 +354,7 @@ char* Heap::refill(Mutator& m, size_t size) {
   return chunk->base;
 }
 
-// A freed large chunk of about `size` bytes (dirty: the caller zeroes it), or nullptr.
+// A freed large chunk of about `size` bytes (the caller zeroes it: zeroRecycled), or nullptr.
 // Zeroing memory already mapped costs a fraction of faulting in a fresh mapping page by
 // page (a table's rebuilt node array, an array part that doubled: bench/sparse_keys.lua).
 // At most 1/8 of the chunk is left over, so a big chunk never serves a much smaller

@@ -9,10 +9,12 @@
 // the handshake (each parked mutator released the lock after its last write).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -40,7 +42,11 @@ struct Chunk {
   size_t size = 0;      // mapped bytes
   char* top = nullptr;  // end of the objects
   bool large = false;   // holds one object of at least kLargeObjectSize bytes
-  bool dirty = false;   // recycled memory: must be zeroed before a mutator bumps in it
+  // Recycled memory: [base, base + dirtyBytes) may hold a former life's bytes, which are
+  // zeroed (zeroRecycled) before a mutator bumps in them; beyond, the pages are zero as
+  // mmap left them, and untouched ones are not resident. A chunk pooled after holding a
+  // few objects costs the next user a few pages, not its whole size (RSS and time).
+  size_t dirtyBytes = 0;
   bool kept = false;    // during a collection: a large chunk that joined to-space in place
   // The nursery: a mutator's bump buffer, or a large object allocated since the last
   // collection. Its objects are young (no kBitOld); an old chunk's are all old.
@@ -63,6 +69,25 @@ struct Chunk {
   void* block = nullptr;
   size_t blockSize = 0;
 };
+
+// Survival pacing's bounds (collector.cpp survivalNursery): the nursery starts at half
+// the floor (Config::initialThreshold), and doubles at most three times past it. Not
+// less: `weft -e ''` fills one 256 KiB chunk and some, and a minor at start-up would
+// cost it 0.1 ms and the collector's 128 KB of text.
+inline constexpr int8_t kMinNurseryScale = -1;
+inline constexpr int8_t kMaxNurseryScale = 3;
+
+// Zeroes what a recycled chunk may hold of its first `bytes` (Chunk::dirtyBytes).
+inline void zeroRecycled(Chunk* chunk, size_t bytes) {
+  std::memset(chunk->base, 0, std::min(bytes, chunk->dirtyBytes));
+  if (bytes >= chunk->dirtyBytes) chunk->dirtyBytes = 0;
+}
+// A chunk that joins a free pool may hold bytes below its top (objects, fillers, cells
+// cut so far) and whatever it held before. Nothing writes past top: a copy a parallel
+// marker takes back is zeroed (Marker::publishCopy).
+inline void noteRecycled(Chunk* chunk) {
+  chunk->dirtyBytes = std::max(chunk->dirtyBytes, static_cast<size_t>(chunk->top - chunk->base));
+}
 
 // Headers the collector writes over memory no object occupies (gc-v2.md "Pinning and
 // non-moving objects", "Mark-region old generation"). Neither is a registered kind, so
@@ -177,15 +202,16 @@ struct Heap::Impl {
   // (kBitRemembered) for the next collection as a barrier records a holder.
   size_t survivorBytes = 0;
   std::vector<Object*> carriedRemembered;
-  std::vector<Chunk*> pool;                // lock: free standard chunks (dirty)
+  std::vector<Chunk*> pool;                // lock: free standard chunks (Chunk::dirtyBytes)
   std::vector<Chunk*> abandoned;           // lock: a failed collection's copies (~Heap unmaps)
-  std::vector<Chunk*> largePool;           // lock: free large chunks (dirty)
+  std::vector<Chunk*> largePool;           // lock: free large chunks (Chunk::dirtyBytes)
   size_t largePoolBytes = 0;               // lock: their mapped bytes
   size_t poolLimit = 4 * Heap::kChunkSize;  // world stopped: bound of both pools together
   // World stopped: the nursery the last collection gave (threshold - live), and how many
-  // times survival pacing doubled it (collector.cpp survivalNursery).
+  // times survival pacing doubled it, or (negative) halved the floor (collector.cpp
+  // survivalNursery).
   size_t nurseryBytes = 0;
-  uint8_t nurseryScale = 0;
+  int8_t nurseryScale = kMinNurseryScale;
   // lock: registered mutators (attached or not). Changes only while no stop is
   // pending, so the collector may walk it unlocked.
   std::vector<Mutator*> mutators;

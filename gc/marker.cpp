@@ -161,6 +161,7 @@ Object* Marker::publishCopy(Object* obj, uint64_t word, Object* moved, size_t si
       toLarge_.pop_back();
     } else {
       current_->top -= size;
+      std::memset(current_->top, 0, size);  // nothing past top is dirty (noteRecycled)
     }
     return kindOfWord(word) == kForwardedKind ? forwardeeOfWord(word) : obj;
   }

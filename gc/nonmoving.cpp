@@ -104,8 +104,7 @@ char* Heap::refillCells(Mutator& m, int cls) {
     if (!chunk || chunk->top + cell > chunk->base + chunk->size) {
       chunk = takeChunkLocked(false);
       if (!chunk) break;
-      if (chunk->dirty) std::memset(chunk->base, 0, chunk->size);  // cells are cut from zeroed memory
-      chunk->dirty = false;
+      zeroRecycled(chunk, chunk->size);  // cells are cut from zeroed memory
       chunk->top = chunk->base;
       chunk->cellSize = static_cast<uint32_t>(cell);
       addChunkLocked(chunk);

@@ -93,27 +93,34 @@ TEST(GcHeap, NurseryPacesCollectionsAndPausePacesMajors) {
   EXPECT_EQ(h.heap.stats().major.count, 2u);
 }
 
-// Survival pacing (gc-v2.md "Pacing"): a minor that promotes half of its 1 MiB nursery
-// doubles it, so 1.5 MB of garbage then requests nothing; a minor that promotes nothing
-// halves it back, so the same garbage does.
-TEST(GcHeap, SurvivalPacingGrowsTheNurseryWhileMinorsPromoteMuch) {
+// Survival pacing (gc-v2.md "Pacing"): the nursery starts at half the floor and stays
+// there while minors find nothing alive; minors that promote much double it, past the
+// floor up to 4 MiB; one that promotes nothing halves it back, but a heap whose nursery
+// reached the floor never goes below it again.
+TEST(GcHeap, SurvivalPacingSizesTheNurseryBySurvival) {
   Config config;
   config.initialThreshold = 1 << 20;
   config.incrementalMajors = false;
   ToyHeap h(config);
-  Node* list = nullptr;
-  for (int i = 0; i < 20000; ++i) list = h.node(obj(list), i);  // 640 KB, kept
-  h.root(list);
-  for (int i = 0; i < 20000; ++i) h.pair();  // and as much garbage: past the nursery
-  ASSERT_TRUE(h.heap.safepointMayGC().isOk());
-  ASSERT_EQ(h.heap.stats().minor.count, 1u);
-  for (int i = 0; i < 45000; ++i) h.pair();  // 1.4 MB: within the doubled nursery
-  EXPECT_FALSE(h.heap.collectionRequested()) << "the nursery doubled";
-  for (int i = 0; i < 45000; ++i) h.pair();
-  EXPECT_TRUE(h.heap.collectionRequested());
-  ASSERT_TRUE(h.heap.safepointMayGC().isOk());  // promotes nothing
-  for (int i = 0; i < 45000; ++i) h.pair();
-  EXPECT_TRUE(h.heap.collectionRequested()) << "halved back to 1 MiB";
+  auto minorsFor = [&](int pairs) {  // 32 bytes each, polled every 32 KB
+    uint64_t before = h.heap.stats().minor.count;
+    for (int i = 1; i <= pairs; ++i) {
+      h.pair();
+      if (i % 1000 == 0) EXPECT_TRUE(h.heap.safepointMayGC().isOk());
+    }
+    return h.heap.stats().minor.count - before;
+  };
+  EXPECT_GE(minorsFor(128000), 6u) << "4 MB of garbage, 512 KiB at a time";
+  for (int round = 0; round < 3; ++round) {
+    Node* list = nullptr;
+    for (int i = 0; i < 5000; ++i) list = h.node(obj(list), i);  // 160 KB, promoted
+    h.root(list);
+    h.minor();
+  }
+  EXPECT_LE(minorsFor(128000), 3u) << "doubled twice: 2 MiB, then halved back to 1 MiB";
+  uint64_t atFloor = minorsFor(128000);
+  EXPECT_GE(atFloor, 3u);
+  EXPECT_LE(atFloor, 5u) << "the floor, not below it: 1 MiB at a time";
   EXPECT_EQ(h.heap.stats().major.count, 0u) << "the old generation stayed below its threshold";
 }
 
@@ -248,14 +255,15 @@ TEST(GcHeap, ADroppedLargeObjectsPagesGoBackAtTheNextStop) {
   size_t r = h.root(h.blob(big.c_str()));
   h.minor();  // old: a minor would keep it even unreachable
   Blob* b = h.rooted<Blob>(r);
-  h.roots.slots[r] = nullptr;
   h.m().discardLarge(obj(b), sizeof(Blob) + big.size());
   EXPECT_EQ(b->bytes[big.size() - 1], 'x') << "kept until the next stop";
   ASSERT_TRUE(h.heap.safepointMayGC(h.m()).isOk()) << "2 MiB dropped asked for a stop";
+  ASSERT_EQ(h.rooted<Blob>(r), b) << "large objects do not move";
   EXPECT_EQ(b->length, big.size()) << "the head stays";
   EXPECT_EQ(b->bytes[0], 'x');
   EXPECT_EQ(b->bytes[big.size() / 2], 0);
   EXPECT_EQ(b->bytes[big.size() - 8192], 0);
+  h.roots.slots[r] = nullptr;
   h.collect();  // a major frees it as any dead object
   EXPECT_EQ(h.heap.bytesInUse(), 0u);
 }

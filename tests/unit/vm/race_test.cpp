@@ -122,6 +122,9 @@ std::string runWhileTableClaimed(const std::string& src) {
   if (!h.newTable() || !h.setGlobal("T") || !h.pushGlobal("T")) return "NO TABLE";
   Table* t = h.at(-1).asTable();
   h.setTop(0);
+  // The holder thread writes T's claim word at this address while the script runs and
+  // may collect: pinned, T stays where the thread looks.
+  S->heap().pin(asGc(t));
   S->tablesShared.store(true);
   __atomic_store_n(&t->sync, 1u, __ATOMIC_RELEASE);  // as if another task were rebuilding T
   std::thread holder([t] {
@@ -132,6 +135,7 @@ std::string runWhileTableClaimed(const std::string& src) {
   Status st = h.loadMayGC(src, "=test");
   if (st.isOk()) st = h.pcallMayGC(0, 1, false);
   holder.join();
+  S->heap().unpin(asGc(t));
   (void)h.toStringMayGC(-1, out);
   h.closeMayGC();
   return st.isOk() ? out : "ERR: " + out;
