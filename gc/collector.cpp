@@ -530,10 +530,10 @@ void Collector::markInParallel() {
 // live for a frame) promoted 178 MB in 618 minors with the 1 MiB floor; with 8 MiB, 42
 // MB in 85, and ran 9% fewer instructions (7% with the 4 MiB cap, which keeps its peak
 // RSS at 12 MB instead of 16).
-// The first nursery is half the floor (kMinNurseryScale), and stays so while minors
-// find little alive: garbage that dies young dies as well in it, and the peak RSS
-// drops by the difference (bench/format.lua 5.6 -> 4.6 MB). A minor whose survivors,
-// aged or promoted, exceed an eighth of it takes it to the floor for good. A nursery
+// The first nursery is a quarter of the floor (kMinNurseryScale), and stays so while
+// minors find little alive: garbage that dies young dies as well in it, and the peak
+// RSS drops by the difference (bench/format.lua 5.6 -> 4.0 MB). Minors whose survivors,
+// aged or promoted, exceed an eighth of it double it, up to the floor for good. A nursery
 // past the cache is slower, not faster, for scripts whose objects live a while
 // (bench/list.lua: 0.62 s at 1 MiB, 1.0 at 2 MiB fixed), so survivors alone never grow
 // it past the floor.

@@ -179,8 +179,8 @@ struct Config {
   uint64_t seed = 0;            // --gc-seed=S (non-zero): at random safepoints, 1 in N on average
   size_t heapLimit = 0;         // --heap-limit in bytes; 0 means none
   // The nursery's floor (bytes allocated, heap and noted off-heap, between collections;
-  // survival pacing starts at half of it) and the old generation's size below which no
-  // major is automatic.
+  // survival pacing starts at a quarter of it) and the old generation's size below which
+  // no major is automatic.
   size_t initialThreshold = 1u << 20;
   // The old generation may grow by (live after the last major + live off-heap) *
   // (pause - 100) / 100 before the next collection is a major one.
@@ -207,9 +207,9 @@ struct Config {
   // promotions brought in until the next one (bench/binarytrees.lua: peak RSS 31 MB
   // against 17 MB stop-the-world, and slower). 0: every growth major is incremental.
   size_t incrementalMinBytes = size_t{32} << 20;
-  // The nursery starts at half the floor while minors find little alive, and minors
-  // that promote much of it double it, up to 4 MiB (gc-v2.md "Pacing", survival pacing);
-  // off, the nursery follows the live heap alone (tests that count collections).
+  // The nursery starts at a quarter of the floor while minors find little alive, and
+  // minors that promote much of it double it, up to 4 MiB (gc-v2.md "Pacing", survival
+  // pacing); off, the nursery follows the live heap alone (tests that count collections).
   bool survivalPacing = true;
   // A minor copies a young object it reaches from the running threads' stacks or the
   // handles for the first time within the nursery, and promotes it only when a later

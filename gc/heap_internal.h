@@ -70,11 +70,10 @@ struct Chunk {
   size_t blockSize = 0;
 };
 
-// Survival pacing's bounds (collector.cpp survivalNursery): the nursery starts at half
-// the floor (Config::initialThreshold), and doubles at most three times past it. Not
-// less: `weft -e ''` fills one 256 KiB chunk and some, and a minor at start-up would
-// cost it 0.1 ms and the collector's 128 KB of text.
-inline constexpr int8_t kMinNurseryScale = -1;
+// Survival pacing's bounds (collector.cpp survivalNursery): the nursery starts at a
+// quarter of the floor (Config::initialThreshold), and doubles at most three times past
+// the floor.
+inline constexpr int8_t kMinNurseryScale = -2;
 inline constexpr int8_t kMaxNurseryScale = 3;
 
 // Zeroes what a recycled chunk may hold of its first `bytes` (Chunk::dirtyBytes).
