@@ -729,7 +729,8 @@ void Collector::install(uint64_t collection) {
   // share, as in v1; whether a fixed nursery now suffices is gc-v2.md's step (7).
   size_t nursery = survivalNursery(config.initialThreshold, nextGrowth(live, 0, config) / 2, joined);
   impl_.threshold = live + impl_.survivorBytes + nursery;
-  if (!minor()) impl_.majorThreshold = std::max(config.initialThreshold, live + nextGrowth(live, impl_.externalBytes, config));
+  if (!minor())
+    impl_.majorThreshold = std::max(config.majorFloor, live + nextGrowth(live, impl_.externalBytes, config));
   // Free chunks are kept for the next nursery and its promotion: the freed space was at
   // least that big, so keeping them adds nothing to the peak and spares the next
   // cycle's buffers the page faults. A major needs no to-space beyond that. The survivor

@@ -127,7 +127,7 @@ Heap::Heap(const Config& config) : impl_(std::make_unique<Impl>()), config_(conf
   // text.
   impl_->threshold = config_.survivalPacing ? (config_.initialThreshold >> -kMinNurseryScale) + kChunkSize / 2
                                             : config_.initialThreshold;
-  impl_->majorThreshold = config_.initialThreshold;
+  impl_->majorThreshold = config_.majorFloor;
   impl_->chunkSource = config_.chunkSource;
   mainMutator_ = std::make_unique<Mutator>(*this);
   mainMutator_->attached_ = true;  // no other thread exists yet
