@@ -66,11 +66,15 @@ PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
       f.exits = true;
       next(pc + 1);
       break;
-    case Op::CALL:  // math.sqrt, computed in place (jit/lower.cpp)
-      f.use.set(a).set(a + 1);
-      f.def.set(a);
+    case Op::CALL:  // math.sqrt computed in place, or a compiled call (jit/lower.cpp)
+      for (int r = a; r < a + getB(i); r++) f.use.set(r);
+      for (int r = a; r < a + getC(i) - 1; r++) f.def.set(r);
       f.exits = true;
       next(pc + 1);
+      break;
+    case Op::RETURN: case Op::RETURN1:
+      for (int r = a; r < a + (op == Op::RETURN1 ? 1 : getB(i) - 1); r++) f.use.set(r);
+      f.exits = true;
       break;
     case Op::FORPREP:
       f.use.set(a).set(a + 1).set(a + 2);

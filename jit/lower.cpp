@@ -1,10 +1,13 @@
 // Bytecode to LLVM IR for the first tier's subset (jit/lower.h). Each case mirrors the
-// fast path of its opcode in vm/interp.cpp and exits to it for everything else.
+// fast path of its opcode in vm/interp.cpp and exits to it for everything else; table
+// accesses are in jit/lower_table.cpp, calls and returns in jit/lower_call.cpp.
 #include "jit/lower.h"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Intrinsics.h>
+
+#include <algorithm>
 
 #include "jit/lowering.h"
 
@@ -37,9 +40,12 @@ bool Lowering::supported(uint32_t pc) const {
       return req_.constants[getB(i)].kind != kConstRef;
     case Op::GETUPVAL: case Op::GETTABLE: case Op::GETI:
       return true;
-    case Op::CALL:  // math.sqrt(x) for one result, where the feedback saw nothing else
-      return getB(i) == 2 && getC(i) == 2 && host_.mathSqrt && getA(i) + 1 < kMaxRegs &&
-             (!req_.profile || req_.profile[pc] == kWeftJitSeenKnown || req_.profile[pc] == 0);
+    case Op::CALL:
+      return sqrtCall(pc) || luaCall(pc);
+    case Op::RETURN0: case Op::RETURN1:
+      return true;
+    case Op::RETURN:  // a fixed list that closes nothing
+      return getB(i) != 0 && !getK(i) && getA(i) + getB(i) - 1 < kMaxRegs;
     case Op::GETTABUP: case Op::GETFIELD:
       return getC(i) < int(req_.numConstants);
     case Op::SETTABLE: case Op::SETI:
@@ -599,9 +605,14 @@ void Lowering::lower(uint32_t pc) {
     case Op::GTI: case Op::GEI:
       compare(pc, i, op);
       return;
-    case Op::GETUPVAL:
-      helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getUpval), {slot(a), funcSlot(), b_.getInt32(getB(i))});
+    case Op::GETUPVAL: {  // the cell with one 16-byte load, as envTable reads it (the interpreter's loadSlotChecked)
+      Value* cl = b_.CreateIntToPtr(b_.CreateLoad(b_.getInt64Ty(), funcSlot()), b_.getPtrTy());
+      Value* up = loadShared(b_.getPtrTy(), at(cl, host_.layout.closureUpvalues + uint64_t(getB(i)) * sizeof(void*)),
+                             llvm::AtomicOrdering::Unordered);
+      auto [payload, t] = loadTableSlot(at(up, host_.layout.upvalueCell));
+      setReg(a, payload, t);
       break;
+    }
     case Op::GETTABUP: case Op::GETTABLE: case Op::GETI: case Op::GETFIELD:
       tableRead(pc, i, op);
       return;
@@ -611,23 +622,12 @@ void Lowering::lower(uint32_t pc) {
     case Op::SETFIELD:
       tableWrite(pc, i, op);
       return;
-    case Op::CALL: {
-      // Without feedback (eager mode) anything else is the interpreter's call.
-      Value* t = tag(a);
-      Value* fn = b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(host_.mathSqrt)));
-      Value* targ = tag(a + 1);
-      Value* ok = b_.CreateAnd(b_.CreateAnd(isTag(t, kTagLightNative), b_.CreateICmpEQ(ival(a), fn)),
-                               b_.CreateOr(isTag(targ, kTagInt), isTag(targ, kTagFloat)));
-      if (req_.profile) {
-        speculate(ok, pc);
-      } else {
-        guard(ok, pc);
-      }
-      llvm::Function* sqrt =
-          llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::experimental_constrained_sqrt, {b_.getDoubleTy()});
-      storeF(a, b_.CreateConstrainedFPCall(sqrt, {toF(targ, a + 1)}));
-      break;
-    }
+    case Op::CALL:
+      call(pc, i);
+      return;
+    case Op::RETURN: case Op::RETURN0: case Op::RETURN1:
+      returnOp(pc, i, op);
+      return;
     case Op::FORPREP: forPrep(pc, i); return;
     case Op::FORLOOP: forLoop(pc, i); return;
     default:
@@ -696,6 +696,7 @@ LowerResult Lowering::run(const std::string& name) {
   for (uint32_t pc = 0; pc < n; pc++) compiled[pc] = supported(pc) && !cold(pc);
   flow_ = analyseFlow(req_, compiled);
   std::vector<uint8_t> iterates = loopsThatIterate(compiled);
+  std::vector<uint8_t> toReturn = reachesReturn(compiled);
   // An entry pays a call and an exit: worth it only where compiled code runs on, inside
   // a loop that can go round in compiled code (bench/run.py --jit: entries in loop-free
   // functions made fib and spectralnorm's call-heavy code twice as slow; entries in
@@ -712,18 +713,33 @@ LowerResult Lowering::run(const std::string& name) {
     Op op = getOp(req_.code[pc]);
     uint32_t next = pc + 1 + ((isTest(op) || isArith(op)) ? 1 : 0);
     bool branch = op == Op::JMP || op == Op::FORLOOP || op == Op::FORPREP || isTest(op);
-    bool runStarts = op == Op::FORPREP || loopHeader_[pc] || (pc > 0 && !compiled[pc - 1] && !pairTail[pc - 1]);
-    // A FORPREP enters the loop it starts; anything else the innermost loop around it.
+    // A call may return to the interpreter (its callee left compiled code), which comes
+    // back after it.
+    bool afterCall = pc > 0 && getOp(req_.code[pc - 1]) == Op::CALL;
+    bool runStarts = op == Op::FORPREP || loopHeader_[pc] || pc == 0 || afterCall ||
+                     (pc > 0 && !compiled[pc - 1] && !pairTail[pc - 1]);
+    // A FORPREP enters the loop it starts; anything else the innermost loop around it,
+    // or (at the start and after a call) runs to a compiled return.
     bool worth = op == Op::FORPREP ? iterates[pc + 1] : innermost_[pc] >= 0 && iterates[uint32_t(innermost_[pc])];
+    worth = worth || ((pc == 0 || afterCall) && toReturn[pc]);
     if (runStarts && worth && (branch || (next < n && compiled[next]))) {
       out.entryMap[pc] = 1;
       any = true;
     }
   }
   if (!any) return out;
+  // A start that serves only compiled callers: no loop goes round in the code and it
+  // makes no compiled call, so an entry from the interpreter's own call would cost more
+  // than it saves (pcall.lua's `add`, called through pcall: an entry and an exit at its
+  // return every call made it 1.37x slower).
+  bool callsOrLoops = std::any_of(iterates.begin(), iterates.end(), [](uint8_t v) { return v != 0; });
+  for (uint32_t pc = 0; pc < n && !callsOrLoops; pc++) {
+    callsOrLoops = compiled[pc] && getOp(req_.code[pc]) == Op::CALL && luaCall(pc);
+  }
+  if (out.entryMap[0] && !callsOrLoops) out.entryMap[0] = kWeftJitEntryForCalls;
 
   llvm::Type* i64 = b_.getInt64Ty();
-  auto* fty = llvm::FunctionType::get(i64, {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty()}, false);
+  auto* fty = llvm::FunctionType::get(i64, {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty(), b_.getPtrTy()}, false);
   fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m_);
   // The stack and the budget are touched by this thread only and never alias each other.
   fn_->addParamAttr(0, llvm::Attribute::NoAlias);
@@ -738,6 +754,7 @@ LowerResult Lowering::run(const std::string& name) {
   b_.setDefaultConstrainedExcept(llvm::fp::ebIgnore);
   base_ = fn_->getArg(0);
   budget_ = fn_->getArg(1);
+  thread_ = fn_->getArg(3);
   BasicBlock* entry = BasicBlock::Create(ctx_, "entry", fn_);
   BasicBlock* noEntry = BasicBlock::Create(ctx_, "no_entry", fn_);
   blocks_.resize(n + 2);
@@ -782,7 +799,7 @@ LowerResult Lowering::run(const std::string& name) {
 bool layoutAgrees(const WeftJitLayout& l) {
   using namespace lowering;
   return l.valueSize == kValueSize && l.valueTag == kTagOffset && l.tagNil == kTagNil && l.tagInt == kTagInt &&
-         l.tagString == kTagString && l.tagTable == kTagTable;
+         l.tagString == kTagString && l.tagTable == kTagTable && l.tagLuaClosure == kTagLuaClosure;
 }
 
 LowerResult lowerPrototype(llvm::Module& module, const std::string& name, const WeftJitRequest& request,

@@ -1,6 +1,7 @@
-// The lowering of one prototype (jit/lower.h), shared by the two files that define it:
-// jit/lower.cpp (control, arithmetic, comparisons, loops, calls) and jit/lower_table.cpp
-// (table reads and stores inline). Private to libweft_jit.so.
+// The lowering of one prototype (jit/lower.h), shared by the files that define it:
+// jit/lower.cpp (control, arithmetic, comparisons, loops), jit/lower_table.cpp (table
+// reads and stores inline) and jit/lower_call.cpp (calls and returns). Private to
+// libweft_jit.so.
 #pragma once
 
 #include <llvm/IR/BasicBlock.h>
@@ -29,7 +30,7 @@ using llvm::Value;
 // Tags of vm/value.h (Tag); the layout of a Value: payload at 0, tag byte at 8, 16 bytes.
 // The VM's WeftJitLayout must agree (layoutAgrees), or the engine does not start.
 constexpr uint8_t kTagNil = 0, kTagFalse = 1, kTagTrue = 2, kTagInt = 3, kTagFloat = 4;
-constexpr uint8_t kTagLightNative = 6, kTagString = 16, kTagTable = 17, kTagUserdata = 20;
+constexpr uint8_t kTagLightNative = 6, kTagString = 16, kTagTable = 17, kTagLuaClosure = 18, kTagUserdata = 20;
 constexpr uint64_t kValueSize = 16, kTagOffset = 8;
 constexpr uint8_t kConstInt = 3, kConstFloat = 4, kConstRef = 5;
 constexpr int kMaxRegs = int(RegSet().size());
@@ -180,6 +181,23 @@ class Lowering {
   void condJump(uint32_t pc, Value* cond, bool k);
   void forPrep(uint32_t pc, Instruction i);
   void forLoop(uint32_t pc, Instruction i);
+  // CALL: math.sqrt computed in place, or a compiled call of a Lua function; RETURN*
+  // into a Lua caller (docs/design/jit.md, "Compiled calls").
+  bool sqrtCall(uint32_t pc) const;
+  bool luaCall(uint32_t pc) const;
+  void call(uint32_t pc, Instruction i);
+  void callLua(uint32_t pc, Instruction i);
+  // The two ways to the callee's code: inline (pushes its frame, adds its entry to
+  // `entry` and branches to `run`, or branches to `slow`), and the helper.
+  void pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, BasicBlock* run, llvm::PHINode* entry);
+  void callHelper(uint32_t pc, Instruction i, BasicBlock* run, llvm::PHINode* entry);
+  void returnOp(uint32_t pc, Instruction i, Op op);
+  // A field of the VM's own structs (a thread, a frame, a prototype) at `offset`.
+  Value* loadAt(llvm::Type* type, Value* ptr, uint64_t offset);
+  void storeAt(Value* v, Value* ptr, uint64_t offset);
+  // By pc: whether some path of compiled instructions from pc reaches a compiled
+  // return (where a compiled call's callee may start and a caller go on after a call).
+  std::vector<uint8_t> reachesReturn(const std::vector<uint8_t>& compiled) const;
 
   // Inline table reads (docs/design/jit.md, "Inline table reads"), as the interpreter's
   // fast paths read a table another task may be changing (vm/table.h invariant 6).
@@ -228,6 +246,7 @@ class Lowering {
   llvm::Function* fn_ = nullptr;
   Value* base_ = nullptr;
   Value* budget_ = nullptr;
+  Value* thread_ = nullptr;
   std::vector<BasicBlock*> blocks_;
   std::vector<BasicBlock*> exits_[5];  // by exit kind, then site
   Flow flow_;

@@ -541,7 +541,7 @@ jitFrame: {
   // that has code, is queued or was rejected (fib and binarytrees, all calls, pay it).
   if (const JitCode* c = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) [[likely]] {
     const uint8_t* entries = __atomic_load_n(&c->entry, __ATOMIC_ACQUIRE) ? c->entryMap : nullptr;
-    if (!entries || !entries[pc - p->code]) DISPATCH();
+    if (!entries || entries[pc - p->code] != 1) DISPATCH();  // kWeftJitEntryForCalls: compiled callers only
     goto jitEnter;
   }
   if (pc == p->code) {  // not queued yet: hotness and feedback
@@ -580,9 +580,27 @@ jitEnter: {
   // Null when another worker replaced the code since this one found an entry.
   JitCode* code = jitReady(p);
   if (!code) [[unlikely]] DISPATCH();
-  uint64_t r = code->entry(base, &t->budget, uint32_t(pc - p->code));
+  t->jitDepth = 0;
+  uint64_t r = code->entry(base, &t->budget, uint32_t(pc - p->code), t);
   uint64_t kind = r >> 32;
+  if (kind == kWeftJitExitReturned) {  // the entered frame returned to its caller
+    if (jit->options().stats) [[unlikely]] jitCount(code->entries);
+    goto reload;
+  }
   if (kind == kWeftJitExitNoEntry) [[unlikely]] DISPATCH();
+  if (kind & kWeftJitExitInCallee) {
+    // The exit is in the innermost frame a compiled call pushed (docs/design/jit.md,
+    // "Compiled calls"); the frames below it wait for their calls to return.
+    kind &= ~kWeftJitExitInCallee;
+    LOADFRAME();
+    p = cl->proto;
+    code = jitReady(p);
+    if (!code) [[unlikely]] {
+      pc = p->code + uint32_t(r);
+      dispatch = kLabels;
+      DISPATCH();
+    }
+  }
   pc = p->code + uint32_t(r);
   bool safepoint = kind == kWeftJitExitSafepoint || kind == kWeftJitExitSafepointFrame;
   if (jit->options().stats) [[unlikely]] {
@@ -1512,22 +1530,80 @@ int jitSetInt(void* state, const void* obj, int64_t key, const void* val) {
   return jitSetTable(state, obj, &k, val);
 }
 
-int jitGetUpval(void* dst, const void* funcSlot, uint32_t index) {
-  const LuaClosure* cl = static_cast<const Value*>(funcSlot)->asLuaClosure();
-  setValue(static_cast<Value*>(dst), loadSlotChecked(cl->upvalues[index]->cell));
-  return 1;
-}
-
 int jitGetTabUp(void* state, void* dst, const void* funcSlot, uint32_t index, const void* key) {
   const LuaClosure* cl = static_cast<const Value*>(funcSlot)->asLuaClosure();
   Value up = loadSlotChecked(cl->upvalues[index]->cell);
   return jitGetTable(state, dst, &up, key);
 }
 
+// OP_CALL of a Lua function as setupLuaFrameMayGC does it, and the callee's start
+// (startFrame) with its safepoint polled, for compiled code that enters the callee's
+// code itself (docs/design/jit.md, "Compiled calls"). Everything that would collect,
+// raise, grow the stack or the frames, or run a hook makes it return null first, and
+// the interpreter makes the call.
+// Slots are written through the pointers compiled code passed (it declares its stack
+// and budget pointers unaliased).
+WeftJitEntry jitCallLua(void* state, void* thread, int32_t* budget, void* funcSlot, uint32_t nargs, int32_t nresults,
+                        uint32_t callerPc) {
+  auto& S = *static_cast<State*>(state);
+  auto* t = static_cast<ThreadData*>(thread);
+  Value* fn = static_cast<Value*>(funcSlot);
+  if (!fn->isLuaClosure()) return nullptr;
+  Proto* p = fn->asLuaClosure()->proto;
+  JitCode* code = jitReady(p);
+  if (!code) {
+    JitCode* pending = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE);
+    if (!pending) return nullptr;
+    uint8_t state = pending->state.load(std::memory_order_relaxed);
+    if (state == JitCode::kDeferred) S.jit()->requestForCall(p, pending);
+    return state == JitCode::kQueued || state == JitCode::kDeferred ? nullptr : kWeftJitCallNever;
+  }
+  if (!code->entryMap[0] || p->isVararg) return kWeftJitCallNever;
+  uint32_t func = uint32_t(fn - t->stack);
+  gc::Heap& heap = S.heap();
+  if (t->hookMask || t->jitDepth >= kJitMaxCallDepth || t->frameCount >= S.options().maxCallDepth ||
+      t->frameCount == t->frameCap || uint64_t(func) + 1 + p->maxStackSize + kExtraStack > t->stackSize ||
+      *budget < 1 || heap.collectionRequested() || heap.config().stress != gc::StressMode::kNone)
+    return nullptr;
+  --*budget;
+  CallFrame& caller = t->frame();
+  caller.pc = t->stack[caller.func].asLuaClosure()->proto->code + callerPc + 1;
+  for (uint32_t j = nargs; j < p->numParams; j++) fn[1 + j] = Value::nil();
+  t->top = func + 1 + (nargs < p->numParams ? p->numParams : nargs);
+  CallFrame* f = pushFrame(t);
+  f->func = func;
+  f->base = func + 1;
+  f->top = func + 1 + p->maxStackSize;
+  f->pc = p->code;
+  f->nresults = nresults;
+  f->flags = kFrameLua;
+  t->jitDepth++;
+  return code->entry;
+}
+
+// doReturn for a frame that returns to a Lua caller, with no return hook: the rest is
+// the interpreter's.
+int jitReturnLua(void*, void* thread, void* first, uint32_t n) {
+  auto* t = static_cast<ThreadData*>(thread);
+  CallFrame& f = t->frame();
+  if ((t->hookMask & kHookMaskReturn) || (f.flags & (kFrameEntry | kFrameFinishOp)) || t->frameCount < 2 ||
+      !(t->frames[t->frameCount - 2].flags & kFrameLua))
+    return 0;
+  Value* src = static_cast<Value*>(first);
+  uint32_t from = uint32_t(src - t->stack), dest = f.func - f.varargDelta;
+  Value* dst = src - (from - dest);
+  uint32_t wanted = f.nresults < 0 ? n : uint32_t(f.nresults);
+  for (uint32_t j = 0; j < wanted; j++) dst[j] = j < n ? src[j] : Value::nil();
+  t->top = dest + wanted;
+  t->frameCount--;
+  if (t->jitDepth) t->jitDepth--;
+  return 1;
+}
+
 }  // namespace
 
 WeftJitHelpers jitHelpers() {
-  return WeftJitHelpers{jitGetTable, jitGetInt, jitSetTable, jitSetInt, jitGetUpval, jitGetTabUp};
+  return WeftJitHelpers{jitGetTable, jitGetInt, jitSetTable, jitSetInt, jitGetTabUp, jitCallLua, jitReturnLua};
 }
 
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {

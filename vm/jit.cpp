@@ -26,6 +26,7 @@ struct JitTier::Job {
   std::vector<WeftJitConstant> constants;
   const void* constantSlots;
   std::vector<uint8_t> profile;  // empty: no feedback
+  const Instruction* codeAddress;  // the Proto's own code (off-heap, stable)
   uint8_t numParams, maxStackSize, isVararg;
   bool faultSkipReload;  // WEFT_FAULT "jit.reload-skip": the compiled code breaks the reload rule
 };
@@ -137,6 +138,7 @@ WeftJitLayout jitLayout() {
   l.tagInt = uint8_t(Tag::Int);
   l.tagString = uint8_t(Tag::String);
   l.tagTable = uint8_t(Tag::Table);
+  l.tagLuaClosure = uint8_t(Tag::LuaClosure);
   // Stores (table.h invariant 7, gc/heap.h writeBarrier): the sequence word and the
   // metamethod-absence cache as the interpreter's store writes them, and the barrier's
   // test for a table holder, which is carded.
@@ -149,6 +151,49 @@ WeftJitLayout jitLayout() {
   l.tagFirstHeap = uint8_t(Tag::kFirstHeap);
   l.barrierHolderMask = gc::kBarrierCardedHolderMask;
   l.gcBitOld = gc::kBitOld;
+  // Calls: the widths the lowering reads and writes (jit/lower_call.cpp).
+  static_assert(sizeof(ThreadData::stackSize) == 4 && sizeof(ThreadData::top) == 4 &&
+                sizeof(ThreadData::frameCap) == 4 && sizeof(ThreadData::frameCount) == 4 &&
+                sizeof(ThreadData::hookMask) == 1 && sizeof(ThreadData::jitDepth) == 1);
+  static_assert(sizeof(CallFrame::func) == 4 && sizeof(CallFrame::nresults) == 4 && sizeof(CallFrame::flags) == 2 &&
+                sizeof(CallFrame::errStatus) == 2 && sizeof(CallFrame::varargDelta) == 4 &&
+                sizeof(CallFrame::extra) == 4 && sizeof(Proto::numParams) == 1 && sizeof(Proto::maxStackSize) == 1);
+  static_assert(kJitMaxCallDepth < 256, "ThreadData::jitDepth is a byte");
+  l.threadStack = offsetof(ThreadData, stack);
+  l.threadStackSize = offsetof(ThreadData, stackSize);
+  l.threadTop = offsetof(ThreadData, top);
+  l.threadFrames = offsetof(ThreadData, frames);
+  l.threadFrameCap = offsetof(ThreadData, frameCap);
+  l.threadFrameCount = offsetof(ThreadData, frameCount);
+  l.threadHookMask = offsetof(ThreadData, hookMask);
+  l.threadJitDepth = offsetof(ThreadData, jitDepth);
+  l.frameSize = sizeof(CallFrame);
+  l.framePc = offsetof(CallFrame, pc);
+  l.frameFunc = offsetof(CallFrame, func);
+  l.frameBase = offsetof(CallFrame, base);
+  l.frameTop = offsetof(CallFrame, top);
+  l.frameNresults = offsetof(CallFrame, nresults);
+  l.frameFlags = offsetof(CallFrame, flags);
+  l.frameErrStatus = offsetof(CallFrame, errStatus);
+  l.frameVarargDelta = offsetof(CallFrame, varargDelta);
+  l.frameExtra = offsetof(CallFrame, extra);
+  l.closureProto = offsetof(LuaClosure, proto);
+  l.protoCode = offsetof(Proto, code);
+  l.protoNumParams = offsetof(Proto, numParams);
+  l.protoIsVararg = offsetof(Proto, isVararg);
+  l.protoMaxStackSize = offsetof(Proto, maxStackSize);
+  l.protoJit = offsetof(Proto, jit);
+  // JitCode is no standard-layout class: its entry fields are a base's, found by a cast.
+  static const JitCode probe;
+  auto* probeBase = reinterpret_cast<const char*>(static_cast<const JitCodeEntry*>(&probe));
+  uint32_t baseOffset = uint32_t(probeBase - reinterpret_cast<const char*>(&probe));
+  l.codeEntry = baseOffset + offsetof(JitCodeEntry, entry);
+  l.codeEntryMap = baseOffset + offsetof(JitCodeEntry, entryMap);
+  l.frameLua = kFrameLua;
+  l.frameNoCompiledReturn = kFrameEntry | kFrameFinishOp;
+  l.hookReturn = kHookMaskReturn;
+  l.extraStack = kExtraStack;
+  l.maxJitDepth = kJitMaxCallDepth;
   return l;
 }
 
@@ -176,23 +221,50 @@ std::string protoName(const Proto* p) {
 }
 
 // Instructions that always leave compiled code (the compiler has none of them): calls
-// it does not compute, allocation, concatenation, returns.
-bool leavesCode(frontend::Instruction i) {
+// it cannot make (open argument or result lists; with feedback, a call that saw other
+// than Lua functions, or math.sqrt, or never ran), allocation, concatenation, returns of
+// an open list or that close variables.
+bool leavesCode(const Proto* p, uint32_t pc) {
   using frontend::Op;
+  frontend::Instruction i = p->code[pc];
   switch (frontend::getOp(i)) {
-    case Op::CALL: return !(frontend::getB(i) == 2 && frontend::getC(i) == 2);  // maybe math.sqrt
+    case Op::CALL: {
+      if (frontend::getB(i) == 0 || frontend::getC(i) == 0) return true;
+      const uint8_t* prof = __atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE);
+      if (!prof) return false;
+      uint8_t seen = __atomic_load_n(&prof[pc], __ATOMIC_RELAXED);
+      bool sqrtShape = frontend::getB(i) == 2 && frontend::getC(i) == 2;
+      return !(seen == kWeftJitSeenLuaFunction || (seen == kWeftJitSeenKnown && sqrtShape));
+    }
+    case Op::RETURN: return frontend::getB(i) == 0 || frontend::getK(i);
     case Op::TAILCALL: case Op::TFORCALL: case Op::CONCAT: case Op::CLOSURE: case Op::NEWTABLE:
-    case Op::VARARG: case Op::SELF: case Op::SETLIST: case Op::RETURN: case Op::RETURN0: case Op::RETURN1:
+    case Op::VARARG: case Op::SELF: case Op::SETLIST:
       return true;
     default:
       return false;
   }
 }
 
+bool returns(frontend::Op op) {
+  return op == frontend::Op::RETURN || op == frontend::Op::RETURN0 || op == frontend::Op::RETURN1;
+}
+
+// Calls `visit` with each successor of instruction pc that the coarse search follows (a
+// superset of the compiler's); none after an instruction that leaves or returns.
+template <typename Visit>
+void coarseSuccessors(const Proto* p, uint32_t pc, Visit visit) {
+  using frontend::Op;
+  frontend::Instruction i = p->code[pc];
+  Op op = frontend::getOp(i);
+  if (leavesCode(p, pc) || returns(op)) return;
+  visit(op == Op::JMP ? int64_t(pc) + 1 + frontend::getSJ(i) : int64_t(pc) + 1);
+  if (op == Op::FORLOOP) visit(int64_t(pc) + 1 - frontend::getBx(i));
+  if (op == Op::FORPREP) visit(int64_t(pc) + frontend::getBx(i) + 2);
+  if (op == Op::LFALSESKIP || (op >= Op::EQ && op <= Op::TESTSET)) visit(int64_t(pc) + 2);
+}
+
 // Whether some loop of p may go round without leaving compiled code: the compiler
-// enters code only in such loops (docs/design/jit.md), so a prototype without one is
-// rejected here, without loading LLVM. Coarser than the compiler's test (successors are
-// a superset, only leavesCode blocks), so it never rejects what the compiler would take.
+// enters code in such loops (docs/design/jit.md).
 bool mayIterate(const Proto* p) {
   using frontend::Op;
   uint32_t n = p->codeSize;
@@ -207,27 +279,61 @@ bool mayIterate(const Proto* p) {
     if (h < 0) continue;
     seen.assign(n, 0);
     work.assign(1, uint32_t(h));
-    while (!work.empty()) {
+    bool found = false;
+    while (!work.empty() && !found) {
       uint32_t pc = work.back();
       work.pop_back();
-      frontend::Instruction i = p->code[pc];
-      if (leavesCode(i)) continue;
-      Op op = frontend::getOp(i);
-      int64_t next[2] = {int64_t(pc) + 1, -1};
-      if (op == Op::JMP) next[0] = int64_t(pc) + 1 + frontend::getSJ(i);
-      if (op == Op::FORLOOP) next[1] = int64_t(pc) + 1 - frontend::getBx(i);
-      if (op == Op::FORPREP) next[1] = int64_t(pc) + frontend::getBx(i) + 2;
-      if (op == Op::LFALSESKIP || (op >= Op::EQ && op <= Op::TESTSET)) next[1] = int64_t(pc) + 2;
-      for (int64_t to : next) {
-        if (to == h) return true;
+      coarseSuccessors(p, pc, [&](int64_t to) {
+        found |= to == h;
         if (to > h && to <= int64_t(latch) && !seen[size_t(to)]) {
           seen[size_t(to)] = 1;
           work.push_back(uint32_t(to));
         }
-      }
+      });
     }
+    if (found) return true;
   }
   return false;
+}
+
+// Whether some path from p's first instruction reaches a return without leaving
+// compiled code: the compiler enters such a function at its start, where a compiled
+// call of it starts too (docs/design/jit.md, "Compiled calls").
+bool mayReturn(const Proto* p) {
+  uint32_t n = p->codeSize;
+  std::vector<uint8_t> seen(n, 0);
+  std::vector<uint32_t> work{0};
+  seen[0] = 1;
+  while (!work.empty()) {
+    uint32_t pc = work.back();
+    work.pop_back();
+    frontend::Instruction i = p->code[pc];
+    if (returns(frontend::getOp(i)) && !leavesCode(p, pc)) return true;
+    coarseSuccessors(p, pc, [&](int64_t to) {
+      if (to >= 0 && to < int64_t(n) && !seen[size_t(to)]) {
+        seen[size_t(to)] = 1;
+        work.push_back(uint32_t(to));
+      }
+    });
+  }
+  return false;
+}
+
+// The compiler enters code only in loops that may go round compiled and at the start of
+// a function that may return compiled; a prototype with neither is rejected here,
+// without loading LLVM. Coarser than the compiler's tests, so it never rejects what the
+// compiler would take.
+bool worthCompiling(const Proto* p) { return p->codeSize > 0 && (mayIterate(p) || mayReturn(p)); }
+
+// A prototype whose code only compiled calls would enter: no loop may go round in it and
+// it makes no call the compiler could (the compiler's kWeftJitEntryForCalls start).
+bool onlyForCalls(const Proto* p) {
+  if (mayIterate(p)) return false;
+  for (uint32_t pc = 0; pc < p->codeSize; pc++) {
+    frontend::Instruction i = p->code[pc];
+    if (frontend::getOp(i) == frontend::Op::CALL && !leavesCode(p, pc)) return false;
+  }
+  return true;
 }
 
 uint8_t typeBit(const Value& v) {
@@ -276,7 +382,12 @@ void jitProfileRecord(Proto* p, uint32_t pc, const Value* base, bool atGuardExit
   } else if (op == Op::CALL) {
     bool sqrt = b == 2 && c == 2 && base[a].tag == Tag::LightNative && base[a].u.fn == mathSqrtNative() &&
                 typeBit(base[a + 1]) != kWeftJitSeenOther;
-    bits = sqrt ? kWeftJitSeenKnown : kWeftJitSeenOther;
+    // A guard exit of a compiled call (not a cold site's): not a Lua function, or one
+    // that never has code to enter.
+    bool compiledCall = atGuardExit && __atomic_load_n(&prof[pc], __ATOMIC_RELAXED) == kWeftJitSeenLuaFunction;
+    bits = kWeftJitSeenOther;
+    if (sqrt) bits = kWeftJitSeenKnown;
+    if (base[a].isLuaClosure() && !compiledCall) bits = kWeftJitSeenLuaFunction;
   } else {
     return;
   }
@@ -321,6 +432,7 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code) {
   job->constants.reserve(p->numConstants);
   for (uint32_t i = 0; i < p->numConstants; i++) job->constants.push_back(snapshotConstant(p->constants[i]));
   job->constantSlots = p->constants;
+  job->codeAddress = p->code;
   if (const uint8_t* prof = __atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE)) {
     job->profile.resize(p->codeSize);
     for (uint32_t pc = 0; pc < p->codeSize; pc++) job->profile[pc] = __atomic_load_n(&prof[pc], __ATOMIC_RELAXED);
@@ -352,16 +464,21 @@ void JitTier::request(Proto* p, bool wait, ThreadData* t) {
     if (!wait) return;
   } else {
     auto* code = new JitCode();
-    if (!mayIterate(p)) {
-      // Rejected without loading LLVM for it (fib: 1.4x slower before; binarytrees,
-      // format, strings loaded LLVM only for the compiler to find nothing).
+    bool worth = worthCompiling(p);
+    if (!worth || (options_.mode != JitMode::kEager && onlyForCalls(p))) {
+      // Rejected without loading LLVM for it (binarytrees, format and strings loaded
+      // LLVM only for the compiler to find nothing), or deferred until a compiled call
+      // wants it (gsub.lua loaded LLVM for a small function only the interpreter called).
       code->tier = this;
       code->refs.store(1, std::memory_order_relaxed);
-      code->state.store(JitCode::kRejected, std::memory_order_relaxed);
+      code->state.store(worth ? JitCode::kDeferred : JitCode::kRejected, std::memory_order_relaxed);
+      if (worth && options_.perfMap) {
+        code->perfName = perfMapName(callSiteName(p, t).c_str(), p->data->source, int(p->data->lineDefined));
+      }
       JitCode* none = nullptr;
       if (__atomic_compare_exchange_n(&p->jit, &none, code, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         std::lock_guard lock(mu_);
-        rejected_++;
+        if (!worth) rejected_++;
       } else {
         delete code;
       }
@@ -384,6 +501,21 @@ void JitTier::request(Proto* p, bool wait, ThreadData* t) {
     std::unique_lock lock(mu_);
     done_.wait(lock, [&] { return stop_ || code->state.load(std::memory_order_acquire) != JitCode::kQueued; });
   }
+}
+
+void JitTier::requestForCall(Proto* p, JitCode* code) {
+  if (code->state.load(std::memory_order_relaxed) != JitCode::kDeferred) return;
+  auto* next = new JitCode();
+  next->previous = code;  // owned, as a replaced code is (invariant 4)
+  auto job = snapshot(p, next);
+  next->perfName = code->perfName;
+  JitCode* expected = code;
+  if (!__atomic_compare_exchange_n(&p->jit, &expected, next, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    next->previous = nullptr;
+    delete next;  // another worker's call came first
+    return;
+  }
+  enqueue(std::move(job));
 }
 
 bool JitTier::ensureProfile(Proto* p) {
@@ -484,6 +616,7 @@ bool JitTier::ensureEngine() {
     WeftJitHost host{heap.requestFlagForJit(), heap.stopFlagForJit(),
                      uint8_t(heap.config().stress != gc::StressMode::kNone), &state_, jitHelpers(),
                      reinterpret_cast<const void*>(mathSqrtNative()), jitLayout(), nullptr};
+    host.layout.maxCallDepth = state_.options().maxCallDepth;
     host.barrierSlow = jitBarrierSlow;
     host.barrierCheck = jitBarrierCheck;
     host.barrierChecks = &gc::gBarrierSlow;
@@ -516,7 +649,7 @@ void JitTier::compileJob(Job& job) {
   WeftJitRequest req{job.bytecode.data(), uint32_t(job.bytecode.size()), uint32_t(job.constants.size()),
                      job.constants.data(), job.constantSlots, job.numParams, job.maxStackSize, job.isVararg,
                      code->name.c_str(), job.profile.empty() ? nullptr : job.profile.data(),
-                     uint8_t(job.faultSkipReload)};
+                     uint8_t(job.faultSkipReload), job.codeAddress};
   WeftJitResult res{};
   auto start = std::chrono::steady_clock::now();
   int rc = gModule->compile(engine_, &req, &res);

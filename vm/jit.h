@@ -49,14 +49,22 @@ struct ThreadData;
 // its guards met (widened feedback), or, at its kJitMaxVersions-th version, blacklisted.
 inline constexpr uint32_t kJitGuardExitLimit = 64;
 inline constexpr uint8_t kJitMaxVersions = 3;
+// Compiled calls nest on the machine stack (docs/design/jit.md, "Compiled calls"): past
+// this depth a call is left to the interpreter, which enters the callee's code afresh.
+inline constexpr uint32_t kJitMaxCallDepth = 128;
 
+// The part of a JitCode that compiled calls read inline (WeftJitLayout::codeEntry).
+struct JitCodeEntry {
+  WeftJitEntry entry = nullptr;        // written once (release), read by jitReady (acquire)
+  const uint8_t* entryMap = nullptr;   // valid once entry is set
+};
 // One prototype's compiled code, off the heap (Proto::jit). `state` moves kNone ->
 // kQueued -> kReady | kRejected | kFailed, each step by the compile thread but the first;
-// a blacklisting installs a new JitCode that starts kBlacklisted (never entered).
-struct JitCode {
-  enum State : uint8_t { kQueued, kReady, kRejected, kFailed, kBlacklisted };
-  WeftJitEntry entry = nullptr;        // written once (release), read by jitEntryOf (acquire)
-  const uint8_t* entryMap = nullptr;   // valid once entry is set
+// a blacklisting installs a new JitCode that starts kBlacklisted (never entered); a
+// prototype that only compiled calls would enter gets one that starts kDeferred, until
+// a compiled call asks for it (JitTier::requestForCall) and a queued one replaces it.
+struct JitCode : JitCodeEntry {
+  enum State : uint8_t { kQueued, kReady, kRejected, kFailed, kBlacklisted, kDeferred };
   std::atomic<uint8_t> state{kQueued};
   std::atomic<uint32_t> refs{2};       // the Proto's and the job's
   void* handle = nullptr;              // the module's, for release (compile thread)
@@ -80,10 +88,11 @@ inline JitCode* jitReady(const Proto* p) {
   JitCode* c = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE);
   return c && __atomic_load_n(&c->entry, __ATOMIC_ACQUIRE) ? c : nullptr;
 }
-// Whether compiled code may start at instruction `pc` of `p`.
+// Whether the interpreter may start compiled code at instruction `pc` of `p` (not at a
+// start kept for compiled calls, kWeftJitEntryForCalls).
 inline bool jitEntersAt(const Proto* p, uint32_t pc) {
   const JitCode* c = jitReady(p);
-  return c && c->entryMap[pc];
+  return c && c->entryMap[pc] == 1;
 }
 
 template <typename T>
@@ -119,6 +128,9 @@ class JitTier {
   // is done (eager mode). `t` runs a frame of p, the top one: its caller names the
   // function for the perf map. Never collects; allocates off the heap only.
   void request(Proto* p, bool wait, ThreadData* t);
+  // A compiled call of p found `code` (kDeferred, else a no-op): p is queued now, its
+  // code replacing `code`. Never collects; allocates off the heap only.
+  void requestForCall(Proto* p, JitCode* code);
   // Whether the interpreter should profile a frame of p that starts or continues now;
   // allocates p's feedback (off the heap) the first time. Never collects.
   bool profile(Proto* p) { return jitProfilingNow(p) && options_.mode != JitMode::kEager && ensureProfile(p); }

@@ -18,30 +18,37 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 8;
+inline constexpr uint32_t kWeftJitAbiVersion = 9;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
-// returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract").
-using WeftJitEntry = uint64_t (*)(void* base, int32_t* budget, uint32_t pc);
+// returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
+// the vm::ThreadData that runs the frame (and owns `budget`), for the call helpers.
+using WeftJitEntry = uint64_t (*)(void* base, int32_t* budget, uint32_t pc, void* thread);
 inline constexpr uint64_t kWeftJitExitInterpret = 0;  // the interpreter runs exitPc first
 inline constexpr uint64_t kWeftJitExitSafepoint = 1;  // a back-edge poll fired: the loop safepoint, then re-entry
 inline constexpr uint64_t kWeftJitExitNoEntry = 2;    // `pc` is not an entry: nothing ran
 inline constexpr uint64_t kWeftJitExitSafepointFrame = 3;  // as kWeftJitExitSafepoint, keeping every register
 inline constexpr uint64_t kWeftJitExitGuard = 4;      // a guard built on type feedback failed: as kWeftJitExitInterpret, counted
+inline constexpr uint64_t kWeftJitExitReturned = 5;   // the frame returned (WeftJitHelpers::returnLua): exitPc is 0
+// Or'ed into a kind: the exit is in a frame that compiled code called (a compiled call,
+// docs/design/jit.md "Compiled calls"), the thread's top frame, not the entered one.
+inline constexpr uint64_t kWeftJitExitInCallee = 0x100;
 
 // Type feedback (docs/design/jit.md, "Type feedback"): one byte per instruction, the
 // types the interpreter saw there while it profiled. Arithmetic: its register operands
 // (B in bits 0-2, a register C in bits 4-6); comparisons: A and B (or A alone against a
 // constant or an immediate); FORPREP: init, limit and step together; FORLOOP: the step;
 // CALL: kWeftJitSeenKnown when it called WeftJitHost::mathSqrt with one number for one
-// result, else kWeftJitSeenOther; GETTABLE, GETI, GETFIELD: kWeftJitSeenTable when R[B]
-// was a table, kWeftJitSeenOther when it was not, and GETTABLE's key in bits 4-6.
-// GETUPVAL, GETTABUP, GETTABLE..SETFIELD: kWeftJitSeenOther once their helper failed in
+// result, kWeftJitSeenLuaFunction when it called a Lua function, else kWeftJitSeenOther
+// (also at a guard exit of a compiled call: the callee will never have code there);
+// GETTABLE, GETI, GETFIELD: kWeftJitSeenTable when R[B] was a table, kWeftJitSeenOther
+// when it was not, and GETTABLE's key in bits 4-6.
+// GETTABUP, GETTABLE..SETFIELD: kWeftJitSeenOther once their helper failed in
 // compiled code (an exit at a table read that was not cold; SETTABUP, which has no
 // helper: its inline store's slow path), which the next version then leaves to the
 // interpreter. 0: never seen, the compiler speculates nothing.
 inline constexpr uint8_t kWeftJitSeenInt = 1, kWeftJitSeenFloat = 2, kWeftJitSeenOther = 4, kWeftJitSeenTable = 8;
-inline constexpr uint8_t kWeftJitSeenKnown = 1;
+inline constexpr uint8_t kWeftJitSeenKnown = 1, kWeftJitSeenLuaFunction = 2;
 
 // A constant of the prototype as the compiler may fold it.
 struct WeftJitConstant {
@@ -64,6 +71,7 @@ struct WeftJitRequest {
   const char* name;            // "source:line", for the symbol name
   const uint8_t* profile;      // codeSize bytes of type feedback, or null (eager mode: no speculation)
   uint8_t faultSkipReload;     // a test fault: skip one reload after a safepoint (jit/stale_reload.h)
+  const void* codeAddress;     // the prototype's own (off-heap, stable) code: a frame's saved pc points into it
 };
 
 // The VM's fast paths that compiled code calls (vm/interp.cpp, jitHelpers): each does
@@ -76,9 +84,22 @@ struct WeftJitHelpers {
   int (*getInt)(void* state, void* dst, const void* obj, int64_t key);        // GETI
   int (*setTable)(void* state, const void* obj, const void* key, const void* val);  // SETTABLE, SETFIELD
   int (*setInt)(void* state, const void* obj, int64_t key, const void* val);        // SETI
-  int (*getUpval)(void* dst, const void* funcSlot, uint32_t index);                 // GETUPVAL
   int (*getTabUp)(void* state, void* dst, const void* funcSlot, uint32_t index, const void* key);  // GETTABUP
+  // Compiled calls (docs/design/jit.md, "Compiled calls"); they do not follow the rule
+  // above: callLua pushes a frame and returnLua pops one. callLua: CALL of the Lua
+  // function at `funcSlot` with `nargs` arguments after it for `nresults` results, from
+  // instruction `callerPc` of the thread's top frame: saves the caller's pc, pushes the
+  // callee's frame and returns its compiled code, to run from pc 0 with the callee's
+  // base; or returns null (nothing changed: the interpreter makes the call) or
+  // kWeftJitCallNever (likewise, and the callee will never have code to enter there).
+  // `budget` is the entry's (its poll is the callee's start).
+  WeftJitEntry (*callLua)(void* state, void* thread, int32_t* budget, void* funcSlot, uint32_t nargs,
+                          int32_t nresults, uint32_t callerPc);
+  // RETURN of `n` values from `first` (a slot of the thread's top frame) into a Lua
+  // caller: moves them, pops the frame, returns 1; or 0 having changed nothing.
+  int (*returnLua)(void* state, void* thread, void* first, uint32_t n);
 };
+inline const WeftJitEntry kWeftJitCallNever = reinterpret_cast<WeftJitEntry>(uintptr_t(1));
 
 // Where compiled code finds what it reads and writes inline (docs/design/jit.md, "Inline
 // table reads" and "Inline table stores"): byte offsets and sizes of vm/object.h's
@@ -91,10 +112,21 @@ struct WeftJitLayout {
   uint32_t arrayCapacity, arrayData;                             // ValueArray
   uint32_t nodesCapacity, nodesData, nodeSize, nodeKey, nodeValue;  // NodeArray, Node
   uint32_t closureUpvalues, upvalueCell;                         // LuaClosure, Upvalue (GETTABUP)
-  uint8_t tagNil, tagInt, tagString, tagTable;                   // Tag
+  uint8_t tagNil, tagInt, tagString, tagTable, tagLuaClosure;    // Tag
   uint32_t tableSync, objectAux, objectGcBits;                   // Table::sync, header.aux, header.gcBits
   uint8_t tagFirstHeap;                                          // Tag::kFirstHeap: isCollectable
   uint8_t barrierHolderMask, gcBitOld;                           // a table's barrier test (gc::writeBarrier)
+  // Compiled calls and returns inline (docs/design/jit.md, "Compiled calls"): vm/thread.h's
+  // ThreadData and CallFrame, vm/object.h's LuaClosure and Proto, vm/jit.h's JitCode.
+  uint32_t threadStack, threadStackSize, threadTop, threadFrames, threadFrameCap, threadFrameCount;
+  uint32_t threadHookMask, threadJitDepth;                       // bytes
+  uint32_t frameSize, framePc, frameFunc, frameBase, frameTop, frameNresults, frameFlags, frameErrStatus;
+  uint32_t frameVarargDelta, frameExtra;
+  uint32_t closureProto, protoCode, protoNumParams, protoIsVararg, protoMaxStackSize, protoJit;
+  uint32_t codeEntry, codeEntryMap;                              // JitCode
+  uint16_t frameLua, frameNoCompiledReturn;                      // kFrameLua; kFrameEntry | kFrameFinishOp
+  uint8_t hookReturn;                                            // kHookMaskReturn
+  uint32_t extraStack, maxJitDepth, maxCallDepth;                // kExtraStack, kJitMaxCallDepth, StateOptions
 };
 
 // What the VM looks like to compiled code: the poll's flags (Heap::collectionRequested)
@@ -123,13 +155,17 @@ struct WeftJitHost {
   const void* barrierChecks;
 };
 
+inline constexpr uint8_t kWeftJitEntryForCalls = 2;
+
 inline constexpr int kWeftJitOk = 0;
 inline constexpr int kWeftJitRejected = 1;  // nothing worth compiling
 inline constexpr int kWeftJitFailed = 2;    // LLVM failed: `error` says why
 
 struct WeftJitResult {
   WeftJitEntry entry;
-  uint8_t* entryMap;   // codeSize bytes, 1 where `entry` may start; owned by the module until release
+  // codeSize bytes, 1 where `entry` may start, kWeftJitEntryForCalls at pc 0 where only
+  // compiled calls start it (the interpreter's calls do not); owned by the module until release.
+  uint8_t* entryMap;
   void* handle;        // for release()
   uint32_t compiledOps;
   char error[256];

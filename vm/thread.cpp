@@ -78,6 +78,7 @@ void resetThreadData(ThreadData& t, State& state) {
   delete t.rare;  // no hook carries over, and the next task seeds its own generator
   t.rare = nullptr;
   t.inErrorHandler = false;
+  t.jitDepth = 0;
   t.hookMask = 0;
   t.inHook = false;
   t.hookYieldable = false;

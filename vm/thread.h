@@ -211,6 +211,7 @@ struct ThreadData {
   bool runningFinalizers = false;
   bool failed = false;          // dead by an error (coroutine.close reports it)
   bool inErrorHandler = false;  // running a message handler: limits get some headroom
+  uint8_t jitDepth = 0;         // compiled calls nested in one entry into compiled code (vm/jit.h kJitMaxCallDepth)
 
   CallFrame& frame() { return frames[frameCount - 1]; }
   uint32_t liveTop() const;

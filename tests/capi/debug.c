@@ -79,8 +79,9 @@ int main(void) {
   run(L, "local function f(a, b, ...)\n  local c = a + b\n  inspect()\n  return c\nend\n"
          "local t = {f = f}\nt.f(1, 2, 3, 4)\n");
   run(L, "local x = 'orig'\nset_local()\nprint('x is now', x)");
-  /* '>' with a function on the stack. */
+  /* '>' with a function on the stack. Zeroed: ">Su" leaves currentline as it was. */
   lua_Debug ar;
+  memset(&ar, 0, sizeof ar);
   load_string(L, "local a, b = 1\nreturn function(p, q, ...) return a, b end", "=defs");
   lua_call(L, 0, 1);
   lua_pushvalue(L, -1);

@@ -100,12 +100,13 @@ TEST(JitTest, CodeFreedWithProto) {
     ASSERT_TRUE(h.loadMayGC(src, "=test").isOk());
     ASSERT_TRUE(h.pcallMayGC(0, 0, false).isOk());
   };
-  // g and the chunk that made it have code; the second chunk compiles nothing (no run
-  // of two compiled instructions), and when g goes, the first chunk's prototype goes too.
+  // g and the chunk that made it have code; the second chunk compiles nothing (its
+  // first call is followed by a tail call, not by a compiled path to a return), and when
+  // g goes, the first chunk's prototype goes too.
   run("function g(n) local s = 0 for i = 1, n do s = s + i end return s end g(10)");
   EXPECT_GE(S->jit()->liveCodeForTesting(), 1u);
   EXPECT_TRUE(JitTier::moduleLoaded());
-  run("g = nil collectgarbage() collectgarbage()");
+  run("g = nil collectgarbage() return collectgarbage()");
   EXPECT_EQ(S->jit()->liveCodeForTesting(), 0u);
   h.closeMayGC();
 }

@@ -1,0 +1,266 @@
+// Calls and returns (docs/design/jit.md, "Compiled calls"): math.sqrt computed in place,
+// and a CALL of a Lua function whose code has an entry at its start, which pushes the
+// callee's frame as the interpreter's OP_CALL does and calls that code on this machine
+// stack; RETURN into a Lua caller pops it. The common case is inline, from the VM's
+// layout (vm/jit.cpp, jitLayout); the rest goes to the helpers callLua and returnLua,
+// and what they refuse exits to the interpreter.
+#include <llvm/IR/Intrinsics.h>
+
+#include "jit/lowering.h"
+
+namespace weft::jit::lowering {
+
+// math.sqrt(x) for one result, where the feedback saw nothing else.
+bool Lowering::sqrtCall(uint32_t pc) const {
+  Instruction i = req_.code[pc];
+  return getB(i) == 2 && getC(i) == 2 && host_.mathSqrt && getA(i) + 1 < kMaxRegs &&
+         (!req_.profile || req_.profile[pc] == kWeftJitSeenKnown || req_.profile[pc] == 0);
+}
+
+// A call of fixed arguments for fixed results, where the feedback saw Lua functions only.
+bool Lowering::luaCall(uint32_t pc) const {
+  Instruction i = req_.code[pc];
+  return getB(i) != 0 && getC(i) != 0 && getA(i) + std::max(getB(i), getC(i)) < kMaxRegs &&
+         (!req_.profile || req_.profile[pc] == kWeftJitSeenLuaFunction || req_.profile[pc] == 0);
+}
+
+void Lowering::call(uint32_t pc, Instruction i) {
+  int a = getA(i);
+  if (!sqrtCall(pc)) {
+    callLua(pc, i);
+    return;
+  }
+  Value* fn = b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(host_.mathSqrt)));
+  Value* targ = tag(a + 1);
+  Value* ok = b_.CreateAnd(b_.CreateAnd(isTag(tag(a), kTagLightNative), b_.CreateICmpEQ(ival(a), fn)),
+                           b_.CreateOr(isTag(targ, kTagInt), isTag(targ, kTagFloat)));
+  auto sqrt = [&] {
+    llvm::Function* f =
+        llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::experimental_constrained_sqrt, {b_.getDoubleTy()});
+    storeF(a, b_.CreateConstrainedFPCall(f, {toF(targ, a + 1)}));
+    b_.CreateBr(block(pc + 1));
+  };
+  if (luaCall(pc)) {  // no feedback (eager mode): either
+    cases(ok, sqrt, [&] { callLua(pc, i); });
+    return;
+  }
+  if (req_.profile) {
+    speculate(ok, pc);
+  } else {
+    guard(ok, pc);
+  }
+  sqrt();
+}
+
+Value* Lowering::loadAt(llvm::Type* type, Value* ptr, uint64_t offset) { return b_.CreateLoad(type, at(ptr, offset)); }
+void Lowering::storeAt(Value* v, Value* ptr, uint64_t offset) { b_.CreateStore(v, at(ptr, offset)); }
+
+// The frame is made exact first: the callee may leave compiled code, and the
+// interpreter then finishes it and this frame from its saved pc. The callee's return
+// has moved the results into R[A]...; any other exit of the callee, or of a frame it
+// called, returns from every compiled caller at once, marked kWeftJitExitInCallee.
+void Lowering::callLua(uint32_t pc, Instruction i) {
+  int a = getA(i), nresults = getC(i) - 1;
+  if (req_.profile) {
+    speculate(isTag(tag(a), kTagLuaClosure), pc);
+  } else {
+    guard(isTag(tag(a), kTagLuaClosure), pc);
+  }
+  spillAll(flow_.dirtyIn[pc]);
+  BasicBlock* slow = newBlock("call_slow");
+  BasicBlock* run = newBlock("call");
+  llvm::PHINode* entry;
+  {
+    llvm::IRBuilderBase::InsertPointGuard keep(b_);
+    b_.SetInsertPoint(run);
+    entry = b_.CreatePHI(b_.getPtrTy(), 2);
+  }
+  pushFrameInline(pc, i, slow, run, entry);
+  b_.SetInsertPoint(slow);
+  callHelper(pc, i, run, entry);
+  b_.SetInsertPoint(run);
+  auto* entryTy =
+      llvm::FunctionType::get(b_.getInt64Ty(), {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty(), b_.getPtrTy()}, false);
+  Value* r = b_.CreateCall(entryTy, entry, {at(base_, uint64_t(a + 1) * kValueSize), budget_, b_.getInt32(0), thread_});
+  BasicBlock* back = newBlock("returned");
+  BasicBlock* out = newBlock("callee_exit");
+  Value* kind = b_.CreateLShr(r, b_.getInt64(32));
+  b_.CreateCondBr(b_.CreateICmpEQ(kind, b_.getInt64(kWeftJitExitReturned)), back, out);
+  b_.SetInsertPoint(out);
+  b_.CreateRet(b_.CreateOr(r, b_.getInt64(kWeftJitExitInCallee << 32)));
+  b_.SetInsertPoint(back);
+  for (int r2 = a; r2 < a + nresults; r2++) reload(r2);
+  b_.CreateBr(block(pc + 1));
+}
+
+// jitCallLua's common case (vm/interp.cpp): the callee's code is installed with an
+// entry at its start, it takes no varargs and at most the arguments given, no hook is
+// set, the frames, the stack and the nesting have room, and the start's poll does not
+// fire (budget, collection requests; under --gc-stress it always does). Then the
+// caller's pc is saved and the callee's frame pushed; else `slow`.
+void Lowering::pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, BasicBlock* run, llvm::PHINode* entry) {
+  const WeftJitLayout& l = host_.layout;
+  if (host_.stress) {
+    b_.CreateBr(slow);
+    return;
+  }
+  int a = getA(i), nargs = getB(i) - 1;
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Type* i8 = b_.getInt8Ty();
+  llvm::Type* i16 = b_.getInt16Ty();
+  llvm::Type* i32 = b_.getInt32Ty();
+  auto next = [&](Value* ok, const char* name) {
+    BasicBlock* bb = newBlock(name);
+    b_.CreateCondBr(ok, bb, slow);
+    b_.SetInsertPoint(bb);
+  };
+  Value* proto = loadAt(ptr, b_.CreateIntToPtr(ival(a), ptr), l.closureProto);
+  Value* code = loadShared(ptr, at(proto, l.protoJit), llvm::AtomicOrdering::Acquire);
+  next(b_.CreateIsNotNull(code), "call_code");
+  Value* fn = loadShared(ptr, at(code, l.codeEntry), llvm::AtomicOrdering::Acquire);
+  next(b_.CreateIsNotNull(fn), "call_entry");
+  Value* t = thread_;
+  Value* stack = loadAt(ptr, t, l.threadStack);
+  Value* func = b_.CreateTrunc(b_.CreateLShr(b_.CreateSub(b_.CreatePtrToInt(slot(a), b_.getInt64Ty()),
+                                                          b_.CreatePtrToInt(stack, b_.getInt64Ty())),
+                                             b_.getInt64(4)),
+                               i32);
+  Value* maxStack = b_.CreateZExt(loadAt(i8, proto, l.protoMaxStackSize), i32);
+  Value* frameCount = loadAt(i32, t, l.threadFrameCount);
+  Value* depth = loadAt(i8, t, l.threadJitDepth);
+  Value* left = b_.CreateLoad(i32, budget_);
+  Value* ok = b_.CreateICmpNE(loadAt(i8, loadAt(ptr, code, l.codeEntryMap), 0), b_.getInt8(0));
+  ok = b_.CreateAnd(ok, b_.CreateICmpEQ(loadAt(i8, proto, l.protoIsVararg), b_.getInt8(0)));
+  ok = b_.CreateAnd(ok, b_.CreateICmpULE(loadAt(i8, proto, l.protoNumParams), b_.getInt8(uint8_t(nargs))));
+  ok = b_.CreateAnd(ok, b_.CreateICmpEQ(loadAt(i8, t, l.threadHookMask), b_.getInt8(0)));
+  ok = b_.CreateAnd(ok, b_.CreateICmpULT(depth, b_.getInt8(uint8_t(l.maxJitDepth))));
+  ok = b_.CreateAnd(ok, b_.CreateICmpULT(frameCount, loadAt(i32, t, l.threadFrameCap)));
+  ok = b_.CreateAnd(ok, b_.CreateICmpULT(frameCount, b_.getInt32(l.maxCallDepth)));
+  Value* need = b_.CreateAdd(b_.CreateZExt(func, b_.getInt64Ty()),
+                             b_.CreateZExt(b_.CreateAdd(maxStack, b_.getInt32(1 + l.extraStack)), b_.getInt64Ty()));
+  ok = b_.CreateAnd(ok, b_.CreateICmpULE(need, b_.CreateZExt(loadAt(i32, t, l.threadStackSize), b_.getInt64Ty())));
+  ok = b_.CreateAnd(ok, b_.CreateICmpSGE(left, b_.getInt32(1)));
+  for (const void* flag : {host_.gcRequested, host_.gcStopRequested}) {
+    llvm::LoadInst* ld = b_.CreateLoad(i8, hostPtr(flag));
+    ld->setAtomic(llvm::AtomicOrdering::Monotonic);
+    ok = b_.CreateAnd(ok, b_.CreateICmpEQ(ld, b_.getInt8(0)));
+  }
+  next(ok, "call_push");
+  b_.CreateStore(b_.CreateSub(left, b_.getInt32(1)), budget_);
+  Value* frames = loadAt(ptr, t, l.threadFrames);
+  Value* caller = b_.CreateGEP(
+      i8, frames,
+      b_.CreateMul(b_.CreateZExt(b_.CreateSub(frameCount, b_.getInt32(1)), b_.getInt64Ty()), b_.getInt64(l.frameSize)));
+  storeAt(hostPtr(static_cast<const uint32_t*>(req_.codeAddress) + pc + 1), caller, l.framePc);
+  Value* f = at(caller, l.frameSize);
+  Value* base = b_.CreateAdd(func, b_.getInt32(1));
+  storeAt(loadAt(ptr, proto, l.protoCode), f, l.framePc);
+  storeAt(func, f, l.frameFunc);
+  storeAt(base, f, l.frameBase);
+  storeAt(b_.CreateAdd(base, maxStack), f, l.frameTop);
+  storeAt(b_.getInt32(uint32_t(getC(i) - 1)), f, l.frameNresults);
+  storeAt(b_.getInt16(l.frameLua), f, l.frameFlags);
+  storeAt(llvm::ConstantInt::get(i16, 0), f, l.frameErrStatus);
+  storeAt(b_.getInt32(0), f, l.frameVarargDelta);
+  storeAt(b_.getInt32(0), f, l.frameExtra);
+  storeAt(b_.CreateAdd(frameCount, b_.getInt32(1)), t, l.threadFrameCount);
+  storeAt(b_.CreateAdd(base, b_.getInt32(uint32_t(nargs))), t, l.threadTop);
+  storeAt(b_.CreateAdd(depth, b_.getInt8(1)), t, l.threadJitDepth);
+  entry->addIncoming(fn, b_.GetInsertBlock());
+  b_.CreateBr(run);
+}
+
+// jitCallLua: the whole call, or null (the interpreter makes it) or kWeftJitCallNever
+// (likewise; with feedback a guard exit, which marks the site for the next version).
+void Lowering::callHelper(uint32_t pc, Instruction i, BasicBlock* run, llvm::PHINode* entry) {
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Type* i32 = b_.getInt32Ty();
+  auto* helperTy = llvm::FunctionType::get(ptr, {ptr, ptr, ptr, ptr, i32, i32, i32}, false);
+  Value* fn = b_.CreateCall(helperTy, hostPtr(reinterpret_cast<const void*>(host_.helpers.callLua)),
+                            {statePtr(), thread_, budget_, slot(getA(i)), b_.getInt32(getB(i) - 1),
+                             b_.getInt32(getC(i) - 1), b_.getInt32(pc)});
+  Value* bits = b_.CreatePtrToInt(fn, b_.getInt64Ty());
+  BasicBlock* some = newBlock("callee");
+  b_.CreateCondBr(b_.CreateICmpEQ(bits, b_.getInt64(0)), exitBlock(pc), some);
+  b_.SetInsertPoint(some);
+  BasicBlock* never = req_.profile ? exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc]) : exitBlock(pc);
+  BasicBlock* go = newBlock("call_helped");
+  b_.CreateCondBr(b_.CreateICmpEQ(bits, b_.getInt64(uint64_t(uintptr_t(kWeftJitCallNever)))), never, go);
+  b_.SetInsertPoint(go);
+  entry->addIncoming(fn, go);
+  b_.CreateBr(run);
+}
+
+// RETURN, RETURN0, RETURN1 into a Lua caller that wants as many results as there are:
+// the results go to the callee's function slot and on (below this frame's base) and
+// the frame is popped, as doReturn does; anything else to jitReturnLua, whose refusal
+// exits.
+void Lowering::returnOp(uint32_t pc, Instruction i, Op op) {
+  const WeftJitLayout& l = host_.layout;
+  int a = getA(i);
+  int n = op == Op::RETURN0 ? 0 : op == Op::RETURN1 ? 1 : getB(i) - 1;
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Type* i16 = b_.getInt16Ty();
+  llvm::Type* i32 = b_.getInt32Ty();
+  Value* t = thread_;
+  Value* frameCount = loadAt(i32, t, l.threadFrameCount);
+  Value* frames = loadAt(ptr, t, l.threadFrames);
+  Value* f = b_.CreateGEP(
+      b_.getInt8Ty(), frames,
+      b_.CreateMul(b_.CreateZExt(b_.CreateSub(frameCount, b_.getInt32(1)), b_.getInt64Ty()), b_.getInt64(l.frameSize)));
+  // The caller's frame, or this one when there is none (then the count fails the test).
+  Value* twoOrMore = b_.CreateICmpUGE(frameCount, b_.getInt32(2));
+  Value* callerFlags = loadAt(i16, b_.CreateSelect(twoOrMore, at(f, -int64_t(l.frameSize)), f), l.frameFlags);
+  Value* ok =
+      b_.CreateAnd(twoOrMore, b_.CreateICmpNE(b_.CreateAnd(callerFlags, b_.getInt16(l.frameLua)), b_.getInt16(0)));
+  Value* flags = loadAt(i16, f, l.frameFlags);
+  ok = b_.CreateAnd(ok, b_.CreateICmpEQ(b_.CreateAnd(flags, b_.getInt16(l.frameNoCompiledReturn)), b_.getInt16(0)));
+  Value* hooks = loadAt(b_.getInt8Ty(), t, l.threadHookMask);
+  ok = b_.CreateAnd(ok, b_.CreateICmpEQ(b_.CreateAnd(hooks, b_.getInt8(l.hookReturn)), b_.getInt8(0)));
+  ok = b_.CreateAnd(ok, b_.CreateICmpEQ(loadAt(i32, f, l.frameNresults), b_.getInt32(uint32_t(n))));
+  BasicBlock* fast = newBlock("return_fast");
+  BasicBlock* slow = newBlock("return_slow");
+  BasicBlock* done = newBlock("returned");
+  b_.CreateCondBr(ok, fast, slow);
+  b_.SetInsertPoint(fast);
+  Value* dest = b_.CreateSub(loadAt(i32, f, l.frameFunc), loadAt(i32, f, l.frameVarargDelta));
+  Value* below = b_.CreateZExt(b_.CreateSub(loadAt(i32, f, l.frameBase), dest), b_.getInt64Ty());
+  Value* dst = b_.CreateGEP(b_.getInt8Ty(), base_, b_.CreateNeg(b_.CreateMul(below, b_.getInt64(kValueSize))));
+  for (int j = 0; j < n; j++) {
+    storeAt(ival(a + j), dst, uint64_t(j) * kValueSize);
+    storeAt(tag(a + j), dst, uint64_t(j) * kValueSize + kTagOffset);
+  }
+  storeAt(b_.CreateAdd(dest, b_.getInt32(uint32_t(n))), t, l.threadTop);
+  storeAt(b_.CreateSub(frameCount, b_.getInt32(1)), t, l.threadFrameCount);
+  Value* depth = loadAt(b_.getInt8Ty(), t, l.threadJitDepth);
+  Value* nested = b_.CreateICmpNE(depth, b_.getInt8(0));
+  storeAt(b_.CreateSub(depth, b_.CreateZExt(nested, b_.getInt8Ty())), t, l.threadJitDepth);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(slow);
+  for (int r = a; r < a + n; r++) spill(r);
+  auto* helperTy = llvm::FunctionType::get(i32, {ptr, ptr, ptr, i32}, false);
+  Value* helped = b_.CreateCall(helperTy, hostPtr(reinterpret_cast<const void*>(host_.helpers.returnLua)),
+                                {statePtr(), thread_, slot(a), b_.getInt32(uint32_t(n))});
+  b_.CreateCondBr(b_.CreateICmpNE(helped, b_.getInt32(0)), done, exitBlock(pc));
+  b_.SetInsertPoint(done);
+  b_.CreateRet(b_.getInt64(kWeftJitExitReturned << 32));
+}
+
+std::vector<uint8_t> Lowering::reachesReturn(const std::vector<uint8_t>& compiled) const {
+  uint32_t n = req_.codeSize;
+  std::vector<uint8_t> reaches(n, 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t pc = n; pc-- > 0;) {
+      if (!compiled[pc] || reaches[pc]) continue;
+      Op op = getOp(req_.code[pc]);
+      bool r = op == Op::RETURN || op == Op::RETURN0 || op == Op::RETURN1;
+      const PcFlow& f = flow_.pcs[pc];
+      for (uint8_t s = 0; s < f.numSucc; s++) r = r || reaches[f.succ[s]];
+      if (r) reaches[pc] = changed = true;
+    }
+  }
+  return reaches;
+}
+
+}  // namespace weft::jit::lowering

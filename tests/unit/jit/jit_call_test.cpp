@@ -1,0 +1,151 @@
+// Compiled calls (docs/design/jit.md, "Compiled calls"): compiled code calls compiled
+// Lua functions on the machine stack, pushing and popping the interpreter's frames; an
+// exit anywhere in the nest leaves every frame exact, so results, errors, tracebacks,
+// hooks and collections are the interpreter's.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "tests/unit/vm/interp_test_util.h"
+#include "vm/jit.h"
+
+namespace weft::vm::testing {
+namespace {
+
+// Runs `src` eagerly compiled (or interpreted) and returns its first result, with the
+// JIT's statistics in `stats` when asked.
+std::string runCompiled(const std::string& src, bool jit, bool verify = false, std::string* stats = nullptr) {
+  StateOptions opts;
+  if (jit) opts.jit.mode = JitMode::kEager;
+  opts.jit.stats = stats != nullptr;
+  opts.gc.verify = verify;
+  auto S = newStandardState(opts);
+  if (!S) return "STATE";
+  HostStack h(*S);
+  std::string out;
+  Status st = h.loadMayGC(src, "=test");
+  if (st.isOk()) st = h.pcallMayGC(0, 1, false);
+  (void)h.toStringMayGC(-1, out);
+  if (stats) *stats = S->jit()->statsReport();
+  h.closeMayGC();
+  return st.isOk() ? out : "ERR: " + out;
+}
+
+// Interpreted and compiled, the same result; `want` pins it.
+void expectSame(const std::string& src, const std::string& want) {
+  EXPECT_EQ(runCompiled(src, false), want) << src;
+  EXPECT_EQ(runCompiled(src, true), want) << src;
+}
+
+// The entries into compiled code that --jit-stats counts.
+long entriesIn(const std::string& stats) {
+  auto at = stats.find(" entries,");
+  if (at == std::string::npos) return -1;
+  auto start = stats.rfind("jit: ", at);
+  return std::stol(stats.substr(start + 5, at - start - 5));
+}
+
+// A recursion runs in compiled code from its first call: fib(20) makes 21,891 calls,
+// and the interpreter enters compiled code only a few times (at the first call, and
+// after each call it made itself while the frame array grew).
+TEST(JitCallTest, RecursionRunsNativelyFromItsFirstCall) {
+  std::string stats;
+  EXPECT_EQ(runCompiled("local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end "
+                        "return fib(20)",
+                        true, false, &stats),
+            "6765");
+  long entries = entriesIn(stats);
+  EXPECT_GE(entries, 1) << stats;
+  EXPECT_LT(entries, 100) << stats;
+  // A nest deeper than kJitMaxCallDepth goes on in the interpreter, which enters the
+  // callee's code afresh.
+  EXPECT_EQ(runCompiled("local function down(n) if n == 0 then return 0 end return down(n - 1) + 1 end "
+                        "return down(1000)",
+                        true, false, &stats),
+            "1000");
+  EXPECT_GE(entriesIn(stats), 1000 / long(kJitMaxCallDepth)) << stats;
+}
+
+// Arguments and results as the interpreter's call and return give them: missing
+// arguments are nil, extra ones dropped, varargs, results cut or padded with nils,
+// several results, a callee that is no Lua function.
+TEST(JitCallTest, ArgumentsAndResults) {
+  expectSame("local function g(a, b, c) return c end local function f() return g(1) end return tostring(f())", "nil");
+  expectSame("local function g(a) return a end local function f() return g(1, 2, 3) end return f()", "1");
+  expectSame("local function g(...) return select('#', ...) end local function f() return g(1, nil, 3) end return f()",
+             "3");
+  expectSame(
+      "local function two() return 1, 2 end local function f() local a, b = two() return a * 10 + b end "
+      "return f()",
+      "12");
+  expectSame("local function two() return 1, 2 end local function f() local a = two() return a end return f()", "1");
+  expectSame(
+      "local function two() return 1, 2 end local function f() local a, b, c = two() return tostring(c) end "
+      "return f()",
+      "nil");
+  expectSame("local function none() end local function f() local a = none() return tostring(a) end return f()", "nil");
+  expectSame(
+      "local t = setmetatable({}, {__call = function(self, x) return x + 1 end}) "
+      "local function f(x) return t(x) * 2 end local s = 0 for i = 1, 5 do s = s + f(i) end return s",
+      "40");
+  expectSame("local function f(g, x) return g(x) end local s = 0 for i = 1, 4 do s = s + f(math.abs, -i) end return s",
+             "10");
+}
+
+// A callee deep in a compiled nest leaves compiled code (a type its code does not
+// handle, an error, a native that reads the stack): the frames below it are exact, the
+// interpreter finishes the callee and returns into them.
+TEST(JitCallTest, ExitsDeepInTheNest) {
+  expectSame(
+      "local function g(x) return x * 2 end "
+      "local function f(n, x) if n == 0 then return g(x) end return f(n - 1, x) + 1 end "
+      "return f(10, 3) .. ' ' .. f(10, '4') .. ' ' .. f(10, 2.5)",
+      "16 18 15.0");
+  expectSame(
+      "local function a(n) if n == 0 then error('boom') end return a(n - 1) + 1 end "
+      "local ok, e = pcall(a, 6) return e",
+      "test:1: boom");
+  expectSame(
+      "local function a(n) if n == 0 then return nil + 1 end return a(n - 1) + 1 end "
+      "local ok, e = pcall(a, 3) return e",
+      "test:1: attempt to perform arithmetic on a nil value");
+  // Every frame's line and name, from pcs the compiled calls saved.
+  expectSame(
+      "local function a(n)\n if n == 0 then return debug.traceback('tb', 1) end\n local r = a(n - 1)\n "
+      "return r\nend\nlocal tb = a(4)\nreturn tb",
+      "tb\nstack traceback:\n\ttest:2: in upvalue 'a'\n\ttest:3: in upvalue 'a'\n\ttest:3: in upvalue 'a'\n"
+      "\ttest:3: in upvalue 'a'\n\ttest:3: in local 'a'\n\ttest:6: in main chunk\n\t[C]: in ?");
+  expectSame(
+      "local function leaf() return debug.getinfo(2, 'l').currentline end\n"
+      "local function mid() local l = leaf()\n return l end\n"
+      "local s = 0 for i = 1, 3 do s = s + mid() end return s",
+      "6");
+}
+
+// A hook set deep in a nest takes effect at once: the compiled frames below leave their
+// code, and calls made after it are the interpreter's, hooked.
+TEST(JitCallTest, HookSetInsideTheNest) {
+  expectSame(
+      "local n = 0 "
+      "local function g(k) if k == 5 then debug.sethook(function() n = n + 1 end, 'c') end return k end "
+      "local function f(k) return g(k) + 0 end "
+      "local s = 0 for i = 1, 10 do s = s + f(i) end debug.sethook() return s * 1000 + n",
+      "55011");
+}
+
+// Collections while compiled callers wait in the interpreter: a callee that allocates
+// leaves compiled code, a minor collection may move every young value its callers hold,
+// and they go on from their slots. --gc-verify checks the heap at each collection.
+TEST(JitCallTest, CollectionsUnderANest) {
+  std::string src =
+      "local function build(d) if d == 0 then return {} end return {build(d - 1), build(d - 1)} end "
+      "local function count(t) if t[1] == nil then local pad = {t} return #pad end "
+      "return count(t[1]) + count(t[2]) + 1 end "
+      "local s = 0 for i = 1, 40 do s = s + count(build(9)) end return s";
+  EXPECT_EQ(runCompiled(src, false, true), "40920");
+  EXPECT_EQ(runCompiled(src, true, true), "40920");
+}
+
+}  // namespace
+}  // namespace weft::vm::testing
