@@ -220,21 +220,33 @@ std::string protoName(const Proto* p) {
   return src + ":" + std::to_string(p->data->lineDefined);
 }
 
-// Instructions that always leave compiled code (the compiler has none of them): calls
-// it cannot make (open argument or result lists; with feedback, a call that saw other
-// than Lua functions, or math.sqrt, or never ran), allocation, concatenation, returns of
-// an open list or that close variables.
+// The feedback of instruction pc as the compiler reads it (a FORLOOP that got hot in its
+// first run has its FORPREP's), or -1 without feedback (eager mode).
+int feedbackAt(const Proto* p, uint32_t pc) {
+  const uint8_t* prof = __atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE);
+  if (!prof) return -1;
+  uint8_t seen = __atomic_load_n(&prof[pc], __ATOMIC_RELAXED);
+  frontend::Instruction i = p->code[pc];
+  if (seen || frontend::getOp(i) != frontend::Op::FORLOOP || pc < uint32_t(frontend::getBx(i))) return seen;
+  return __atomic_load_n(&prof[pc - frontend::getBx(i)], __ATOMIC_RELAXED);
+}
+
+// Instructions that always leave compiled code (the compiler has none of them): with
+// feedback, a profiled instruction that never ran (the compiler makes it a guard exit,
+// jit/lowering.h `cold`) and a call that saw other than Lua functions or math.sqrt;
+// calls of open argument or result lists, allocation, concatenation, returns of an open
+// list or that close variables.
 bool leavesCode(const Proto* p, uint32_t pc) {
   using frontend::Op;
   frontend::Instruction i = p->code[pc];
-  switch (frontend::getOp(i)) {
+  Op op = frontend::getOp(i);
+  int seen = jitProfiled(op) ? feedbackAt(p, pc) : -1;
+  if (seen == 0) return true;
+  switch (op) {
     case Op::CALL: {
       if (frontend::getB(i) == 0 || frontend::getC(i) == 0) return true;
-      const uint8_t* prof = __atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE);
-      if (!prof) return false;
-      uint8_t seen = __atomic_load_n(&prof[pc], __ATOMIC_RELAXED);
       bool sqrtShape = frontend::getB(i) == 2 && frontend::getC(i) == 2;
-      return !(seen == kWeftJitSeenLuaFunction || (seen == kWeftJitSeenKnown && sqrtShape));
+      return seen >= 0 && !(seen == kWeftJitSeenLuaFunction || (seen == kWeftJitSeenKnown && sqrtShape));
     }
     case Op::RETURN: return frontend::getB(i) == 0 || frontend::getK(i);
     case Op::TAILCALL: case Op::TFORCALL: case Op::CONCAT: case Op::CLOSURE: case Op::NEWTABLE:
