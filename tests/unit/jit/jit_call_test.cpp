@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "tests/unit/jit/jit_test_util.h"
 #include "tests/unit/vm/interp_test_util.h"
 #include "vm/jit.h"
 
@@ -151,38 +152,24 @@ TEST(JitCallTest, CollectionsUnderANest) {
 // it is compiled once a compiled caller calls it, never while only the interpreter
 // does (a loop that allocates every round is not compiled).
 TEST(JitCallTest, SmallFunctionsWaitForACompiledCaller) {
-  StateOptions opts;
-  opts.jit.mode = JitMode::kOn;
-  opts.jit.threshold = 100;
-  opts.jit.stats = true;
-  auto S = newStandardState(opts);
-  ASSERT_TRUE(S);
-  HostStack h(*S);
-  auto run = [&](const std::string& src) {
-    std::string out;
-    EXPECT_TRUE(h.loadMayGC(src, "=test").isOk());
-    EXPECT_TRUE(h.pcallMayGC(0, 1, false).isOk());
-    (void)h.toStringMayGC(-1, out);
-    h.setTop(0);
-    (void)S->jit()->liveCodeForTesting();  // waits for the compile thread
-    return out;
-  };
-  EXPECT_EQ(run("function leaf(x) return x + 1 end "
-                "function boxes(n) local t = {} for i = 1, n do t[i] = {leaf(i)} end return #t end "
-                "function sum(n) local s = 0 for i = 1, n do s = s + leaf(i) end return s end "
-                "return boxes(5000)"),
+  HotState hs;
+  EXPECT_EQ(hs.run("function leaf(x) return x + 1 end "
+                   "function boxes(n) local t = {} for i = 1, n do t[i] = {leaf(i)} end return #t end "
+                   "function sum(n) local s = 0 for i = 1, n do s = s + leaf(i) end return s end "
+                   "return boxes(5000)"),
             "5000");
-  std::string stats = S->jit()->statsReport();
+  hs.settle();
+  std::string stats = hs.stats();
   EXPECT_NE(stats.find("0 functions compiled"), std::string::npos) << stats;
   // sum's loop gets hot and compiled; its compiled call asks for leaf, which is
   // compiled next; then the loop calls it in compiled code.
-  EXPECT_EQ(run("return sum(1000)"), "501500");
-  EXPECT_EQ(run("return sum(1000)"), "501500");
-  EXPECT_EQ(run("return sum(1000)"), "501500");
-  stats = S->jit()->statsReport();
+  for (int round = 0; round < 3; round++) {
+    EXPECT_EQ(hs.run("return sum(1000)"), "501500");
+    hs.settle();
+  }
+  stats = hs.stats();
   EXPECT_NE(stats.find("2 functions compiled"), std::string::npos) << stats;
   EXPECT_NE(stats.find("test:1 "), std::string::npos) << stats;
-  h.closeMayGC();
 }
 
 }  // namespace

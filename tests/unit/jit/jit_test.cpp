@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "tests/unit/jit/jit_test_util.h"
 #include "tests/unit/vm/interp_test_util.h"
 #include "vm/jit.h"
 
@@ -141,40 +142,6 @@ TEST(JitTest, HotFrameEntersCodeMidFunction) {
   h.closeMayGC();
 }
 
-
-// A State with the JIT on at a low threshold, so that code is compiled with the type
-// feedback of a first, warming call; `run` returns a chunk's first result.
-class HotState {
- public:
-  explicit HotState(bool relocate = false) {
-    StateOptions opts;
-    opts.jit.mode = JitMode::kOn;
-    opts.jit.threshold = 100;
-    opts.jit.stats = true;
-    if (relocate) {
-      opts.gc.stress = gc::StressMode::kRelocate;
-      opts.gc.verify = true;
-    }
-    S_ = newStandardState(opts);
-    h_ = std::make_unique<HostStack>(*S_);
-  }
-  ~HotState() { h_->closeMayGC(); }
-  std::string run(const std::string& src) {
-    std::string out;
-    if (!h_->loadMayGC(src, "=test").isOk()) return "LOAD";
-    Status st = h_->pcallMayGC(0, 1, false);
-    (void)h_->toStringMayGC(-1, out);
-    h_->setTop(0);
-    return st.isOk() ? out : "ERR: " + out;
-  }
-  // Waits until the compile thread has nothing queued.
-  void settle() { (void)S_->jit()->liveCodeForTesting(); }
-  std::string stats() { return S_->jit()->statsReport(); }
-
- private:
-  std::unique_ptr<State> S_;
-  std::unique_ptr<HostStack> h_;
-};
 
 // Code specialised on integer feedback meets a float in the middle of a loop: the
 // guard exits with the frame exact (the sum is the interpreter's), the site counts in
