@@ -3,6 +3,8 @@
 // change together.
 #include "jit/flow.h"
 
+#include <algorithm>
+
 namespace weft::jit {
 namespace {
 
@@ -66,7 +68,35 @@ PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
       f.exits = true;
       next(pc + 1);
       break;
-    case Op::CALL:  // math.sqrt computed in place, or a compiled call (jit/lower.cpp)
+    case Op::LEN:
+      f.use.set(getB(i));
+      f.def.set(a);
+      f.exits = true;
+      next(pc + 1);
+      break;
+    case Op::CLOSE:  // only where nothing is open (jit/lower_native.cpp)
+      f.exits = true;
+      next(pc + 1);
+      break;
+    case Op::TFORPREP:
+      f.use.set(a + 3);
+      f.exits = true;
+      next(pc + 1 + getBx(i));
+      break;
+    case Op::TFORCALL:  // ipairs' iterator or next (jit/lower_native.cpp): both loop variables at least
+      f.use.set(a).set(a + 1).set(a + 2);
+      for (int r = a + 4; r < a + 4 + std::max(getC(i), 2); r++) f.def.set(r);
+      f.exits = true;
+      next(pc + 1);
+      break;
+    case Op::TFORLOOP:
+      f.use.set(a + 4);
+      f.mayDef.set(a + 2);
+      f.exits = true;  // its back-edge polls
+      next(pc + 1 - getBx(i));
+      next(pc + 1);
+      break;
+    case Op::CALL:  // a known native computed in place, or a compiled call (jit/lower_call.cpp)
       for (int r = a; r < a + getB(i); r++) f.use.set(r);
       for (int r = a; r < a + getC(i) - 1; r++) f.def.set(r);
       f.exits = true;

@@ -41,7 +41,15 @@ bool Lowering::supported(uint32_t pc) const {
     case Op::GETUPVAL: case Op::GETTABLE: case Op::GETI:
       return true;
     case Op::CALL:
-      return sqrtCall(pc) || luaCall(pc);
+      return !nativesAt(pc).empty() || luaCall(pc);
+    case Op::LEN: case Op::CLOSE:
+      return true;
+    case Op::TFORPREP:
+      return getA(i) + 3 < kMaxRegs;
+    case Op::TFORCALL:
+      return getA(i) + 4 + std::max(getC(i), 2) <= kMaxRegs && !nativesAt(pc, true).empty();
+    case Op::TFORLOOP:
+      return getA(i) + 4 < kMaxRegs;
     case Op::RETURN0: case Op::RETURN1:
       return true;
     case Op::RETURN:  // a fixed list that closes nothing
@@ -80,7 +88,7 @@ BasicBlock* Lowering::exitWith(uint32_t site, uint64_t kind, uint32_t exitPc, co
   return bb;
 }
 
-void Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args) {
+void Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args, bool counted) {
   std::vector<llvm::Type*> types;
   for (Value* a : args) types.push_back(a->getType());
   auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), types, false);
@@ -89,7 +97,7 @@ void Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Val
   Value* ok = b_.CreateCall(fty, callee, args);
   // With feedback a failure counts as a guard's: the VM marks the site, and the next
   // version leaves it to the interpreter (a store of a new key every round).
-  if (req_.profile) {
+  if (req_.profile && counted) {
     speculate(b_.CreateICmpNE(ok, b_.getInt32(0)), pc);
   } else {
     guard(b_.CreateICmpNE(ok, b_.getInt32(0)), pc);
@@ -630,6 +638,11 @@ void Lowering::lower(uint32_t pc) {
       return;
     case Op::FORPREP: forPrep(pc, i); return;
     case Op::FORLOOP: forLoop(pc, i); return;
+    case Op::LEN: len(pc, i); return;
+    case Op::CLOSE: close(pc, i); return;
+    case Op::TFORPREP: tforPrep(pc, i); return;
+    case Op::TFORCALL: tforCall(pc, i); return;
+    case Op::TFORLOOP: tforLoop(pc, i); return;
     default:
       if (isArith(op)) {
         arith(pc, i, op);

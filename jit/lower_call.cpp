@@ -1,21 +1,12 @@
-// Calls and returns (docs/design/jit.md, "Compiled calls"): math.sqrt computed in place,
-// and a CALL of a Lua function whose code has an entry at its start, which pushes the
-// callee's frame as the interpreter's OP_CALL does and calls that code on this machine
-// stack; RETURN into a Lua caller pops it. The common case is inline, from the VM's
+// Calls and returns (docs/design/jit.md, "Compiled calls"): known natives computed in
+// place (jit/lower_native.cpp), and a CALL of a Lua function whose code has an entry at
+// its start, which pushes the callee's frame as the interpreter's OP_CALL does and calls
+// that code on this machine stack; RETURN into a Lua caller pops it. The common case is inline, from the VM's
 // layout (vm/jit.cpp, jitLayout); the rest goes to the helpers callLua and returnLua,
 // and what they refuse exits to the interpreter.
-#include <llvm/IR/Intrinsics.h>
-
 #include "jit/lowering.h"
 
 namespace weft::jit::lowering {
-
-// math.sqrt(x) for one result, where the feedback saw nothing else.
-bool Lowering::sqrtCall(uint32_t pc) const {
-  Instruction i = req_.code[pc];
-  return getB(i) == 2 && getC(i) == 2 && host_.mathSqrt && getA(i) + 1 < kMaxRegs &&
-         (!req_.profile || req_.profile[pc] == kWeftJitSeenKnown || req_.profile[pc] == 0);
-}
 
 // A call of fixed arguments for fixed results, where the feedback saw Lua functions only.
 bool Lowering::luaCall(uint32_t pc) const {
@@ -24,32 +15,23 @@ bool Lowering::luaCall(uint32_t pc) const {
          (!req_.profile || req_.profile[pc] == kWeftJitSeenLuaFunction || req_.profile[pc] == 0);
 }
 
+// A known native where the feedback saw one (or, without feedback, any that fits),
+// else a compiled call.
 void Lowering::call(uint32_t pc, Instruction i) {
-  int a = getA(i);
-  if (!sqrtCall(pc)) {
+  std::vector<uint8_t> natives = nativesAt(pc);
+  if (natives.empty()) {
     callLua(pc, i);
     return;
   }
-  Value* fn = b_.getInt64(uint64_t(reinterpret_cast<uintptr_t>(host_.mathSqrt)));
-  Value* targ = tag(a + 1);
-  Value* ok = b_.CreateAnd(b_.CreateAnd(isTag(tag(a), kTagLightNative), b_.CreateICmpEQ(ival(a), fn)),
-                           b_.CreateOr(isTag(targ, kTagInt), isTag(targ, kTagFloat)));
-  auto sqrt = [&] {
-    llvm::Function* f =
-        llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::experimental_constrained_sqrt, {b_.getDoubleTy()});
-    storeF(a, b_.CreateConstrainedFPCall(f, {toF(targ, a + 1)}));
-    b_.CreateBr(block(pc + 1));
-  };
-  if (luaCall(pc)) {  // no feedback (eager mode): either
-    cases(ok, sqrt, [&] { callLua(pc, i); });
-    return;
-  }
-  if (req_.profile) {
-    speculate(ok, pc);
-  } else {
-    guard(ok, pc);
-  }
-  sqrt();
+  dispatchNatives(
+      pc, natives, [&](uint8_t id) { nativeCall(pc, i, id); },
+      [&] {
+        if (luaCall(pc)) {  // no feedback (eager mode): a Lua function, too
+          callLua(pc, i);
+        } else {
+          b_.CreateBr(exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc]));
+        }
+      });
 }
 
 Value* Lowering::loadAt(llvm::Type* type, Value* ptr, uint64_t offset) { return b_.CreateLoad(type, at(ptr, offset)); }

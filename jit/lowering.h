@@ -134,7 +134,8 @@ class Lowering {
   void callHost(const void* fn, std::initializer_list<Value*> args);
   // Helpers read their register operands from the slots and write their result there.
   void spillOperands(uint32_t pc) { spillAll(flow_.pcs[pc].use); }
-  void helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args);
+  // `counted`: a failure is a guard exit (with feedback), which marks the site.
+  void helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args, bool counted = true);
   Value* statePtr() { return hostPtr(host_.state); }
 
   // Instruction groups.
@@ -153,7 +154,7 @@ class Lowering {
   bool cold(uint32_t pc) const {
     Op op = getOp(req_.code[pc]);
     bool profiled = isArith(op) || (op >= Op::EQ && op <= Op::GEI) || op == Op::FORPREP || op == Op::FORLOOP ||
-                    op == Op::CALL || op == Op::GETTABLE || op == Op::GETI || op == Op::GETFIELD;
+                    op == Op::CALL || op == Op::TFORCALL || op == Op::GETTABLE || op == Op::GETI || op == Op::GETFIELD;
     return req_.profile && profiled && feedback(pc) == 0;
   }
   uint8_t seenX(uint32_t pc) const { return feedback(pc) & 7; }
@@ -181,9 +182,8 @@ class Lowering {
   void condJump(uint32_t pc, Value* cond, bool k);
   void forPrep(uint32_t pc, Instruction i);
   void forLoop(uint32_t pc, Instruction i);
-  // CALL: math.sqrt computed in place, or a compiled call of a Lua function; RETURN*
-  // into a Lua caller (docs/design/jit.md, "Compiled calls").
-  bool sqrtCall(uint32_t pc) const;
+  // CALL: a known native computed in place (jit/lower_native.cpp), or a compiled call
+  // of a Lua function; RETURN* into a Lua caller (docs/design/jit.md, "Compiled calls").
   bool luaCall(uint32_t pc) const;
   void call(uint32_t pc, Instruction i);
   void callLua(uint32_t pc, Instruction i);
@@ -192,6 +192,23 @@ class Lowering {
   void pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, BasicBlock* run, llvm::PHINode* entry);
   void callHelper(uint32_t pc, Instruction i, BasicBlock* run, llvm::PHINode* entry);
   void returnOp(uint32_t pc, Instruction i, Op op);
+  // Known natives, `#` and generic `for` loops (jit/lower_native.cpp; docs/design/jit.md,
+  // "Known natives"). nativesAt: the natives the code tests for at a CALL (or a TFORCALL,
+  // `forCall`): the one its feedback saw, or without feedback every one that fits.
+  std::vector<uint8_t> nativesAt(uint32_t pc, bool forCall = false) const;
+  // Branches on R[A] being each of `ids` to `lower(id)`; `other` lowers the rest.
+  void dispatchNatives(uint32_t pc, const std::vector<uint8_t>& ids, const std::function<void(uint8_t)>& lower,
+                       const std::function<void()>& other);
+  void nativeCall(uint32_t pc, Instruction i, uint8_t id);
+  void roundNative(uint32_t pc, int a, bool floor);
+  Value* stringLength(Value* str);
+  void len(uint32_t pc, Instruction i);
+  void close(uint32_t pc, Instruction i);
+  void tforPrep(uint32_t pc, Instruction i);
+  void tforCall(uint32_t pc, Instruction i);
+  void ipairsStep(uint32_t pc, Instruction i);
+  void nextStep(uint32_t pc, Instruction i);
+  void tforLoop(uint32_t pc, Instruction i);
   // A field of the VM's own structs (a thread, a frame, a prototype) at `offset`.
   Value* loadAt(llvm::Type* type, Value* ptr, uint64_t offset);
   void storeAt(Value* v, Value* ptr, uint64_t offset);

@@ -1600,10 +1600,47 @@ int jitReturnLua(void*, void* thread, void* first, uint32_t n) {
   return 1;
 }
 
+// OP_LEN's fast paths.
+int jitLen(void*, void* dst, const void* obj) {
+  const Value* o = static_cast<const Value*>(obj);
+  int64_t n;
+  if (o->isString()) {
+    n = int64_t(o->asString()->length);
+  } else if (o->isTable() && lacksMeta(o->asTable(), Meta::Len)) {
+    n = int64_t(tableLength(o->asTable()));
+  } else {
+    return 0;
+  }
+  setValue(static_cast<Value*>(dst), Value::integer(n));
+  return 1;
+}
+
+// OP_TFORCALL of next (baseNext) without the call: its errors are the interpreter's.
+int jitNext(void*, void* ra) {
+  Value* r = static_cast<Value*>(ra);
+  if (!r[1].isTable()) return 0;
+  Value key = r[2], value;
+  bool found = false;
+  if (!tableNext(r[1].asTable(), key, value, found).isOk()) return 0;
+  setValue(&r[4], found ? key : Value::nil());
+  if (found) setValue(&r[5], value);
+  return 1;
+}
+
+// OP_CLOSE where it would do nothing.
+int jitCloses(void* thread, const void* level) {
+  auto* t = static_cast<ThreadData*>(thread);
+  uint32_t from = uint32_t(static_cast<const Value*>(level) - t->stack);
+  bool upvalues = t->openUpvalues && t->openUpvalues->index >= from;
+  bool tbc = t->tbcCount && t->tbc[t->tbcCount - 1] >= from;
+  return upvalues || tbc ? 0 : 1;
+}
+
 }  // namespace
 
 WeftJitHelpers jitHelpers() {
-  return WeftJitHelpers{jitGetTable, jitGetInt, jitSetTable, jitSetInt, jitGetTabUp, jitCallLua, jitReturnLua};
+  return WeftJitHelpers{jitGetTable, jitGetInt,    jitSetTable, jitSetInt, jitGetTabUp,
+                        jitCallLua,  jitReturnLua, jitLen,      jitNext,   jitCloses};
 }
 
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {

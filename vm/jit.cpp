@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
@@ -134,6 +135,9 @@ WeftJitLayout jitLayout() {
   l.nodeValue = offsetof(Node, value);
   l.closureUpvalues = offsetof(LuaClosure, upvalues);
   l.upvalueCell = offsetof(Upvalue, cell);
+  static_assert(sizeof(String::length) == 8);
+  l.stringLength = offsetof(String, length);
+  l.stringData = offsetof(String, data);
   l.tagNil = uint8_t(Tag::Nil);
   l.tagInt = uint8_t(Tag::Int);
   l.tagString = uint8_t(Tag::String);
@@ -233,9 +237,10 @@ int feedbackAt(const Proto* p, uint32_t pc) {
 
 // Instructions that always leave compiled code (the compiler has none of them): with
 // feedback, a profiled instruction that never ran (the compiler makes it a guard exit,
-// jit/lowering.h `cold`) and a call that saw other than Lua functions or math.sqrt;
-// calls of open argument or result lists, allocation, concatenation, returns of an open
-// list or that close variables.
+// jit/lowering.h `cold`), a call that saw other than Lua functions or known natives and
+// a generic `for` call that saw other than ipairs' and next; calls of open argument or
+// result lists, allocation, concatenation, returns of an open list or that close
+// variables.
 bool leavesCode(const Proto* p, uint32_t pc) {
   using frontend::Op;
   frontend::Instruction i = p->code[pc];
@@ -243,13 +248,13 @@ bool leavesCode(const Proto* p, uint32_t pc) {
   int seen = jitProfiled(op) ? feedbackAt(p, pc) : -1;
   if (seen == 0) return true;
   switch (op) {
-    case Op::CALL: {
+    case Op::CALL:
       if (frontend::getB(i) == 0 || frontend::getC(i) == 0) return true;
-      bool sqrtShape = frontend::getB(i) == 2 && frontend::getC(i) == 2;
-      return seen >= 0 && !(seen == kWeftJitSeenLuaFunction || (seen == kWeftJitSeenKnown && sqrtShape));
-    }
+      return seen >= 0 && seen != kWeftJitSeenLuaFunction && !(seen & kWeftJitSeenKnown);
+    case Op::TFORCALL:
+      return seen >= 0 && !(seen & kWeftJitSeenKnown);
     case Op::RETURN: return frontend::getB(i) == 0 || frontend::getK(i);
-    case Op::TAILCALL: case Op::TFORCALL: case Op::CONCAT: case Op::CLOSURE: case Op::NEWTABLE:
+    case Op::TAILCALL: case Op::CONCAT: case Op::CLOSURE: case Op::NEWTABLE:
     case Op::VARARG: case Op::SELF: case Op::SETLIST:
       return true;
     default:
@@ -270,8 +275,9 @@ void coarseSuccessors(const Proto* p, uint32_t pc, Visit visit) {
   Op op = frontend::getOp(i);
   if (leavesCode(p, pc) || returns(op)) return;
   visit(op == Op::JMP ? int64_t(pc) + 1 + frontend::getSJ(i) : int64_t(pc) + 1);
-  if (op == Op::FORLOOP) visit(int64_t(pc) + 1 - frontend::getBx(i));
+  if (op == Op::FORLOOP || op == Op::TFORLOOP) visit(int64_t(pc) + 1 - frontend::getBx(i));
   if (op == Op::FORPREP) visit(int64_t(pc) + frontend::getBx(i) + 2);
+  if (op == Op::TFORPREP) visit(int64_t(pc) + frontend::getBx(i) + 1);
   if (op == Op::LFALSESKIP || (op >= Op::EQ && op <= Op::TESTSET)) visit(int64_t(pc) + 2);
 }
 
@@ -286,7 +292,7 @@ bool mayIterate(const Proto* p) {
     frontend::Instruction li = p->code[latch];
     Op lop = frontend::getOp(li);
     int64_t h = -1;
-    if (lop == Op::FORLOOP) h = int64_t(latch) + 1 - frontend::getBx(li);
+    if (lop == Op::FORLOOP || lop == Op::TFORLOOP) h = int64_t(latch) + 1 - frontend::getBx(li);
     if (lop == Op::JMP && frontend::getSJ(li) < 0) h = int64_t(latch) + 1 + frontend::getSJ(li);
     if (h < 0) continue;
     seen.assign(n, 0);
@@ -343,9 +349,36 @@ bool onlyForCalls(const Proto* p) {
   if (mayIterate(p)) return false;
   for (uint32_t pc = 0; pc < p->codeSize; pc++) {
     frontend::Instruction i = p->code[pc];
-    if (frontend::getOp(i) == frontend::Op::CALL && !leavesCode(p, pc)) return false;
+    // A known native is computed in place, not called (the compiler's luaCall).
+    bool native = feedbackAt(p, pc) > 0 && (feedbackAt(p, pc) & kWeftJitSeenKnown);
+    if (frontend::getOp(i) == frontend::Op::CALL && !leavesCode(p, pc) && !native) return false;
   }
   return true;
+}
+
+// WeftJitHost::natives: each known native's function, by id.
+const std::array<NativeFn, kWeftJitNativeCount>& knownNatives() {
+  static const std::array<NativeFn, kWeftJitNativeCount> natives = [] {
+    std::array<NativeFn, kWeftJitNativeCount> fns{};
+    for (uint8_t id = 1; id < kWeftJitNativeCount; id++) {
+      fns[id] = mathKnownNative(id);
+      if (!fns[id]) fns[id] = stringKnownNative(id);
+      if (!fns[id]) fns[id] = baseKnownNative(id);
+    }
+    return fns;
+  }();
+  return natives;
+}
+
+// The feedback of a call of `fn` (CALL, TFORCALL: vm/jit_abi.h).
+uint8_t calleeBits(const Value& fn, int nargs, int nresults, bool forCall) {
+  if (fn.isLuaClosure()) return kWeftJitSeenLuaFunction;
+  if (fn.tag != Tag::LightNative) return kWeftJitSeenOther;
+  const auto& natives = knownNatives();
+  for (uint8_t id = 1; id < kWeftJitNativeCount; id++) {
+    if (fn.u.fn == natives[id] && weftJitNativeFits(id, nargs, nresults, forCall)) return weftJitSeenNative(id);
+  }
+  return kWeftJitSeenOther;
 }
 
 uint8_t typeBit(const Value& v) {
@@ -391,15 +424,15 @@ void jitProfileRecord(Proto* p, uint32_t pc, const Value* base, bool atGuardExit
     // At a guard exit of a site that ran compiled: the helper's fast path failed (or a
     // table read's speculated table was none, or SETTABUP's inline store could not).
     bits = kWeftJitSeenOther;
-  } else if (op == Op::CALL) {
-    bool sqrt = b == 2 && c == 2 && base[a].tag == Tag::LightNative && base[a].u.fn == mathSqrtNative() &&
-                typeBit(base[a + 1]) != kWeftJitSeenOther;
+  } else if (op == Op::CALL || op == Op::TFORCALL) {
+    bool forCall = op == Op::TFORCALL;
+    bits = calleeBits(base[a], forCall ? 2 : b - 1, forCall ? c : c - 1, forCall);
     // A guard exit of a compiled call (not a cold site's): not a Lua function, or one
-    // that never has code to enter.
-    bool compiledCall = atGuardExit && __atomic_load_n(&prof[pc], __ATOMIC_RELAXED) == kWeftJitSeenLuaFunction;
-    bits = kWeftJitSeenOther;
-    if (sqrt) bits = kWeftJitSeenKnown;
-    if (base[a].isLuaClosure() && !compiledCall) bits = kWeftJitSeenLuaFunction;
+    // that never has code to enter; of a known native: another callee.
+    uint8_t had = __atomic_load_n(&prof[pc], __ATOMIC_RELAXED);
+    if (atGuardExit && had) bits = kWeftJitSeenOther;
+    // One kind of callee per site: two make it the interpreter's.
+    if (had && had != bits) bits = kWeftJitSeenOther;
   } else {
     return;
   }
@@ -625,9 +658,16 @@ bool JitTier::ensureEngine() {
   const WeftJitModule* m = loadModule(error);
   if (m) {
     gc::Heap& heap = state_.heap();
-    WeftJitHost host{heap.requestFlagForJit(), heap.stopFlagForJit(),
-                     uint8_t(heap.config().stress != gc::StressMode::kNone), &state_, jitHelpers(),
-                     reinterpret_cast<const void*>(mathSqrtNative()), jitLayout(), nullptr};
+    WeftJitHost host{};
+    host.gcRequested = heap.requestFlagForJit();
+    host.gcStopRequested = heap.stopFlagForJit();
+    host.stress = uint8_t(heap.config().stress != gc::StressMode::kNone);
+    host.state = &state_;
+    host.helpers = jitHelpers();
+    host.layout = jitLayout();
+    for (uint8_t id = 1; id < kWeftJitNativeCount; id++) {
+      host.natives[id] = reinterpret_cast<const void*>(knownNatives()[id]);
+    }
     host.layout.maxCallDepth = state_.options().maxCallDepth;
     host.barrierSlow = jitBarrierSlow;
     host.barrierCheck = jitBarrierCheck;

@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 9;
+inline constexpr uint32_t kWeftJitAbiVersion = 10;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
@@ -38,9 +38,10 @@ inline constexpr uint64_t kWeftJitExitInCallee = 0x100;
 // types the interpreter saw there while it profiled. Arithmetic: its register operands
 // (B in bits 0-2, a register C in bits 4-6); comparisons: A and B (or A alone against a
 // constant or an immediate); FORPREP: init, limit and step together; FORLOOP: the step;
-// CALL: kWeftJitSeenKnown when it called WeftJitHost::mathSqrt with one number for one
-// result, kWeftJitSeenLuaFunction when it called a Lua function, else kWeftJitSeenOther
-// (also at a guard exit of a compiled call: the callee will never have code there);
+// CALL and TFORCALL: kWeftJitSeenKnown | id << 3 when they called the known native `id`
+// (below) in a shape it fits, kWeftJitSeenLuaFunction when they called a Lua function,
+// else kWeftJitSeenOther, which is also what two different kinds of callee at one site
+// make (and a guard exit of a compiled call: the callee will never have code there);
 // GETTABLE, GETI, GETFIELD: kWeftJitSeenTable when R[B] was a table, kWeftJitSeenOther
 // when it was not, and GETTABLE's key in bits 4-6.
 // GETTABUP, GETTABLE..SETFIELD: kWeftJitSeenOther once their helper failed in
@@ -49,6 +50,35 @@ inline constexpr uint64_t kWeftJitExitInCallee = 0x100;
 // interpreter. 0: never seen, the compiler speculates nothing.
 inline constexpr uint8_t kWeftJitSeenInt = 1, kWeftJitSeenFloat = 2, kWeftJitSeenOther = 4, kWeftJitSeenTable = 8;
 inline constexpr uint8_t kWeftJitSeenKnown = 1, kWeftJitSeenLuaFunction = 2;
+
+// The natives compiled code computes in place (docs/design/jit.md, "Known natives"), by
+// id: WeftJitHost::natives[id] is the function (a LightNative payload).
+enum WeftJitNative : uint8_t {
+  kWeftJitNativeNone = 0,
+  kWeftJitNativeSqrt,       // math.sqrt
+  kWeftJitNativeFloor,      // math.floor
+  kWeftJitNativeCeil,       // math.ceil
+  kWeftJitNativeAbs,        // math.abs
+  kWeftJitNativeMin,        // math.min, of two arguments
+  kWeftJitNativeMax,        // math.max, of two arguments
+  kWeftJitNativeStrLen,     // string.len
+  kWeftJitNativeByte,       // string.byte, of one or two arguments, for one result
+  kWeftJitNativeIpairs,     // ipairs, of one argument
+  kWeftJitNativePairs,      // pairs, of one argument
+  kWeftJitNativeIpairsAux,  // the iterator ipairs returns (TFORCALL)
+  kWeftJitNativeNext,       // next, which pairs returns (TFORCALL)
+  kWeftJitNativeCount
+};
+// Whether native `id` is compiled at a CALL of `nargs` arguments for `nresults` results
+// (both fixed), or at a TFORCALL (`forCall`): the VM records it only then.
+inline constexpr bool weftJitNativeFits(uint8_t id, int nargs, int nresults, bool forCall) {
+  if (id == kWeftJitNativeIpairsAux || id == kWeftJitNativeNext) return forCall;
+  if (forCall || nresults < 1 || id == kWeftJitNativeNone || id >= kWeftJitNativeCount) return false;
+  if (id == kWeftJitNativeMin || id == kWeftJitNativeMax) return nargs == 2;
+  if (id == kWeftJitNativeByte) return nargs == 1 || nargs == 2;
+  return nargs == 1;
+}
+inline constexpr uint8_t weftJitSeenNative(uint8_t id) { return uint8_t(kWeftJitSeenKnown | id << 3); }
 
 // A constant of the prototype as the compiler may fold it.
 struct WeftJitConstant {
@@ -98,6 +128,15 @@ struct WeftJitHelpers {
   // RETURN of `n` values from `first` (a slot of the thread's top frame) into a Lua
   // caller: moves them, pops the frame, returns 1; or 0 having changed nothing.
   int (*returnLua)(void* state, void* thread, void* first, uint32_t n);
+  // LEN of `obj` into `dst` where no metamethod applies (a string; a table whose
+  // metatable has no __len).
+  int (*len)(void* state, void* dst, const void* obj);
+  // TFORCALL of next: `ra` is the loop's R[A]; next(R[A+1], R[A+2]) into R[A+4] and
+  // R[A+5] (R[A+4] nil at the end); 0 for a key next rejects or an R[A+1] not a table.
+  int (*next)(void* state, void* ra);
+  // CLOSE at slot `level` of the thread's top frame: 1 when it has nothing to close (no
+  // open upvalue, no to-be-closed variable at or above it); it changes nothing.
+  int (*closes)(void* thread, const void* level);
 };
 inline const WeftJitEntry kWeftJitCallNever = reinterpret_cast<WeftJitEntry>(uintptr_t(1));
 
@@ -112,6 +151,7 @@ struct WeftJitLayout {
   uint32_t arrayCapacity, arrayData;                             // ValueArray
   uint32_t nodesCapacity, nodesData, nodeSize, nodeKey, nodeValue;  // NodeArray, Node
   uint32_t closureUpvalues, upvalueCell;                         // LuaClosure, Upvalue (GETTABUP)
+  uint32_t stringLength, stringData;                             // String (LEN, known natives)
   uint8_t tagNil, tagInt, tagString, tagTable, tagLuaClosure;    // Tag
   uint32_t tableSync, objectAux, objectGcBits;                   // Table::sync, header.aux, header.gcBits
   uint8_t tagFirstHeap;                                          // Tag::kFirstHeap: isCollectable
@@ -137,7 +177,7 @@ struct WeftJitHost {
   uint8_t stress;              // --gc-stress: every poll fires
   void* state;                 // the vm::State, passed to the helpers
   WeftJitHelpers helpers;
-  const void* mathSqrt;        // math.sqrt's native function (a LightNative payload)
+  const void* natives[kWeftJitNativeCount];  // by WeftJitNative id; [0] null
   WeftJitLayout layout;
   // ThreadSanitizer builds only (else null): told of every table slot compiled code
   // reads, as loadSlot tells it (vm/value.h, slotObserved), and writes, as storeSlot

@@ -9,6 +9,7 @@
 #include "vm/api.h"
 #include "vm/debug.h"
 #include "vm/interp.h"
+#include "vm/jit_abi.h"
 #include "vm/lib/libs.h"
 #include "vm/meta.h"
 #include "vm/number.h"
@@ -622,6 +623,17 @@ Status openBaseLib(State& state) {
   }
   if (!tableSetStr(state, loaded.asTable(), gKey, Value::table(g)).isOk()) return noMemory;
   return Status::ok();
+}
+
+NativeFn baseKnownNative(uint8_t id) {
+  switch (id) {
+    case kWeftJitNativeIpairs: return baseIpairs;
+    case kWeftJitNativePairs: return basePairs;
+    case kWeftJitNativeIpairsAux: return ipairsAux;
+    case kWeftJitNativeNext: return baseNext;
+    default: return nullptr;
+  }
+  return nullptr;
 }
 
 }  // namespace weft::vm

@@ -31,9 +31,12 @@ bool stdoutMayWait();
 // (lib/io.cpp).
 NativeResult execResultOf(CallContext& cx, int stat);
 
-// math.sqrt's function, which compiled code computes itself at a call site that only
-// ever called it (docs/design/jit.md, "Type feedback").
-NativeFn mathSqrtNative();
+// The natives compiled code computes itself at a call site that only ever called them
+// (vm/jit_abi.h WeftJitNative; docs/design/jit.md, "Known natives"): each library's
+// function of `id`, or null where `id` is not one of that library's.
+NativeFn mathKnownNative(uint8_t id);
+NativeFn stringKnownNative(uint8_t id);
+NativeFn baseKnownNative(uint8_t id);
 
 // collectgarbage("step", kb) and lua_gc(LUA_GCSTEP, kb) (docs/design/gc-step.md), made
 // by code running on `t`: `cycleEnded` is set when this step finished a cycle.

@@ -6,6 +6,7 @@
 
 #include <mimalloc.h>
 
+#include "vm/jit_abi.h"
 #include "vm/lib/libs.h"
 #include "vm/thread.h"
 #include "vm/lib/string.h"
@@ -317,6 +318,16 @@ Status openMathLib(State& state) {
   return Status::ok();
 }
 
-NativeFn mathSqrtNative() { return mathUnary<sqrtOf>; }
+NativeFn mathKnownNative(uint8_t id) {
+  switch (id) {
+    case kWeftJitNativeSqrt: return mathUnary<sqrtOf>;
+    case kWeftJitNativeFloor: return mathRound<std::floor>;
+    case kWeftJitNativeCeil: return mathRound<std::ceil>;
+    case kWeftJitNativeAbs: return mathAbs;
+    case kWeftJitNativeMin: return mathMinMax<false>;
+    case kWeftJitNativeMax: return mathMinMax<true>;
+    default: return nullptr;
+  }
+}
 
 }  // namespace weft::vm

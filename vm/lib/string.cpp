@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "frontend/chunkio.h"
+#include "vm/jit_abi.h"
 #include "vm/lib/libs.h"
 #include "vm/lib/lpattern.h"
 #include "vm/meta.h"
@@ -628,6 +629,12 @@ Status openStringLib(State& state) {
   for (const LibEntry& e : kStringMeta)
     if (Status st = setField(state, mt, e.name, Value::lightNative(e.fn)); !st.isOk()) return st;
   return setField(state, mt, "__index", Value::table(lib));
+}
+
+NativeFn stringKnownNative(uint8_t id) {
+  if (id == kWeftJitNativeStrLen) return strLen;
+  if (id == kWeftJitNativeByte) return strByte;
+  return nullptr;
 }
 
 }  // namespace weft::vm
