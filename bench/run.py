@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Runs the benchmark scripts under lua5.4 and weft in the same run and compares them.
 
-For each script: best wall time of N runs under each interpreter, peak RSS (max over the
-runs, from wait4's resource usage), a check that both print the same output, and the
-ratio weft/lua5.4 (below 1 means weft is faster) and that of the peak RSS. Ends with the
-geometric mean of the time ratios, that of the allocation-heavy scripts (ALLOCATION) and
-the largest RSS ratio, then start-up (`-e ''`: best of many runs, and its peak RSS) beside lua5.4's, which
-the mean leaves out. Exit status 1 if any output differs or a run fails.
+For each script: best wall time of N runs under each interpreter (weft with --jit=off:
+this table compares the interpreter and the collector; --jit adds the default, the JIT
+on), peak RSS (max over the runs, from wait4's resource usage), a check that both print
+the same output, and the ratio weft/lua5.4 (below 1 means weft is faster) and that of
+the peak RSS. Ends with the geometric mean of the time ratios, that of the
+allocation-heavy scripts (ALLOCATION) and the largest RSS ratio, then start-up (`-e ''`:
+best of many runs, and its peak RSS) beside lua5.4's, which the mean leaves out. Exit
+status 1 if any output differs or a run fails.
 
   python3 bench/run.py [--weft build/tools/weft] [--lua lua5.4] [-n 3] [--quick] [--jit] [script ...]
 
@@ -159,7 +161,7 @@ def main():
         path = os.path.abspath(script)
         size = [QUICK_SIZES[name]] if args.quick else []
         lua_t, lua_rss, lua_out, lua_err = measure([args.lua, path] + size, args.runs)
-        weft_t, weft_rss, weft_out, weft_err = measure([weft, path] + size, args.runs)
+        weft_t, weft_rss, weft_out, weft_err = measure([weft, "--jit=off", path] + size, args.runs)
         if lua_err or weft_err:
             failed = True
             print("%-14s FAILED: %s" % (name, lua_err or weft_err))

@@ -74,6 +74,13 @@ PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
       f.exits = true;
       next(pc + 1);
       break;
+    case Op::SELF:  // the self helper (jit/lower_table.cpp)
+      f.use.set(getB(i));
+      if (!getK(i)) f.use.set(getC(i));
+      f.def.set(a).set(a + 1);
+      f.exits = true;
+      next(pc + 1);
+      break;
     case Op::CLOSE:  // only where nothing is open (jit/lower_native.cpp)
       f.exits = true;
       next(pc + 1);

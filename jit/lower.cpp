@@ -44,6 +44,8 @@ bool Lowering::supported(uint32_t pc) const {
       return !nativesAt(pc).empty() || luaCall(pc);
     case Op::LEN: case Op::CLOSE:
       return true;
+    case Op::SELF:
+      return getA(i) + 1 < kMaxRegs && (!getK(i) || getC(i) < int(req_.numConstants));
     case Op::TFORPREP:
       return getA(i) + 3 < kMaxRegs;
     case Op::TFORCALL:
@@ -639,6 +641,7 @@ void Lowering::lower(uint32_t pc) {
     case Op::FORPREP: forPrep(pc, i); return;
     case Op::FORLOOP: forLoop(pc, i); return;
     case Op::LEN: len(pc, i); return;
+    case Op::SELF: selfOp(pc, i); return;
     case Op::CLOSE: close(pc, i); return;
     case Op::TFORPREP: tforPrep(pc, i); return;
     case Op::TFORCALL: tforCall(pc, i); return;

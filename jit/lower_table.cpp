@@ -245,6 +245,13 @@ void Lowering::tableRead(uint32_t pc, Instruction i, Op op) {
   b_.CreateBr(block(pc + 1));
 }
 
+// The helper reads R[B] and the key from their slots and writes R[A] and R[A+1].
+void Lowering::selfOp(uint32_t pc, Instruction i) {
+  helperCall(pc, reinterpret_cast<const void*>(host_.helpers.self), {statePtr(), slot(getA(i)), slot(getB(i)), rk(i)},
+             false);
+  b_.CreateBr(block(pc + 1));
+}
+
 void Lowering::callHost(const void* fn, std::initializer_list<Value*> args) {
   std::vector<llvm::Type*> types;
   for (Value* a : args) types.push_back(a->getType());

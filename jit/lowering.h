@@ -239,6 +239,10 @@ class Lowering {
   // The table in upvalue `up`'s cell (GETTABUP, SETTABUP), or a branch to `slow`.
   Value* envTable(int up, BasicBlock* slow);
 
+  // SELF through the self helper: a method through a metatable's __index table (the
+  // common case) needs the helper's lookup anyway.
+  void selfOp(uint32_t pc, Instruction i);
+
   // Inline table stores (docs/design/jit.md, "Inline table stores"): a store into a
   // live slot as the interpreter's (table.h invariant 7), with the write barrier's test
   // inline and its slow path out of line (gc/heap.h writeBarrier).

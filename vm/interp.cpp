@@ -1627,6 +1627,20 @@ int jitNext(void*, void* ra) {
   return 1;
 }
 
+// OP_SELF's fast paths.
+int jitSelf(void* state, void* ra, const void* obj, const void* key) {
+  auto& S = *static_cast<State*>(state);
+  Value* r = static_cast<Value*>(ra);
+  Value o = *static_cast<const Value*>(obj);
+  const Value* k = static_cast<const Value*>(key);
+  if (!k->isString()) return 0;
+  const Value* v = o.isTable() ? fieldFast(S, o.asTable(), k->asString()) : methodFast(S, o, k->asString());
+  if (!v) return 0;
+  setValue(&r[1], o);
+  setValue(&r[0], loadSlotChecked(*v));
+  return 1;
+}
+
 // OP_CLOSE where it would do nothing.
 int jitCloses(void* thread, const void* level) {
   auto* t = static_cast<ThreadData*>(thread);
@@ -1639,8 +1653,8 @@ int jitCloses(void* thread, const void* level) {
 }  // namespace
 
 WeftJitHelpers jitHelpers() {
-  return WeftJitHelpers{jitGetTable, jitGetInt,    jitSetTable, jitSetInt, jitGetTabUp,
-                        jitCallLua,  jitReturnLua, jitLen,      jitNext,   jitCloses};
+  return WeftJitHelpers{jitGetTable,  jitGetInt, jitSetTable, jitSetInt, jitGetTabUp, jitCallLua,
+                        jitReturnLua, jitLen,    jitNext,     jitCloses, jitSelf};
 }
 
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {

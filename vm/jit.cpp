@@ -255,7 +255,7 @@ bool leavesCode(const Proto* p, uint32_t pc) {
       return seen >= 0 && !(seen & kWeftJitSeenKnown);
     case Op::RETURN: return frontend::getB(i) == 0 || frontend::getK(i);
     case Op::TAILCALL: case Op::CONCAT: case Op::CLOSURE: case Op::NEWTABLE:
-    case Op::VARARG: case Op::SELF: case Op::SETLIST:
+    case Op::VARARG: case Op::SETLIST:
       return true;
     default:
       return false;
@@ -682,8 +682,10 @@ bool JitTier::ensureEngine() {
   }
   if (!engine_) {
     unavailable_ = true;
-    std::fprintf(stderr, "weft: JIT unavailable (%s); running interpreted\n", error.c_str());
-    std::fflush(stderr);
+    if (options_.reportUnavailable) {
+      std::fprintf(stderr, "weft: JIT unavailable (%s); running interpreted\n", error.c_str());
+      std::fflush(stderr);
+    }
   }
   return engine_ != nullptr;
 }

@@ -137,6 +137,10 @@ struct WeftJitHelpers {
   // CLOSE at slot `level` of the thread's top frame: 1 when it has nothing to close (no
   // open upvalue, no to-be-closed variable at or above it); it changes nothing.
   int (*closes)(void* thread, const void* level);
+  // SELF: R[A+1] := R[B]; R[A] := R[B][key] (`ra` is R[A], `obj` R[B], `key` a string
+  // constant or slot) where a table's field, one level of __index tables or a string's
+  // or userdata's metatable gives it (OP_SELF's fast paths).
+  int (*self)(void* state, void* ra, const void* obj, const void* key);
 };
 inline const WeftJitEntry kWeftJitCallNever = reinterpret_cast<WeftJitEntry>(uintptr_t(1));
 

@@ -13,10 +13,14 @@ enum class JitMode : uint8_t {
 };
 
 struct JitOptions {
-  JitMode mode = JitMode::kOff;  // the goal is kOn by default (docs/design/jit.md, "Tiering")
+  JitMode mode = JitMode::kOn;
   uint32_t threshold = 1000;     // calls plus loop back-edges before a prototype is queued
   bool stats = false;            // count entries and exits per function (--jit-stats)
   bool perfMap = false;          // /tmp/perf-PID.map (vm/jit_perf_map.h); WEFT_PERF_MAP=1 sets it too
+  // Say on stderr when the compiler module cannot be loaded: only where the JIT was asked
+  // for (the CLI's --jit=on|eager, --jit-stats). By default a build or an installation
+  // without the module (the sanitizer builds) interprets without a word.
+  bool reportUnavailable = false;
 };
 
 }  // namespace weft::vm

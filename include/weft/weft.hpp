@@ -61,7 +61,7 @@ struct Options {
   GcStress gcStress = GcStress::kNone;
   bool gcVerify = false;  // verify the heap after every collection (slow)
   bool sandbox = false;   // the sandbox preset (docs/embedding.md)
-  Jit jit = Jit::kOff;    // the compiler module (libweft_jit.so) loads at the first compilation
+  Jit jit = Jit::kOn;     // the compiler module (libweft_jit.so) loads at the first compilation
   uint32_t jitThreshold = 1000;  // with kOn: calls plus loop iterations before a function compiles
   bool perfMap = false;   // /tmp/perf-PID.map for perf, as weft --perf-map (or WEFT_PERF_MAP=1)
 };

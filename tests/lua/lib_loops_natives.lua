@@ -144,3 +144,18 @@ print(apply(math.floor, 2.5), apply(math.ceil, 2.5), apply(math.abs, -2), apply(
       apply(function(v) return v * 10 end, 3), apply(string.upper, 'x'))
 print(pcall(apply, math.floor, {}))
 print(pcall(apply, string.byte, nil))
+
+-- Methods: through a metatable's __index table, a string's, an __index function, and a
+-- field of the object itself; then computed in place.
+local Account = {}
+Account.__index = Account
+function Account:balance() return self.amount end
+local function methods(s, acct, proxy, own)
+  local n = 0
+  for i = 1, #s do n = n + s:byte(i) end
+  n = n + s:len() + acct:balance() + proxy:twice(3) + own:get()
+  return n
+end
+local proxy = setmetatable({}, {__index = function(_, k) return function(_, x) return x * 2 end end})
+print(methods('hello', setmetatable({amount = 7}, Account), proxy, {get = function() return 100 end}))
+print(pcall(methods, 'x', {}, proxy, {}))

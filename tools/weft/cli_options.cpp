@@ -116,7 +116,7 @@ void defineOptions(CLI::App& app, RawOptions& raw, CliOptions& out) {
       ->group("");
   app.add_flag("--det-uniform", raw.detUniform, "(the explorer's) uniform random decisions")->group("");
   app.add_option("--jit", raw.jit,
-                 "compile hot Lua functions with LLVM: on, off (the default), or eager (every function at its "
+                 "compile hot Lua functions with LLVM: on (the default), off, or eager (every function at its "
                  "first call, for tests)")
       ->check(CLI::IsMember({"off", "on", "eager"}).description(""))
       ->type_name("off|on|eager");
@@ -358,8 +358,10 @@ ParseResult parseCommandLine(int argc, char** argv) {
   }
   collectActions(app, raw, result.options);
   applyGcOptions(raw, result.options.gc);
+  if (raw.jit == "off") result.options.jit.mode = vm::JitMode::kOff;
   if (raw.jit == "on") result.options.jit.mode = vm::JitMode::kOn;
   if (raw.jit == "eager") result.options.jit.mode = vm::JitMode::kEager;
+  result.options.jit.reportUnavailable = raw.jit == "on" || raw.jit == "eager" || result.options.jit.stats;
   applyStatsOption(raw, result.options);
   if (std::string detError = applyDeterministicOptions(raw, result.options); !detError.empty()) {
     usageError(detError);

@@ -71,6 +71,22 @@ TEST(JitNativeTest, GenericForLoopsStayCompiled) {
   EXPECT_LE(exits, 1) << hs.stats();
 }
 
+// A method call: SELF finds the method through the metatable's __index table (the self
+// helper) and the call is a compiled call, so the loop does not leave compiled code.
+TEST(JitNativeTest, MethodCallsStayCompiled) {
+  HotState hs;
+  hs.run(
+      "Counter = {} Counter.__index = Counter "
+      "function Counter:step(k) self.n = self.n + k return self.n end "
+      "c = setmetatable({n = 0}, Counter)");
+  long exits = 0;
+  std::string hot =
+      warmThenHot(hs, "function(n) local s = 0 for i = 1, n do s = s + c:step(1) % 7 end return s end", 1000, exits);
+  EXPECT_EQ(hs.run("return c.n"), "1600");
+  EXPECT_EQ(hot, "2998");
+  EXPECT_LE(exits, 1) << hs.stats();
+}
+
 // What the fast paths do not take is the interpreter's, mid-loop: a metatable with
 // __index under ipairs, __pairs, __len, a key removed during pairs, a callee that
 // changes, arguments that need coercion or raise, a closing value.
