@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "jit/lowering.h"
+#include "vm/jit_ops.h"
 
 namespace weft::jit {
 namespace lowering {
@@ -17,6 +18,7 @@ namespace lowering {
 bool Lowering::supported(uint32_t pc) const {
   Instruction i = req_.code[pc];
   Op op = getOp(i);
+  if (vm::jitNeverCompiles(op)) return false;
   bool helper = (op >= Op::GETUPVAL && op <= Op::SETFIELD) && op != Op::SETUPVAL;
   if (helper && req_.profile && (req_.profile[pc] & kWeftJitSeenOther)) return false;  // its fast path failed
   switch (op) {

@@ -14,6 +14,7 @@
 
 #include "gc/fault.h"
 #include "vm/debug.h"
+#include "vm/jit_ops.h"
 #include "vm/jit_perf_map.h"
 #include "vm/lib/libs.h"
 #include "vm/state.h"
@@ -239,8 +240,8 @@ int feedbackAt(const Proto* p, uint32_t pc) {
 // feedback, a profiled instruction that never ran (the compiler makes it a guard exit,
 // jit/lowering.h `cold`), a call that saw other than Lua functions or known natives and
 // a generic `for` call that saw other than ipairs' and next; calls of open argument or
-// result lists, allocation, concatenation, returns of an open list or that close
-// variables.
+// result lists, returns of an open list or that close variables, and the opcodes the
+// compiler has no code for (vm/jit_ops.h: allocation, concatenation, upvalue stores...).
 bool leavesCode(const Proto* p, uint32_t pc) {
   using frontend::Op;
   frontend::Instruction i = p->code[pc];
@@ -254,11 +255,8 @@ bool leavesCode(const Proto* p, uint32_t pc) {
     case Op::TFORCALL:
       return seen >= 0 && !(seen & kWeftJitSeenKnown);
     case Op::RETURN: return frontend::getB(i) == 0 || frontend::getK(i);
-    case Op::TAILCALL: case Op::CONCAT: case Op::CLOSURE: case Op::NEWTABLE:
-    case Op::VARARG: case Op::SETLIST:
-      return true;
     default:
-      return false;
+      return jitNeverCompiles(op);
   }
 }
 
