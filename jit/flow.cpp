@@ -74,6 +74,10 @@ PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
       f.exits = true;
       next(pc + 1);
       break;
+    case Op::SETUPVAL:  // the setUpval helper reads R[A] from its slot; it cannot fail
+      f.use.set(a);
+      next(pc + 1);
+      break;
     case Op::SELF:  // the self helper (jit/lower_table.cpp)
       f.use.set(getB(i));
       if (!getK(i)) f.use.set(getC(i));

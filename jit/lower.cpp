@@ -46,6 +46,8 @@ bool Lowering::supported(uint32_t pc) const {
       return !nativesAt(pc).empty() || luaCall(pc);
     case Op::LEN: case Op::CLOSE:
       return true;
+    case Op::SETUPVAL:
+      return true;
     case Op::SELF:
       return getA(i) + 1 < kMaxRegs && (!getK(i) || getC(i) < int(req_.numConstants));
     case Op::TFORPREP:
@@ -644,6 +646,11 @@ void Lowering::lower(uint32_t pc) {
     case Op::FORLOOP: forLoop(pc, i); return;
     case Op::LEN: len(pc, i); return;
     case Op::SELF: selfOp(pc, i); return;
+    case Op::SETUPVAL:  // storeUpvalue in the helper: the barrier, an open upvalue's owner
+      spill(a);
+      callHost(reinterpret_cast<const void*>(host_.helpers.setUpval),
+               {thread_, funcSlot(), b_.getInt32(getB(i)), slot(a)});
+      break;
     case Op::CLOSE: close(pc, i); return;
     case Op::TFORPREP: tforPrep(pc, i); return;
     case Op::TFORCALL: tforCall(pc, i); return;

@@ -1641,6 +1641,12 @@ int jitSelf(void* state, void* ra, const void* obj, const void* key) {
   return 1;
 }
 
+// OP_SETUPVAL.
+void jitSetUpval(void* thread, const void* funcSlot, uint32_t index, const void* value) {
+  const LuaClosure* cl = static_cast<const Value*>(funcSlot)->asLuaClosure();
+  storeUpvalue(static_cast<const ThreadData*>(thread), cl->upvalues[index], *static_cast<const Value*>(value));
+}
+
 // OP_CLOSE where it would do nothing.
 int jitCloses(void* thread, const void* level) {
   auto* t = static_cast<ThreadData*>(thread);
@@ -1653,8 +1659,8 @@ int jitCloses(void* thread, const void* level) {
 }  // namespace
 
 WeftJitHelpers jitHelpers() {
-  return WeftJitHelpers{jitGetTable,  jitGetInt, jitSetTable, jitSetInt, jitGetTabUp, jitCallLua,
-                        jitReturnLua, jitLen,    jitNext,     jitCloses, jitSelf};
+  return WeftJitHelpers{jitGetTable, jitGetInt, jitSetTable, jitSetInt, jitGetTabUp, jitCallLua,
+                        jitReturnLua, jitLen,   jitNext,     jitCloses, jitSelf,     jitSetUpval};
 }
 
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {

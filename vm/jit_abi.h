@@ -141,6 +141,10 @@ struct WeftJitHelpers {
   // constant or slot) where a table's field, one level of __index tables or a string's
   // or userdata's metatable gives it (OP_SELF's fast paths).
   int (*self)(void* state, void* ra, const void* obj, const void* key);
+  // SETUPVAL: the value at `value` into upvalue `index` of the Lua function at
+  // `funcSlot`, as OP_SETUPVAL stores it (storeUpvalue: the barrier, an open upvalue's
+  // owner told). It cannot fail.
+  void (*setUpval)(void* thread, const void* funcSlot, uint32_t index, const void* value);
 };
 inline const WeftJitEntry kWeftJitCallNever = reinterpret_cast<WeftJitEntry>(uintptr_t(1));
 

@@ -276,4 +276,28 @@ do
   check(lines[2] == 1 and lines[3] == 2, "a line hook sees each write: " .. table.concat(lines, ","))
 end
 
+-- A loop that stores into upvalues (compiled code's SETUPVAL, docs/design/jit.md): the
+-- enclosing frame, whose local it is, reads every store after the call; a table stored
+-- into an upvalue stays reachable through it.
+do
+  local function outer()
+    local x, last = 0, nil
+    local function bump(n)
+      for i = 1, n do
+        x = x + i
+        last = {i}
+      end
+    end
+    bump(100)
+    local seen = x
+    bump(10)
+    collectgarbage()
+    return seen, x, last[1]
+  end
+  local seen, x, last = outer()
+  eq(seen, 5050, "the enclosing frame sees the loop's upvalue stores")
+  eq(x, 5105, "and the later ones")
+  eq(last, 10, "a table stored into an upvalue survives a collection")
+end
+
 T.done()
