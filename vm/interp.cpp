@@ -1659,8 +1659,8 @@ int jitCloses(void* thread, const void* level) {
 }  // namespace
 
 WeftJitHelpers jitHelpers() {
-  return WeftJitHelpers{jitGetTable, jitGetInt, jitSetTable, jitSetInt, jitGetTabUp, jitCallLua,
-                        jitReturnLua, jitLen,   jitNext,     jitCloses, jitSelf,     jitSetUpval};
+  return WeftJitHelpers{jitGetTable,  jitGetInt, jitSetTable, jitSetInt, jitGetTabUp, jitCallLua,
+                        jitReturnLua, jitLen,    jitNext,     jitCloses, jitSelf,     jitSetUpval};
 }
 
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {
