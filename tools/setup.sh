@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 # clang's libFuzzer and sanitizer runtimes are only a Recommends of clang: name them.
 PACKAGES=(cmake ninja-build g++ clang libclang-rt-14-dev libmimalloc-dev libgtest-dev libcli11-dev
           libedit-dev lua5.4 liblua5.4-dev python3 pkg-config lua-lpeg lua-cjson lua-filesystem llvm-19-dev
-          time lld)
+          time lld-19)
 JOBS=${WEFT_JOBS:-2}
 FUZZ_SECONDS=${WEFT_FUZZ_SECONDS:-60}
 # Any sanitizer report fails the stage: ASan and UBSan stop at the first report (the
