@@ -5,6 +5,8 @@
 // Each object file passes through a transform that reads its function's size from the
 // symbol table (for the perf map, vm/jit_perf_map.h): LLJIT materialises on the thread
 // that looks the symbol up, so the size is there when compile() returns.
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
@@ -16,6 +18,7 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
 
 #include <cstdio>
 #include <cstring>
@@ -29,6 +32,9 @@ namespace weft::jit {
 namespace {
 
 struct Engine {
+  // The code generator's, shared by every compilation (one at a time, on the compile
+  // thread): compile() picks its instruction selector per function.
+  std::unique_ptr<llvm::TargetMachine> target;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   WeftJitHost host;
   uint64_t nextId = 0;
@@ -53,6 +59,9 @@ std::string errorText(llvm::Error err) {
   os << err;
   return os.str();
 }
+
+// The size past which compile() selects instructions with FastISel.
+constexpr unsigned kFastISelInstructions = 1000;
 
 // The standard O1 pipeline over the one function: promotes slot values to registers
 // inside loops (the stack and the budget are noalias), folds the tag tests. O2 cost five
@@ -101,12 +110,32 @@ void* create(const WeftJitHost* host, char* error, size_t errorSize) {
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();  // the inline asm of table slot reads (jit/lower.cpp)
   });
-  auto jit = llvm::orc::LLJITBuilder().create();
+  auto machine = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!machine) {
+    copyError(error, errorSize, errorText(machine.takeError()));
+    return nullptr;
+  }
+  machine->setCodeGenOptLevel(llvm::CodeGenOptLevel::Less);
+  auto target = machine->createTargetMachine();
+  if (!target) {
+    copyError(error, errorSize, errorText(target.takeError()));
+    return nullptr;
+  }
+  llvm::TargetMachine* tm = target->get();
+  auto jit =
+      llvm::orc::LLJITBuilder()
+          .setJITTargetMachineBuilder(std::move(*machine))
+          .setCompileFunctionCreator([tm](llvm::orc::JITTargetMachineBuilder)
+                                         -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+            return std::make_unique<llvm::orc::SimpleCompiler>(*tm);
+          })
+          .create();
   if (!jit) {
     copyError(error, errorSize, errorText(jit.takeError()));
     return nullptr;
   }
   auto* e = new Engine();
+  e->target = std::move(*target);
   e->jit = std::move(*jit);
   e->host = *host;
   e->jit->getObjTransformLayer().setTransform(
@@ -133,6 +162,11 @@ int compile(void* engine, const WeftJitRequest* req, WeftJitResult* res) {
     return kWeftJitFailed;
   }
   optimise(*mod);
+  // Instruction selection and register allocation are most of the time LLVM takes, and
+  // grow faster than the function: a large function goes through FastISel, a third
+  // faster there, a small one through SelectionDAG, whose calls are tighter (the bench
+  // figures are in docs/design/jit.md, "Compile time").
+  e->target->setFastISel(lowered.fn->getInstructionCount() > kFastISelInstructions);
   auto compiled = std::make_unique<Compiled>();
   compiled->tracker = e->jit->getMainJITDylib().createResourceTracker();
   compiled->entryMap = std::move(lowered.entryMap);
