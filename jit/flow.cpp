@@ -85,6 +85,16 @@ PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
       f.exits = true;
       next(pc + 1);
       break;
+    case Op::NEWTABLE:  // the newTable helper (jit/lower_table.cpp)
+      f.def.set(a);
+      f.exits = true;
+      next(pc + 2);
+      break;
+    case Op::SETLIST:  // of a fixed count, the setList helper
+      for (int r = a; r <= a + getB(i); r++) f.use.set(r);
+      f.exits = true;
+      next(pc + instructionLength(req, pc));
+      break;
     case Op::CLOSE:  // only where nothing is open (jit/lower_native.cpp)
       f.exits = true;
       next(pc + 1);

@@ -56,6 +56,16 @@ inline bool arithRegOperand(frontend::Op op) {
   return !(op == Op::ADDI || op == Op::SHRI || op == Op::SHLI || (op >= Op::ADDK && op <= Op::BXORK));
 }
 
+// 2 for an instruction whose second half follows it (a test's jump, an arithmetic
+// instruction's MMBIN, an EXTRAARG), else 1.
+inline uint32_t instructionLength(const WeftJitRequest& req, uint32_t pc) {
+  using frontend::Op;
+  frontend::Instruction i = req.code[pc];
+  Op op = frontend::getOp(i);
+  bool extra = op == Op::LOADKX || op == Op::NEWTABLE || (op == Op::SETLIST && frontend::getK(i));
+  return isTest(op) || isArith(op) || extra ? 2 : 1;
+}
+
 // The target of the jump that follows a test at pc, or of a JMP at pc.
 uint32_t jumpTarget(const WeftJitRequest& req, uint32_t jmpPc);
 

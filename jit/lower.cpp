@@ -18,6 +18,7 @@ namespace lowering {
 bool Lowering::supported(uint32_t pc) const {
   Instruction i = req_.code[pc];
   Op op = getOp(i);
+  int a = getA(i);
   if (vm::jitNeverCompiles(op)) return false;
   bool helper = (op >= Op::GETUPVAL && op <= Op::SETFIELD) && op != Op::SETUPVAL;
   if (helper && req_.profile && (req_.profile[pc] & kWeftJitSeenOther)) return false;  // its fast path failed
@@ -48,6 +49,10 @@ bool Lowering::supported(uint32_t pc) const {
       return true;
     case Op::SETUPVAL:
       return true;
+    case Op::NEWTABLE:  // and its EXTRAARG
+      return pc + 1 < req_.codeSize;
+    case Op::SETLIST:  // a fixed count
+      return getB(i) != 0 && a + getB(i) < kMaxRegs && (!getK(i) || pc + 1 < req_.codeSize);
     case Op::SELF:
       return getA(i) + 1 < kMaxRegs && (!getK(i) || getC(i) < int(req_.numConstants));
     case Op::TFORPREP:
@@ -652,6 +657,8 @@ void Lowering::lower(uint32_t pc) {
                {thread_, funcSlot(), b_.getInt32(getB(i)), slot(a)});
       break;
     case Op::CLOSE: close(pc, i); return;
+    case Op::NEWTABLE: newTableOp(pc, i); return;
+    case Op::SETLIST: setListOp(pc, i); return;
     case Op::TFORPREP: tforPrep(pc, i); return;
     case Op::TFORCALL: tforCall(pc, i); return;
     case Op::TFORLOOP: tforLoop(pc, i); return;
@@ -713,10 +720,7 @@ LowerResult Lowering::run(const std::string& name) {
   if (n == 0) return out;
   // Which instructions are their own dispatch points (not the second half of a pair).
   std::vector<uint8_t> pairTail(n + 1, 0);
-  for (uint32_t pc = 0; pc < n; pc++) {
-    Op op = getOp(req_.code[pc]);
-    if ((isTest(op) || isArith(op) || op == Op::LOADKX) && pc + 1 < n) pairTail[pc + 1] = 1;
-  }
+  for (uint32_t pc = 0; pc + 1 < n; pc++) pairTail[pc + 1] = instructionLength(req_, pc) == 2;
   std::vector<uint8_t> compiled(n, 0);
   for (uint32_t pc = 0; pc < n; pc++) compiled[pc] = supported(pc) && !cold(pc);
   flow_ = analyseFlow(req_, compiled);
@@ -736,7 +740,7 @@ LowerResult Lowering::run(const std::string& name) {
     if (!compiled[pc] || pairTail[pc]) continue;
     out.compiledOps++;
     Op op = getOp(req_.code[pc]);
-    uint32_t next = pc + 1 + ((isTest(op) || isArith(op)) ? 1 : 0);
+    uint32_t next = pc + instructionLength(req_, pc);
     bool branch = op == Op::JMP || op == Op::FORLOOP || op == Op::FORPREP || isTest(op);
     // A call may return to the interpreter (its callee left compiled code), which comes
     // back after it.

@@ -245,6 +245,25 @@ void Lowering::tableRead(uint32_t pc, Instruction i, Op op) {
   b_.CreateBr(block(pc + 1));
 }
 
+// The sizes as OP_NEWTABLE decodes them: B is log2(hash size) + 1 (a larger B than the
+// compiler's 32 is a hint ignored), C the array size, with EXTRAARG's high part under k.
+void Lowering::newTableOp(uint32_t pc, Instruction i) {
+  uint32_t hash = getB(i), array = getC(i);
+  if (hash > 0) hash = hash <= 32 ? 1u << (hash - 1) : 0;
+  if (getK(i)) array += uint32_t(getAx(req_.code[pc + 1])) * (kMaxArgC + 1);
+  helperCall(pc, reinterpret_cast<const void*>(host_.helpers.newTable),
+             {statePtr(), slot(getA(i)), b_.getInt32(array), b_.getInt32(hash)}, false);
+  b_.CreateBr(block(pc + 2));
+}
+
+void Lowering::setListOp(uint32_t pc, Instruction i) {
+  uint32_t last = getC(i);
+  if (getK(i)) last += uint32_t(getAx(req_.code[pc + 1])) * (kMaxArgC + 1);
+  helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setList),
+             {statePtr(), slot(getA(i)), b_.getInt32(getB(i)), b_.getInt32(last)}, false);
+  b_.CreateBr(block(pc + instructionLength(req_, pc)));
+}
+
 // The helper reads R[B] and the key from their slots and writes R[A] and R[A+1].
 void Lowering::selfOp(uint32_t pc, Instruction i) {
   helperCall(pc, reinterpret_cast<const void*>(host_.helpers.self), {statePtr(), slot(getA(i)), slot(getB(i)), rk(i)},

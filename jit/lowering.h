@@ -239,6 +239,11 @@ class Lowering {
   // The table in upvalue `up`'s cell (GETTABUP, SETTABUP), or a branch to `slow`.
   Value* envTable(int up, BasicBlock* slow);
 
+  // NEWTABLE and SETLIST of a fixed count, through their helpers (they allocate, and
+  // never collect: the request waits for the next poll).
+  void newTableOp(uint32_t pc, Instruction i);
+  void setListOp(uint32_t pc, Instruction i);
+
   // SELF through the self helper: a method through a metatable's __index table (the
   // common case) needs the helper's lookup anyway.
   void selfOp(uint32_t pc, Instruction i);

@@ -540,6 +540,8 @@ jitFrame: {
   // Every call and return of every frame comes here: one load decides for a prototype
   // that has code, is queued or was rejected (fib and binarytrees, all calls, pay it).
   if (const JitCode* c = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) [[likely]] {
+    if (c->reprofiling.load(std::memory_order_relaxed)) [[unlikely]]
+      dispatch = kProfileLabels;  // cold loops
     const uint8_t* entries = __atomic_load_n(&c->entry, __ATOMIC_ACQUIRE) ? c->entryMap : nullptr;
     if (!entries || entries[pc - p->code] != 1) DISPATCH();  // kWeftJitEntryForCalls: compiled callers only
     goto jitEnter;
@@ -562,13 +564,14 @@ jitBackEdge: {
   Proto* p = cl->proto;
   if (jitProfilingNow(p)) {
     if (jit->options().mode != JitMode::kEager) jitCharge(*jit, p, t);
-  } else if (dispatch == kProfileLabels) {
-    dispatch = kLabels;
-  }
-  if ((dispatch != kLabels && dispatch != kProfileLabels) ||
-      !jitEntersAt(p, uint32_t(pc - p->code)))
     DISPATCH();
-  goto jitEnter;
+  }
+  if (dispatch != kLabels && dispatch != kProfileLabels) DISPATCH();
+  if (jitEntersAt(p, uint32_t(pc - p->code))) goto jitEnter;
+  // A loop the code does not enter: profiled again while it is a cold loop.
+  JitCode* code = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE);
+  dispatch = jit->coldLoop(p, code, uint32_t(pc - p->code)) ? kProfileLabels : kLabels;
+  DISPATCH();
 }
 
 // Runs compiled code from pc. It leaves the frame exact at the exit pc: after a poll that
@@ -1504,23 +1507,30 @@ int jitGetInt(void* state, void* dst, const void* obj, int64_t key) {
   return jitGetTable(state, dst, obj, &k);
 }
 
-// Stores into a live slot only (an existing key with a non-nil value, where __newindex
-// does not apply): inserting is the interpreter's.
-int jitSetTable(void*, const void* obj, const void* key, const void* val) {
+// OP_SETTABLE's fast paths for integer and string keys: a store into a live slot (an
+// existing key with a non-nil value, where __newindex does not apply), or, without
+// __newindex, a raw set, which may insert and grow the table (it never collects).
+int jitSetTable(void* state, const void* obj, const void* key, const void* val) {
   const Value* o = static_cast<const Value*>(obj);
   const Value* k = static_cast<const Value*>(key);
-  if (!o->isTable()) return 0;
+  const Value& v = *static_cast<const Value*>(val);
+  if (!o->isTable() || !(k->isInt() || k->isString())) return 0;
   Table* h = o->asTable();
   uint32_t seq = tableWriteBegin(h);  // table.h invariant 7
   Value* slot = nullptr;
   if (k->isInt()) {
     const Value* s = tableIntSlot(h, k->u.i);
     if (s && !s->isNil()) slot = const_cast<Value*>(s);
-  } else if (k->isString()) {
+  } else {
     slot = liveStrSlot(h, k->asString());
   }
-  if (!slot) return 0;
-  storeValue(h, *slot, *static_cast<const Value*>(val));
+  if (!slot) {
+    if (!lacksMeta(h, Meta::NewIndex)) return 0;
+    auto& S = *static_cast<State*>(state);
+    Status st = k->isInt() ? tableSetInt(S, h, k->u.i, v) : tableSetStr(S, h, k->asString(), v);
+    return st.isOk() ? 1 : 0;  // a memory error is the interpreter's to raise
+  }
+  storeValue(h, *slot, v);
   tableTouched(h);
   return tableWriteHeld(h, seq) ? 1 : 0;  // 0: the interpreter stores again
 }
@@ -1656,11 +1666,28 @@ int jitCloses(void* thread, const void* level) {
   return upvalues || tbc ? 0 : 1;
 }
 
+// OP_NEWTABLE: allocation never collects, so neither does this.
+int jitNewTable(void* state, void* dst, uint32_t arraySize, uint32_t hashSize) {
+  Table* h = newTable(*static_cast<State*>(state), arraySize, hashSize);
+  if (!h) return 0;
+  setValue(static_cast<Value*>(dst), Value::table(h));
+  return 1;
+}
+
+// OP_SETLIST of a fixed count (setListMayGC's checks, without raising). A failure may
+// leave some values stored: the interpreter stores them all again.
+int jitSetList(void* state, void* ra, uint32_t n, uint32_t last) {
+  Value* r = static_cast<Value*>(ra);
+  if (!r->isTable()) return 0;
+  return tableSetList(*static_cast<State*>(state), r->asTable(), int64_t(last), r + 1, n).isOk() ? 1 : 0;
+}
+
 }  // namespace
 
 WeftJitHelpers jitHelpers() {
-  return WeftJitHelpers{jitGetTable,  jitGetInt, jitSetTable, jitSetInt, jitGetTabUp, jitCallLua,
-                        jitReturnLua, jitLen,    jitNext,     jitCloses, jitSelf,     jitSetUpval};
+  return WeftJitHelpers{jitGetTable, jitGetInt,   jitSetTable, jitSetInt, jitGetTabUp,
+                        jitCallLua,  jitReturnLua, jitLen,     jitNext,   jitCloses,
+                        jitSelf,     jitSetUpval, jitNewTable, jitSetList};
 }
 
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {

@@ -241,7 +241,8 @@ int feedbackAt(const Proto* p, uint32_t pc) {
 // jit/lowering.h `cold`), a call that saw other than Lua functions or known natives and
 // a generic `for` call that saw other than ipairs' and next; calls of open argument or
 // result lists, returns of an open list or that close variables, and the opcodes the
-// compiler has no code for (vm/jit_ops.h: allocation, concatenation, upvalue stores...).
+// compiler has no code for (vm/jit_ops.h: concatenation, closures, varargs...), and a
+// SETLIST of the values an open call left.
 bool leavesCode(const Proto* p, uint32_t pc) {
   using frontend::Op;
   frontend::Instruction i = p->code[pc];
@@ -255,6 +256,7 @@ bool leavesCode(const Proto* p, uint32_t pc) {
     case Op::TFORCALL:
       return seen >= 0 && !(seen & kWeftJitSeenKnown);
     case Op::RETURN: return frontend::getB(i) == 0 || frontend::getK(i);
+    case Op::SETLIST: return frontend::getB(i) == 0;
     default:
       return jitNeverCompiles(op);
   }
@@ -279,35 +281,42 @@ void coarseSuccessors(const Proto* p, uint32_t pc, Visit visit) {
   if (op == Op::LFALSESKIP || (op >= Op::EQ && op <= Op::TESTSET)) visit(int64_t(pc) + 2);
 }
 
+// The header of the loop whose back-edge is instruction `latch`, or -1.
+int64_t loopHeaderOf(const Proto* p, uint32_t latch) {
+  using frontend::Op;
+  frontend::Instruction i = p->code[latch];
+  Op op = frontend::getOp(i);
+  if (op == Op::FORLOOP || op == Op::TFORLOOP) return int64_t(latch) + 1 - frontend::getBx(i);
+  if (op == Op::JMP && frontend::getSJ(i) < 0) return int64_t(latch) + 1 + frontend::getSJ(i);
+  return -1;
+}
+
+// Whether the loop from `header` to its back-edge `latch` may go round without leaving
+// compiled code.
+bool loopMayIterate(const Proto* p, uint32_t header, uint32_t latch) {
+  std::vector<uint8_t> seen(p->codeSize, 0);
+  std::vector<uint32_t> work{header};
+  bool found = false;
+  while (!work.empty() && !found) {
+    uint32_t pc = work.back();
+    work.pop_back();
+    coarseSuccessors(p, pc, [&](int64_t to) {
+      found |= to == int64_t(header);
+      if (to > int64_t(header) && to <= int64_t(latch) && !seen[size_t(to)]) {
+        seen[size_t(to)] = 1;
+        work.push_back(uint32_t(to));
+      }
+    });
+  }
+  return found;
+}
+
 // Whether some loop of p may go round without leaving compiled code: the compiler
 // enters code in such loops (docs/design/jit.md).
 bool mayIterate(const Proto* p) {
-  using frontend::Op;
-  uint32_t n = p->codeSize;
-  std::vector<uint8_t> seen;
-  std::vector<uint32_t> work;
-  for (uint32_t latch = 0; latch < n; latch++) {
-    frontend::Instruction li = p->code[latch];
-    Op lop = frontend::getOp(li);
-    int64_t h = -1;
-    if (lop == Op::FORLOOP || lop == Op::TFORLOOP) h = int64_t(latch) + 1 - frontend::getBx(li);
-    if (lop == Op::JMP && frontend::getSJ(li) < 0) h = int64_t(latch) + 1 + frontend::getSJ(li);
-    if (h < 0) continue;
-    seen.assign(n, 0);
-    work.assign(1, uint32_t(h));
-    bool found = false;
-    while (!work.empty() && !found) {
-      uint32_t pc = work.back();
-      work.pop_back();
-      coarseSuccessors(p, pc, [&](int64_t to) {
-        found |= to == h;
-        if (to > h && to <= int64_t(latch) && !seen[size_t(to)]) {
-          seen[size_t(to)] = 1;
-          work.push_back(uint32_t(to));
-        }
-      });
-    }
-    if (found) return true;
+  for (uint32_t latch = 0; latch < p->codeSize; latch++) {
+    int64_t header = loopHeaderOf(p, latch);
+    if (header >= 0 && loopMayIterate(p, uint32_t(header), latch)) return true;
   }
   return false;
 }
@@ -390,6 +399,27 @@ std::string callSiteName(const Proto* p, ThreadData* t) {
   std::string name;
   if (t->frameCount == 0 || !frameFunctionName(t, t->frameCount - 1, name)) return {};
   return name;
+}
+
+// The last back-edge to `header` (a loop's latch).
+uint32_t loopLatch(const Proto* p, uint32_t header) {
+  uint32_t latch = header;
+  for (uint32_t pc = header; pc < p->codeSize; pc++) {
+    if (loopHeaderOf(p, pc) == int64_t(header)) latch = pc;
+  }
+  return latch;
+}
+
+// The number of instructions of the loop at `header` that the interpreter profiles and
+// whose feedback is still empty.
+uint32_t unseenInLoop(const Proto* p, uint32_t header) {
+  const uint8_t* prof = __atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE);
+  if (!prof) return 0;
+  uint32_t unseen = 0, latch = loopLatch(p, header);
+  for (uint32_t pc = header; pc <= latch; pc++) {
+    if (jitProfiled(frontend::getOp(p->code[pc])) && !__atomic_load_n(&prof[pc], __ATOMIC_RELAXED)) unseen++;
+  }
+  return unseen;
 }
 
 }  // namespace
@@ -576,11 +606,45 @@ void JitTier::guardExit(Proto* p, JitCode* code, uint32_t pc, const Value* base)
   jitProfileRecord(p, pc, base, true);
   if (pc < code->siteExits.size()) jitCount(code->siteExits[pc]);
   if (code->guardExits.fetch_add(1, std::memory_order_relaxed) + 1 != kJitGuardExitLimit) return;
-  // Replaced once, by the worker whose exit reached the limit; the old code stays
-  // alive behind the new (invariant 4).
+  replace(p, code, false);
+}
+
+bool JitTier::coldLoop(Proto* p, JitCode* code, uint32_t header) {
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  if (options_.mode != JitMode::kOn || code->coldRounds >= kJitMaxColdRounds) return false;
+  uint8_t state = code->state.load(kRelaxed);
+  if (state != JitCode::kReady && state != JitCode::kRejected) return false;
+  uint32_t n = __atomic_load_n(&code->coldBackEdges, __ATOMIC_RELAXED) + 1;
+  __atomic_store_n(&code->coldBackEdges, n, __ATOMIC_RELAXED);
+  if (!code->reprofiling.load(kRelaxed)) {
+    if (n % kJitColdLoopLimit != 0) return false;
+    uint32_t unseen = unseenInLoop(p, header);
+    if (unseen == 0) return false;
+    code->coldHeader.store(header, kRelaxed);
+    code->coldUnseen.store(unseen, kRelaxed);
+    code->coldStart.store(n, kRelaxed);
+    code->reprofiling.store(1, kRelaxed);
+    return true;
+  }
+  if (int64_t(n) - code->coldStart.load(kRelaxed) < kJitColdLoopLimit) return true;  // a lost count may step back
+  // Done, once: compile again if the loop's feedback grew and the VM's coarse test finds
+  // that the loop itself may now go round compiled; else it stays interpreted.
+  uint8_t profiling = 1;
+  if (!code->reprofiling.compare_exchange_strong(profiling, 0, kRelaxed)) return false;
+  uint32_t cold = code->coldHeader.load(kRelaxed);
+  if (unseenInLoop(p, cold) < code->coldUnseen.load(kRelaxed) && loopMayIterate(p, cold, loopLatch(p, cold))) {
+    replace(p, code, true);
+  }
+  return false;
+}
+
+void JitTier::replace(Proto* p, JitCode* code, bool cold) {
+  // Replaced once, by the worker that reached the limit; the old code stays alive
+  // behind the new (invariant 4).
   auto* next = new JitCode();
   next->previous = code;
-  next->version = uint8_t(code->version + 1);
+  next->version = uint8_t(code->version + (cold ? 0 : 1));
+  next->coldRounds = uint8_t(code->coldRounds + (cold ? 1 : 0));
   std::unique_ptr<Job> job;
   if (next->version >= kJitMaxVersions) {
     next->tier = this;

@@ -49,6 +49,13 @@ struct ThreadData;
 // its guards met (widened feedback), or, at its kJitMaxVersions-th version, blacklisted.
 inline constexpr uint32_t kJitGuardExitLimit = 64;
 inline constexpr uint8_t kJitMaxVersions = 3;
+// Cold loops (docs/design/jit.md, "Cold loops"): after this many interpreted back-edges
+// to loop headers where a prototype's code has no entry, a loop holding instructions its
+// feedback never saw (it was queued before they ran) is profiled again for as many
+// back-edges, and the code replaced if the feedback grew; at most kJitMaxColdRounds
+// times per prototype.
+inline constexpr uint32_t kJitColdLoopLimit = 2000;
+inline constexpr uint8_t kJitMaxColdRounds = 4;
 // Compiled calls nest on the machine stack (docs/design/jit.md, "Compiled calls"): past
 // this depth a call is left to the interpreter, which enters the callee's code afresh.
 inline constexpr uint32_t kJitMaxCallDepth = 128;
@@ -71,7 +78,15 @@ struct JitCode : JitCodeEntry {
   JitTier* tier = nullptr;
   JitCode* previous = nullptr;         // the code this one replaced, owned (invariant 4)
   uint8_t version = 0;                 // 0 for the first compilation
+  uint8_t coldRounds = 0;              // replacements for cold loops before this code
   std::atomic<uint32_t> guardExits{0};
+  // Cold loops: interpreted back-edges without an entry (a relaxed racy counter, as the
+  // hotness); whether frames of the prototype profile again; the loop that started it,
+  // how many of its instructions had no feedback then, and the count then (relaxed:
+  // racing starters store a loop each, and either is a fine one to measure).
+  uint32_t coldBackEdges = 0;
+  std::atomic<uint8_t> reprofiling{0};
+  std::atomic<uint32_t> coldHeader{0}, coldUnseen{0}, coldStart{0};
   std::vector<uint32_t> siteExits;     // guard exits by pc (relaxed counters, as below)
   // Statistics (--jit-stats): relaxed counters, racy increments may lose counts.
   uint64_t entries = 0;
@@ -138,6 +153,10 @@ class JitTier {
   // Compiled code of p exited at a failed guard at pc: widens the feedback there, counts,
   // and replaces the code at kJitGuardExitLimit exits (invariant 4). Never collects.
   void guardExit(Proto* p, JitCode* code, uint32_t pc, const Value* base);
+  // The interpreter took a back-edge to `header`, where p's code (ready or rejected) has
+  // no entry: counts it; true while frames of p should profile (cold loops). Never
+  // collects.
+  bool coldLoop(Proto* p, JitCode* code, uint32_t header);
   // releaseProto: the Proto lets go of its code (any thread, inside a collection).
   void dropProtoRef(JitCode* code);
   // Whether the compiler module has been loaded in this process (lazy loading).
@@ -151,6 +170,10 @@ class JitTier {
   struct Job;
   bool ensureProfile(Proto* p);
   std::unique_ptr<Job> snapshot(Proto* p, JitCode* code);
+  // Installs p's next code after `code` (a recompilation with p's feedback, or a
+  // blacklisting at kJitMaxVersions) and queues it; `cold`: for a cold loop, which
+  // counts as a cold round instead of a version.
+  void replace(Proto* p, JitCode* code, bool cold);
   void writePerfMap(const JitCode* code, const WeftJitResult& res);
   void enqueue(std::unique_ptr<Job> job);
   void threadMain();

@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 10;
+inline constexpr uint32_t kWeftJitAbiVersion = 11;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
@@ -145,6 +145,14 @@ struct WeftJitHelpers {
   // `funcSlot`, as OP_SETUPVAL stores it (storeUpvalue: the barrier, an open upvalue's
   // owner told). It cannot fail.
   void (*setUpval)(void* thread, const void* funcSlot, uint32_t index, const void* value);
+  // NEWTABLE: a table with room for `arraySize` and `hashSize` entries into `dst`. It
+  // allocates (a collection it asks for waits for the code's next poll); 0 where the
+  // heap refuses (the interpreter raises the memory error).
+  int (*newTable)(void* state, void* dst, uint32_t arraySize, uint32_t hashSize);
+  // SETLIST of a fixed count: the `n` values after `ra` (R[A], a table) into keys
+  // last+1..last+n, as OP_SETLIST stores them; 0 where R[A] is not a table (a hostile
+  // binary chunk) or the array part cannot grow.
+  int (*setList)(void* state, void* ra, uint32_t n, uint32_t last);
 };
 inline const WeftJitEntry kWeftJitCallNever = reinterpret_cast<WeftJitEntry>(uintptr_t(1));
 
