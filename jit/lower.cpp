@@ -39,12 +39,12 @@ bool Lowering::supported(uint32_t pc) const {
       return constIsNumber(getC(i));
     case Op::BANDK: case Op::BORK: case Op::BXORK:
       return req_.constants[getC(i)].kind == kConstInt;
-    case Op::EQK:
-      return req_.constants[getB(i)].kind != kConstRef;
+    case Op::EQK:  // a number, nil, a boolean or an interned string
+      return req_.constants[getB(i)].kind != kConstRef || req_.constants[getB(i)].shortString;
     case Op::GETUPVAL: case Op::GETTABLE: case Op::GETI:
       return true;
     case Op::CALL:
-      return !nativesAt(pc).empty() || luaCall(pc);
+      return !nativesAt(pc).empty() || luaCall(pc) || nativeFnCall(pc);
     case Op::LEN: case Op::CLOSE:
       return true;
     case Op::SETUPVAL:
@@ -421,6 +421,10 @@ void Lowering::compare(uint32_t pc, Instruction i, Op op) {
     } else if (kc.kind == kConstFloat) {
       guard(b_.CreateNot(aInt), pc);
       cond = b_.CreateAnd(aFlt, b_.CreateFCmpOEQ(fval(a), llvm::ConstantFP::get(b_.getDoubleTy(), kc.number)));
+    } else if (kc.kind == kConstRef) {
+      // An interned string is equal to a string only if it is the same one (equal short
+      // strings are one string); the constant is read at run time, as the collector moves it.
+      cond = b_.CreateAnd(isTag(ta, kTagString), b_.CreateICmpEQ(ival(a), constValue(getB(i)).first));
     } else {
       cond = isTag(ta, kc.kind);  // nil, false, true: the constant kinds are the tags
     }

@@ -15,23 +15,69 @@ bool Lowering::luaCall(uint32_t pc) const {
          (!req_.profile || req_.profile[pc] == kWeftJitSeenLuaFunction || req_.profile[pc] == 0);
 }
 
+// A call of fixed arguments for fixed results, where the feedback saw natives (neither
+// known ones nor pcall and xpcall) only.
+bool Lowering::nativeFnCall(uint32_t pc) const {
+  Instruction i = req_.code[pc];
+  return getB(i) != 0 && getC(i) != 0 && getA(i) + std::max(getB(i), getC(i)) < kMaxRegs && req_.profile &&
+         req_.profile[pc] == kWeftJitSeenNativeFn;
+}
+
 // A known native where the feedback saw one (or, without feedback, any that fits),
-// else a compiled call.
+// else a native through the callNative helper, else a compiled call.
 void Lowering::call(uint32_t pc, Instruction i) {
   std::vector<uint8_t> natives = nativesAt(pc);
+  auto other = [&] {
+    if (nativeFnCall(pc)) {
+      callNative(pc, i);
+    } else if (luaCall(pc)) {  // no feedback (eager mode): a Lua function, too
+      callLua(pc, i);
+    } else {
+      b_.CreateBr(exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc]));
+    }
+  };
   if (natives.empty()) {
-    callLua(pc, i);
+    other();
     return;
   }
   dispatchNatives(
-      pc, natives, [&](uint8_t id) { nativeCall(pc, i, id); },
-      [&] {
-        if (luaCall(pc)) {  // no feedback (eager mode): a Lua function, too
-          callLua(pc, i);
-        } else {
-          b_.CreateBr(exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc]));
-        }
-      });
+      pc, natives, [&](uint8_t id) { nativeCall(pc, i, id); }, other);
+}
+
+// The frame is written back first: the native may read it (debug), collect, grow the
+// stack, yield or raise. After kWeftJitNativeDone the registers the code reads from here
+// are loaded again, which a native's debug.setlocal may have changed; the other answers
+// leave (docs/design/jit.md, "Native calls").
+void Lowering::callNative(uint32_t pc, Instruction i) {
+  spillAll(flow_.dirtyIn[pc]);
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Type* i32 = b_.getInt32Ty();
+  auto* fty = llvm::FunctionType::get(i32, {ptr, ptr, ptr, i32, i32, i32}, false);
+  Value* r = b_.CreateCall(
+      fty, hostPtr(reinterpret_cast<const void*>(host_.helpers.callNative)),
+      {statePtr(), thread_, slot(getA(i)), b_.getInt32(getB(i) - 1), b_.getInt32(getC(i) - 1), b_.getInt32(pc)});
+  BasicBlock* done = newBlock("native_done");
+  BasicBlock* resume = newBlock("native_resume");
+  BasicBlock* failed = newBlock("native_status");
+  // Refused (another kind of callee, a hook, a deep nest): with feedback a guard exit,
+  // which marks the site for the next version.
+  BasicBlock* refused = req_.profile ? exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc]) : exitBlock(pc);
+  llvm::SwitchInst* sw = b_.CreateSwitch(r, failed, 3);
+  sw->addCase(b_.getInt32(kWeftJitNativeDone), done);
+  sw->addCase(b_.getInt32(kWeftJitNativeResume), resume);
+  sw->addCase(b_.getInt32(kWeftJitNativeRefused), refused);
+  // The frame is exact (written back, the results in their slots): nothing to write.
+  b_.SetInsertPoint(resume);
+  b_.CreateRet(b_.getInt64(kWeftJitExitResume << 32));
+  b_.SetInsertPoint(failed);
+  Value* code = b_.CreateZExt(b_.CreateSub(r, b_.getInt32(kWeftJitNativeStatus)), b_.getInt64Ty());
+  b_.CreateRet(b_.CreateOr(code, b_.getInt64(kWeftJitExitStatus << 32)));
+  b_.SetInsertPoint(done);
+  const RegSet& live = flow_.liveIn[pc + 1];
+  for (int r2 = 0; r2 < kMaxRegs; r2++) {
+    if (live[r2] && payVar_[r2]) reload(r2);
+  }
+  b_.CreateBr(block(pc + 1));
 }
 
 Value* Lowering::loadAt(llvm::Type* type, Value* ptr, uint64_t offset) { return b_.CreateLoad(type, at(ptr, offset)); }
@@ -45,8 +91,13 @@ void Lowering::callLua(uint32_t pc, Instruction i) {
   int a = getA(i), nresults = getC(i) - 1;
   if (req_.profile) {
     speculate(isTag(tag(a), kTagLuaClosure), pc);
-  } else {
-    guard(isTag(tag(a), kTagLuaClosure), pc);
+  } else {  // eager mode: anything else goes to the callNative helper
+    BasicBlock* lua = newBlock("call_lua");
+    BasicBlock* other = newBlock("call_native");
+    b_.CreateCondBr(isTag(tag(a), kTagLuaClosure), lua, other);
+    b_.SetInsertPoint(other);
+    callNative(pc, i);
+    b_.SetInsertPoint(lua);
   }
   spillAll(flow_.dirtyIn[pc]);
   BasicBlock* slow = newBlock("call_slow");

@@ -185,8 +185,11 @@ class Lowering {
   // CALL: a known native computed in place (jit/lower_native.cpp), or a compiled call
   // of a Lua function; RETURN* into a Lua caller (docs/design/jit.md, "Compiled calls").
   bool luaCall(uint32_t pc) const;
+  bool nativeFnCall(uint32_t pc) const;
   void call(uint32_t pc, Instruction i);
   void callLua(uint32_t pc, Instruction i);
+  // Any other native, through the callNative helper (docs/design/jit.md, "Native calls").
+  void callNative(uint32_t pc, Instruction i);
   // The two ways to the callee's code: inline (pushes its frame, adds its entry to
   // `entry` and branches to `run`, or branches to `slow`), and the helper.
   void pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, BasicBlock* run, llvm::PHINode* entry);

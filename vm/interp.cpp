@@ -591,6 +591,14 @@ jitEnter: {
     goto reload;
   }
   if (kind == kWeftJitExitNoEntry) [[unlikely]] DISPATCH();
+  // A native compiled code called (in the entered frame or a callee's) failed, yielded or
+  // returned where the code could not go on: as after the interpreter's own call.
+  if ((kind & ~kWeftJitExitInCallee) == kWeftJitExitStatus) [[unlikely]] {
+    status = Status(StatusCode(uint32_t(r)));
+    goto onError;
+  }
+  if ((kind & ~kWeftJitExitInCallee) == kWeftJitExitResume) [[unlikely]]
+    goto reload;
   if (kind & kWeftJitExitInCallee) {
     // The exit is in the innermost frame a compiled call pushed (docs/design/jit.md,
     // "Compiled calls"); the frames below it wait for their calls to return.
@@ -1682,12 +1690,44 @@ int jitSetList(void* state, void* ra, uint32_t n, uint32_t last) {
   return tableSetList(*static_cast<State*>(state), r->asTable(), int64_t(last), r + 1, n).isOk() ? 1 : 0;
 }
 
+// OP_CALL of a native from compiled code (docs/design/jit.md, "Native calls"): the call
+// as op_CALL makes it, then the safepoint after it (startFrame's). Compiled code has
+// written its frame back. It goes on only where nothing it holds can be stale: no
+// collection ran (a collection needs this thread's acknowledgement, so its epoch tells),
+// the stack did not move, no hook was set; else the frame resumes in the interpreter.
+int jitCallNativeMayGC(void* state, void* thread, void* funcSlot, uint32_t nargs, int32_t nresults, uint32_t callerPc) {
+  auto& S = *static_cast<State*>(state);
+  auto* t = static_cast<ThreadData*>(thread);
+  Value* fn = static_cast<Value*>(funcSlot);
+  bool light = fn->tag == Tag::LightNative && fn->u.fn != basePcall && fn->u.fn != baseXpcall;
+  if ((!light && fn->tag != Tag::NativeClosure) || t->hookMask || t->jitDepth > kJitMaxNativeCallDepth) {
+    return kWeftJitNativeRefused;
+  }
+  CallFrame& caller = t->frame();
+  caller.pc = t->stack[caller.func].asLuaClosure()->proto->code + callerPc + 1;
+  uint32_t func = uint32_t(fn - t->stack);
+  t->top = func + 1 + nargs;
+  const Value* stack = t->stack;
+  uint8_t depth = t->jitDepth;  // Lua the native runs enters compiled code afresh
+  uint64_t epoch = S.mutator().lastAckedEpoch();
+  gc::Heap& heap = S.heap();
+  Status st = light ? callNativeMayGC(S, t, func, nresults, 0) : callNonLuaMayGC(S, t, func, nresults, 0);
+  t->jitDepth = depth;
+  bool stress = heap.config().stress != gc::StressMode::kNone;
+  if (st.isOk() && ((--t->budget < 0) | heap.collectionRequested() | stress)) {
+    st = loopSafepointMayGC(S, t, kLiveResumed);
+  }
+  if (!st.isOk()) return kWeftJitNativeStatus + int(st.code());
+  bool same = t->stack == stack && S.mutator().lastAckedEpoch() == epoch && !t->hookMask;
+  return same ? kWeftJitNativeDone : kWeftJitNativeResume;
+}
+
 }  // namespace
 
 WeftJitHelpers jitHelpers() {
-  return WeftJitHelpers{jitGetTable, jitGetInt,   jitSetTable, jitSetInt, jitGetTabUp,
-                        jitCallLua,  jitReturnLua, jitLen,     jitNext,   jitCloses,
-                        jitSelf,     jitSetUpval, jitNewTable, jitSetList};
+  return WeftJitHelpers{jitGetTable, jitGetInt,    jitSetTable, jitSetInt,  jitGetTabUp,
+                        jitCallLua,  jitReturnLua, jitLen,      jitNext,    jitCloses,
+                        jitSelf,     jitSetUpval,  jitNewTable, jitSetList, jitCallNativeMayGC};
 }
 
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {

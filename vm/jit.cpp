@@ -3,10 +3,10 @@
 
 #include <dlfcn.h>
 
-#include <climits>
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <climits>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +14,7 @@
 
 #include "gc/fault.h"
 #include "vm/debug.h"
+#include "vm/interp.h"
 #include "vm/jit_ops.h"
 #include "vm/jit_perf_map.h"
 #include "vm/lib/libs.h"
@@ -238,7 +239,7 @@ int feedbackAt(const Proto* p, uint32_t pc) {
 
 // Instructions that always leave compiled code (the compiler has none of them): with
 // feedback, a profiled instruction that never ran (the compiler makes it a guard exit,
-// jit/lowering.h `cold`), a call that saw other than Lua functions or known natives and
+// jit/lowering.h `cold`), a call that saw other than Lua functions or natives and
 // a generic `for` call that saw other than ipairs' and next; calls of open argument or
 // result lists, returns of an open list or that close variables, and the opcodes the
 // compiler has no code for (vm/jit_ops.h: concatenation, closures, varargs...), and a
@@ -252,7 +253,8 @@ bool leavesCode(const Proto* p, uint32_t pc) {
   switch (op) {
     case Op::CALL:
       if (frontend::getB(i) == 0 || frontend::getC(i) == 0) return true;
-      return seen >= 0 && seen != kWeftJitSeenLuaFunction && !(seen & kWeftJitSeenKnown);
+      return seen >= 0 && seen != kWeftJitSeenLuaFunction && seen != kWeftJitSeenNativeFn &&
+             !(seen & kWeftJitSeenKnown);
     case Op::TFORCALL:
       return seen >= 0 && !(seen & kWeftJitSeenKnown);
     case Op::RETURN: return frontend::getB(i) == 0 || frontend::getK(i);
@@ -356,8 +358,9 @@ bool onlyForCalls(const Proto* p) {
   if (mayIterate(p)) return false;
   for (uint32_t pc = 0; pc < p->codeSize; pc++) {
     frontend::Instruction i = p->code[pc];
-    // A known native is computed in place, not called (the compiler's luaCall).
-    bool native = feedbackAt(p, pc) > 0 && (feedbackAt(p, pc) & kWeftJitSeenKnown);
+    // A native, known or not, is no compiled call (the compiler's luaCall).
+    int seen = feedbackAt(p, pc);
+    bool native = seen > 0 && ((seen & kWeftJitSeenKnown) || seen == kWeftJitSeenNativeFn);
     if (frontend::getOp(i) == frontend::Op::CALL && !leavesCode(p, pc) && !native) return false;
   }
   return true;
@@ -380,12 +383,16 @@ const std::array<NativeFn, kWeftJitNativeCount>& knownNatives() {
 // The feedback of a call of `fn` (CALL, TFORCALL: vm/jit_abi.h).
 uint8_t calleeBits(const Value& fn, int nargs, int nresults, bool forCall) {
   if (fn.isLuaClosure()) return kWeftJitSeenLuaFunction;
-  if (fn.tag != Tag::LightNative) return kWeftJitSeenOther;
+  // Natives other than the known ones, at a CALL: the callNative helper's (not pcall
+  // and xpcall, which the interpreter runs as marker frames).
+  uint8_t native = forCall ? kWeftJitSeenOther : kWeftJitSeenNativeFn;
+  if (fn.tag == Tag::NativeClosure) return native;
+  if (fn.tag != Tag::LightNative || fn.u.fn == basePcall || fn.u.fn == baseXpcall) return kWeftJitSeenOther;
   const auto& natives = knownNatives();
   for (uint8_t id = 1; id < kWeftJitNativeCount; id++) {
     if (fn.u.fn == natives[id] && weftJitNativeFits(id, nargs, nresults, forCall)) return weftJitSeenNative(id);
   }
-  return kWeftJitSeenOther;
+  return native;
 }
 
 uint8_t typeBit(const Value& v) {

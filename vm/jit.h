@@ -59,6 +59,11 @@ inline constexpr uint8_t kJitMaxColdRounds = 4;
 // Compiled calls nest on the machine stack (docs/design/jit.md, "Compiled calls"): past
 // this depth a call is left to the interpreter, which enters the callee's code afresh.
 inline constexpr uint32_t kJitMaxCallDepth = 128;
+// A native called from compiled code may run Lua, whose compiled calls nest again: past
+// this depth of the nest its calls of natives are the interpreter's, so the machine stack
+// holds at most this many compiled frames per native level (docs/design/jit.md, "Native
+// calls").
+inline constexpr uint32_t kJitMaxNativeCallDepth = 8;
 
 // The part of a JitCode that compiled calls read inline (WeftJitLayout::codeEntry).
 struct JitCodeEntry {

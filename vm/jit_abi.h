@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 11;
+inline constexpr uint32_t kWeftJitAbiVersion = 12;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
@@ -30,6 +30,14 @@ inline constexpr uint64_t kWeftJitExitNoEntry = 2;    // `pc` is not an entry: n
 inline constexpr uint64_t kWeftJitExitSafepointFrame = 3;  // as kWeftJitExitSafepoint, keeping every register
 inline constexpr uint64_t kWeftJitExitGuard = 4;      // a guard built on type feedback failed: as kWeftJitExitInterpret, counted
 inline constexpr uint64_t kWeftJitExitReturned = 5;   // the frame returned (WeftJitHelpers::returnLua): exitPc is 0
+// A native called from compiled code (WeftJitHelpers::callNative) failed or yielded:
+// exitPc is the vm::StatusCode, which the interpreter raises (or returns) as after its
+// own call.
+inline constexpr uint64_t kWeftJitExitStatus = 6;
+// A native called from compiled code returned, but the code cannot go on (the stack
+// moved, a collection ran, a hook was set): the thread's top frame resumes at its saved
+// pc, as after an interpreted call.
+inline constexpr uint64_t kWeftJitExitResume = 7;
 // Or'ed into a kind: the exit is in a frame that compiled code called (a compiled call,
 // docs/design/jit.md "Compiled calls"), the thread's top frame, not the entered one.
 inline constexpr uint64_t kWeftJitExitInCallee = 0x100;
@@ -40,7 +48,7 @@ inline constexpr uint64_t kWeftJitExitInCallee = 0x100;
 // constant or an immediate); FORPREP: init, limit and step together; FORLOOP: the step;
 // CALL and TFORCALL: kWeftJitSeenKnown | id << 3 when they called the known native `id`
 // (below) in a shape it fits, kWeftJitSeenLuaFunction when they called a Lua function,
-// else kWeftJitSeenOther, which is also what two different kinds of callee at one site
+// CALL kWeftJitSeenNativeFn when it called another native, else kWeftJitSeenOther, which is also what two different kinds of callee at one site
 // make (and a guard exit of a compiled call: the callee will never have code there);
 // GETTABLE, GETI, GETFIELD: kWeftJitSeenTable when R[B] was a table, kWeftJitSeenOther
 // when it was not, and GETTABLE's key in bits 4-6.
@@ -50,6 +58,9 @@ inline constexpr uint64_t kWeftJitExitInCallee = 0x100;
 // interpreter. 0: never seen, the compiler speculates nothing.
 inline constexpr uint8_t kWeftJitSeenInt = 1, kWeftJitSeenFloat = 2, kWeftJitSeenOther = 4, kWeftJitSeenTable = 8;
 inline constexpr uint8_t kWeftJitSeenKnown = 1, kWeftJitSeenLuaFunction = 2;
+// CALL: a native (not a known one, nor pcall or xpcall), which compiled code calls
+// through WeftJitHelpers::callNative. Bit 0 clear, so no known native's byte is it.
+inline constexpr uint8_t kWeftJitSeenNativeFn = 8;
 
 // The natives compiled code computes in place (docs/design/jit.md, "Known natives"), by
 // id: WeftJitHost::natives[id] is the function (a LightNative payload).
@@ -153,7 +164,19 @@ struct WeftJitHelpers {
   // last+1..last+n, as OP_SETLIST stores them; 0 where R[A] is not a table (a hostile
   // binary chunk) or the array part cannot grow.
   int (*setList)(void* state, void* ra, uint32_t n, uint32_t last);
+  // Not bound by the rule above (docs/design/jit.md, "Native calls"): CALL of the native
+  // at `funcSlot` with `nargs` arguments for `nresults` results (both fixed) from
+  // instruction `callerPc` of the thread's top frame, as OP_CALL makes it, then the
+  // safepoint the interpreter runs after a call. The native may run Lua, collect, grow
+  // the stack or yield; compiled code writes its frame back before, and after
+  // kWeftJitNativeDone reloads every register it reads. Returns one of the codes below,
+  // or kWeftJitNativeStatus + a vm::StatusCode (an error, a yield: the exit's).
+  int (*callNative)(void* state, void* thread, void* funcSlot, uint32_t nargs, int32_t nresults, uint32_t callerPc);
 };
+inline constexpr int kWeftJitNativeDone = 0;     // results in place: go on
+inline constexpr int kWeftJitNativeResume = 1;   // results in place: kWeftJitExitResume
+inline constexpr int kWeftJitNativeRefused = 2;  // nothing done: exit at the call
+inline constexpr int kWeftJitNativeStatus = 16;
 inline const WeftJitEntry kWeftJitCallNever = reinterpret_cast<WeftJitEntry>(uintptr_t(1));
 
 // Where compiled code finds what it reads and writes inline (docs/design/jit.md, "Inline

@@ -10,12 +10,13 @@
 namespace weft::vm::testing {
 
 // A State with the JIT on at a low threshold, so that code is compiled with the type
-// feedback of a first, warming call; `run` returns a chunk's first result.
+// feedback of a first, warming call (or `eager`: every function compiled at its first
+// call, without feedback); `run` returns a chunk's first result.
 class HotState {
  public:
-  explicit HotState(bool relocate = false) {
+  explicit HotState(bool relocate = false, bool eager = false) {
     StateOptions opts;
-    opts.jit.mode = JitMode::kOn;
+    opts.jit.mode = eager ? JitMode::kEager : JitMode::kOn;
     opts.jit.threshold = 100;
     opts.jit.stats = true;
     if (relocate) {

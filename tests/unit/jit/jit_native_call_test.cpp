@@ -1,0 +1,152 @@
+// Natives called from compiled code (docs/design/jit.md, "Native calls"): a loop calling
+// natives goes round compiled, and whatever the native does (run Lua, collect, raise,
+// yield, set a hook) the run is the interpreter's.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/unit/jit/jit_test_util.h"
+
+namespace weft::vm::testing {
+namespace {
+
+long exitsIn(const std::string& stats) {
+  auto at = stats.find(" exits to the interpreter");
+  if (at == std::string::npos) return -1;
+  auto start = stats.rfind(", ", at);
+  return std::stol(stats.substr(start + 2, at - start - 2));
+}
+
+// Warms `f` through a compiled caller `g` that calls it 50 times, then returns g(n) and
+// the exits of that last run.
+std::string hotThroughCaller(HotState& hs, const std::string& f, int n, long& exits) {
+  hs.run("f = " + f);
+  hs.run("g = function(n) local s = 0 for k = 1, 50 do s = s + f(n) end return s end");
+  for (int round = 0; round < 3; round++) {
+    hs.run("return g(20)");
+    hs.settle();
+  }
+  long before = exitsIn(hs.stats());
+  std::string out = hs.run("return g(" + std::to_string(n) + ")");
+  exits = exitsIn(hs.stats()) - before;
+  return out;
+}
+
+// type, select, setmetatable, rawlen, string.sub, tostring: natives the tier does not
+// know, in a loop that now goes round compiled: g's 50 calls of f leave compiled code
+// about once (g's return into the host), where each call used to exit at every native.
+TEST(JitNativeCallTest, NativeCallsInALoopStayCompiled) {
+  HotState hs;
+  long exits = 0;
+  std::string out = hotThroughCaller(hs,
+                                     "function(n) local s, mt = 0, {} "
+                                     "for i = 1, n do "
+                                     "  local t = setmetatable({i}, mt) "
+                                     "  if type(t) == 'table' and getmetatable(t) == mt then s = s + rawlen(t) end "
+                                     "  s = s + select('#', i, i) + #string.sub('abcdef', 2, i % 6) + #tostring(i) "
+                                     "end return s end",
+                                     100, exits);
+  EXPECT_EQ(out, "32900");
+  EXPECT_LE(exits, 2) << hs.stats();
+}
+
+// Natives that run Lua (a comparator, a gsub function, a __tostring), whose compiled
+// code nests on the same machine stack, and one that collects: the results are the
+// interpreter's, also with every safepoint relocating (fewer rounds: each collection
+// moves the whole heap).
+const char* const kRunsLuaOrCollects =
+    "function(n) local s = 0 "
+    "local mt = {__tostring = function(v) return 'v' .. v[1] end} "
+    "for i = 1, n do "
+    "  local t = {i % 7, 3, i % 5} "
+    "  table.sort(t, function(a, b) return a > b end) "
+    "  local r = string.gsub('a1b2', '%d', function(d) return d + i end) "
+    "  s = s + t[1] + #r + #tostring(setmetatable({i}, mt)) "
+    "  if i % 16 == 0 then collectgarbage('step') end "
+    "end return s end";
+
+TEST(JitNativeCallTest, NativesThatRunLuaOrCollect) {
+  HotState hs;
+  long exits = 0;
+  EXPECT_EQ(hotThroughCaller(hs, kRunsLuaOrCollects, 60, exits), "37600");
+}
+
+TEST(JitNativeCallTest, NativesThatRunLuaOrCollectRelocating) {
+  HotState hs(true);
+  hs.run(std::string("f = ") + kRunsLuaOrCollects);
+  for (int round = 0; round < 3; round++) {
+    hs.run("return f(8)");
+    hs.settle();
+  }
+  EXPECT_EQ(hs.run("return f(40)"), "493");
+}
+
+// What a native does that compiled code cannot go on from, in eager mode (every call
+// compiled, none cold): its error, its yield, a collection, a hook it sets. The run is
+// the interpreter's: each fails with the helper's answer for it replaced.
+
+// An error: the message and the line are the interpreter's, and pcall catches it.
+TEST(JitNativeCallTest, ErrorsOfNativesAreTheInterpreters) {
+  HotState hs(false, true);
+  hs.run(
+      "f = function(n, bad) local s = 0\n"
+      "for i = 1, n do\n"
+      "  s = s + #string.rep('x', i % 3)\n"
+      "  if i == bad then s = s + #string.rep('x', {}) end\n"
+      "end return s end");
+  EXPECT_EQ(hs.run("local ok, e = pcall(f, 300, 250) return tostring(ok) .. ' ' .. e"),
+            "false test:4: bad argument #2 to 'rep' (number expected, got table)");
+  EXPECT_EQ(hs.run("return f(300, -1)"), "300");
+}
+
+// A yield (coroutine.yield called from a compiled loop inside a coroutine): the
+// coroutine suspends and resumes in the interpreter, every value passes.
+TEST(JitNativeCallTest, YieldsFromCompiledLoops) {
+  HotState hs(false, true);
+  hs.run(
+      "f = function(n) local s = 0 for i = 1, n do s = s + (coroutine.yield(i) or 0) end return s end "
+      "run = function(n) local co = coroutine.wrap(f) local got, v = 0, co(n) "
+      "while v ~= nil and got < n do got = got + v v = co(1) end return got, v end");
+  EXPECT_EQ(hs.run("local got, last = run(300) return got .. ' ' .. tostring(last)"), "300 25");
+}
+
+// A native that collects, with every safepoint relocating: the code resumes in the
+// interpreter, which reads the moved tables.
+TEST(JitNativeCallTest, ANativeThatCollectsLeavesTheCode) {
+  HotState hs(true, true);
+  EXPECT_EQ(hs.run("local t, s = {}, 0 "
+                   "for i = 1, 50 do t[i] = {i} collectgarbage('step') s = s + t[i][1] + #t end "
+                   "return s"),
+            "2550");
+}
+
+// The same in a function that a compiled caller called (compiled calls need a run
+// without stress): the collection moves the young table the caller holds in a register,
+// so the caller leaves too; had it gone on, its store would have gone to the table's old
+// copy, and G's table would have missed it.
+TEST(JitNativeCallTest, ANativeThatCollectsLeavesItsCompiledCallers) {
+  HotState hs(false, true);
+  hs.run("inner = function() collectgarbage() return 1 end");
+  EXPECT_EQ(hs.run("G = {} local n = 0 "
+                   "for i = 1, 20 do local t = {} G[i] = t t[1] = inner() end "
+                   "for i = 1, 20 do n = n + (G[i][1] or 0) end return n"),
+            "20");
+}
+
+// debug.sethook called from a compiled loop: the count hook runs from the next
+// instruction on, as interpreted (the code resumes in the interpreter): it counts
+// lua5.4's 1,604 instructions.
+TEST(JitNativeCallTest, AHookSetByANativeTakesEffectAtOnce) {
+  HotState hs(false, true);
+  // The hook and its count are globals: a local captured by the hook would keep the
+  // chunk's frame out of compiled code (docs/design/values.md's shared frames).
+  EXPECT_EQ(hs.run("hits = 0 local hook = function() hits = hits + 1 end local s = 0 "
+                   "for i = 1, 300 do "
+                   "  s = s + math.fmod(i, 7) "
+                   "  if i == 100 then debug.sethook(hook, '', 1) end "
+                   "end debug.sethook() return s .. ' ' .. hits"),
+            "903 1604");
+}
+
+}  // namespace
+}  // namespace weft::vm::testing
