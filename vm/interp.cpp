@@ -561,6 +561,9 @@ jitFrame: {
 // Slow path: a loop back-edge with the JIT on (after its safepoint): hotness, then entry
 // at the loop header when the code has one and the frame is a plain one.
 jitBackEdge: {
+  // A shared frame is never entered nor profiled: its loops heat nothing (the main chunk
+  // of bench/methods.lua, whose locals its functions capture, was queued for no entry).
+  if (SHARED()) DISPATCH();
   Proto* p = cl->proto;
   if (jitProfilingNow(p)) {
     if (jit->options().mode != JitMode::kEager) jitCharge(*jit, p, t);
