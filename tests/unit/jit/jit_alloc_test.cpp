@@ -11,16 +11,6 @@
 namespace weft::vm::testing {
 namespace {
 
-// A number the --jit-stats report's first lines give, from the words that follow it.
-long statsCount(const std::string& stats, const std::string& after) {
-  auto at = stats.find(after);
-  if (at == std::string::npos) return -1;
-  auto start = stats.find_last_of(" ,", at - 1);
-  return std::stol(stats.substr(start + 1, at - start - 1));
-}
-long exitsIn(const std::string& stats) { return statsCount(stats, " exits to the interpreter"); }
-long entriesIn(const std::string& stats) { return statsCount(stats, " entries,"); }
-long recompiledIn(const std::string& stats) { return statsCount(stats, " recompiled"); }
 // The report's guard exits by site ("guard exits NAME pc N (version V) COUNT" lines).
 std::string guardExitLines(const std::string& stats) {
   std::string lines;
@@ -49,13 +39,10 @@ TEST(JitAllocTest, TablesBuiltAndGrownInALoopStayCompiled) {
       "  s = s + pair[1] + rec.size + rec.extra "
       "end return s + #t end");
   hs.run("g = function(n) local s = 0 for k = 1, 50 do s = s + f(n) end return s end");
-  for (int round = 0; round < 3; round++) {
-    hs.run("return g(200)");
-    hs.settle();
-  }
-  long before = exitsIn(hs.stats());
-  EXPECT_EQ(hs.run("return g(100)"), std::to_string(50 * (3 * (100 * 101 / 2) + 100 + 100)));
-  EXPECT_LE(exitsIn(hs.stats()) - before, 2) << hs.stats();
+  long exits = 0;
+  EXPECT_EQ(hs.warmThenHot("return g(200)", "return g(100)", exits),
+            std::to_string(50 * (3 * (100 * 101 / 2) + 100 + 100)));
+  EXPECT_LE(exits, 2) << hs.stats();
 }
 
 // A function first compiled while only its first loop had run: the second loop exits at
@@ -70,18 +57,15 @@ TEST(JitAllocTest, ALoopColdAtTheFirstCompilationIsCompiledLater) {
       "if phase == 1 then for i = 1, n do s = s + i end "
       "else for i = 1, n do s = s + i * 3 % 7 end end "
       "return s end");
-  for (int round = 0; round < 3; round++) {
-    hs.run("return f(1, 300)");
-    hs.settle();
-  }
+  hs.warm("return f(1, 300)");
   hs.run("return f(2, 20000)");  // cold, then profiled, then queued again
   hs.settle();
-  EXPECT_EQ(recompiledIn(hs.stats()), 1) << hs.stats();
+  EXPECT_EQ(hs.recompiled(), 1) << hs.stats();
   std::string guards = guardExitLines(hs.stats());
-  long entries = entriesIn(hs.stats());
+  long entries = hs.entries();
   EXPECT_EQ(hs.run("return f(2, 20000)"), "60000");
   EXPECT_EQ(guardExitLines(hs.stats()), guards) << hs.stats();
-  EXPECT_GE(entriesIn(hs.stats()) - entries, 1) << hs.stats();
+  EXPECT_GE(hs.entries() - entries, 1) << hs.stats();
 }
 
 // The same for a function the VM rejected at first (its only hot loop concatenates,
@@ -93,17 +77,14 @@ TEST(JitAllocTest, ALoopColdInARejectedFunctionIsCompiledLater) {
       "if phase == 1 then for i = 1, n do s = s .. 'x' end "
       "else for i = 1, n do x = x + i * 3 % 7 end end "
       "return #s + x end");
-  for (int round = 0; round < 3; round++) {
-    hs.run("return f(1, 300)");
-    hs.settle();
-  }
-  EXPECT_EQ(entriesIn(hs.stats()), 0) << hs.stats();
+  hs.warm("return f(1, 300)");
+  EXPECT_EQ(hs.entries(), 0) << hs.stats();
   hs.run("return f(2, 20000)");
   hs.settle();
-  EXPECT_EQ(recompiledIn(hs.stats()), 1) << hs.stats();
-  long entries = entriesIn(hs.stats());
+  EXPECT_EQ(hs.recompiled(), 1) << hs.stats();
+  long entries = hs.entries();
   EXPECT_EQ(hs.run("return f(2, 20000)"), "60000");
-  EXPECT_GE(entriesIn(hs.stats()) - entries, 1) << hs.stats();
+  EXPECT_GE(hs.entries() - entries, 1) << hs.stats();
 }
 
 }  // namespace

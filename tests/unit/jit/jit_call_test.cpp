@@ -39,14 +39,6 @@ void expectSame(const std::string& src, const std::string& want) {
   EXPECT_EQ(runCompiled(src, true), want) << src;
 }
 
-// The entries into compiled code that --jit-stats counts.
-long entriesIn(const std::string& stats) {
-  auto at = stats.find(" entries,");
-  if (at == std::string::npos) return -1;
-  auto start = stats.rfind("jit: ", at);
-  return std::stol(stats.substr(start + 5, at - start - 5));
-}
-
 // A recursion runs in compiled code from its first call: fib(20) makes 21,891 calls,
 // and the interpreter enters compiled code only a few times (at the first call, and
 // after each call it made itself while the frame array grew).
@@ -56,7 +48,7 @@ TEST(JitCallTest, RecursionRunsNativelyFromItsFirstCall) {
                         "return fib(20)",
                         true, false, &stats),
             "6765");
-  long entries = entriesIn(stats);
+  long entries = jitStatsCount(stats, " entries,");
   EXPECT_GE(entries, 1) << stats;
   EXPECT_LT(entries, 100) << stats;
   // A nest deeper than kJitMaxCallDepth goes on in the interpreter, which enters the
@@ -65,7 +57,7 @@ TEST(JitCallTest, RecursionRunsNativelyFromItsFirstCall) {
                         "return down(1000)",
                         true, false, &stats),
             "1000");
-  EXPECT_GE(entriesIn(stats), 1000 / long(kJitMaxCallDepth)) << stats;
+  EXPECT_GE(jitStatsCount(stats, " entries,"), 1000 / long(kJitMaxCallDepth)) << stats;
 }
 
 // Arguments and results as the interpreter's call and return give them: missing

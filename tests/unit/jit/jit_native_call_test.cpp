@@ -10,26 +10,12 @@
 namespace weft::vm::testing {
 namespace {
 
-long exitsIn(const std::string& stats) {
-  auto at = stats.find(" exits to the interpreter");
-  if (at == std::string::npos) return -1;
-  auto start = stats.rfind(", ", at);
-  return std::stol(stats.substr(start + 2, at - start - 2));
-}
-
 // Warms `f` through a compiled caller `g` that calls it 50 times, then returns g(n) and
 // the exits of that last run.
 std::string hotThroughCaller(HotState& hs, const std::string& f, int n, long& exits) {
   hs.run("f = " + f);
   hs.run("g = function(n) local s = 0 for k = 1, 50 do s = s + f(n) end return s end");
-  for (int round = 0; round < 3; round++) {
-    hs.run("return g(20)");
-    hs.settle();
-  }
-  long before = exitsIn(hs.stats());
-  std::string out = hs.run("return g(" + std::to_string(n) + ")");
-  exits = exitsIn(hs.stats()) - before;
-  return out;
+  return hs.warmThenHot("return g(20)", "return g(" + std::to_string(n) + ")", exits);
 }
 
 // type, select, setmetatable, rawlen, string.sub, tostring: natives the tier does not
@@ -74,11 +60,8 @@ TEST(JitNativeCallTest, NativesThatRunLuaOrCollect) {
 TEST(JitNativeCallTest, NativesThatRunLuaOrCollectRelocating) {
   HotState hs(true);
   hs.run(std::string("f = ") + kRunsLuaOrCollects);
-  for (int round = 0; round < 3; round++) {
-    hs.run("return f(8)");
-    hs.settle();
-  }
-  EXPECT_EQ(hs.run("return f(40)"), "493");
+  long exits = 0;
+  EXPECT_EQ(hs.warmThenHot("return f(8)", "return f(40)", exits), "493");
 }
 
 // What a native does that compiled code cannot go on from, in eager mode (every call

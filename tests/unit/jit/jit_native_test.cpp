@@ -12,27 +12,10 @@
 namespace weft::vm::testing {
 namespace {
 
-// The exits to the interpreter that --jit-stats counts.
-long exitsIn(const std::string& stats) {
-  auto at = stats.find(" exits to the interpreter");
-  if (at == std::string::npos) return -1;
-  auto start = stats.rfind(", ", at);
-  return std::stol(stats.substr(start + 2, at - start - 2));
-}
-
-// Runs `body` (a function of n) warm, then hot, and counts the hot call's exits from
-// compiled code: warming may queue the function before all of it ran, and the guard
-// exits of that first version get it recompiled.
+// Defines f = `body` (a function of n) and runs f(n) hot (HotState::warmThenHot).
 std::string warmThenHot(HotState& hs, const std::string& body, int n, long& hotExits) {
   hs.run("f = " + body);
-  for (int round = 0; round < 3; round++) {
-    hs.run("return f(200)");
-    hs.settle();
-  }
-  long before = exitsIn(hs.stats());
-  std::string out = hs.run("return f(" + std::to_string(n) + ")");
-  hotExits = exitsIn(hs.stats()) - before;
-  return out;
+  return hs.warmThenHot("return f(200)", "return f(" + std::to_string(n) + ")", hotExits);
 }
 
 // Each native computed in place gives the library's result, and the loop around them

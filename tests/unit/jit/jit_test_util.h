@@ -9,6 +9,14 @@
 
 namespace weft::vm::testing {
 
+// The number before the first `after` in a --jit-stats report, or -1.
+inline long jitStatsCount(const std::string& report, const std::string& after) {
+  auto at = report.find(after);
+  if (at == std::string::npos || at == 0) return -1;
+  auto start = report.find_last_of(" ,", at - 1);
+  return std::stol(report.substr(start + 1, at - start - 1));
+}
+
 // A State with the JIT on at a low threshold, so that code is compiled with the type
 // feedback of a first, warming call (or `eager`: every function compiled at its first
 // call, without feedback); `run` returns a chunk's first result.
@@ -38,8 +46,31 @@ class HotState {
   // Waits until the compile thread has nothing queued.
   void settle() { (void)S_->jit()->liveCodeForTesting(); }
   std::string stats() { return S_->jit()->statsReport(); }
+  // Runs `chunk` three times, letting the compile thread finish after each: warming may
+  // queue a function before all of it ran, and the guard exits of that first version get
+  // it recompiled.
+  void warm(const std::string& chunk) {
+    for (int round = 0; round < 3; round++) {
+      run(chunk);
+      settle();
+    }
+  }
+  // warm(chunk), then chunk `hot`: its first result, and in `exits` how many times it
+  // left compiled code.
+  std::string warmThenHot(const std::string& chunk, const std::string& hot, long& exits) {
+    warm(chunk);
+    long before = this->exits();
+    std::string out = run(hot);
+    exits = this->exits() - before;
+    return out;
+  }
+  // Totals of the --jit-stats report: exits to the interpreter, entries, recompilations.
+  long exits() { return jitStatsCount(stats(), " exits to the interpreter"); }
+  long entries() { return jitStatsCount(stats(), " entries,"); }
+  long recompiled() { return jitStatsCount(stats(), " recompiled"); }
 
  private:
+
   std::unique_ptr<State> S_;
   std::unique_ptr<HostStack> h_;
 };
