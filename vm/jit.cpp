@@ -239,7 +239,9 @@ int feedbackAt(const Proto* p, uint32_t pc) {
 
 // Instructions that always leave compiled code (the compiler has none of them): with
 // feedback, a profiled instruction that never ran (the compiler makes it a guard exit,
-// jit/lowering.h `cold`), a call that saw other than Lua functions or natives and
+// jit/lowering.h `cold`), arithmetic on an operand that was never a number (its
+// metamethod: vm/jit_abi.h weftJitArithOnOther), a call that saw other than Lua
+// functions or natives and
 // a generic `for` call that saw other than ipairs' and next; calls of open argument or
 // result lists, returns of an open list or that close variables, and the opcodes the
 // compiler has no code for (vm/jit_ops.h: concatenation, closures, varargs...), and a
@@ -250,6 +252,10 @@ bool leavesCode(const Proto* p, uint32_t pc) {
   Op op = frontend::getOp(i);
   int seen = jitProfiled(op) ? feedbackAt(p, pc) : -1;
   if (seen == 0) return true;
+  if (seen > 0 && op >= Op::ADDI && op <= Op::SHR) {
+    bool regC = !(op == Op::ADDI || op == Op::SHRI || op == Op::SHLI || (op >= Op::ADDK && op <= Op::BXORK));
+    return weftJitArithOnOther(uint8_t(seen), regC) || jitNeverCompiles(op);
+  }
   switch (op) {
     case Op::CALL:
       if (frontend::getB(i) == 0 || frontend::getC(i) == 0) return true;

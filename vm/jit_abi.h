@@ -90,6 +90,12 @@ inline constexpr bool weftJitNativeFits(uint8_t id, int nargs, int nresults, boo
   return nargs == 1;
 }
 inline constexpr uint8_t weftJitSeenNative(uint8_t id) { return uint8_t(kWeftJitSeenKnown | id << 3); }
+// Arithmetic whose feedback saw an operand that was never a number (B, or a register C:
+// `regC`): its metamethod or its error every time, which compiled code leaves to the
+// interpreter, so neither the compiler nor the VM's coarse test counts it as compiled.
+inline constexpr bool weftJitArithOnOther(uint8_t seen, bool regC) {
+  return (seen & 7) == kWeftJitSeenOther || (regC && ((seen >> 4) & 7) == kWeftJitSeenOther);
+}
 
 // A constant of the prototype as the compiler may fold it.
 struct WeftJitConstant {
