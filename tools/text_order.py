@@ -1,22 +1,26 @@
 #!/usr/bin/env python3
-"""Regenerate tools/weft/text.order: the functions of the weft executable that scripts run, in layout order.
+"""Regenerate tools/weft/text.order (or jit/text.order): the functions that scripts run, in layout order.
 
-The weft executable is linked with lld's --symbol-ordering-file naming these functions
-(tools/CMakeLists.txt, docs/design/packaging.md "Text layout"), so the code a script
-runs sits in a few contiguous pages instead of being spread over the whole text: the
-kernel maps the 64 KiB of file pages around each fault, so one function used far from
-the others costs 64 KiB of RSS.
+The weft executable and the JIT's module (libweft_jit.so) are linked with lld's
+--symbol-ordering-file naming these functions (cmake/layout.cmake, docs/design/packaging.md
+"Text layout"), so the code a script runs sits in a few contiguous pages instead of
+being spread over the whole text: the kernel maps the 64 KiB of file pages around each
+fault, so one function used far from the others costs 64 KiB of RSS.
 
-    python3 tools/text_order.py [--weft build/tools/weft] [--out tools/weft/text.order]
+    python3 tools/text_order.py [--weft build/tools/weft] [--jit] [--out FILE]
 
-Two tiers, each profiled with valgrind's callgrind:
+The executable's list has two tiers, each profiled with valgrind's callgrind:
   1. start-up: what `weft -e ''` and `weft examples/hello.lua` run, sorted by name;
   2. the rest of what the benchmark scripts run (bench/*.lua at bench/run.py's quick
      sizes, and a loop that makes the collector run its minors and a major), the
      functions most scripts share first, so a script maps a prefix and a few extra pages.
+--jit profiles the module (build/jit/libweft_jit.so beside the executable's build) in
+the benchmark scripts run with --jit=eager, which compiles every function they call: its
+functions most runs share first (loading LLVM and compiling anything), then the rest.
 Functions that no run reached follow in the linker's order. A stale list only costs
 memory (names that no longer exist are ignored at link time), so regenerate it when the
-RSS columns of bench/run.py creep up. Needs valgrind; standard library only.
+RSS columns of bench/run.py creep up, or LLVM changes. Needs valgrind; standard library
+only.
 """
 
 import argparse
@@ -71,12 +75,13 @@ def executed_functions(profile, executable):
     return {n for n in names if not n.startswith("0x") and not n.startswith("(") and "'" not in n}
 
 
-def profile(executable, args):
+def profile(executable, args, profiled=None):
+    """Names of the functions that `executable args` ran in `profiled` (by default itself)."""
     with tempfile.NamedTemporaryFile(suffix=".callgrind") as out:
         cmd = ["valgrind", "--tool=callgrind", "--demangle=no", "--callgrind-out-file=" + out.name,
                executable] + args
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-        return executed_functions(out.name, executable)
+        return executed_functions(out.name, profiled or executable)
 
 
 def benchmark_runs():
@@ -91,25 +96,49 @@ def benchmark_runs():
     return runs
 
 
+def by_sharing(seen):
+    """The names of `seen` (sets of names), those in the most sets first, then by name."""
+    shared = collections.Counter(name for names in seen for name in names)
+    return sorted(shared, key=lambda name: (-shared[name], name))
+
+
+def profile_all(executable, runs, profiled=None):
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return list(pool.map(lambda run: profile(executable, run, profiled), runs))
+
+
+def executable_order(executable):
+    seen = profile_all(executable, [["-e", ""], [os.path.join(ROOT, "examples", "hello.lua")]] + benchmark_runs())
+    startup = seen[0] | seen[1]
+    rest = by_sharing([names - startup for names in seen[2:]])
+    return sorted(startup) + rest, "%d start-up functions, %d more that the benchmarks run" % (len(startup), len(rest))
+
+
+def module_order(executable):
+    module = os.path.realpath(os.path.join(os.path.dirname(executable), "..", "jit", "libweft_jit.so"))
+    # A run whose code the VM rejects without asking the module never loads it.
+    seen = [names for names in profile_all(executable, [["--jit=eager"] + run for run in benchmark_runs()], module) if names]
+    order = by_sharing(seen)
+    everywhere = sum(1 for name in order if all(name in names for names in seen))
+    return order, "%d functions of the module, %d of them in each of the %d runs that load it" % (
+        len(order), everywhere, len(seen))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--weft", default=os.path.join(ROOT, "build", "tools", "weft"))
-    parser.add_argument("--out", default=os.path.join(HERE, "weft", "text.order"))
+    parser.add_argument("--jit", action="store_true", help="order the JIT's module instead of the executable")
+    parser.add_argument("--out")
     args = parser.parse_args()
     executable = os.path.realpath(args.weft)
-    runs = [["-e", ""], [os.path.join(ROOT, "examples", "hello.lua")]] + benchmark_runs()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        seen = list(pool.map(lambda run: profile(executable, run), runs))
-    startup = seen[0] | seen[1]
-    if not startup:
-        print("text_order.py: callgrind saw no function of %s" % executable, file=sys.stderr)
+    out = args.out or (os.path.join(ROOT, "jit", "text.order") if args.jit else os.path.join(HERE, "weft", "text.order"))
+    order, summary = (module_order if args.jit else executable_order)(executable)
+    if not order:
+        print("text_order.py: callgrind saw no function to order", file=sys.stderr)
         return 1
-    shared = collections.Counter(name for names in seen[2:] for name in names - startup)
-    rest = sorted(shared, key=lambda name: (-shared[name], name))
-    with open(args.out, "w") as f:
-        f.write("".join(n + "\n" for n in sorted(startup) + rest))
-    print("%s: %d start-up functions, %d more that the benchmarks run" %
-          (os.path.relpath(args.out), len(startup), len(rest)))
+    with open(out, "w") as f:
+        f.write("".join(n + "\n" for n in order))
+    print("%s: %s" % (os.path.relpath(out), summary))
     return 0
 
 
