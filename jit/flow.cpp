@@ -22,10 +22,10 @@ PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
     return f;
   }
   switch (op) {
-    case Op::MOVE: case Op::UNM: case Op::NOT:
+    case Op::MOVE: case Op::UNM: case Op::NOT: case Op::BNOT:
       f.use.set(getB(i));
       f.def.set(a);
-      f.exits = op == Op::UNM;
+      f.exits = op == Op::UNM || op == Op::BNOT;
       next(pc + 1);
       break;
     case Op::LOADI: case Op::LOADF: case Op::LOADK: case Op::LOADFALSE: case Op::LOADTRUE:

@@ -1,6 +1,7 @@
 // Bytecode to LLVM IR for the first tier's subset (jit/lower.h). Each case mirrors the
 // fast path of its opcode in vm/interp.cpp and exits to it for everything else; table
-// accesses are in jit/lower_table.cpp, calls and returns in jit/lower_call.cpp.
+// accesses are in jit/lower_table.cpp, calls and returns in jit/lower_call.cpp,
+// arithmetic in jit/lower_arith.cpp.
 #include "jit/lower.h"
 
 #include <llvm/IR/Constants.h>
@@ -32,12 +33,13 @@ bool Lowering::supported(uint32_t pc) const {
     case Op::DIV: case Op::MOD: case Op::IDIV: case Op::BAND: case Op::BOR: case Op::BXOR:
     case Op::UNM: case Op::NOT: case Op::JMP: case Op::EQ: case Op::LT: case Op::LE: case Op::EQI:
     case Op::LTI: case Op::LEI: case Op::GTI: case Op::GEI: case Op::TEST: case Op::TESTSET:
+    case Op::POW: case Op::SHL: case Op::SHR: case Op::SHRI: case Op::SHLI: case Op::BNOT:
       return true;
     case Op::FORPREP: case Op::FORLOOP:
       return getA(i) + 3 < kMaxRegs;
     case Op::LOADK:
       return getBx(i) < int(req_.numConstants);
-    case Op::ADDK: case Op::SUBK: case Op::MULK: case Op::DIVK: case Op::MODK: case Op::IDIVK:
+    case Op::ADDK: case Op::SUBK: case Op::MULK: case Op::DIVK: case Op::MODK: case Op::IDIVK: case Op::POWK:
       return constIsNumber(getC(i));
     case Op::BANDK: case Op::BORK: case Op::BXORK:
       return req_.constants[getC(i)].kind == kConstInt;
@@ -163,178 +165,6 @@ void Lowering::jumpTo(uint32_t site, uint32_t from, uint32_t target, bool wholeF
     exit = keep;
   }
   b_.CreateCondBr(fire, exit, block(target));
-}
-
-// R[A] := x op y for two integers: wrapping, floor division and modulo as Lua's.
-void Lowering::arithInts(int a, Value* x, Value* y, Op op, uint32_t pc) {
-  switch (op) {
-    case Op::ADD: case Op::ADDK: case Op::ADDI: storeI(a, b_.CreateAdd(x, y)); return;
-    case Op::SUB: case Op::SUBK: storeI(a, b_.CreateSub(x, y)); return;
-    case Op::MUL: case Op::MULK: storeI(a, b_.CreateMul(x, y)); return;
-    case Op::BAND: case Op::BANDK: storeI(a, b_.CreateAnd(x, y)); return;
-    case Op::BOR: case Op::BORK: storeI(a, b_.CreateOr(x, y)); return;
-    case Op::BXOR: case Op::BXORK: storeI(a, b_.CreateXor(x, y)); return;
-    case Op::MOD: case Op::MODK: case Op::IDIV: case Op::IDIVK: {
-      bool mod = op == Op::MOD || op == Op::MODK;
-      guard(b_.CreateICmpNE(y, b_.getInt64(0)), pc);  // the interpreter raises the error
-      // y == -1 would trap in srem/sdiv at INT64_MIN: Lua's results are 0 and -x.
-      Value* minus1 = b_.CreateICmpEQ(y, b_.getInt64(-1));
-      Value* safeY = b_.CreateSelect(minus1, b_.getInt64(1), y);
-      Value* q = b_.CreateSDiv(x, safeY);
-      Value* r = b_.CreateSRem(x, safeY);
-      Value* signsDiffer = b_.CreateICmpSLT(b_.CreateXor(r, safeY), b_.getInt64(0));
-      Value* adjust = b_.CreateAnd(b_.CreateICmpNE(r, b_.getInt64(0)), signsDiffer);
-      Value* res;
-      if (mod) {
-        res = b_.CreateSelect(adjust, b_.CreateAdd(r, safeY), r);
-        res = b_.CreateSelect(minus1, b_.getInt64(0), res);
-      } else {
-        res = b_.CreateSelect(adjust, b_.CreateSub(q, b_.getInt64(1)), q);
-        res = b_.CreateSelect(minus1, b_.CreateSub(b_.getInt64(0), x), res);
-      }
-      storeI(a, res);
-      return;
-    }
-    default:
-      exitHere(pc);
-      return;
-  }
-}
-
-// Float results of the arithmetic opcodes; nullptr when this tier leaves it to the
-// interpreter (float modulo, powers).
-Value* Lowering::floatOp(Op op, Value* x, Value* y) {
-  switch (op) {
-    case Op::ADD: case Op::ADDK: case Op::ADDI: return b_.CreateFAdd(x, y);
-    case Op::SUB: case Op::SUBK: return b_.CreateFSub(x, y);
-    case Op::MUL: case Op::MULK: return b_.CreateFMul(x, y);
-    case Op::DIV: case Op::DIVK: return b_.CreateFDiv(x, y);
-    case Op::IDIV: case Op::IDIVK: {
-      llvm::Function* floor =
-          llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::experimental_constrained_floor, {b_.getDoubleTy()});
-      return b_.CreateConstrainedFPCall(floor, {b_.CreateFDiv(x, y)});
-    }
-    default: return nullptr;
-  }
-}
-
-Value* Lowering::speculateOperand(int r, uint8_t seen, bool asFloat, uint32_t pc) {
-  Value* t = tag(r);
-  if (seen == kWeftJitSeenInt || seen == kWeftJitSeenFloat) {
-    uint8_t want = seen == kWeftJitSeenInt ? kTagInt : kTagFloat;
-    speculate(isTag(t, want), pc);
-    b_.CreateStore(b_.getInt8(want), tagVar_[r]);
-    if (want == kTagFloat) return fval(r);
-    return asFloat ? b_.CreateSIToFP(ival(r), b_.getDoubleTy()) : ival(r);
-  }
-  speculate(b_.CreateOr(isTag(t, kTagInt), isTag(t, kTagFloat)), pc);
-  return toF(t, r);
-}
-
-// Arithmetic whose operands were only ever numbers: integers alone give integer code,
-// any float gives float code, with no path for the other kind. False (nothing emitted)
-// when the feedback is missing or wider, or the tier has no code for the case.
-bool Lowering::arithSpecialised(uint32_t pc, Instruction i, Op op) {
-  constexpr uint8_t kNumber = kWeftJitSeenInt | kWeftJitSeenFloat;
-  bool yReg = arithRegOperand(op);
-  uint8_t sx = seenX(pc), sy = kWeftJitSeenInt;
-  Value* yConstInt = nullptr;
-  Value* yConstFlt = nullptr;
-  if (op == Op::ADDI) {
-    yConstInt = b_.getInt64(getSC(i));
-    yConstFlt = llvm::ConstantFP::get(b_.getDoubleTy(), double(getSC(i)));
-  } else if (!yReg) {
-    const WeftJitConstant& k = req_.constants[getC(i)];
-    sy = k.kind == kConstInt ? kWeftJitSeenInt : kWeftJitSeenFloat;
-    yConstInt = b_.getInt64(k.integer);
-    yConstFlt = llvm::ConstantFP::get(b_.getDoubleTy(), k.kind == kConstInt ? double(k.integer) : k.number);
-  } else {
-    sy = seenY(pc);
-  }
-  if (!sx || !sy || (sx & ~kNumber) || (sy & ~kNumber)) return false;
-  bool floatOnly = op == Op::DIV || op == Op::DIVK;
-  bool ints = sx == kWeftJitSeenInt && sy == kWeftJitSeenInt && !floatOnly;
-  // Float code only where the result is a float whichever number each operand is: an
-  // operand that was always a float, or a division. (A mixed operand with an integer one
-  // may give an integer: that is the generic code's.)
-  bool floatResult = floatOnly || sx == kWeftJitSeenFloat || sy == kWeftJitSeenFloat;
-  bool floatCode = op == Op::ADD || op == Op::ADDK || op == Op::ADDI || op == Op::SUB || op == Op::SUBK ||
-                   op == Op::MUL || op == Op::MULK || floatOnly || op == Op::IDIV || op == Op::IDIVK;
-  if (!ints && !(floatResult && floatCode)) return false;
-  int a = getA(i), rb = getB(i), rc = getC(i);
-  Value* x = speculateOperand(rb, sx, !ints, pc);
-  Value* y = yReg ? speculateOperand(rc, sy, !ints, pc) : ints ? yConstInt : yConstFlt;
-  if (ints) {
-    arithInts(a, x, y, op, pc);
-  } else {
-    storeF(a, floatOp(op, x, y));
-  }
-  b_.CreateBr(block(pc + 2));
-  return true;
-}
-
-// ADD..BXOR, ADDI, the K forms: specialised on feedback, else both integers, both
-// numbers (floats), else exit. The MMBIN that follows is skipped, as the interpreter's
-// fast path does.
-void Lowering::arith(uint32_t pc, Instruction i, Op op) {
-  if (arithSpecialised(pc, i, op)) return;
-  int a = getA(i), rb = getB(i);
-  BasicBlock* next = block(pc + 2);
-  bool bitwise = op == Op::BAND || op == Op::BOR || op == Op::BXOR || op == Op::BANDK || op == Op::BORK ||
-                 op == Op::BXORK;
-  bool floatOnly = op == Op::DIV || op == Op::DIVK;
-  // The right operand: a register, an immediate or a constant.
-  bool yReg = !(op == Op::ADDI || (op >= Op::ADDK && op <= Op::BXORK));
-  Value* tx = tag(rb);
-  Value* ty = nullptr;
-  Value* yInt = nullptr;
-  Value* yFlt = nullptr;
-  bool yIsInt = false, yIsFloat = false;
-  if (op == Op::ADDI) {
-    yIsInt = true;
-    yInt = b_.getInt64(getSC(i));
-    yFlt = llvm::ConstantFP::get(b_.getDoubleTy(), double(getSC(i)));
-  } else if (!yReg) {
-    const WeftJitConstant& k = req_.constants[getC(i)];
-    yIsInt = k.kind == kConstInt;
-    yIsFloat = !yIsInt;
-    yInt = b_.getInt64(k.integer);
-    yFlt = llvm::ConstantFP::get(b_.getDoubleTy(), yIsInt ? double(k.integer) : k.number);
-  } else {
-    ty = tag(getC(i));
-  }
-  auto finish = [&] { b_.CreateBr(next); };
-  auto floatPath = [&](Value* xIsNum, Value* yIsNum) {
-    if (bitwise || ((op == Op::MOD || op == Op::MODK))) {
-      exitHere(pc);
-      return;
-    }
-    guard(b_.CreateAnd(xIsNum, yIsNum), pc);
-    Value* x = toF(tx, rb);
-    Value* y = yReg ? toF(ty, getC(i)) : yFlt;
-    storeF(a, floatOp(op, x, y));
-    finish();
-  };
-  Value* xInt = isTag(tx, kTagInt);
-  Value* xNum = b_.CreateOr(xInt, isTag(tx, kTagFloat));
-  if (yReg) {
-    Value* yIntTag = isTag(ty, kTagInt);
-    Value* yNum = b_.CreateOr(yIntTag, isTag(ty, kTagFloat));
-    if (floatOnly) {
-      floatPath(xNum, yNum);
-      return;
-    }
-    cases(b_.CreateAnd(xInt, yIntTag),
-          [&] { arithInts(a, ival(rb), ival(getC(i)), op, pc); finish(); },
-          [&] { floatPath(xNum, yNum); });
-    return;
-  }
-  if (floatOnly || yIsFloat) {
-    floatPath(xNum, b_.getTrue());
-    return;
-  }
-  (void)yIsInt;
-  cases(xInt, [&] { arithInts(a, ival(rb), yInt, op, pc); finish(); }, [&] { floatPath(xNum, b_.getTrue()); });
 }
 
 // A test's outcome: when `cond` differs from k the jump that follows is skipped.
@@ -603,6 +433,7 @@ void Lowering::lower(uint32_t pc) {
             [&] { storeF(a, b_.CreateFNeg(fval(rb))); b_.CreateBr(block(pc + 1)); });
       return;
     }
+    case Op::BNOT: bitNot(pc, i); return;
     case Op::NOT: {
       Value* f = falsy(tag(getB(i)));
       setReg(a, b_.getInt64(0), b_.CreateSelect(f, b_.getInt8(kTagTrue), b_.getInt8(kTagFalse)));

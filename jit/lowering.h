@@ -178,6 +178,10 @@ class Lowering {
   void arith(uint32_t pc, Instruction i, Op op);
   void arithInts(int a, Value* x, Value* y, Op op, uint32_t pc);
   Value* floatOp(Op op, Value* x, Value* y);
+  Value* power(Value* x, Value* y);
+  void shift(uint32_t pc, Instruction i, Op op);
+  Value* shiftLeft(Value* x, Value* n);
+  void bitNot(uint32_t pc, Instruction i);
   void compare(uint32_t pc, Instruction i, Op op);
   void condJump(uint32_t pc, Value* cond, bool k);
   void forPrep(uint32_t pc, Instruction i);

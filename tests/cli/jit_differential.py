@@ -35,8 +35,8 @@ CORPUS_SIZE = {"bench_fib.lua": "20", "bench_loops.lua": "200"}
 # floats (fractions, huge, NaN-making), and a numeric string (coerced by arithmetic).
 ATOMS = ["0", "1", "-3", "7", "255", "math.maxinteger", "math.mininteger", "0.5", "-1.25", "1e308", "2^53",
          "-0.0", "3.0", '"12"']
-ARITH = ["+", "-", "*", "/", "//", "%"]
-BITWISE = ["&", "|", "~"]
+ARITH = ["+", "-", "*", "/", "//", "%", "^"]
+BITWISE = ["&", "|", "~", "<<", ">>"]
 COMPARE = ["<", "<=", ">", ">=", "==", "~="]
 
 
@@ -58,7 +58,9 @@ class Generator:
             return f"{target} = {left} {r.choice(ARITH)} {self.operand(names)}"
         if kind == 4:
             # Bitwise operators need integers: a float or string operand raises an error.
-            return f"{target} = {self.operand(names)} {r.choice(BITWISE)} {r.choice(['i', '0xff', '-1'])}"
+            # Shifts of 64 and more either way give 0.
+            right = r.choice(['i', '0xff', '-1', '63', '-64', '~i'])
+            return f"{target} = {self.operand(names)} {r.choice(BITWISE)} {right}"
         if kind == 5 and depth < 2:
             body = self.block(names, depth + 1, r.randint(1, 3))
             other = self.block(names, depth + 1, r.randint(0, 2))
