@@ -127,6 +127,10 @@ PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
       for (int r = a; r < a + (op == Op::RETURN1 ? 1 : getB(i) - 1); r++) f.use.set(r);
       f.exits = true;
       break;
+    case Op::TAILCALL:  // of a Lua function: the frame becomes the callee's (jit/lower_call.cpp)
+      for (int r = a; r < a + getB(i); r++) f.use.set(r);
+      f.exits = true;
+      break;
     case Op::FORPREP:
       f.use.set(a).set(a + 1).set(a + 2);
       f.mayDef.set(a + 1).set(a + 3);

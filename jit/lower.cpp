@@ -67,6 +67,9 @@ bool Lowering::supported(uint32_t pc) const {
       return getA(i) + 4 < kMaxRegs;
     case Op::RETURN0: case Op::RETURN1:
       return true;
+    case Op::TAILCALL:  // of fixed arguments, closing nothing, where the feedback saw Lua functions
+      return getB(i) != 0 && !getK(i) && a + getB(i) <= kMaxRegs &&
+             (!req_.profile || req_.profile[pc] == kWeftJitSeenLuaFunction);
     case Op::RETURN:  // a fixed list that closes nothing
       return getB(i) != 0 && !getK(i) && getA(i) + getB(i) - 1 < kMaxRegs;
     case Op::GETTABUP: case Op::GETFIELD:
@@ -484,6 +487,7 @@ void Lowering::lower(uint32_t pc) {
     case Op::RETURN: case Op::RETURN0: case Op::RETURN1:
       returnOp(pc, i, op);
       return;
+    case Op::TAILCALL: tailCall(pc, i); return;
     case Op::FORPREP: forPrep(pc, i); return;
     case Op::FORLOOP: forLoop(pc, i); return;
     case Op::LEN: len(pc, i); return;
@@ -600,7 +604,8 @@ LowerResult Lowering::run(const std::string& name) {
   // return every call made it 1.37x slower).
   bool callsOrLoops = std::any_of(iterates.begin(), iterates.end(), [](uint8_t v) { return v != 0; });
   for (uint32_t pc = 0; pc < n && !callsOrLoops; pc++) {
-    callsOrLoops = compiled[pc] && getOp(req_.code[pc]) == Op::CALL && luaCall(pc);
+    Op op = getOp(req_.code[pc]);
+    callsOrLoops = compiled[pc] && ((op == Op::CALL && luaCall(pc)) || op == Op::TAILCALL);
   }
   if (out.entryMap[0] && !callsOrLoops) out.entryMap[0] = kWeftJitEntryForCalls;
 

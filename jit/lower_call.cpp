@@ -80,6 +80,14 @@ void Lowering::callNative(uint32_t pc, Instruction i) {
   b_.CreateBr(block(pc + 1));
 }
 
+// &thread->frames[frameCount - 1]: the running frame.
+Value* Lowering::topFrame(Value* frameCount) {
+  const WeftJitLayout& l = host_.layout;
+  Value* frames = loadAt(b_.getPtrTy(), thread_, l.threadFrames);
+  Value* index = b_.CreateZExt(b_.CreateSub(frameCount, b_.getInt32(1)), b_.getInt64Ty());
+  return b_.CreateGEP(b_.getInt8Ty(), frames, b_.CreateMul(index, b_.getInt64(l.frameSize)));
+}
+
 Value* Lowering::loadAt(llvm::Type* type, Value* ptr, uint64_t offset) { return b_.CreateLoad(type, at(ptr, offset)); }
 void Lowering::storeAt(Value* v, Value* ptr, uint64_t offset) { b_.CreateStore(v, at(ptr, offset)); }
 
@@ -126,11 +134,51 @@ void Lowering::callLua(uint32_t pc, Instruction i) {
   b_.CreateBr(block(pc + 1));
 }
 
-// jitCallLua's common case (vm/interp.cpp): the callee's code is installed with an
-// entry at its start, it takes no varargs and at most the arguments given, no hook is
-// set, the frames, the stack and the nesting have room, and the start's poll does not
-// fire (budget, collection requests; under --gc-stress it always does). Then the
-// caller's pc is saved and the callee's frame pushed; else `slow`.
+// What a compiled call and a compiled tail call both need of the callee (jitCallLua's
+// common case, vm/interp.cpp): its code installed with an entry at its start, no
+// varargs, at most `nargs` parameters, no hook set, room in the stack for a frame at
+// stack index `func`, and a start whose poll would not fire (budget, collection
+// requests; under --gc-stress it always does). Branches to `slow` on a null code or
+// entry pointer; the rest is `ready.ok`, which the caller tests with its own conditions.
+Lowering::Callee Lowering::calleeAt(int a, int nargs, Value* func, BasicBlock* slow) {
+  const WeftJitLayout& l = host_.layout;
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Type* i8 = b_.getInt8Ty();
+  llvm::Type* i32 = b_.getInt32Ty();
+  auto next = [&](Value* ok, const char* name) {
+    BasicBlock* bb = newBlock(name);
+    b_.CreateCondBr(ok, bb, slow);
+    b_.SetInsertPoint(bb);
+  };
+  Callee c;
+  c.proto = loadAt(ptr, b_.CreateIntToPtr(ival(a), ptr), l.closureProto);
+  Value* code = loadShared(ptr, at(c.proto, l.protoJit), llvm::AtomicOrdering::Acquire);
+  next(b_.CreateIsNotNull(code), "call_code");
+  c.entry = loadShared(ptr, at(code, l.codeEntry), llvm::AtomicOrdering::Acquire);
+  next(b_.CreateIsNotNull(c.entry), "call_entry");
+  Value* t = thread_;
+  c.maxStack = b_.CreateZExt(loadAt(i8, c.proto, l.protoMaxStackSize), i32);
+  c.budget = b_.CreateLoad(i32, budget_);
+  Value* ok = b_.CreateICmpNE(loadAt(i8, loadAt(ptr, code, l.codeEntryMap), 0), b_.getInt8(0));
+  ok = b_.CreateAnd(ok, b_.CreateICmpEQ(loadAt(i8, c.proto, l.protoIsVararg), b_.getInt8(0)));
+  ok = b_.CreateAnd(ok, b_.CreateICmpULE(loadAt(i8, c.proto, l.protoNumParams), b_.getInt8(uint8_t(nargs))));
+  ok = b_.CreateAnd(ok, b_.CreateICmpEQ(loadAt(i8, t, l.threadHookMask), b_.getInt8(0)));
+  Value* need = b_.CreateAdd(b_.CreateZExt(func, b_.getInt64Ty()),
+                             b_.CreateZExt(b_.CreateAdd(c.maxStack, b_.getInt32(1 + l.extraStack)), b_.getInt64Ty()));
+  ok = b_.CreateAnd(ok, b_.CreateICmpULE(need, b_.CreateZExt(loadAt(i32, t, l.threadStackSize), b_.getInt64Ty())));
+  ok = b_.CreateAnd(ok, b_.CreateICmpSGE(c.budget, b_.getInt32(1)));
+  for (const void* flag : {host_.gcRequested, host_.gcStopRequested}) {
+    llvm::LoadInst* ld = b_.CreateLoad(i8, hostPtr(flag));
+    ld->setAtomic(llvm::AtomicOrdering::Monotonic);
+    ok = b_.CreateAnd(ok, b_.CreateICmpEQ(ld, b_.getInt8(0)));
+  }
+  c.ok = ok;
+  return c;
+}
+
+// jitCallLua's common case (calleeAt), with room for one more frame in the frame array,
+// under maxCallDepth and in the nest: the caller's pc is saved and the callee's frame
+// pushed; else `slow`.
 void Lowering::pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, BasicBlock* run, llvm::PHINode* entry) {
   const WeftJitLayout& l = host_.layout;
   if (host_.stress) {
@@ -139,58 +187,32 @@ void Lowering::pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, Bas
   }
   int a = getA(i), nargs = getB(i) - 1;
   llvm::Type* ptr = b_.getPtrTy();
-  llvm::Type* i8 = b_.getInt8Ty();
   llvm::Type* i16 = b_.getInt16Ty();
   llvm::Type* i32 = b_.getInt32Ty();
-  auto next = [&](Value* ok, const char* name) {
-    BasicBlock* bb = newBlock(name);
-    b_.CreateCondBr(ok, bb, slow);
-    b_.SetInsertPoint(bb);
-  };
-  Value* proto = loadAt(ptr, b_.CreateIntToPtr(ival(a), ptr), l.closureProto);
-  Value* code = loadShared(ptr, at(proto, l.protoJit), llvm::AtomicOrdering::Acquire);
-  next(b_.CreateIsNotNull(code), "call_code");
-  Value* fn = loadShared(ptr, at(code, l.codeEntry), llvm::AtomicOrdering::Acquire);
-  next(b_.CreateIsNotNull(fn), "call_entry");
   Value* t = thread_;
   Value* stack = loadAt(ptr, t, l.threadStack);
   Value* func = b_.CreateTrunc(b_.CreateLShr(b_.CreateSub(b_.CreatePtrToInt(slot(a), b_.getInt64Ty()),
                                                           b_.CreatePtrToInt(stack, b_.getInt64Ty())),
                                              b_.getInt64(4)),
                                i32);
-  Value* maxStack = b_.CreateZExt(loadAt(i8, proto, l.protoMaxStackSize), i32);
+  Callee callee = calleeAt(a, nargs, func, slow);
   Value* frameCount = loadAt(i32, t, l.threadFrameCount);
-  Value* depth = loadAt(i8, t, l.threadJitDepth);
-  Value* left = b_.CreateLoad(i32, budget_);
-  Value* ok = b_.CreateICmpNE(loadAt(i8, loadAt(ptr, code, l.codeEntryMap), 0), b_.getInt8(0));
-  ok = b_.CreateAnd(ok, b_.CreateICmpEQ(loadAt(i8, proto, l.protoIsVararg), b_.getInt8(0)));
-  ok = b_.CreateAnd(ok, b_.CreateICmpULE(loadAt(i8, proto, l.protoNumParams), b_.getInt8(uint8_t(nargs))));
-  ok = b_.CreateAnd(ok, b_.CreateICmpEQ(loadAt(i8, t, l.threadHookMask), b_.getInt8(0)));
-  ok = b_.CreateAnd(ok, b_.CreateICmpULT(depth, b_.getInt8(uint8_t(l.maxJitDepth))));
+  Value* depth = loadAt(b_.getInt8Ty(), t, l.threadJitDepth);
+  Value* ok = b_.CreateAnd(callee.ok, b_.CreateICmpULT(depth, b_.getInt8(uint8_t(l.maxJitDepth))));
   ok = b_.CreateAnd(ok, b_.CreateICmpULT(frameCount, loadAt(i32, t, l.threadFrameCap)));
   ok = b_.CreateAnd(ok, b_.CreateICmpULT(frameCount, b_.getInt32(l.maxCallDepth)));
-  Value* need = b_.CreateAdd(b_.CreateZExt(func, b_.getInt64Ty()),
-                             b_.CreateZExt(b_.CreateAdd(maxStack, b_.getInt32(1 + l.extraStack)), b_.getInt64Ty()));
-  ok = b_.CreateAnd(ok, b_.CreateICmpULE(need, b_.CreateZExt(loadAt(i32, t, l.threadStackSize), b_.getInt64Ty())));
-  ok = b_.CreateAnd(ok, b_.CreateICmpSGE(left, b_.getInt32(1)));
-  for (const void* flag : {host_.gcRequested, host_.gcStopRequested}) {
-    llvm::LoadInst* ld = b_.CreateLoad(i8, hostPtr(flag));
-    ld->setAtomic(llvm::AtomicOrdering::Monotonic);
-    ok = b_.CreateAnd(ok, b_.CreateICmpEQ(ld, b_.getInt8(0)));
-  }
-  next(ok, "call_push");
-  b_.CreateStore(b_.CreateSub(left, b_.getInt32(1)), budget_);
-  Value* frames = loadAt(ptr, t, l.threadFrames);
-  Value* caller = b_.CreateGEP(
-      i8, frames,
-      b_.CreateMul(b_.CreateZExt(b_.CreateSub(frameCount, b_.getInt32(1)), b_.getInt64Ty()), b_.getInt64(l.frameSize)));
+  BasicBlock* push = newBlock("call_push");
+  b_.CreateCondBr(ok, push, slow);
+  b_.SetInsertPoint(push);
+  b_.CreateStore(b_.CreateSub(callee.budget, b_.getInt32(1)), budget_);
+  Value* caller = topFrame(frameCount);
   storeAt(hostPtr(static_cast<const uint32_t*>(req_.codeAddress) + pc + 1), caller, l.framePc);
   Value* f = at(caller, l.frameSize);
   Value* base = b_.CreateAdd(func, b_.getInt32(1));
-  storeAt(loadAt(ptr, proto, l.protoCode), f, l.framePc);
+  storeAt(loadAt(ptr, callee.proto, l.protoCode), f, l.framePc);
   storeAt(func, f, l.frameFunc);
   storeAt(base, f, l.frameBase);
-  storeAt(b_.CreateAdd(base, maxStack), f, l.frameTop);
+  storeAt(b_.CreateAdd(base, callee.maxStack), f, l.frameTop);
   storeAt(b_.getInt32(uint32_t(getC(i) - 1)), f, l.frameNresults);
   storeAt(b_.getInt16(l.frameLua), f, l.frameFlags);
   storeAt(llvm::ConstantInt::get(i16, 0), f, l.frameErrStatus);
@@ -199,8 +221,61 @@ void Lowering::pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, Bas
   storeAt(b_.CreateAdd(frameCount, b_.getInt32(1)), t, l.threadFrameCount);
   storeAt(b_.CreateAdd(base, b_.getInt32(uint32_t(nargs))), t, l.threadTop);
   storeAt(b_.CreateAdd(depth, b_.getInt8(1)), t, l.threadJitDepth);
-  entry->addIncoming(fn, b_.GetInsertBlock());
+  entry->addIncoming(callee.entry, b_.GetInsertBlock());
   b_.CreateBr(run);
+}
+
+// TAILCALL of fixed arguments that closes nothing, from a frame whose function is where
+// its base says (no varargs moved it), of a Lua function calleeAt finds ready: op_TAILCALL
+// in place. The callee and its arguments move down to this frame's function slot, the
+// frame becomes the callee's (flags kept, marked kFrameTail), and its code runs from its
+// start in this machine frame (a musttail call), returning whatever it returns: a
+// compiled caller sees its callee return or exit as before, and the interpreter, which
+// finds another function in the frame it entered, takes the exit in that one
+// (vm/interp.cpp jitEnter). Anything else exits, and the interpreter makes the call.
+void Lowering::tailCall(uint32_t pc, Instruction i) {
+  const WeftJitLayout& l = host_.layout;
+  int a = getA(i), nargs = getB(i) - 1;
+  if (req_.profile) {
+    speculate(isTag(tag(a), kTagLuaClosure), pc);
+  } else {
+    guard(isTag(tag(a), kTagLuaClosure), pc);
+  }
+  spillAll(flow_.dirtyIn[pc]);
+  BasicBlock* slow = exitBlock(pc);
+  if (host_.stress) {
+    b_.CreateBr(slow);
+    return;
+  }
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Type* i16 = b_.getInt16Ty();
+  llvm::Type* i32 = b_.getInt32Ty();
+  Value* t = thread_;
+  Value* f = topFrame(loadAt(i32, t, l.threadFrameCount));
+  Value* func = loadAt(i32, f, l.frameFunc);
+  Callee callee = calleeAt(a, nargs, func, slow);
+  Value* ok = b_.CreateAnd(callee.ok, b_.CreateICmpEQ(loadAt(i32, f, l.frameVarargDelta), b_.getInt32(0)));
+  BasicBlock* replace = newBlock("tail_replace");
+  b_.CreateCondBr(ok, replace, slow);
+  b_.SetInsertPoint(replace);
+  b_.CreateStore(b_.CreateSub(callee.budget, b_.getInt32(1)), budget_);
+  // The function slot is just below the base: the callee and its arguments move down.
+  for (int j = 0; j <= nargs; j++) {
+    storeAt(ival(a + j), base_, uint64_t(int64_t(j - 1) * int64_t(kValueSize)));
+    storeAt(tag(a + j), base_, uint64_t(int64_t(j - 1) * int64_t(kValueSize) + int64_t(kTagOffset)));
+  }
+  Value* base = b_.CreateAdd(func, b_.getInt32(1));
+  storeAt(loadAt(ptr, callee.proto, l.protoCode), f, l.framePc);
+  storeAt(b_.CreateAdd(base, callee.maxStack), f, l.frameTop);
+  storeAt(b_.CreateOr(loadAt(i16, f, l.frameFlags), b_.getInt16(l.frameTail)), f, l.frameFlags);
+  storeAt(llvm::ConstantInt::get(i16, 0), f, l.frameErrStatus);
+  storeAt(b_.getInt32(0), f, l.frameExtra);
+  storeAt(b_.CreateAdd(base, b_.getInt32(uint32_t(nargs))), t, l.threadTop);
+  auto* entryTy =
+      llvm::FunctionType::get(b_.getInt64Ty(), {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty(), b_.getPtrTy()}, false);
+  llvm::CallInst* call = b_.CreateCall(entryTy, callee.entry, {base_, budget_, b_.getInt32(0), thread_});
+  call->setTailCallKind(llvm::CallInst::TCK_MustTail);
+  b_.CreateRet(call);
 }
 
 // jitCallLua: the whole call, or null (the interpreter makes it) or kWeftJitCallNever
@@ -237,10 +312,7 @@ void Lowering::returnOp(uint32_t pc, Instruction i, Op op) {
   llvm::Type* i32 = b_.getInt32Ty();
   Value* t = thread_;
   Value* frameCount = loadAt(i32, t, l.threadFrameCount);
-  Value* frames = loadAt(ptr, t, l.threadFrames);
-  Value* f = b_.CreateGEP(
-      b_.getInt8Ty(), frames,
-      b_.CreateMul(b_.CreateZExt(b_.CreateSub(frameCount, b_.getInt32(1)), b_.getInt64Ty()), b_.getInt64(l.frameSize)));
+  Value* f = topFrame(frameCount);
   // The caller's frame, or this one when there is none (then the count fails the test).
   Value* twoOrMore = b_.CreateICmpUGE(frameCount, b_.getInt32(2));
   Value* callerFlags = loadAt(i16, b_.CreateSelect(twoOrMore, at(f, -int64_t(l.frameSize)), f), l.frameFlags);
@@ -287,7 +359,7 @@ std::vector<uint8_t> Lowering::reachesReturn(const std::vector<uint8_t>& compile
     for (uint32_t pc = n; pc-- > 0;) {
       if (!compiled[pc] || reaches[pc]) continue;
       Op op = getOp(req_.code[pc]);
-      bool r = op == Op::RETURN || op == Op::RETURN0 || op == Op::RETURN1;
+      bool r = op == Op::RETURN || op == Op::RETURN0 || op == Op::RETURN1 || op == Op::TAILCALL;
       const PcFlow& f = flow_.pcs[pc];
       for (uint8_t s = 0; s < f.numSucc; s++) r = r || reaches[f.succ[s]];
       if (r) reaches[pc] = changed = true;

@@ -154,7 +154,8 @@ class Lowering {
   bool cold(uint32_t pc) const {
     Op op = getOp(req_.code[pc]);
     bool profiled = isArith(op) || (op >= Op::EQ && op <= Op::GEI) || op == Op::FORPREP || op == Op::FORLOOP ||
-                    op == Op::CALL || op == Op::TFORCALL || op == Op::GETTABLE || op == Op::GETI || op == Op::GETFIELD;
+                    op == Op::CALL || op == Op::TAILCALL || op == Op::TFORCALL || op == Op::GETTABLE || op == Op::GETI ||
+                    op == Op::GETFIELD;
     return req_.profile && profiled && feedback(pc) == 0;
   }
   uint8_t seenX(uint32_t pc) const { return feedback(pc) & 7; }
@@ -196,7 +197,18 @@ class Lowering {
   void callNative(uint32_t pc, Instruction i);
   // The two ways to the callee's code: inline (pushes its frame, adds its entry to
   // `entry` and branches to `run`, or branches to `slow`), and the helper.
+  // A Lua callee in R[a] whose code a compiled call or tail call may run (calleeAt).
+  struct Callee {
+    Value* proto;
+    Value* entry;     // its code's function
+    Value* maxStack;  // i32
+    Value* budget;    // the budget left, read once
+    Value* ok;        // every check but the null pointers', which branch already
+  };
+  Callee calleeAt(int a, int nargs, Value* func, BasicBlock* slow);
   void pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, BasicBlock* run, llvm::PHINode* entry);
+  void tailCall(uint32_t pc, Instruction i);
+  Value* topFrame(Value* frameCount);
   void callHelper(uint32_t pc, Instruction i, BasicBlock* run, llvm::PHINode* entry);
   void returnOp(uint32_t pc, Instruction i, Op op);
   // Known natives, `#` and generic `for` loops (jit/lower_native.cpp; docs/design/jit.md,

@@ -602,11 +602,13 @@ jitEnter: {
   }
   if ((kind & ~kWeftJitExitInCallee) == kWeftJitExitResume) [[unlikely]]
     goto reload;
-  if (kind & kWeftJitExitInCallee) {
-    // The exit is in the innermost frame a compiled call pushed (docs/design/jit.md,
-    // "Compiled calls"); the frames below it wait for their calls to return.
-    kind &= ~kWeftJitExitInCallee;
-    LOADFRAME();
+  // The exit is in the top frame: the innermost one a compiled call pushed (docs/design/
+  // jit.md, "Compiled calls"; the frames below it wait for their calls to return), or
+  // one a compiled tail call put in the entered frame's place ("Compiled tail calls").
+  bool inCallee = kind & kWeftJitExitInCallee;
+  kind &= ~kWeftJitExitInCallee;
+  LOADFRAME();
+  if (inCallee || cl->proto != p) {
     p = cl->proto;
     code = jitReady(p);
     if (!code) [[unlikely]] {

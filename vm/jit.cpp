@@ -197,6 +197,7 @@ WeftJitLayout jitLayout() {
   l.codeEntryMap = baseOffset + offsetof(JitCodeEntry, entryMap);
   l.frameLua = kFrameLua;
   l.frameNoCompiledReturn = kFrameEntry | kFrameFinishOp;
+  l.frameTail = kFrameTail;
   l.hookReturn = kHookMaskReturn;
   l.extraStack = kExtraStack;
   l.maxJitDepth = kJitMaxCallDepth;
@@ -261,6 +262,9 @@ bool leavesCode(const Proto* p, uint32_t pc) {
       if (frontend::getB(i) == 0 || frontend::getC(i) == 0) return true;
       return seen >= 0 && seen != kWeftJitSeenLuaFunction && seen != kWeftJitSeenNativeFn &&
              !(seen & kWeftJitSeenKnown);
+    case Op::TAILCALL:  // of a Lua function, closing nothing (jit/lower_call.cpp tailCall)
+      if (frontend::getB(i) == 0 || frontend::getK(i)) return true;
+      return seen >= 0 && seen != kWeftJitSeenLuaFunction;
     case Op::TFORCALL:
       return seen >= 0 && !(seen & kWeftJitSeenKnown);
     case Op::RETURN: return frontend::getB(i) == 0 || frontend::getK(i);
@@ -270,8 +274,10 @@ bool leavesCode(const Proto* p, uint32_t pc) {
   }
 }
 
+// Ends the frame: a return, or a tail call, which puts the callee in its place.
 bool returns(frontend::Op op) {
-  return op == frontend::Op::RETURN || op == frontend::Op::RETURN0 || op == frontend::Op::RETURN1;
+  return op == frontend::Op::RETURN || op == frontend::Op::RETURN0 || op == frontend::Op::RETURN1 ||
+         op == frontend::Op::TAILCALL;
 }
 
 // Calls `visit` with each successor of instruction pc that the coarse search follows (a
@@ -367,7 +373,8 @@ bool onlyForCalls(const Proto* p) {
     // A native, known or not, is no compiled call (the compiler's luaCall).
     int seen = feedbackAt(p, pc);
     bool native = seen > 0 && ((seen & kWeftJitSeenKnown) || seen == kWeftJitSeenNativeFn);
-    if (frontend::getOp(i) == frontend::Op::CALL && !leavesCode(p, pc) && !native) return false;
+    frontend::Op op = frontend::getOp(i);
+    if ((op == frontend::Op::CALL || op == frontend::Op::TAILCALL) && !leavesCode(p, pc) && !native) return false;
   }
   return true;
 }
@@ -465,9 +472,10 @@ void jitProfileRecord(Proto* p, uint32_t pc, const Value* base, bool atGuardExit
     // At a guard exit of a site that ran compiled: the helper's fast path failed (or a
     // table read's speculated table was none, or SETTABUP's inline store could not).
     bits = kWeftJitSeenOther;
-  } else if (op == Op::CALL || op == Op::TFORCALL) {
+  } else if (op == Op::CALL || op == Op::TAILCALL || op == Op::TFORCALL) {
     bool forCall = op == Op::TFORCALL;
-    bits = calleeBits(base[a], forCall ? 2 : b - 1, forCall ? c : c - 1, forCall);
+    // A tail call wants every result (its C is the caller's parameter count).
+    bits = calleeBits(base[a], forCall ? 2 : b - 1, forCall ? c : op == Op::TAILCALL ? -1 : c - 1, forCall);
     // A guard exit of a compiled call (not a cold site's): not a Lua function, or one
     // that never has code to enter; of a known native: another callee.
     uint8_t had = __atomic_load_n(&prof[pc], __ATOMIC_RELAXED);

@@ -124,8 +124,8 @@ inline void jitCount(T& counter) {
 constexpr bool jitProfiled(frontend::Op op) {
   using frontend::Op;
   return (op >= Op::ADDI && op <= Op::SHR) || (op >= Op::EQ && op <= Op::GEI) || op == Op::FORPREP ||
-         op == Op::FORLOOP || op == Op::CALL || op == Op::TFORCALL || op == Op::GETTABLE || op == Op::GETI ||
-         op == Op::GETFIELD;
+         op == Op::FORLOOP || op == Op::CALL || op == Op::TAILCALL || op == Op::TFORCALL || op == Op::GETTABLE ||
+         op == Op::GETI || op == Op::GETFIELD;
 }
 // Whether the interpreter profiles p now: it has not been queued. A request snapshots
 // the feedback, so what the interpreter would see later reaches code only through guard

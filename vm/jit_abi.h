@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 12;
+inline constexpr uint32_t kWeftJitAbiVersion = 13;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
@@ -46,9 +46,9 @@ inline constexpr uint64_t kWeftJitExitInCallee = 0x100;
 // types the interpreter saw there while it profiled. Arithmetic: its register operands
 // (B in bits 0-2, a register C in bits 4-6); comparisons: A and B (or A alone against a
 // constant or an immediate); FORPREP: init, limit and step together; FORLOOP: the step;
-// CALL and TFORCALL: kWeftJitSeenKnown | id << 3 when they called the known native `id`
+// CALL, TAILCALL and TFORCALL: kWeftJitSeenKnown | id << 3 when they called the known native `id`
 // (below) in a shape it fits, kWeftJitSeenLuaFunction when they called a Lua function,
-// CALL kWeftJitSeenNativeFn when it called another native, else kWeftJitSeenOther, which is also what two different kinds of callee at one site
+// CALL and TAILCALL kWeftJitSeenNativeFn when they called another native, else kWeftJitSeenOther, which is also what two different kinds of callee at one site
 // make (and a guard exit of a compiled call: the callee will never have code there);
 // GETTABLE, GETI, GETFIELD: kWeftJitSeenTable when R[B] was a table, kWeftJitSeenOther
 // when it was not, and GETTABLE's key in bits 4-6.
@@ -209,7 +209,7 @@ struct WeftJitLayout {
   uint32_t frameVarargDelta, frameExtra;
   uint32_t closureProto, protoCode, protoNumParams, protoIsVararg, protoMaxStackSize, protoJit;
   uint32_t codeEntry, codeEntryMap;                              // JitCode
-  uint16_t frameLua, frameNoCompiledReturn;                      // kFrameLua; kFrameEntry | kFrameFinishOp
+  uint16_t frameLua, frameNoCompiledReturn, frameTail;           // kFrameLua; kFrameEntry | kFrameFinishOp; kFrameTail
   uint8_t hookReturn;                                            // kHookMaskReturn
   uint32_t extraStack, maxJitDepth, maxCallDepth;                // kExtraStack, kJitMaxCallDepth, StateOptions
 };

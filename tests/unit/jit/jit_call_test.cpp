@@ -39,6 +39,52 @@ void expectSame(const std::string& src, const std::string& want) {
   EXPECT_EQ(runCompiled(src, true), want) << src;
 }
 
+// A tail call of a compiled Lua function replaces the frame in compiled code and runs the
+// callee in the same machine frame (docs/design/jit.md, "Compiled tail calls"): a
+// million-deep tail recursion is entered once, where an exit at each TAILCALL made the
+// interpreter enter the callee's code a million times.
+TEST(JitCallTest, TailCallsStayCompiled) {
+  std::string stats;
+  EXPECT_EQ(runCompiled("local function count(n, acc) if n == 0 then return acc end return count(n - 1, acc + 1) end "
+                        "local function run() return count(1000000, 0) end local r = run() return r",
+                        true, false, &stats),
+            "1000000");
+  EXPECT_GE(jitStatsCount(stats, " entries,"), 1) << stats;
+  EXPECT_LT(jitStatsCount(stats, " entries,"), 10) << stats;
+}
+
+// What follows a compiled tail call is the interpreter's: an exit in the callee is taken
+// in the callee's frame (the frame the interpreter entered now holds another function),
+// errors and tracebacks show the tail call, and the cases compiled code leaves (a
+// native callee, a caller whose varargs moved its frame, open arguments) give the same
+// results.
+TEST(JitCallTest, TailCallsAsTheInterpreters) {
+  expectSame("local mt = {__add = function(a, b) return 42 end} local function g(x) return x + 1 end "
+             "local function f(x) return g(x) end local a = f(1) local b = f(setmetatable({}, mt)) "
+             "return a .. ' ' .. b",
+             "2 42");
+  expectSame("local function even(n) if n == 0 then return 'even' end return odd(n - 1) end "
+             "function odd(n) if n == 0 then return 'odd' end return even(n - 1) end "
+             "local function run() return even(100001) end local r = run() return r",
+             "odd");
+  const std::string traceback =
+      "local function tb(n) if n == 0 then return debug.traceback('here') end return tb(n - 1) end "
+      "local function run() local t = tb(3) return t end local r = run() return r";
+  std::string interpreted = runCompiled(traceback, false);
+  EXPECT_NE(interpreted.find("(...tail calls...)"), std::string::npos) << interpreted;
+  EXPECT_EQ(runCompiled(traceback, true), interpreted);
+  expectSame("local function fail(x) error('boom ' .. x) end local function f(x) return fail(x) end "
+             "local ok, e = pcall(f, 3) return e",
+             "test:1: boom 3");
+  expectSame("local function h(x) return tostring(x) end local function f() return h(5) end local r = f() return r", "5");
+  expectSame("local function g(a, b) return a + (b or 0) end local function f(a, ...) return g(a) end "
+             "local r = f(1, 2, 3) return r",
+             "1");
+  expectSame("local function g(...) return select('#', ...) end local function f(...) return g(...) end "
+             "local r = f(1, nil, 3) return r",
+             "3");
+}
+
 // A recursion runs in compiled code from its first call: fib(20) makes 21,891 calls,
 // and the interpreter enters compiled code only a few times (at the first call, and
 // after each call it made itself while the frame array grew).
