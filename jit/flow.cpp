@@ -85,6 +85,12 @@ PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
       f.exits = true;
       next(pc + 1);
       break;
+    case Op::CONCAT:  // the concat helper (jit/lower_table.cpp)
+      for (int r = a; r < a + getB(i); r++) f.use.set(r);
+      f.def.set(a);
+      f.exits = true;
+      next(pc + 1);
+      break;
     case Op::NEWTABLE:  // the newTable helper (jit/lower_table.cpp)
       f.def.set(a);
       f.exits = true;

@@ -55,6 +55,8 @@ bool Lowering::supported(uint32_t pc) const {
       return true;
     case Op::NEWTABLE:  // and its EXTRAARG
       return pc + 1 < req_.codeSize;
+    case Op::CONCAT:
+      return a + getB(i) <= kMaxRegs;
     case Op::SETLIST:  // a fixed count
       return getB(i) != 0 && a + getB(i) < kMaxRegs && (!getK(i) || pc + 1 < req_.codeSize);
     case Op::SELF:
@@ -499,6 +501,7 @@ void Lowering::lower(uint32_t pc) {
       break;
     case Op::CLOSE: close(pc, i); return;
     case Op::NEWTABLE: newTableOp(pc, i); return;
+    case Op::CONCAT: concatOp(pc, i); return;
     case Op::SETLIST: setListOp(pc, i); return;
     case Op::TFORPREP: tforPrep(pc, i); return;
     case Op::TFORCALL: tforCall(pc, i); return;

@@ -256,6 +256,14 @@ void Lowering::newTableOp(uint32_t pc, Instruction i) {
   b_.CreateBr(block(pc + 2));
 }
 
+// Strings and numbers only (the helper's); __concat, errors and a refused allocation
+// exit, and the interpreter runs the instruction.
+void Lowering::concatOp(uint32_t pc, Instruction i) {
+  helperCall(pc, reinterpret_cast<const void*>(host_.helpers.concat),
+             {statePtr(), thread_, slot(getA(i)), b_.getInt32(getB(i))}, false);
+  b_.CreateBr(block(pc + 1));
+}
+
 void Lowering::setListOp(uint32_t pc, Instruction i) {
   uint32_t last = getC(i);
   if (getK(i)) last += uint32_t(getAx(req_.code[pc + 1])) * (kMaxArgC + 1);

@@ -262,6 +262,7 @@ class Lowering {
   // never collect: the request waits for the next poll).
   void newTableOp(uint32_t pc, Instruction i);
   void setListOp(uint32_t pc, Instruction i);
+  void concatOp(uint32_t pc, Instruction i);
 
   // SELF through the self helper: a method through a metatable's __index table (the
   // common case) needs the helper's lookup anyway.

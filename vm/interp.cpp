@@ -1729,10 +1729,15 @@ int jitCallNativeMayGC(void* state, void* thread, void* funcSlot, uint32_t nargs
 
 }  // namespace
 
+int jitConcat(void* state, void* thread, void* first, uint32_t count) {
+  auto* t = static_cast<ThreadData*>(thread);
+  return concatStrNums(*static_cast<State*>(state), t, uint32_t(static_cast<Value*>(first) - t->stack), count) ? 1 : 0;
+}
+
 WeftJitHelpers jitHelpers() {
-  return WeftJitHelpers{jitGetTable, jitGetInt,    jitSetTable, jitSetInt,  jitGetTabUp,
-                        jitCallLua,  jitReturnLua, jitLen,      jitNext,    jitCloses,
-                        jitSelf,     jitSetUpval,  jitNewTable, jitSetList, jitCallNativeMayGC};
+  return WeftJitHelpers{
+      jitGetTable, jitGetInt, jitSetTable, jitSetInt,   jitGetTabUp, jitCallLua, jitReturnLua,       jitLen,
+      jitNext,     jitCloses, jitSelf,     jitSetUpval, jitNewTable, jitSetList, jitCallNativeMayGC, jitConcat};
 }
 
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {

@@ -242,11 +242,11 @@ int feedbackAt(const Proto* p, uint32_t pc) {
 // feedback, a profiled instruction that never ran (the compiler makes it a guard exit,
 // jit/lowering.h `cold`), arithmetic on an operand that was never a number (its
 // metamethod: vm/jit_abi.h weftJitArithOnOther), a call that saw other than Lua
-// functions or natives and
-// a generic `for` call that saw other than ipairs' and next; calls of open argument or
-// result lists, returns of an open list or that close variables, and the opcodes the
-// compiler has no code for (vm/jit_ops.h: concatenation, closures, varargs...), and a
-// SETLIST of the values an open call left.
+// functions or natives, a tail call that saw other than Lua functions, and a generic
+// `for` call that saw other than ipairs' and next; calls of open argument or result
+// lists, tail calls of open lists or that close variables, returns of an open list or
+// that close variables, the opcodes the compiler has no code for (vm/jit_ops.h:
+// closures, varargs...), and a SETLIST of the values an open call left.
 bool leavesCode(const Proto* p, uint32_t pc) {
   using frontend::Op;
   frontend::Instruction i = p->code[pc];

@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 13;
+inline constexpr uint32_t kWeftJitAbiVersion = 14;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
@@ -178,6 +178,11 @@ struct WeftJitHelpers {
   // kWeftJitNativeDone reloads every register it reads. Returns one of the codes below,
   // or kWeftJitNativeStatus + a vm::StatusCode (an error, a yield: the exit's).
   int (*callNative)(void* state, void* thread, void* funcSlot, uint32_t nargs, int32_t nresults, uint32_t callerPc);
+  // CONCAT of the `count` values from `first` (R[A], a slot of the thread's top frame)
+  // into R[A] where they are all strings or numbers (no metamethod). It allocates (a
+  // collection it asks for waits for the code's next poll); 0 having changed nothing
+  // otherwise (the interpreter calls __concat, raises, or raises the memory error).
+  int (*concat)(void* state, void* thread, void* first, uint32_t count);
 };
 inline constexpr int kWeftJitNativeDone = 0;     // results in place: go on
 inline constexpr int kWeftJitNativeResume = 1;   // results in place: kWeftJitExitResume

@@ -11,7 +11,7 @@ namespace weft::vm {
 constexpr bool jitNeverCompiles(frontend::Op op) {
   using frontend::Op;
   switch (op) {
-    case Op::LOADKX: case Op::CONCAT: case Op::TBC: case Op::CLOSURE: case Op::VARARG: case Op::VARARGPREP:
+    case Op::LOADKX: case Op::TBC: case Op::CLOSURE: case Op::VARARG: case Op::VARARGPREP:
       return true;
     default:
       return false;

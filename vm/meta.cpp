@@ -356,6 +356,13 @@ Status equalsLoopMayGC(State& S, ThreadData* t, const Value& a, const Value& b) 
   return callMetaLoopMayGC(S, t, tm, x, y, Value::nil(), 2, 1);
 }
 
+bool concatStrNums(State& S, ThreadData* t, uint32_t first, uint32_t count) {
+  for (uint32_t j = first; j < first + count; j++) {
+    if (!isStrNum(t->stack[j])) return false;
+  }
+  return joinRun(S, t, first, count) != 0;
+}
+
 Status concatLoopMayGC(State& S, ThreadData* t, uint32_t first, uint32_t count) {
   while (count > 1) {
     Value* s = t->stack;

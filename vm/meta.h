@@ -40,6 +40,11 @@ Status unaryLoopMayGC(State& S, ThreadData* t, const Value& a, Meta event, VarRe
 Status compareLoopMayGC(State& S, ThreadData* t, const Value& a, const Value& b, Meta event);
 Status equalsLoopMayGC(State& S, ThreadData* t, const Value& a, const Value& b);
 Status concatLoopMayGC(State& S, ThreadData* t, uint32_t first, uint32_t count);
+// OP_CONCAT's fast path: when the `count` values from stack index `first` are all
+// strings or numbers, joins them into the first (no metamethod) and returns true; false
+// when one is neither, or the heap refused the result, having changed nothing. Never
+// collects: the allocation's collection request waits for the caller's next safepoint.
+bool concatStrNums(State& S, ThreadData* t, uint32_t first, uint32_t count);
 // Completes the instruction interrupted by a metamethod whose result is at `result`, or
 // makes CLOSE or RETURN run again after a __close that yielded.
 Status finishOpMayGC(State& S, ThreadData* t, uint32_t result);

@@ -135,4 +135,21 @@ do
   eq(m, "c:4: ')' expected (to close '(' at line 2) near <eof>", "unclosed ( on a later line")
 end
 
+-- 5.4.8 (5.4.4 loses it): the result of a __concat inside a chain of three or more
+-- operands, at a call's argument and in a loop (lang_concat.lua, which the 5.4.4 oracle
+-- checks, keeps its __concat chains to two operands).
+do
+  local mt = {__concat = function(a, b)
+    return (type(a) == "table" and "T" or a) .. "+" .. (type(b) == "table" and "T" or b)
+  end}
+  local t = setmetatable({}, mt)
+  eq(tostring("<" .. t .. ">" .. 3000), "<T+>3000", "__concat inside a chain")
+  local last
+  for round = 1, 3 do
+    local v = round < 3 and round or t
+    last = "<" .. v .. ">" .. round
+  end
+  eq(last, "<T+>3", "__concat inside a chain, in a loop")
+end
+
 T.done()
