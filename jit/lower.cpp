@@ -57,8 +57,9 @@ bool Lowering::supported(uint32_t pc) const {
       return pc + 1 < req_.codeSize;
     case Op::CONCAT:
       return a + getB(i) <= kMaxRegs;
-    case Op::SETLIST:  // a fixed count
-      return getB(i) != 0 && a + getB(i) < kMaxRegs && (!getK(i) || pc + 1 < req_.codeSize);
+    case Op::SETLIST:  // a fixed count, or an open call's results
+      return (getB(i) != 0 || (pc > 0 && vm::jitOpenResultsTaken(req_.code[pc - 1], i))) && a + getB(i) < kMaxRegs &&
+             (!getK(i) || pc + 1 < req_.codeSize);
     case Op::SELF:
       return getA(i) + 1 < kMaxRegs && (!getK(i) || getC(i) < int(req_.numConstants));
     case Op::TFORPREP:
@@ -72,8 +73,9 @@ bool Lowering::supported(uint32_t pc) const {
     case Op::TAILCALL:  // of fixed arguments, closing nothing, where the feedback saw Lua functions
       return getB(i) != 0 && !getK(i) && a + getB(i) <= kMaxRegs &&
              (!req_.profile || req_.profile[pc] == kWeftJitSeenLuaFunction);
-    case Op::RETURN:  // a fixed list that closes nothing
-      return getB(i) != 0 && !getK(i) && getA(i) + getB(i) - 1 < kMaxRegs;
+    case Op::RETURN:  // a fixed list, or an open call's results, that closes nothing
+      return (getB(i) != 0 || (pc > 0 && vm::jitOpenResultsTaken(req_.code[pc - 1], i))) && !getK(i) &&
+             getA(i) + getB(i) - 1 < kMaxRegs;
     case Op::GETTABUP: case Op::GETFIELD:
       return getC(i) < int(req_.numConstants);
     case Op::SETTABLE: case Op::SETI:

@@ -5,22 +5,51 @@
 // layout (vm/jit.cpp, jitLayout); the rest goes to the helpers callLua and returnLua,
 // and what they refuse exits to the interpreter.
 #include "jit/lowering.h"
+#include "vm/jit_ops.h"
 
 namespace weft::jit::lowering {
 
-// A call of fixed arguments for fixed results, where the feedback saw Lua functions only.
-bool Lowering::luaCall(uint32_t pc) const {
+// Fixed arguments, and fixed results or open ones the next instruction takes whole
+// (vm/jit_ops.h jitOpenResultsTaken).
+bool Lowering::callShape(uint32_t pc) const {
   Instruction i = req_.code[pc];
-  return getB(i) != 0 && getC(i) != 0 && getA(i) + std::max(getB(i), getC(i)) < kMaxRegs &&
-         (!req_.profile || req_.profile[pc] == kWeftJitSeenLuaFunction || req_.profile[pc] == 0);
+  bool results = getC(i) != 0 || (pc + 1 < req_.codeSize && vm::jitOpenResultsTaken(i, req_.code[pc + 1]));
+  return getB(i) != 0 && results && getA(i) + std::max(getB(i), getC(i)) < kMaxRegs;
 }
 
-// A call of fixed arguments for fixed results, where the feedback saw natives (neither
-// known ones nor pcall and xpcall) only.
+// A call of callShape, where the feedback saw Lua functions only.
+bool Lowering::luaCall(uint32_t pc) const {
+  return callShape(pc) && (!req_.profile || req_.profile[pc] == kWeftJitSeenLuaFunction || req_.profile[pc] == 0);
+}
+
+// A call of callShape, where the feedback saw natives (neither known ones nor pcall and
+// xpcall) only.
 bool Lowering::nativeFnCall(uint32_t pc) const {
-  Instruction i = req_.code[pc];
-  return getB(i) != 0 && getC(i) != 0 && getA(i) + std::max(getB(i), getC(i)) < kMaxRegs && req_.profile &&
-         req_.profile[pc] == kWeftJitSeenNativeFn;
+  return callShape(pc) && req_.profile && req_.profile[pc] == kWeftJitSeenNativeFn;
+}
+
+// After a call of open results: every register from R[a] the code touches, from its
+// slot. The results are there, and above them what the callee left; the variables held
+// values from before the call, which an exit's write-back would put over the results.
+void Lowering::reloadFrom(int a) {
+  for (int r = a; r < kMaxRegs; r++) {
+    if (payVar_[r]) reload(r);
+  }
+}
+
+// The stack index of slot `p` of this thread's stack.
+Value* Lowering::stackIndex(Value* p) {
+  Value* stack = loadAt(b_.getPtrTy(), thread_, host_.layout.threadStack);
+  Value* bytes = b_.CreateSub(b_.CreatePtrToInt(p, b_.getInt64Ty()), b_.CreatePtrToInt(stack, b_.getInt64Ty()));
+  return b_.CreateTrunc(b_.CreateLShr(bytes, b_.getInt64(4)), b_.getInt32Ty());
+}
+
+// How many values an open call left from R[a] (up to the thread's top); an exit where
+// the top is below R[a] (a hostile binary chunk: the interpreter raises).
+Value* Lowering::openCount(uint32_t pc, int a) {
+  Value* n = b_.CreateSub(loadAt(b_.getInt32Ty(), thread_, host_.layout.threadTop), stackIndex(slot(a)));
+  guard(b_.CreateICmpSGE(n, b_.getInt32(0)), pc);
+  return n;
 }
 
 // A known native where the feedback saw one (or, without feedback, any that fits),
@@ -77,6 +106,7 @@ void Lowering::callNative(uint32_t pc, Instruction i) {
   for (int r2 = 0; r2 < kMaxRegs; r2++) {
     if (live[r2] && payVar_[r2]) reload(r2);
   }
+  if (getC(i) == 0) reloadFrom(getA(i));
   b_.CreateBr(block(pc + 1));
 }
 
@@ -131,6 +161,7 @@ void Lowering::callLua(uint32_t pc, Instruction i) {
   b_.CreateRet(b_.CreateOr(r, b_.getInt64(kWeftJitExitInCallee << 32)));
   b_.SetInsertPoint(back);
   for (int r2 = a; r2 < a + nresults; r2++) reload(r2);
+  if (nresults < 0) reloadFrom(a);
   b_.CreateBr(block(pc + 1));
 }
 
@@ -190,11 +221,7 @@ void Lowering::pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, Bas
   llvm::Type* i16 = b_.getInt16Ty();
   llvm::Type* i32 = b_.getInt32Ty();
   Value* t = thread_;
-  Value* stack = loadAt(ptr, t, l.threadStack);
-  Value* func = b_.CreateTrunc(b_.CreateLShr(b_.CreateSub(b_.CreatePtrToInt(slot(a), b_.getInt64Ty()),
-                                                          b_.CreatePtrToInt(stack, b_.getInt64Ty())),
-                                             b_.getInt64(4)),
-                               i32);
+  Value* func = stackIndex(slot(a));
   Callee callee = calleeAt(a, nargs, func, slow);
   Value* frameCount = loadAt(i32, t, l.threadFrameCount);
   Value* depth = loadAt(b_.getInt8Ty(), t, l.threadJitDepth);
@@ -306,6 +333,10 @@ void Lowering::callHelper(uint32_t pc, Instruction i, BasicBlock* run, llvm::PHI
 void Lowering::returnOp(uint32_t pc, Instruction i, Op op) {
   const WeftJitLayout& l = host_.layout;
   int a = getA(i);
+  if (op == Op::RETURN && getB(i) == 0) {
+    returnOpen(pc, a);
+    return;
+  }
   int n = op == Op::RETURN0 ? 0 : op == Op::RETURN1 ? 1 : getB(i) - 1;
   llvm::Type* ptr = b_.getPtrTy();
   llvm::Type* i16 = b_.getInt16Ty();
@@ -322,7 +353,9 @@ void Lowering::returnOp(uint32_t pc, Instruction i, Op op) {
   ok = b_.CreateAnd(ok, b_.CreateICmpEQ(b_.CreateAnd(flags, b_.getInt16(l.frameNoCompiledReturn)), b_.getInt16(0)));
   Value* hooks = loadAt(b_.getInt8Ty(), t, l.threadHookMask);
   ok = b_.CreateAnd(ok, b_.CreateICmpEQ(b_.CreateAnd(hooks, b_.getInt8(l.hookReturn)), b_.getInt8(0)));
-  ok = b_.CreateAnd(ok, b_.CreateICmpEQ(loadAt(i32, f, l.frameNresults), b_.getInt32(uint32_t(n))));
+  Value* wanted = loadAt(i32, f, l.frameNresults);  // -1: all of them (a call of open results)
+  ok = b_.CreateAnd(ok, b_.CreateOr(b_.CreateICmpEQ(wanted, b_.getInt32(uint32_t(n))),
+                                    b_.CreateICmpEQ(wanted, b_.getInt32(uint32_t(-1)))));
   BasicBlock* fast = newBlock("return_fast");
   BasicBlock* slow = newBlock("return_slow");
   BasicBlock* done = newBlock("returned");
@@ -346,6 +379,21 @@ void Lowering::returnOp(uint32_t pc, Instruction i, Op op) {
   auto* helperTy = llvm::FunctionType::get(i32, {ptr, ptr, ptr, i32}, false);
   Value* helped = b_.CreateCall(helperTy, hostPtr(reinterpret_cast<const void*>(host_.helpers.returnLua)),
                                 {statePtr(), thread_, slot(a), b_.getInt32(uint32_t(n))});
+  b_.CreateCondBr(b_.CreateICmpNE(helped, b_.getInt32(0)), done, exitBlock(pc));
+  b_.SetInsertPoint(done);
+  b_.CreateRet(b_.getInt64(kWeftJitExitReturned << 32));
+}
+
+// RETURN of the values an open call left (vm/jit_ops.h jitOpenResultsTaken): in their
+// slots since the call, so jitReturnLua moves them; its refusal exits.
+void Lowering::returnOpen(uint32_t pc, int a) {
+  Value* n = openCount(pc, a);
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Type* i32 = b_.getInt32Ty();
+  auto* helperTy = llvm::FunctionType::get(i32, {ptr, ptr, ptr, i32}, false);
+  Value* helped = b_.CreateCall(helperTy, hostPtr(reinterpret_cast<const void*>(host_.helpers.returnLua)),
+                                {statePtr(), thread_, slot(a), n});
+  BasicBlock* done = newBlock("returned");
   b_.CreateCondBr(b_.CreateICmpNE(helped, b_.getInt32(0)), done, exitBlock(pc));
   b_.SetInsertPoint(done);
   b_.CreateRet(b_.getInt64(kWeftJitExitReturned << 32));

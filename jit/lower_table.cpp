@@ -264,11 +264,13 @@ void Lowering::concatOp(uint32_t pc, Instruction i) {
   b_.CreateBr(block(pc + 1));
 }
 
+// A fixed count, or the values an open call left (B = 0: vm/jit_ops.h jitOpenResultsTaken).
 void Lowering::setListOp(uint32_t pc, Instruction i) {
   uint32_t last = getC(i);
   if (getK(i)) last += uint32_t(getAx(req_.code[pc + 1])) * (kMaxArgC + 1);
+  Value* n = getB(i) != 0 ? b_.getInt32(getB(i)) : openCount(pc, getA(i) + 1);
   helperCall(pc, reinterpret_cast<const void*>(host_.helpers.setList),
-             {statePtr(), slot(getA(i)), b_.getInt32(getB(i)), b_.getInt32(last)}, false);
+             {statePtr(), slot(getA(i)), n, b_.getInt32(last)}, false);
   b_.CreateBr(block(pc + instructionLength(req_, pc)));
 }
 

@@ -189,8 +189,12 @@ class Lowering {
   void forLoop(uint32_t pc, Instruction i);
   // CALL: a known native computed in place (jit/lower_native.cpp), or a compiled call
   // of a Lua function; RETURN* into a Lua caller (docs/design/jit.md, "Compiled calls").
+  bool callShape(uint32_t pc) const;
   bool luaCall(uint32_t pc) const;
   bool nativeFnCall(uint32_t pc) const;
+  void reloadFrom(int a);
+  Value* stackIndex(Value* p);
+  Value* openCount(uint32_t pc, int a);
   void call(uint32_t pc, Instruction i);
   void callLua(uint32_t pc, Instruction i);
   // Any other native, through the callNative helper (docs/design/jit.md, "Native calls").
@@ -211,6 +215,7 @@ class Lowering {
   Value* topFrame(Value* frameCount);
   void callHelper(uint32_t pc, Instruction i, BasicBlock* run, llvm::PHINode* entry);
   void returnOp(uint32_t pc, Instruction i, Op op);
+  void returnOpen(uint32_t pc, int a);
   // Known natives, `#` and generic `for` loops (jit/lower_native.cpp; docs/design/jit.md,
   // "Known natives"). nativesAt: the natives the code tests for at a CALL (or a TFORCALL,
   // `forCall`): the one its feedback saw, or without feedback every one that fits.

@@ -244,9 +244,10 @@ int feedbackAt(const Proto* p, uint32_t pc) {
 // metamethod: vm/jit_abi.h weftJitArithOnOther), a call that saw other than Lua
 // functions or natives, a tail call that saw other than Lua functions, and a generic
 // `for` call that saw other than ipairs' and next; calls of open argument or result
-// lists, tail calls of open lists or that close variables, returns of an open list or
-// that close variables, the opcodes the compiler has no code for (vm/jit_ops.h:
-// closures, varargs...), and a SETLIST of the values an open call left.
+// lists (but open results the next instruction takes: vm/jit_ops.h jitOpenResultsTaken),
+// tail calls of open lists or that close variables, returns that close variables or of
+// an open list but such a call's, the opcodes the compiler has no code for
+// (vm/jit_ops.h: closures, varargs...), and a SETLIST of an open list but such a call's.
 bool leavesCode(const Proto* p, uint32_t pc) {
   using frontend::Op;
   frontend::Instruction i = p->code[pc];
@@ -259,7 +260,8 @@ bool leavesCode(const Proto* p, uint32_t pc) {
   }
   switch (op) {
     case Op::CALL:
-      if (frontend::getB(i) == 0 || frontend::getC(i) == 0) return true;
+      if (frontend::getB(i) == 0) return true;
+      if (frontend::getC(i) == 0 && !(pc + 1 < p->codeSize && jitOpenResultsTaken(i, p->code[pc + 1]))) return true;
       return seen >= 0 && seen != kWeftJitSeenLuaFunction && seen != kWeftJitSeenNativeFn &&
              !(seen & kWeftJitSeenKnown);
     case Op::TAILCALL:  // of a Lua function, closing nothing (jit/lower_call.cpp tailCall)
@@ -267,8 +269,9 @@ bool leavesCode(const Proto* p, uint32_t pc) {
       return seen >= 0 && seen != kWeftJitSeenLuaFunction;
     case Op::TFORCALL:
       return seen >= 0 && !(seen & kWeftJitSeenKnown);
-    case Op::RETURN: return frontend::getB(i) == 0 || frontend::getK(i);
-    case Op::SETLIST: return frontend::getB(i) == 0;
+    case Op::RETURN:
+      return frontend::getK(i) || (frontend::getB(i) == 0 && !(pc > 0 && jitOpenResultsTaken(p->code[pc - 1], i)));
+    case Op::SETLIST: return frontend::getB(i) == 0 && !(pc > 0 && jitOpenResultsTaken(p->code[pc - 1], i));
     default:
       return jitNeverCompiles(op);
   }

@@ -1,4 +1,5 @@
-// The opcodes compiled code never runs (docs/design/jit.md, "Guards and exits"), shared
+// The opcodes compiled code never runs (docs/design/jit.md, "Guards and exits") and the
+// open-result pairs it does run, shared
 // by the compiler (jit/lower.cpp `supported`: it exits at them) and the VM's coarse test
 // of what is worth compiling (vm/jit.cpp `leavesCode`: a path stops at them), so the VM
 // does not load LLVM for a loop that would leave compiled code every round.
@@ -16,6 +17,17 @@ constexpr bool jitNeverCompiles(frontend::Op op) {
     default:
       return false;
   }
+}
+
+// A CALL of open results (C = 0) whose results the instruction after it takes whole:
+// a SETLIST or a RETURN (that closes nothing) of the values up to the top. Compiled
+// code runs the pair (docs/design/jit.md, "Open results"); any other open call, and
+// either instruction alone, it leaves to the interpreter.
+constexpr bool jitOpenResultsTaken(frontend::Instruction call, frontend::Instruction next) {
+  using frontend::Op;
+  Op op = frontend::getOp(next);
+  return frontend::getOp(call) == Op::CALL && frontend::getC(call) == 0 && frontend::getB(next) == 0 &&
+         (op == Op::SETLIST || (op == Op::RETURN && !frontend::getK(next)));
 }
 
 }  // namespace weft::vm

@@ -45,6 +45,45 @@ TEST(JitAllocTest, TablesBuiltAndGrownInALoopStayCompiled) {
   EXPECT_LE(exits, 2) << hs.stats();
 }
 
+// A table of a call's results (bench/binarytrees.lua's {bottomUp(d), bottomUp(d)}: the
+// last call's results are open, and SETLIST takes them up to the top) and a return of
+// them run in compiled code (docs/design/jit.md, "Open results"): a tree of 4,095 nodes
+// is built and checked leaving compiled code a few times, where every inner call exited
+// at its open call before.
+TEST(JitAllocTest, OpenResultsTakenWholeStayCompiled) {
+  HotState hs;
+  hs.run(
+      "bottomUp = function(d) if d == 0 then return {} end d = d - 1 return {bottomUp(d), bottomUp(d)} end "
+      "check = function(t) if t[1] then return 1 + check(t[1]) + check(t[2]) end return 1 end "
+      "pair = function(t) return 0, check(t) end");
+  long exits = 0;
+  EXPECT_EQ(hs.warmThenHot("local a, b = pair(bottomUp(8)) return a + b",
+                           "local a, b = pair(bottomUp(11)) return a + b", exits),
+            "4095");
+  EXPECT_LE(exits, 4) << hs.stats();
+}
+
+// Open results as the interpreter's: a constructor or a return of a call's results,
+// none, several, a native's, more than the stack held (the native grows it: the code
+// leaves, and the interpreter takes them), and a return into pcall, which compiled code
+// leaves to the interpreter: the exit writes registers back, which must not put the
+// function called over its first result (reloadFrom).
+TEST(JitAllocTest, OpenResultsAsTheInterpreters) {
+  for (bool eager : {false, true}) {
+    HotState hs(false, eager);
+    hs.run(
+        "two = function() return 1, 2 end none = function() end "
+        "big = {} for i = 1, 5000 do big[i] = i end "
+        "f = function(s) local t = {0, two()} local u = {two(), two()} local v = {none()} local w = {s:byte(1, -1)} "
+        "local x = {table.unpack(big)} return #t .. #u .. #v .. #w .. ' ' .. #x end "
+        "g = function() return 7, two() end "
+        "k = function() local ok, a, b, c = pcall(g) return a + b + c end "
+        "h = function(s) local a, b, c, d = g() local e, f2 = 0, f(s) return a + b + c + (d or 0) .. f2 .. k() end");
+    long exits = 0;
+    EXPECT_EQ(hs.warmThenHot("return h('abc')", "return h('hello')", exits), "103305 500010") << eager;
+  }
+}
+
 // A function first compiled while only its first loop had run: the second loop exits at
 // its first instruction (cold, no feedback) and then runs interpreted, until the cold
 // loop's back-edges have it profiled and the function compiled again (a cold round,
