@@ -1727,12 +1727,13 @@ int jitCallNativeMayGC(void* state, void* thread, void* funcSlot, uint32_t nargs
   return same ? kWeftJitNativeDone : kWeftJitNativeResume;
 }
 
-}  // namespace
-
+// OP_CONCAT's fast path (concatStrNums) into R[A]; 0 having changed nothing.
 int jitConcat(void* state, void* thread, void* first, uint32_t count) {
   auto* t = static_cast<ThreadData*>(thread);
   return concatStrNums(*static_cast<State*>(state), t, uint32_t(static_cast<Value*>(first) - t->stack), count) ? 1 : 0;
 }
+
+}  // namespace
 
 WeftJitHelpers jitHelpers() {
   return WeftJitHelpers{
