@@ -269,7 +269,21 @@ void Lowering::tailCall(uint32_t pc, Instruction i) {
     guard(isTag(tag(a), kTagLuaClosure), pc);
   }
   spillAll(flow_.dirtyIn[pc]);
+  // The interpreter makes the call; with feedback, a callee that will never have code
+  // there is a guard exit, which marks the site, so the next version leaves the tail call
+  // to the interpreter and does not enter the function for it.
   BasicBlock* slow = exitBlock(pc);
+  if (req_.profile) {
+    llvm::IRBuilderBase::InsertPointGuard keep(b_);
+    slow = newBlock("tail_slow");
+    b_.SetInsertPoint(slow);
+    llvm::Type* ptr = b_.getPtrTy();
+    auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), {ptr, ptr}, false);
+    Value* never =
+        b_.CreateCall(fty, hostPtr(reinterpret_cast<const void*>(host_.helpers.tailCallee)), {statePtr(), slot(a)});
+    b_.CreateCondBr(b_.CreateICmpNE(never, b_.getInt32(0)), exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc]),
+                    exitBlock(pc));
+  }
   if (host_.stress) {
     b_.CreateBr(slow);
     return;

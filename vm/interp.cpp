@@ -544,6 +544,10 @@ jitFrame: {
       dispatch = kProfileLabels;  // cold loops
     const uint8_t* entries = __atomic_load_n(&c->entry, __ATOMIC_ACQUIRE) ? c->entryMap : nullptr;
     if (!entries || entries[pc - p->code] != 1) DISPATCH();  // kWeftJitEntryForCalls: compiled callers only
+    // A frame whose return compiled code leaves to the interpreter (a metamethod's, a
+    // native's callback: docs/design/jit.md "Compiled tail calls"), of a function with no
+    // loop, would only enter and exit.
+    if (c->loopless && pc == p->code && (f->flags & (kFrameEntry | kFrameFinishOp))) DISPATCH();
     goto jitEnter;
   }
   if (pc == p->code) {  // not queued yet: hotness and feedback
@@ -1566,6 +1570,24 @@ int jitGetTabUp(void* state, void* dst, const void* funcSlot, uint32_t index, co
 // the interpreter makes the call.
 // Slots are written through the pointers compiled code passed (it declares its stack
 // and budget pointers unaliased).
+// p's code to enter at its start, or null: then `never` says whether p will never have
+// such code (rejected, blacklisted, no entry at its start, varargs); a deferred one is
+// asked for, as a compiled call or tail call meets it.
+JitCode* calleeCode(State& S, Proto* p, bool& never) {
+  never = false;
+  JitCode* code = jitReady(p);
+  if (!code) {
+    JitCode* pending = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE);
+    if (!pending) return nullptr;
+    uint8_t state = pending->state.load(std::memory_order_relaxed);
+    if (state == JitCode::kDeferred) S.jit()->requestForCall(p, pending);
+    never = state != JitCode::kQueued && state != JitCode::kDeferred;
+    return nullptr;
+  }
+  never = !code->entryMap[0] || p->isVararg;
+  return never ? nullptr : code;
+}
+
 WeftJitEntry jitCallLua(void* state, void* thread, int32_t* budget, void* funcSlot, uint32_t nargs, int32_t nresults,
                         uint32_t callerPc) {
   auto& S = *static_cast<State*>(state);
@@ -1573,15 +1595,9 @@ WeftJitEntry jitCallLua(void* state, void* thread, int32_t* budget, void* funcSl
   Value* fn = static_cast<Value*>(funcSlot);
   if (!fn->isLuaClosure()) return nullptr;
   Proto* p = fn->asLuaClosure()->proto;
-  JitCode* code = jitReady(p);
-  if (!code) {
-    JitCode* pending = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE);
-    if (!pending) return nullptr;
-    uint8_t state = pending->state.load(std::memory_order_relaxed);
-    if (state == JitCode::kDeferred) S.jit()->requestForCall(p, pending);
-    return state == JitCode::kQueued || state == JitCode::kDeferred ? nullptr : kWeftJitCallNever;
-  }
-  if (!code->entryMap[0] || p->isVararg) return kWeftJitCallNever;
+  bool never;
+  JitCode* code = calleeCode(S, p, never);
+  if (!code) return never ? kWeftJitCallNever : nullptr;
   uint32_t func = uint32_t(fn - t->stack);
   gc::Heap& heap = S.heap();
   if (t->hookMask || t->jitDepth >= kJitMaxCallDepth || t->frameCount >= S.options().maxCallDepth ||
@@ -1727,6 +1743,16 @@ int jitCallNativeMayGC(void* state, void* thread, void* funcSlot, uint32_t nargs
   return same ? kWeftJitNativeDone : kWeftJitNativeResume;
 }
 
+// A compiled tail call's slow path: 1 when the Lua function at `funcSlot` will never
+// have code to enter at its start (calleeCode).
+int jitTailCallee(void* state, const void* funcSlot) {
+  const Value* fn = static_cast<const Value*>(funcSlot);
+  if (!fn->isLuaClosure()) return 0;
+  bool never;
+  calleeCode(*static_cast<State*>(state), fn->asLuaClosure()->proto, never);
+  return never ? 1 : 0;
+}
+
 // OP_CONCAT's fast path (concatStrNums) into R[A]; 0 having changed nothing.
 int jitConcat(void* state, void* thread, void* first, uint32_t count) {
   auto* t = static_cast<ThreadData*>(thread);
@@ -1736,9 +1762,10 @@ int jitConcat(void* state, void* thread, void* first, uint32_t count) {
 }  // namespace
 
 WeftJitHelpers jitHelpers() {
-  return WeftJitHelpers{
-      jitGetTable, jitGetInt, jitSetTable, jitSetInt,   jitGetTabUp, jitCallLua, jitReturnLua,       jitLen,
-      jitNext,     jitCloses, jitSelf,     jitSetUpval, jitNewTable, jitSetList, jitCallNativeMayGC, jitConcat};
+  return WeftJitHelpers{jitGetTable, jitGetInt,    jitSetTable, jitSetInt,  jitGetTabUp,
+                        jitCallLua,  jitReturnLua, jitLen,      jitNext,    jitCloses,
+                        jitSelf,     jitSetUpval,  jitNewTable, jitSetList, jitCallNativeMayGC,
+                        jitConcat,   jitTailCallee};
 }
 
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {

@@ -524,6 +524,7 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code) {
   code->tier = this;
   code->name = protoName(p);
   code->siteExits.assign(p->codeSize, 0);
+  code->loopless = !mayIterate(p);
   job->code = code;
   job->bytecode.assign(p->code, p->code + p->codeSize);
   job->constants.reserve(p->numConstants);

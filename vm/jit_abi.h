@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 14;
+inline constexpr uint32_t kWeftJitAbiVersion = 15;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
@@ -183,6 +183,10 @@ struct WeftJitHelpers {
   // collection it asks for waits for the code's next poll); 0 having changed nothing
   // otherwise (the interpreter calls __concat, raises, or raises the memory error).
   int (*concat)(void* state, void* thread, void* first, uint32_t count);
+  // TAILCALL that compiled code leaves to the interpreter: 1 when the Lua function at
+  // `funcSlot` will never have code to enter at its start (rejected, blacklisted,
+  // varargs), which with feedback makes the exit a guard's; it asks for a deferred one.
+  int (*tailCallee)(void* state, const void* funcSlot);
 };
 inline constexpr int kWeftJitNativeDone = 0;     // results in place: go on
 inline constexpr int kWeftJitNativeResume = 1;   // results in place: kWeftJitExitResume

@@ -53,6 +53,22 @@ TEST(JitCallTest, TailCallsStayCompiled) {
   EXPECT_LT(jitStatsCount(stats, " entries,"), 10) << stats;
 }
 
+// A tail call of a function that will never have code to enter (here: varargs) is a
+// guard exit, which marks the site: the next version leaves it to the interpreter, and
+// the interpreter's calls (the loop reads varargs: it stays interpreted) stop entering
+// and leaving the caller every time (bench/cd.lua's `position`, whose tail call of a
+// rejected constructor did 219,086 times).
+TEST(JitCallTest, TailCallsOfCodelessFunctionsStopExiting) {
+  HotState hs;
+  hs.run(
+      "rest = function(...) return select('#', ...) end "
+      "f = function(x) return rest(x, x) end "
+      "loop = function(n, ...) local s = 0 for i = 1, n do s = s + f(i) + select('#', ...) end return s end");
+  long exits = 0;
+  EXPECT_EQ(hs.warmThenHot("return loop(300)", "return loop(1000)", exits), "2000");
+  EXPECT_LE(exits, 2) << hs.stats();
+}
+
 // What follows a compiled tail call is the interpreter's: an exit in the callee is taken
 // in the callee's frame (the frame the interpreter entered now holds another function),
 // errors and tracebacks show the tail call, and the cases compiled code leaves (a
