@@ -27,7 +27,8 @@
 // written without joining the dirty list, the negative test of verify's check of what
 // a minor skips), and the JIT "jit.reload-skip" (the n-th compiled code skips one
 // reload of a heap reference after a safepoint: the negative test of relocation
-// stress's stale-reference trap, jit/stale_reload.h). The spec comes from configure(), or at the
+// stress's stale-reference trap, jit/stale_reload.h) and "jit.compile-slow" (the n-th
+// compilation takes 30 s longer: the CLI's exit does not wait for it). The spec comes from configure(), or at the
 // first hit() from the environment variable WEFT_FAULT when configure() was never
 // called. Every function is thread-safe; when nothing is configured hit() costs one
 // relaxed atomic load.

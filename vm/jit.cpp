@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "gc/fault.h"
 #include "vm/debug.h"
@@ -32,9 +33,14 @@ struct JitTier::Job {
   const Instruction* codeAddress;  // the Proto's own code (off-heap, stable)
   uint8_t numParams, maxStackSize, isVararg;
   bool faultSkipReload;  // WEFT_FAULT "jit.reload-skip": the compiled code breaks the reload rule
+  bool faultSlow;        // WEFT_FAULT "jit.compile-slow": the compilation takes kFaultSlowCompile longer
 };
 
 namespace {
+
+// How much longer a compilation takes under WEFT_FAULT "jit.compile-slow": far longer
+// than a script that waited for it could hide (tests/cli/jit_exit.py).
+constexpr std::chrono::seconds kFaultSlowCompile{30};
 
 // The module, loaded once per process and never unloaded (LLVM's static state is not
 // meant to be torn down). Touched by compile threads under gModuleMu.
@@ -540,6 +546,7 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code) {
   job->isVararg = p->isVararg;
   // Counted per request, so "jit.reload-skip:n" picks the n-th code compiled.
   job->faultSkipReload = gc::fault::hit("jit.reload-skip");
+  job->faultSlow = gc::fault::hit("jit.compile-slow");
   return job;
 }
 
@@ -793,6 +800,7 @@ void JitTier::compileJob(Job& job) {
                      uint8_t(job.faultSkipReload), job.codeAddress};
   WeftJitResult res{};
   auto start = std::chrono::steady_clock::now();
+  if (job.faultSlow) std::this_thread::sleep_for(kFaultSlowCompile);
   int rc = gModule->compile(engine_, &req, &res);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   // Before the entry is published: perf may sample the code from its first run on.
@@ -850,6 +858,11 @@ void JitTier::threadMain() {
     lock.lock();
     done_.notify_all();
   }
+}
+
+bool JitTier::compiling() {
+  std::lock_guard lock(mu_);
+  return !idle_ || !queue_.empty();
 }
 
 uint32_t JitTier::liveCodeForTesting() {

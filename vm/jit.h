@@ -174,6 +174,9 @@ class JitTier {
   uint32_t liveCodeForTesting();
   // The --jit-stats report.
   std::string statsReport();
+  // Whether the compile thread has a job in hand or queued (loading the module counts):
+  // the weft CLI's exit does not wait for it (tools/weft/main.cpp).
+  bool compiling();
 
  private:
   struct Job;
