@@ -560,6 +560,44 @@ std::vector<uint8_t> Lowering::loopsThatIterate(const std::vector<uint8_t>& comp
   return iterates;
 }
 
+// The switch on the entry index. An entry loads what the code may read or write back
+// from there (jit/flow.h): the start alone, where compiled calls come in every call, and
+// every other entry together, in one block that loads what any of them needs (loading a
+// register another entry needs costs a load; a block per entry cost LLVM a quarter of
+// fannkuch's instructions).
+void Lowering::enterAt(const std::vector<uint8_t>& entryMap, BasicBlock* noEntry) {
+  llvm::SwitchInst* sw = b_.CreateSwitch(fn_->getArg(2), noEntry);
+  auto load = [&](const RegSet& live) {
+    for (int r = 0; r < kMaxRegs; r++) {
+      if (live[r]) reload(r);
+    }
+  };
+  RegSet others;
+  BasicBlock* shared = nullptr;
+  for (uint32_t pc = 0; pc < req_.codeSize; pc++) {
+    if (!entryMap[pc]) continue;
+    if (pc != 0 && !stale_) {
+      if (!shared) shared = newBlock("enter_any");
+      others |= flow_.liveIn[pc];
+      sw->addCase(b_.getInt32(pc), shared);
+      continue;
+    }
+    BasicBlock* enter = newBlock("enter");
+    sw->addCase(b_.getInt32(pc), enter);
+    b_.SetInsertPoint(enter);
+    load(flow_.liveIn[pc]);
+    if (stale_) stale_->skipReload(b_, pc, flow_.liveIn[pc], payVar_);
+    b_.CreateBr(blocks_[pc]);
+  }
+  if (!shared) return;
+  b_.SetInsertPoint(shared);
+  load(others);
+  llvm::SwitchInst* to = b_.CreateSwitch(fn_->getArg(2), noEntry);
+  for (uint32_t pc = 1; pc < req_.codeSize; pc++) {
+    if (entryMap[pc]) to->addCase(b_.getInt32(pc), blocks_[pc]);
+  }
+}
+
 LowerResult Lowering::run(const std::string& name) {
   LowerResult out;
   uint32_t n = req_.codeSize;
@@ -578,8 +616,8 @@ LowerResult Lowering::run(const std::string& name) {
   // loops that call on every round kept spectralnorm 1.2x slower), at a run of at least
   // two compiled instructions or a branch. And only where a run starts: a loop header, a
   // FORPREP, or after an instruction the tier leaves to the interpreter (a call); after
-  // an exit the interpreter comes back at the next of these. Each entry loads the
-  // registers live there, and more entries made LLVM's time grow with their count.
+  // an exit the interpreter comes back at the next of these. More entries made LLVM's
+  // time grow with their count (enterAt).
   out.entryMap.assign(n, 0);
   bool any = false;
   for (uint32_t pc = 0; pc < n; pc++) {
@@ -649,19 +687,7 @@ LowerResult Lowering::run(const std::string& name) {
     tagVar_[r] = b_.CreateAlloca(b_.getInt8Ty());
   }
   if (req_.faultSkipReload) stale_ = std::make_unique<StaleReload>(m_);
-  llvm::SwitchInst* sw = b_.CreateSwitch(fn_->getArg(2), noEntry);
-  // Each entry loads what the code may read or write back from there (jit/flow.h).
-  for (uint32_t pc = 0; pc < n; pc++) {
-    if (!out.entryMap[pc]) continue;
-    BasicBlock* load = newBlock("enter");
-    sw->addCase(b_.getInt32(pc), load);
-    b_.SetInsertPoint(load);
-    for (int r = 0; r < kMaxRegs; r++) {
-      if (flow_.liveIn[pc][r]) reload(r);
-    }
-    if (stale_) stale_->skipReload(b_, pc, flow_.liveIn[pc], payVar_);
-    b_.CreateBr(blocks_[pc]);
-  }
+  enterAt(out.entryMap, noEntry);
   for (uint32_t pc = 0; pc < n; pc++) {
     b_.SetInsertPoint(blocks_[pc]);
     lower(pc);

@@ -43,6 +43,8 @@ class Lowering {
   LowerResult run(const std::string& name);
 
  private:
+  // The entry switch and the loads of each entry's registers (jit/lower.cpp).
+  void enterAt(const std::vector<uint8_t>& entryMap, BasicBlock* noEntry);
   // Which instructions this tier compiles (the others exit at once).
   bool supported(uint32_t pc) const;
   bool constIsNumber(int k) const {
