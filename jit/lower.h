@@ -4,9 +4,9 @@
 // The function is `i64 (ptr base, ptr budget, i32 pc)`. Each instruction is a basic
 // block; an entry switch on `pc` reaches the blocks the entry map marks through blocks
 // that load registers from their stack slots (a 16-byte Value: payload at 0, tag byte
-// at 8): the start's those live there, every other entry's those live at any of them. Registers then live in machine registers; each `ret`
-// first writes back every register written since the entry (jit/flow.h), so it leaves
-// the frame exact; a failed tag guard or an instruction outside the subset returns its
+// at 8): the start's those live there, every other entry's those live at any of them.
+// Registers then live in machine registers; each `ret` first writes back every register
+// written since the entry (jit/flow.h), so it leaves the frame exact; a failed tag guard or an instruction outside the subset returns its
 // own pc (kWeftJitExitInterpret).
 #pragma once
 
