@@ -166,11 +166,11 @@ void Lowering::callLua(uint32_t pc, Instruction i) {
 }
 
 // What a compiled call and a compiled tail call both need of the callee (jitCallLua's
-// common case, vm/interp.cpp): its code installed with an entry at its start, no
-// varargs, at most `nargs` parameters, no hook set, room in the stack for a frame at
+// common case, vm/interp.cpp): its code's callEntry (vm/jit.h: an entry at its start,
+// fixed parameters), at most `nargs` parameters, no hook set, room in the stack for a frame at
 // stack index `func`, and a start whose poll would not fire (budget, collection
 // requests; under --gc-stress it always does). Branches to `slow` on a null code or
-// entry pointer; the rest is `ready.ok`, which the caller tests with its own conditions.
+// callEntry; the rest is `ready.ok`, which the caller tests with its own conditions.
 Lowering::Callee Lowering::calleeAt(int a, int nargs, Value* func, BasicBlock* slow) {
   const WeftJitLayout& l = host_.layout;
   llvm::Type* ptr = b_.getPtrTy();
@@ -185,14 +185,12 @@ Lowering::Callee Lowering::calleeAt(int a, int nargs, Value* func, BasicBlock* s
   c.proto = loadAt(ptr, b_.CreateIntToPtr(ival(a), ptr), l.closureProto);
   Value* code = loadShared(ptr, at(c.proto, l.protoJit), llvm::AtomicOrdering::Acquire);
   next(b_.CreateIsNotNull(code), "call_code");
-  c.entry = loadShared(ptr, at(code, l.codeEntry), llvm::AtomicOrdering::Acquire);
+  c.entry = loadShared(ptr, at(code, l.codeCallEntry), llvm::AtomicOrdering::Acquire);
   next(b_.CreateIsNotNull(c.entry), "call_entry");
   Value* t = thread_;
   c.maxStack = b_.CreateZExt(loadAt(i8, c.proto, l.protoMaxStackSize), i32);
   c.budget = b_.CreateLoad(i32, budget_);
-  Value* ok = b_.CreateICmpNE(loadAt(i8, loadAt(ptr, code, l.codeEntryMap), 0), b_.getInt8(0));
-  ok = b_.CreateAnd(ok, b_.CreateICmpEQ(loadAt(i8, c.proto, l.protoIsVararg), b_.getInt8(0)));
-  ok = b_.CreateAnd(ok, b_.CreateICmpULE(loadAt(i8, c.proto, l.protoNumParams), b_.getInt8(uint8_t(nargs))));
+  Value* ok = b_.CreateICmpULE(loadAt(i8, c.proto, l.protoNumParams), b_.getInt8(uint8_t(nargs)));
   ok = b_.CreateAnd(ok, b_.CreateICmpEQ(loadAt(i8, t, l.threadHookMask), b_.getInt8(0)));
   Value* need = b_.CreateAdd(b_.CreateZExt(func, b_.getInt64Ty()),
                              b_.CreateZExt(b_.CreateAdd(c.maxStack, b_.getInt32(1 + l.extraStack)), b_.getInt64Ty()));

@@ -1584,7 +1584,7 @@ JitCode* calleeCode(State& S, Proto* p, bool& never) {
     never = state != JitCode::kQueued && state != JitCode::kDeferred;
     return nullptr;
   }
-  never = !code->entryMap[0] || p->isVararg;
+  never = !__atomic_load_n(&code->callEntry, __ATOMIC_ACQUIRE);
   return never ? nullptr : code;
 }
 
@@ -1617,7 +1617,7 @@ WeftJitEntry jitCallLua(void* state, void* thread, int32_t* budget, void* funcSl
   f->nresults = nresults;
   f->flags = kFrameLua;
   t->jitDepth++;
-  return code->entry;
+  return code->callEntry;
 }
 
 // doReturn for a frame that returns to a Lua caller, with no return hook: the rest is

@@ -192,15 +192,13 @@ WeftJitLayout jitLayout() {
   l.closureProto = offsetof(LuaClosure, proto);
   l.protoCode = offsetof(Proto, code);
   l.protoNumParams = offsetof(Proto, numParams);
-  l.protoIsVararg = offsetof(Proto, isVararg);
   l.protoMaxStackSize = offsetof(Proto, maxStackSize);
   l.protoJit = offsetof(Proto, jit);
   // JitCode is no standard-layout class: its entry fields are a base's, found by a cast.
   static const JitCode probe;
   auto* probeBase = reinterpret_cast<const char*>(static_cast<const JitCodeEntry*>(&probe));
   uint32_t baseOffset = uint32_t(probeBase - reinterpret_cast<const char*>(&probe));
-  l.codeEntry = baseOffset + offsetof(JitCodeEntry, entry);
-  l.codeEntryMap = baseOffset + offsetof(JitCodeEntry, entryMap);
+  l.codeCallEntry = baseOffset + offsetof(JitCodeEntry, callEntry);
   l.frameLua = kFrameLua;
   l.frameNoCompiledReturn = kFrameEntry | kFrameFinishOp;
   l.frameTail = kFrameTail;
@@ -813,6 +811,7 @@ void JitTier::compileJob(Job& job) {
     code->compileMs = ms;
     code->compiledOps = res.compiledOps;
     code->entryMap = res.entryMap;
+    __atomic_store_n(&code->callEntry, res.entryMap[0] && !job.isVararg ? res.entry : nullptr, __ATOMIC_RELEASE);
     __atomic_store_n(&code->entry, res.entry, __ATOMIC_RELEASE);
     code->state.store(JitCode::kReady, std::memory_order_release);
   } else if (rc == kWeftJitRejected) {

@@ -65,10 +65,15 @@ inline constexpr uint32_t kJitMaxCallDepth = 128;
 // calls").
 inline constexpr uint32_t kJitMaxNativeCallDepth = 8;
 
-// The part of a JitCode that compiled calls read inline (WeftJitLayout::codeEntry).
+// The entry points of a JitCode; compiled calls read callEntry inline
+// (WeftJitLayout::codeCallEntry).
 struct JitCodeEntry {
   WeftJitEntry entry = nullptr;        // written once (release), read by jitReady (acquire)
   const uint8_t* entryMap = nullptr;   // valid once entry is set
+  // `entry` where a call may run the code from its start (an entry there, fixed
+  // parameters), else null: the one test compiled callers and jitCallLua make of the
+  // callee's code. Written once before `entry` (release), read with acquire.
+  WeftJitEntry callEntry = nullptr;
 };
 // One prototype's compiled code, off the heap (Proto::jit). `state` moves kNone ->
 // kQueued -> kReady | kRejected | kFailed, each step by the compile thread but the first;

@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 15;
+inline constexpr uint32_t kWeftJitAbiVersion = 16;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
@@ -216,8 +216,8 @@ struct WeftJitLayout {
   uint32_t threadHookMask, threadJitDepth;                       // bytes
   uint32_t frameSize, framePc, frameFunc, frameBase, frameTop, frameNresults, frameFlags, frameErrStatus;
   uint32_t frameVarargDelta, frameExtra;
-  uint32_t closureProto, protoCode, protoNumParams, protoIsVararg, protoMaxStackSize, protoJit;
-  uint32_t codeEntry, codeEntryMap;                              // JitCode
+  uint32_t closureProto, protoCode, protoNumParams, protoMaxStackSize, protoJit;
+  uint32_t codeCallEntry;                                        // JitCode
   uint16_t frameLua, frameNoCompiledReturn, frameTail;           // kFrameLua; kFrameEntry | kFrameFinishOp; kFrameTail
   uint8_t hookReturn;                                            // kHookMaskReturn
   uint32_t extraStack, maxJitDepth, maxCallDepth;                // kExtraStack, kJitMaxCallDepth, StateOptions
