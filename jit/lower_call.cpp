@@ -54,7 +54,7 @@ Value* Lowering::openCount(uint32_t pc, int a) {
 
 // A known native where the feedback saw one (or, without feedback, any that fits),
 // else a native through the callNative helper, else a compiled call.
-void Lowering::call(uint32_t pc, Instruction i) {
+void Lowering::callOutOfLine(uint32_t pc, Instruction i) {
   std::vector<uint8_t> natives = nativesAt(pc);
   auto other = [&] {
     if (nativeFnCall(pc)) {

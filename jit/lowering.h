@@ -197,8 +197,24 @@ class Lowering {
   void reloadFrom(int a);
   Value* stackIndex(Value* p);
   Value* openCount(uint32_t pc, int a);
+  // A body compiled in place where the VM resolved the callee (jit/lower_inline.cpp),
+  // else callOutOfLine.
   void call(uint32_t pc, Instruction i);
+  void callOutOfLine(uint32_t pc, Instruction i);
   void callLua(uint32_t pc, Instruction i);
+  // Inlined calls (jit/lower_inline.cpp): a value of a known type, an i64 (kTagInt) or
+  // a double (kTagFloat); kTagNil for no value.
+  struct Num {
+    Value* v = nullptr;
+    uint8_t kind = kTagNil;
+  };
+  const WeftJitInline* inlineAt(uint32_t pc) const;
+  bool inlinable(const WeftJitInline& c, int nargs, int nresults) const;
+  void inlineCall(uint32_t pc, Instruction i, const WeftJitInline& c);
+  Num inlineBody(const WeftJitInline& c, int a, uint8_t kind);
+  Value* numberAsFloat(const Num& x);
+  Num numberArith(Op op, const Num& x, const Num& y);
+  Num negate(const Num& x);
   // Any other native, through the callNative helper (docs/design/jit.md, "Native calls").
   void callNative(uint32_t pc, Instruction i);
   // The two ways to the callee's code: inline (pushes its frame, adds its entry to

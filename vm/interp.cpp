@@ -577,7 +577,7 @@ jitBackEdge: {
   if (jitEntersAt(p, uint32_t(pc - p->code))) goto jitEnter;
   // A loop the code does not enter: profiled again while it is a cold loop.
   JitCode* code = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE);
-  dispatch = jit->coldLoop(p, code, uint32_t(pc - p->code)) ? kProfileLabels : kLabels;
+  dispatch = jit->coldLoop(cl, code, uint32_t(pc - p->code)) ? kProfileLabels : kLabels;
   DISPATCH();
 }
 
@@ -627,7 +627,7 @@ jitEnter: {
     jitCount(code->entries);
     jitCount(safepoint ? code->safepointExits : code->exits);
   }
-  if (kind == kWeftJitExitGuard) [[unlikely]] jit->guardExit(p, code, uint32_t(r), base);
+  if (kind == kWeftJitExitGuard) [[unlikely]] jit->guardExit(cl, code, uint32_t(r), base);
   if (safepoint) {
     SAVEPC();
     status = loopSafepointMayGC(S, t, kind == kWeftJitExitSafepoint ? kLiveLocals : kLiveFrame);
@@ -1570,17 +1570,18 @@ int jitGetTabUp(void* state, void* dst, const void* funcSlot, uint32_t index, co
 // the interpreter makes the call.
 // Slots are written through the pointers compiled code passed (it declares its stack
 // and budget pointers unaliased).
-// p's code to enter at its start, or null: then `never` says whether p will never have
-// such code (rejected, blacklisted, no entry at its start, varargs); a deferred one is
-// asked for, as a compiled call or tail call meets it.
-JitCode* calleeCode(State& S, Proto* p, bool& never) {
+// The code of cl's prototype p to enter at its start, or null: then `never` says
+// whether p will never have such code (rejected, blacklisted, no entry at its start,
+// varargs); a deferred one is asked for, as a compiled call or tail call meets it.
+JitCode* calleeCode(State& S, const LuaClosure* cl, bool& never) {
+  Proto* p = cl->proto;
   never = false;
   JitCode* code = jitReady(p);
   if (!code) {
     JitCode* pending = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE);
     if (!pending) return nullptr;
     uint8_t state = pending->state.load(std::memory_order_relaxed);
-    if (state == JitCode::kDeferred) S.jit()->requestForCall(p, pending);
+    if (state == JitCode::kDeferred) S.jit()->requestForCall(cl, pending);
     never = state != JitCode::kQueued && state != JitCode::kDeferred;
     return nullptr;
   }
@@ -1596,7 +1597,7 @@ WeftJitEntry jitCallLua(void* state, void* thread, int32_t* budget, void* funcSl
   if (!fn->isLuaClosure()) return nullptr;
   Proto* p = fn->asLuaClosure()->proto;
   bool never;
-  JitCode* code = calleeCode(S, p, never);
+  JitCode* code = calleeCode(S, fn->asLuaClosure(), never);
   if (!code) return never ? kWeftJitCallNever : nullptr;
   uint32_t func = uint32_t(fn - t->stack);
   gc::Heap& heap = S.heap();
@@ -1749,7 +1750,7 @@ int jitTailCallee(void* state, const void* funcSlot) {
   const Value* fn = static_cast<const Value*>(funcSlot);
   if (!fn->isLuaClosure()) return 0;
   bool never;
-  calleeCode(*static_cast<State*>(state), fn->asLuaClosure()->proto, never);
+  calleeCode(*static_cast<State*>(state), fn->asLuaClosure(), never);
   return never ? 1 : 0;
 }
 

@@ -24,6 +24,17 @@
 
 namespace weft::vm {
 
+namespace {
+// A callee resolveInlines found, with its own copy of what WeftJitInline shows.
+struct InlineCallee {
+  uint32_t pc;
+  uint64_t uid;
+  std::vector<uint32_t> code;
+  std::vector<WeftJitConstant> constants;
+  uint8_t numParams, isVararg;
+};
+}  // namespace
+
 struct JitTier::Job {
   JitCode* code;
   std::vector<uint32_t> bytecode;
@@ -34,6 +45,7 @@ struct JitTier::Job {
   uint8_t numParams, maxStackSize, isVararg;
   bool faultSkipReload;  // WEFT_FAULT "jit.reload-skip": the compiled code breaks the reload rule
   bool faultSlow;        // WEFT_FAULT "jit.compile-slow": the compilation takes kFaultSlowCompile longer
+  std::vector<InlineCallee> inlines;  // resolveInlines
 };
 
 namespace {
@@ -194,6 +206,7 @@ WeftJitLayout jitLayout() {
   l.protoNumParams = offsetof(Proto, numParams);
   l.protoMaxStackSize = offsetof(Proto, maxStackSize);
   l.protoJit = offsetof(Proto, jit);
+  l.protoUid = offsetof(Proto, uid);
   // JitCode is no standard-layout class: its entry fields are a base's, found by a cast.
   static const JitCode probe;
   auto* probeBase = reinterpret_cast<const char*>(static_cast<const JitCodeEntry*>(&probe));
@@ -523,7 +536,38 @@ JitTier::~JitTier() {
 
 bool JitTier::moduleLoaded() { return gModuleLoaded.load(std::memory_order_acquire); }
 
-std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code) {
+namespace {
+
+// The callee of each CALL of fixed arguments in p whose function register was last
+// loaded from an upvalue of `cl` holding a small Lua function: the module may compile its
+// body in place (jit/lower_inline.cpp). The code tests the callee's uid, so a later
+// value of the upvalue, or another closure of p, only fails that test.
+void resolveInlines(const Proto* p, const LuaClosure* cl, std::vector<InlineCallee>& out) {
+  using namespace frontend;
+  for (uint32_t pc = 0; pc < p->codeSize; pc++) {
+    Instruction i = p->code[pc];
+    if (getOp(i) != Op::CALL || getB(i) == 0) continue;
+    uint32_t a = getA(i);
+    uint32_t from = pc > kJitInlineLookBack ? pc - kJitInlineLookBack : 0;
+    for (uint32_t k = pc; k-- > from;) {
+      Instruction load = p->code[k];
+      if (getA(load) != a) continue;
+      if (getOp(load) != Op::GETUPVAL || getB(load) >= cl->numUpvalues) break;
+      Value fn = loadSlotChecked(cl->upvalues[getB(load)]->cell);
+      if (!fn.isLuaClosure()) break;
+      const Proto* q = fn.asLuaClosure()->proto;
+      if (q == p || q->codeSize > kJitInlineMaxCode) break;
+      InlineCallee callee{pc, q->uid, {q->code, q->code + q->codeSize}, {}, q->numParams, q->isVararg};
+      for (uint32_t c = 0; c < q->numConstants; c++) callee.constants.push_back(snapshotConstant(q->constants[c]));
+      out.push_back(std::move(callee));
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code, const LuaClosure* cl) {
   auto job = std::make_unique<Job>();
   code->tier = this;
   code->name = protoName(p);
@@ -545,6 +589,7 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code) {
   // Counted per request, so "jit.reload-skip:n" picks the n-th code compiled.
   job->faultSkipReload = gc::fault::hit("jit.reload-skip");
   job->faultSlow = gc::fault::hit("jit.compile-slow");
+  if (cl) resolveInlines(p, cl, job->inlines);
   return job;
 }
 
@@ -587,7 +632,8 @@ void JitTier::request(Proto* p, bool wait, ThreadData* t) {
       }
       return;
     }
-    auto job = snapshot(p, code);
+    const LuaClosure* cl = t ? t->stack[t->frame().func].asLuaClosure() : nullptr;
+    auto job = snapshot(p, code, cl && cl->proto == p ? cl : nullptr);
     if (options_.perfMap) {
       code->perfName = perfMapName(callSiteName(p, t).c_str(), p->data->source, int(p->data->lineDefined));
     }
@@ -606,11 +652,12 @@ void JitTier::request(Proto* p, bool wait, ThreadData* t) {
   }
 }
 
-void JitTier::requestForCall(Proto* p, JitCode* code) {
+void JitTier::requestForCall(const LuaClosure* cl, JitCode* code) {
   if (code->state.load(std::memory_order_relaxed) != JitCode::kDeferred) return;
+  Proto* p = cl->proto;
   auto* next = new JitCode();
   next->previous = code;  // owned, as a replaced code is (invariant 4)
-  auto job = snapshot(p, next);
+  auto job = snapshot(p, next, cl);
   next->perfName = code->perfName;
   JitCode* expected = code;
   if (!__atomic_compare_exchange_n(&p->jit, &expected, next, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -632,15 +679,16 @@ bool JitTier::ensureProfile(Proto* p) {
   return true;
 }
 
-void JitTier::guardExit(Proto* p, JitCode* code, uint32_t pc, const Value* base) {
-  jitProfileRecord(p, pc, base, true);
+void JitTier::guardExit(const LuaClosure* cl, JitCode* code, uint32_t pc, const Value* base) {
+  jitProfileRecord(cl->proto, pc, base, true);
   if (pc < code->siteExits.size()) jitCount(code->siteExits[pc]);
   if (code->guardExits.fetch_add(1, std::memory_order_relaxed) + 1 != kJitGuardExitLimit) return;
-  replace(p, code, false);
+  replace(cl, code, false);
 }
 
-bool JitTier::coldLoop(Proto* p, JitCode* code, uint32_t header) {
+bool JitTier::coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header) {
   constexpr auto kRelaxed = std::memory_order_relaxed;
+  Proto* p = cl->proto;
   if (options_.mode != JitMode::kOn || code->coldRounds >= kJitMaxColdRounds) return false;
   uint8_t state = code->state.load(kRelaxed);
   if (state != JitCode::kReady && state != JitCode::kRejected) return false;
@@ -663,12 +711,13 @@ bool JitTier::coldLoop(Proto* p, JitCode* code, uint32_t header) {
   if (!code->reprofiling.compare_exchange_strong(profiling, 0, kRelaxed)) return false;
   uint32_t cold = code->coldHeader.load(kRelaxed);
   if (unseenInLoop(p, cold) < code->coldUnseen.load(kRelaxed) && loopMayIterate(p, cold, loopLatch(p, cold))) {
-    replace(p, code, true);
+    replace(cl, code, true);
   }
   return false;
 }
 
-void JitTier::replace(Proto* p, JitCode* code, bool cold) {
+void JitTier::replace(const LuaClosure* cl, JitCode* code, bool cold) {
+  Proto* p = cl->proto;
   // Replaced once, by the worker that reached the limit; the old code stays alive
   // behind the new (invariant 4).
   auto* next = new JitCode();
@@ -682,7 +731,7 @@ void JitTier::replace(Proto* p, JitCode* code, bool cold) {
     next->refs.store(1, std::memory_order_relaxed);
     next->state.store(JitCode::kBlacklisted, std::memory_order_relaxed);
   } else {
-    job = snapshot(p, next);
+    job = snapshot(p, next, cl);
     next->perfName = code->perfName;
   }
   JitCode* expected = code;
@@ -792,10 +841,15 @@ void JitTier::compileJob(Job& job) {
     code->state.store(JitCode::kFailed, std::memory_order_release);
     return;
   }
+  std::vector<WeftJitInline> inlines;
+  for (const InlineCallee& c : job.inlines) {
+    inlines.push_back({c.pc, c.uid, c.code.data(), uint32_t(c.code.size()), uint32_t(c.constants.size()),
+                       c.constants.data(), c.numParams, c.isVararg});
+  }
   WeftJitRequest req{job.bytecode.data(), uint32_t(job.bytecode.size()), uint32_t(job.constants.size()),
                      job.constants.data(), job.constantSlots, job.numParams, job.maxStackSize, job.isVararg,
                      code->name.c_str(), job.profile.empty() ? nullptr : job.profile.data(),
-                     uint8_t(job.faultSkipReload), job.codeAddress};
+                     uint8_t(job.faultSkipReload), job.codeAddress, inlines.data(), uint32_t(inlines.size())};
   WeftJitResult res{};
   auto start = std::chrono::steady_clock::now();
   if (job.faultSlow) std::this_thread::sleep_for(kFaultSlowCompile);

@@ -48,6 +48,11 @@ struct ThreadData;
 // After this many guard exits a prototype's code is replaced: recompiled with the types
 // its guards met (widened feedback), or, at its kJitMaxVersions-th version, blacklisted.
 inline constexpr uint32_t kJitGuardExitLimit = 64;
+// A callee compiled in place of its call (vm/jit.cpp resolveInlines) has at most this
+// many instructions, and the instruction that loads it is at most this far before the
+// call (its arguments' loads lie between).
+inline constexpr uint32_t kJitInlineMaxCode = 40;
+inline constexpr uint32_t kJitInlineLookBack = 16;
 inline constexpr uint8_t kJitMaxVersions = 3;
 // Cold loops (docs/design/jit.md, "Cold loops"): after this many interpreted back-edges
 // to loop headers where a prototype's code has no entry, a loop holding instructions its
@@ -158,19 +163,20 @@ class JitTier {
   // is done (eager mode). `t` runs a frame of p, the top one: its caller names the
   // function for the perf map. Never collects; allocates off the heap only.
   void request(Proto* p, bool wait, ThreadData* t);
-  // A compiled call of p found `code` (kDeferred, else a no-op): p is queued now, its
-  // code replacing `code`. Never collects; allocates off the heap only.
-  void requestForCall(Proto* p, JitCode* code);
+  // A compiled call of cl's prototype p found `code` (kDeferred, else a no-op): p is
+  // queued now, its code replacing `code`. Never collects; allocates off the heap only.
+  void requestForCall(const LuaClosure* cl, JitCode* code);
   // Whether the interpreter should profile a frame of p that starts or continues now;
   // allocates p's feedback (off the heap) the first time. Never collects.
   bool profile(Proto* p) { return jitProfilingNow(p) && options_.mode != JitMode::kEager && ensureProfile(p); }
   // Compiled code of p exited at a failed guard at pc: widens the feedback there, counts,
-  // and replaces the code at kJitGuardExitLimit exits (invariant 4). Never collects.
-  void guardExit(Proto* p, JitCode* code, uint32_t pc, const Value* base);
+  // and replaces the code at kJitGuardExitLimit exits (invariant 4). `cl` is the
+  // frame's closure (of p). Never collects.
+  void guardExit(const LuaClosure* cl, JitCode* code, uint32_t pc, const Value* base);
   // The interpreter took a back-edge to `header`, where p's code (ready or rejected) has
-  // no entry: counts it; true while frames of p should profile (cold loops). Never
-  // collects.
-  bool coldLoop(Proto* p, JitCode* code, uint32_t header);
+  // no entry: counts it; true while frames of p should profile (cold loops). `cl` is
+  // the frame's closure (of p). Never collects.
+  bool coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header);
   // releaseProto: the Proto lets go of its code (any thread, inside a collection).
   void dropProtoRef(JitCode* code);
   // Whether the compiler module has been loaded in this process (lazy loading).
@@ -186,11 +192,13 @@ class JitTier {
  private:
   struct Job;
   bool ensureProfile(Proto* p);
-  std::unique_ptr<Job> snapshot(Proto* p, JitCode* code);
-  // Installs p's next code after `code` (a recompilation with p's feedback, or a
-  // blacklisting at kJitMaxVersions) and queues it; `cold`: for a cold loop, which
-  // counts as a cold round instead of a version.
-  void replace(Proto* p, JitCode* code, bool cold);
+  // The request for p; `cl`, a closure of p or null, says what its calls call
+  // (resolveInlines).
+  std::unique_ptr<Job> snapshot(Proto* p, JitCode* code, const LuaClosure* cl);
+  // Installs the next code of cl's prototype p after `code` (a recompilation with
+  // p's feedback, or a blacklisting at kJitMaxVersions) and queues it; `cold`: for a
+  // cold loop, which counts as a cold round instead of a version.
+  void replace(const LuaClosure* cl, JitCode* code, bool cold);
   void writePerfMap(const JitCode* code, const WeftJitResult& res);
   void enqueue(std::unique_ptr<Job> job);
   void threadMain();

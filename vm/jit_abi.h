@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 16;
+inline constexpr uint32_t kWeftJitAbiVersion = 17;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
@@ -106,6 +106,21 @@ struct WeftJitConstant {
   uint8_t shortString;  // kind 5 and an interned (short) string
 };
 
+// A Lua function a CALL of the prototype was found to call at the request: the closure
+// in the upvalue that the instruction loading the callee reads (vm/jit.cpp
+// resolveInlines). The module may run its body in place of the call (jit/lower_inline.cpp),
+// behind a test of the callee's Proto::uid.
+struct WeftJitInline {
+  uint32_t pc;  // the CALL
+  uint64_t uid;
+  const uint32_t* code;
+  uint32_t codeSize;
+  uint32_t numConstants;
+  const WeftJitConstant* constants;
+  uint8_t numParams;
+  uint8_t isVararg;
+};
+
 struct WeftJitRequest {
   const uint32_t* code;
   uint32_t codeSize;
@@ -119,6 +134,8 @@ struct WeftJitRequest {
   const uint8_t* profile;      // codeSize bytes of type feedback, or null (eager mode: no speculation)
   uint8_t faultSkipReload;     // a test fault: skip one reload after a safepoint (jit/stale_reload.h)
   const void* codeAddress;     // the prototype's own (off-heap, stable) code: a frame's saved pc points into it
+  const WeftJitInline* inlines;  // by increasing pc
+  uint32_t inlineCount;
 };
 
 // The VM's fast paths that compiled code calls (vm/interp.cpp, jitHelpers): each does
@@ -216,7 +233,7 @@ struct WeftJitLayout {
   uint32_t threadHookMask, threadJitDepth;                       // bytes
   uint32_t frameSize, framePc, frameFunc, frameBase, frameTop, frameNresults, frameFlags, frameErrStatus;
   uint32_t frameVarargDelta, frameExtra;
-  uint32_t closureProto, protoCode, protoNumParams, protoMaxStackSize, protoJit;
+  uint32_t closureProto, protoCode, protoNumParams, protoMaxStackSize, protoJit, protoUid;
   uint32_t codeCallEntry;                                        // JitCode
   uint16_t frameLua, frameNoCompiledReturn, frameTail;           // kFrameLua; kFrameEntry | kFrameFinishOp; kFrameTail
   uint8_t hookReturn;                                            // kHookMaskReturn

@@ -157,6 +157,10 @@ struct Proto {
   // Compiled code (vm/jit.h): off-heap, shared with a pending compile job; null until
   // the prototype is first queued. Set once by compare-and-swap.
   struct JitCode* jit;
+  // A number no other Proto of the process has had (vm/proto.cpp): compiled code that
+  // runs this prototype's body in place of a call tests it (jit/lower_inline.cpp), where
+  // an address could be a dead prototype's reused.
+  uint64_t uid;
 };
 
 // Full userdata: a block of bytes with a metatable and `userValues` user values, fixed at

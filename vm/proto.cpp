@@ -4,6 +4,7 @@
 // raw Proto*/String* pointers held while a tree is built stay valid throughout.
 #include "vm/proto.h"
 
+#include <atomic>
 #include <new>
 #include <string_view>
 #include <unordered_map>
@@ -14,6 +15,9 @@
 namespace weft::vm {
 
 namespace {
+
+// Proto::uid's source: any thread may load a chunk. Relaxed: only distinctness matters.
+std::atomic<uint64_t> gNextProtoUid{1};
 
 template <typename T>
 T* allocateObject(State& state, Kind kind, size_t bytes) {
@@ -70,6 +74,7 @@ Proto* buildProto(State& state, frontend::ProtoData* data, Proto* root, String* 
   p->numParams = data->numParams;
   p->isVararg = data->isVararg ? 1 : 0;
   p->maxStackSize = data->maxStackSize;
+  p->uid = gNextProtoUid.fetch_add(1, std::memory_order_relaxed);
 
   String* source = parentSource && parentSource->view() == data->source ? parentSource
                                                                          : newString(state, data->source);
