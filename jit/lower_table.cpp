@@ -61,8 +61,9 @@ void Lowering::readResult(uint32_t pc, int a, Value* h, Value* payload, Value* t
   b_.CreateBr(block(pc + 1));
 }
 
-// tableArraySlot: the part loaded once, the index checked against arraySize and against
-// the part's own capacity; a key outside it (maybe in the hash part) goes to `slow`.
+// tableIntSlot: tableArraySlot's part loaded once, the index checked against arraySize
+// and against the part's own capacity; a key outside it is looked for in the node part
+// (intNodeSlot).
 Value* Lowering::arraySlot(Value* h, Value* key, BasicBlock* slow) {
   const WeftJitLayout& l = host_.layout;
   Value* part = loadShared(b_.getPtrTy(), at(h, l.tableArray), llvm::AtomicOrdering::Acquire);
@@ -70,14 +71,93 @@ Value* Lowering::arraySlot(Value* h, Value* key, BasicBlock* slow) {
   Value* idx = b_.CreateSub(key, b_.getInt64(1));
   BasicBlock* inPart = newBlock("array_in");
   BasicBlock* inCap = newBlock("array_slot");
+  BasicBlock* nodes = newBlock("int_node");
+  BasicBlock* found = newBlock("int_found");
   b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpULT(idx, b_.CreateZExt(size, b_.getInt64Ty())), b_.CreateIsNotNull(part)),
-                  inPart, slow);
+                  inPart, nodes);
   b_.SetInsertPoint(inPart);
   Value* cap = loadShared(b_.getInt32Ty(), at(part, l.arrayCapacity), llvm::AtomicOrdering::Monotonic);
-  b_.CreateCondBr(b_.CreateICmpULT(idx, b_.CreateZExt(cap, b_.getInt64Ty())), inCap, slow);
+  b_.CreateCondBr(b_.CreateICmpULT(idx, b_.CreateZExt(cap, b_.getInt64Ty())), inCap, nodes);
   b_.SetInsertPoint(inCap);
   Value* offset = b_.CreateAdd(b_.getInt64(l.arrayData), b_.CreateMul(idx, b_.getInt64(l.valueSize)));
-  return b_.CreateInBoundsGEP(b_.getInt8Ty(), part, offset);
+  Value* inArray = b_.CreateInBoundsGEP(b_.getInt8Ty(), part, offset);
+  b_.CreateBr(found);
+  b_.SetInsertPoint(nodes);
+  Value* inNodes = intNodeSlot(h, key, slow);
+  BasicBlock* fromNodes = b_.GetInsertBlock();
+  b_.CreateBr(found);
+  b_.SetInsertPoint(found);
+  llvm::PHINode* slot = b_.CreatePHI(b_.getPtrTy(), 2);
+  slot->addIncoming(inArray, inCap);
+  slot->addIncoming(inNodes, fromNodes);
+  return slot;
+}
+
+// An integer key outside the array part: intNodeFunction's two probes, else `slow`.
+Value* Lowering::intNodeSlot(Value* h, Value* key, BasicBlock* slow) {
+  Value* part = loadShared(b_.getPtrTy(), at(h, host_.layout.tableNodes), llvm::AtomicOrdering::Acquire);
+  BasicBlock* probe = newBlock("int_home");
+  BasicBlock* found = newBlock("int_node_found");
+  b_.CreateCondBr(b_.CreateIsNull(part), slow, probe);
+  b_.SetInsertPoint(probe);
+  Value* slot = b_.CreateCall(intNodeFunction(), {part, key});
+  b_.CreateCondBr(b_.CreateIsNull(slot), slow, found);
+  b_.SetInsertPoint(found);
+  return slot;
+}
+
+// ptr intNode(ptr part, i64 key): findIntNode's first two probes, the key's home
+// (vm/table.cpp intHome, the part's own capacity choosing the modulus) and the node
+// after it, where nearly every integer key of a node part is: the key's value slot, or
+// null (an absent key, or one further on: the helper's). One out-of-line function per
+// module, as probeFunction: inline at every read, it made nbody's compile 40% longer.
+llvm::Function* Lowering::intNodeFunction() {
+  if (intNode_) return intNode_;
+  const WeftJitLayout& l = host_.layout;
+  llvm::IRBuilderBase::InsertPointGuard keep(b_);
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::Type* i128 = b_.getInt128Ty();
+  auto* fty = llvm::FunctionType::get(b_.getPtrTy(), {b_.getPtrTy(), i64}, false);
+  intNode_ = llvm::Function::Create(fty, llvm::Function::InternalLinkage, fn_->getName() + "_int_node", m_);
+  intNode_->addFnAttr(llvm::Attribute::NoInline);
+  intNode_->addFnAttr(llvm::Attribute::NoUnwind);
+  intNode_->addFnAttr(llvm::Attribute::StrictFP);  // as its caller's (no float operations here)
+  intNode_->setOnlyReadsMemory();
+  Value* part = intNode_->getArg(0);
+  Value* key = intNode_->getArg(1);
+  BasicBlock* entry = BasicBlock::Create(ctx_, "entry", intNode_);
+  BasicBlock* next = BasicBlock::Create(ctx_, "next", intNode_);
+  BasicBlock* hit = BasicBlock::Create(ctx_, "hit", intNode_);
+  BasicBlock* miss = BasicBlock::Create(ctx_, "miss", intNode_);
+  b_.SetInsertPoint(entry);
+  Value* cap = loadShared(b_.getInt32Ty(), at(part, l.nodesCapacity), llvm::AtomicOrdering::Monotonic);
+  Value* mask = b_.CreateSub(cap, b_.getInt32(1));
+  Value* bits = b_.CreateZExt(b_.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, cap, b_.getTrue()), i64);
+  Value* moduli = hostPtr(host_.intModuli);
+  Value* p = b_.CreateZExt(b_.CreateLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt32Ty(), moduli, bits)), i64);
+  Value* recip = b_.CreateLoad(i64, b_.CreateGEP(i64, hostPtr(host_.intReciprocals), bits));
+  Value* q = b_.CreateTrunc(b_.CreateLShr(b_.CreateMul(b_.CreateZExt(key, i128), b_.CreateZExt(recip, i128)), 64), i64);
+  Value* r = b_.CreateSub(key, b_.CreateMul(q, p));
+  r = b_.CreateSelect(b_.CreateICmpUGE(r, p), b_.CreateSub(r, p), r);
+  Value* home = b_.CreateAnd(b_.CreateMul(b_.CreateTrunc(r, b_.getInt32Ty()), b_.getInt32(host_.intSpread)), mask);
+  auto holds = [&](Value* node) {
+    Value* payload = loadShared(i64, at(node, l.nodeKey), llvm::AtomicOrdering::Unordered);
+    Value* t = loadShared(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag), llvm::AtomicOrdering::Unordered);
+    return b_.CreateAnd(b_.CreateICmpEQ(payload, key), isTag(t, kTagInt));
+  };
+  Value* first = nodeAt(part, home);
+  b_.CreateCondBr(holds(first), hit, next);
+  b_.SetInsertPoint(next);
+  Value* second = nodeAt(part, b_.CreateAnd(b_.CreateAdd(home, b_.getInt32(1)), mask));
+  b_.CreateCondBr(holds(second), hit, miss);
+  b_.SetInsertPoint(hit);
+  llvm::PHINode* match = b_.CreatePHI(b_.getPtrTy(), 2);
+  match->addIncoming(first, entry);
+  match->addIncoming(second, next);
+  b_.CreateRet(at(match, l.nodeValue));
+  b_.SetInsertPoint(miss);
+  b_.CreateRet(llvm::ConstantPointerNull::get(b_.getPtrTy()));
+  return intNode_;
 }
 
 void Lowering::arrayRead(uint32_t pc, int a, Value* h, Value* key, BasicBlock* slow) {

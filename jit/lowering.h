@@ -274,9 +274,10 @@ class Lowering {
   void readResult(uint32_t pc, int a, Value* h, Value* payload, Value* t, BasicBlock* slow);
   void arrayRead(uint32_t pc, int a, Value* h, Value* key, BasicBlock* slow);
   void fieldRead(uint32_t pc, int a, Value* h, int k, BasicBlock* slow);
-  // The value slot of an integer key in h's array part, of an interned key in its node
-  // part (null for neither), or a branch to `slow`; the caller reads or stores it.
+  // The value slot of an integer key in h's array part or its node part, of an interned
+  // key in its node part, or a branch to `slow`; the caller reads or stores it.
   Value* arraySlot(Value* h, Value* key, BasicBlock* slow);
+  Value* intNodeSlot(Value* h, Value* key, BasicBlock* slow);
   Value* fieldSlot(Value* h, int k, BasicBlock* slow);
   // The table in upvalue `up`'s cell (GETTABUP, SETTABUP), or a branch to `slow`.
   Value* envTable(int up, BasicBlock* slow);
@@ -305,6 +306,7 @@ class Lowering {
   // one out-of-line function per module, called when the home node holds another key
   // (a loop at every field read made LLVM's time grow by half on nbody's advance).
   llvm::Function* probeFunction();
+  llvm::Function* intNodeFunction();
   Value* nodeAt(Value* part, Value* idx);
 
   llvm::Module& m_;
@@ -330,6 +332,7 @@ class Lowering {
   // Only for the fault "jit.reload-skip" (jit/stale_reload.h).
   std::unique_ptr<StaleReload> stale_;
   llvm::Function* probe_ = nullptr;
+  llvm::Function* intNode_ = nullptr;
 };
 
 }  // namespace weft::jit::lowering

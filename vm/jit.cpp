@@ -21,6 +21,7 @@
 #include "vm/lib/libs.h"
 #include "vm/state.h"
 #include "vm/string.h"
+#include "vm/table.h"
 
 namespace weft::vm {
 
@@ -813,6 +814,9 @@ bool JitTier::ensureEngine() {
     host.barrierSlow = jitBarrierSlow;
     host.barrierCheck = jitBarrierCheck;
     host.barrierChecks = &gc::gBarrierSlow;
+    host.intModuli = tableIntModuli();
+    host.intReciprocals = tableIntReciprocals();
+    host.intSpread = kTableIntSpread;
 #if defined(__SANITIZE_THREAD__)
     host.slotObserved = jitSlotObserved;
     host.slotPublished = jitSlotPublished;

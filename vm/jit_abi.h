@@ -264,6 +264,12 @@ struct WeftJitHost {
   void (*barrierSlow)(void* table, void* field);
   void (*barrierCheck)(void* holder, void* value);
   const void* barrierChecks;
+  // intHome's tables (vm/table.cpp), by the log2 of a node part's capacity: the prime
+  // an integer key is reduced by, and floor(2^64 / it), for integer keys read inline in
+  // the node part.
+  const uint32_t* intModuli;
+  const uint64_t* intReciprocals;
+  uint32_t intSpread;
 };
 
 inline constexpr uint8_t kWeftJitEntryForCalls = 2;

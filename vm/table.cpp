@@ -110,12 +110,14 @@ constexpr auto kIntReciprocal = [] {
   return reciprocals;
 }();
 
-// Integer keys step this many slots per unit of residue. At most 3/4 of the slots are
-// full, so an arithmetic run of keys fills at most 4 of every 5 slots and never forms
-// one long cluster (docs/design/values.md).
-constexpr uint32_t kIntSpread = 5;
+}  // namespace
 
-// Home slot of an integer key: (key mod p) * kIntSpread mod capacity, p prime. Keys in
+const uint32_t* tableIntModuli() { return kIntModulus.data(); }
+const uint64_t* tableIntReciprocals() { return kIntReciprocal.data(); }
+
+namespace {
+
+// Home slot of an integer key: (key mod p) * kTableIntSpread mod capacity, p prime. Keys in
 // an arithmetic progression get distinct residues (unless the stride is a multiple of
 // p) and land a constant stride apart, so they neither collide nor scatter.
 // The remainder comes from a multiply by the reciprocal (a division costs up to 45 cycles
@@ -129,7 +131,7 @@ inline uint32_t intHome(int64_t key, uint32_t capacity) {
   uint64_t q = uint64_t((unsigned __int128)k * kIntReciprocal[bits] >> 64);
   uint64_t r = k - q * p;
   if (r >= p) r -= p;
-  return (uint32_t(r) * kIntSpread) & (capacity - 1);
+  return (uint32_t(r) * kTableIntSpread) & (capacity - 1);
 }
 
 inline uint32_t mixBits(uint64_t x) {

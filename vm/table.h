@@ -69,6 +69,15 @@ inline const Value* tableArraySlot(const Table* t, int64_t key) {
   return nullptr;
 }
 
+// intHome's tables (vm/table.cpp), by the log2 of a node part's capacity, for compiled
+// code, which computes the home of an integer key inline (vm/jit_abi.h WeftJitHost).
+const uint32_t* tableIntModuli();
+const uint64_t* tableIntReciprocals();
+// Integer keys step this many slots per unit of residue. At most 3/4 of the slots are
+// full, so an arithmetic run of keys fills at most 4 of every 5 slots and never forms
+// one long cluster (docs/design/values.md).
+inline constexpr uint32_t kTableIntSpread = 5;
+
 // Value slot of an integer key in either part, or nullptr; the hash part out of line.
 const Value* tableHashIntSlot(const Table* t, int64_t key);
 inline const Value* tableIntSlot(const Table* t, int64_t key) {

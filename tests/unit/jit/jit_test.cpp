@@ -352,6 +352,50 @@ TEST(JitTest, InlineReadsOfWeakTables) {
   EXPECT_EQ(runLua(src, Run::kEagerRelocate), interpreted);
 }
 
+// Integer keys outside the array part (0, negative, far ones) read and stored inline in
+// the node part (docs/design/jit.md, "Inline table reads": the key's home and the node
+// after it), with absent keys, keys further along their run, dead keys, __index and
+// __newindex, and stores that leave the value nil, as the interpreter's.
+TEST(JitTest, IntegerKeysOfTheNodePart) {
+  expectSame(
+      "local t = {[0] = 1, [-1] = 2, [1000000] = 3} local s = 0 for r = 1, 50 do s = s + t[0] + t[-1] + "
+      "t[1000000] end return s",
+      "300");
+  expectSame(
+      "local t = {} for i = 0, 63 do t[i * 64] = i end local s = 0 for r = 1, 20 do for i = 0, 63 do s = s "
+      "+ t[i * 64] end end return s",
+      "40320");
+  expectSame(
+      "local t = {} for i = 1, 40 do t[-i] = i end local s = 0 for r = 1, 20 do for i = 1, 41 do s = s + "
+      "(t[-i] or 1000) end end return s",
+      "36400");
+  expectSame(
+      "local t = {[0] = 0, [-5] = 0} for r = 1, 100 do t[0] = t[0] + r t[-5] = t[-5] - 1 end return t[0] "
+      ".. ' ' .. t[-5]",
+      "5050 -100");
+  expectSame(
+      "local t = setmetatable({[0] = 1}, {__index = function(_, k) return k * 2 end}) local s = 0 for i = "
+      "-10, 10 do s = s + t[i] end return s",
+      "1");
+  expectSame(
+      "local log = {} local t = setmetatable({[0] = 1}, {__newindex = function(t, k, v) log[#log + 1] = k "
+      "rawset(t, k, v) end}) for i = 1, 3 do t[0] = i t[-i] = i end return t[0] .. ' ' .. #log .. ' ' .. "
+      "t[-2]",
+      "3 3 2");
+  expectSame(
+      "local t = {[0] = 1, [-1] = 2} local s = 0 for r = 1, 30 do if r == 15 then t[0] = nil end s = s + "
+      "(t[0] or 10) + t[-1] end return s",
+      "234");
+  expectSame(
+      "local t = {} for i = 1, 64 do t[-i] = i end for i = 1, 64, 2 do t[-i] = nil end local s = 0 for r = "
+      "1, 10 do for i = 1, 64 do s = s + (t[-i] or 0) end end return s",
+      "10560");
+  expectSame(
+      "local t = {} for i = 0, 100 do t[i * 7 - 350] = i end local s = 0 for r = 1, 5 do for i = 0, 100 do "
+      "t[i * 7 - 350] = t[i * 7 - 350] + 1 s = s + t[i * 7 - 350] end end return s",
+      "26765");
+}
+
 // Table stores compiled inline (docs/design/jit.md, "Inline table stores"): into live
 // array slots and fields, with everything left to the helper or the interpreter: nil
 // values, nil slots and new keys (appends, the hash part), keys outside the array part
