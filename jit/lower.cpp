@@ -651,6 +651,7 @@ LowerResult Lowering::run(const std::string& name) {
     callsOrLoops = compiled[pc] && ((op == Op::CALL && luaCall(pc)) || op == Op::TAILCALL);
   }
   if (out.entryMap[0] && !callsOrLoops) out.entryMap[0] = kWeftJitEntryForCalls;
+  startEntry_ = out.entryMap[0] != 0;
 
   llvm::Type* i64 = b_.getInt64Ty();
   auto* fty = llvm::FunctionType::get(i64, {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty(), b_.getPtrTy()}, false);

@@ -187,11 +187,48 @@ Lowering::Callee Lowering::calleeAt(int a, int nargs, Value* func, BasicBlock* s
   next(b_.CreateIsNotNull(code), "call_code");
   c.entry = loadShared(ptr, at(code, l.codeCallEntry), llvm::AtomicOrdering::Acquire);
   next(b_.CreateIsNotNull(c.entry), "call_entry");
-  Value* t = thread_;
+  c.code = loadAt(ptr, c.proto, l.protoCode);
   c.maxStack = b_.CreateZExt(loadAt(i8, c.proto, l.protoMaxStackSize), i32);
+  Value* params = b_.CreateICmpULE(loadAt(i8, c.proto, l.protoNumParams), b_.getInt8(uint8_t(nargs)));
+  c.ok = b_.CreateAnd(params, startChecks(c, func));
+  return c;
+}
+
+// This prototype calling itself (the VM resolved the callee to it: WeftJitRequest::uid),
+// where it takes fixed parameters, no more than `nargs`, and has a start entry: the
+// callee's uid tested, its code is this function and its shape the request's. Compiled
+// code calls whatever version of itself is running; an older one is alive while it runs
+// (invariant 5), and the interpreter enters the newest at the next call it makes.
+bool Lowering::selfCall(uint32_t pc) const {
+  const WeftJitInline* callee = inlineAt(pc);
+  Instruction i = req_.code[pc];
+  return !host_.stress && callee && callee->uid == req_.uid && !req_.isVararg && startEntry_ &&
+         req_.numParams <= getB(i) - 1 && callShape(pc);
+}
+
+Lowering::Callee Lowering::selfCallee(int a, Value* func, BasicBlock* slow) {
+  const WeftJitLayout& l = host_.layout;
+  Callee c;
+  c.proto = loadAt(b_.getPtrTy(), b_.CreateIntToPtr(ival(a), b_.getPtrTy()), l.closureProto);
+  BasicBlock* self = newBlock("call_self");
+  b_.CreateCondBr(b_.CreateICmpEQ(loadAt(b_.getInt64Ty(), c.proto, l.protoUid), b_.getInt64(req_.uid)), self, slow);
+  b_.SetInsertPoint(self);
+  c.entry = fn_;
+  c.code = hostPtr(req_.codeAddress);
+  c.maxStack = b_.getInt32(req_.maxStackSize);
+  c.ok = startChecks(c, func);
+  return c;
+}
+
+// What any callee's start needs: no hook set, room in the stack for its frame at stack
+// index `func`, and a start whose poll would not fire (budget, collection requests).
+Value* Lowering::startChecks(Callee& c, Value* func) {
+  const WeftJitLayout& l = host_.layout;
+  llvm::Type* i8 = b_.getInt8Ty();
+  llvm::Type* i32 = b_.getInt32Ty();
+  Value* t = thread_;
   c.budget = b_.CreateLoad(i32, budget_);
-  Value* ok = b_.CreateICmpULE(loadAt(i8, c.proto, l.protoNumParams), b_.getInt8(uint8_t(nargs)));
-  ok = b_.CreateAnd(ok, b_.CreateICmpEQ(loadAt(i8, t, l.threadHookMask), b_.getInt8(0)));
+  Value* ok = b_.CreateICmpEQ(loadAt(i8, t, l.threadHookMask), b_.getInt8(0));
   Value* need = b_.CreateAdd(b_.CreateZExt(func, b_.getInt64Ty()),
                              b_.CreateZExt(b_.CreateAdd(c.maxStack, b_.getInt32(1 + l.extraStack)), b_.getInt64Ty()));
   ok = b_.CreateAnd(ok, b_.CreateICmpULE(need, b_.CreateZExt(loadAt(i32, t, l.threadStackSize), b_.getInt64Ty())));
@@ -201,8 +238,7 @@ Lowering::Callee Lowering::calleeAt(int a, int nargs, Value* func, BasicBlock* s
     ld->setAtomic(llvm::AtomicOrdering::Monotonic);
     ok = b_.CreateAnd(ok, b_.CreateICmpEQ(ld, b_.getInt8(0)));
   }
-  c.ok = ok;
-  return c;
+  return ok;
 }
 
 // jitCallLua's common case (calleeAt), with room for one more frame in the frame array,
@@ -220,7 +256,7 @@ void Lowering::pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, Bas
   llvm::Type* i32 = b_.getInt32Ty();
   Value* t = thread_;
   Value* func = stackIndex(slot(a));
-  Callee callee = calleeAt(a, nargs, func, slow);
+  Callee callee = selfCall(pc) ? selfCallee(a, func, slow) : calleeAt(a, nargs, func, slow);
   Value* frameCount = loadAt(i32, t, l.threadFrameCount);
   Value* depth = loadAt(b_.getInt8Ty(), t, l.threadJitDepth);
   Value* ok = b_.CreateAnd(callee.ok, b_.CreateICmpULT(depth, b_.getInt8(uint8_t(l.maxJitDepth))));
@@ -234,7 +270,7 @@ void Lowering::pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, Bas
   storeAt(hostPtr(static_cast<const uint32_t*>(req_.codeAddress) + pc + 1), caller, l.framePc);
   Value* f = at(caller, l.frameSize);
   Value* base = b_.CreateAdd(func, b_.getInt32(1));
-  storeAt(loadAt(ptr, callee.proto, l.protoCode), f, l.framePc);
+  storeAt(callee.code, f, l.framePc);
   storeAt(func, f, l.frameFunc);
   storeAt(base, f, l.frameBase);
   storeAt(b_.CreateAdd(base, callee.maxStack), f, l.frameTop);
@@ -304,7 +340,7 @@ void Lowering::tailCall(uint32_t pc, Instruction i) {
     storeAt(tag(a + j), base_, uint64_t(int64_t(j - 1) * int64_t(kValueSize) + int64_t(kTagOffset)));
   }
   Value* base = b_.CreateAdd(func, b_.getInt32(1));
-  storeAt(loadAt(ptr, callee.proto, l.protoCode), f, l.framePc);
+  storeAt(callee.code, f, l.framePc);
   storeAt(b_.CreateAdd(base, callee.maxStack), f, l.frameTop);
   storeAt(b_.CreateOr(loadAt(i16, f, l.frameFlags), b_.getInt16(l.frameTail)), f, l.frameFlags);
   storeAt(llvm::ConstantInt::get(i16, 0), f, l.frameErrStatus);

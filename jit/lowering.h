@@ -222,12 +222,17 @@ class Lowering {
   // A Lua callee in R[a] whose code a compiled call or tail call may run (calleeAt).
   struct Callee {
     Value* proto;
+    Value* code;      // its bytecode, where its frame's pc starts
     Value* entry;     // its code's function
     Value* maxStack;  // i32
     Value* budget;    // the budget left, read once
     Value* ok;        // every check but the null pointers', which branch already
   };
   Callee calleeAt(int a, int nargs, Value* func, BasicBlock* slow);
+  // A call of this prototype by itself (WeftJitRequest::uid): its callee known.
+  bool selfCall(uint32_t pc) const;
+  Callee selfCallee(int a, Value* func, BasicBlock* slow);
+  Value* startChecks(Callee& c, Value* func);
   void pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, BasicBlock* run, llvm::PHINode* entry);
   void tailCall(uint32_t pc, Instruction i);
   Value* topFrame(Value* frameCount);
@@ -333,6 +338,7 @@ class Lowering {
   std::unique_ptr<StaleReload> stale_;
   llvm::Function* probe_ = nullptr;
   llvm::Function* intNode_ = nullptr;
+  bool startEntry_ = false;  // the entry map has an entry at 0 (calls of itself need it)
 };
 
 }  // namespace weft::jit::lowering

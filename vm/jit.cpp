@@ -47,6 +47,7 @@ struct JitTier::Job {
   bool faultSkipReload;  // WEFT_FAULT "jit.reload-skip": the compiled code breaks the reload rule
   bool faultSlow;        // WEFT_FAULT "jit.compile-slow": the compilation takes kFaultSlowCompile longer
   std::vector<InlineCallee> inlines;  // resolveInlines
+  uint64_t uid;
 };
 
 namespace {
@@ -540,9 +541,9 @@ bool JitTier::moduleLoaded() { return gModuleLoaded.load(std::memory_order_acqui
 namespace {
 
 // The callee of each CALL of fixed arguments in p whose function register was last
-// loaded from an upvalue of `cl` holding a small Lua function: the module may compile its
-// body in place (jit/lower_inline.cpp). The code tests the callee's uid, so a later
-// value of the upvalue, or another closure of p, only fails that test.
+// loaded from an upvalue of `cl` holding a small Lua function, or p itself: the module
+// may compile its body in place (jit/lower_inline.cpp), or call itself directly. The code tests the callee's uid, so a
+// later value of the upvalue, or another closure of p, only fails that test.
 void resolveInlines(const Proto* p, const LuaClosure* cl, std::vector<InlineCallee>& out) {
   using namespace frontend;
   for (uint32_t pc = 0; pc < p->codeSize; pc++) {
@@ -557,7 +558,11 @@ void resolveInlines(const Proto* p, const LuaClosure* cl, std::vector<InlineCall
       Value fn = loadSlotChecked(cl->upvalues[getB(load)]->cell);
       if (!fn.isLuaClosure()) break;
       const Proto* q = fn.asLuaClosure()->proto;
-      if (q == p || q->codeSize > kJitInlineMaxCode) break;
+      if (q == p) {
+        out.push_back({pc, q->uid, {}, {}, q->numParams, q->isVararg});
+        break;
+      }
+      if (q->codeSize > kJitInlineMaxCode) break;
       InlineCallee callee{pc, q->uid, {q->code, q->code + q->codeSize}, {}, q->numParams, q->isVararg};
       for (uint32_t c = 0; c < q->numConstants; c++) callee.constants.push_back(snapshotConstant(q->constants[c]));
       out.push_back(std::move(callee));
@@ -587,6 +592,7 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code, const L
   job->numParams = p->numParams;
   job->maxStackSize = p->maxStackSize;
   job->isVararg = p->isVararg;
+  job->uid = p->uid;
   // Counted per request, so "jit.reload-skip:n" picks the n-th code compiled.
   job->faultSkipReload = gc::fault::hit("jit.reload-skip");
   job->faultSlow = gc::fault::hit("jit.compile-slow");
@@ -693,8 +699,7 @@ bool JitTier::coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header) {
   if (options_.mode != JitMode::kOn || code->coldRounds >= kJitMaxColdRounds) return false;
   uint8_t state = code->state.load(kRelaxed);
   if (state != JitCode::kReady && state != JitCode::kRejected) return false;
-  uint32_t n = __atomic_load_n(&code->coldBackEdges, __ATOMIC_RELAXED) + 1;
-  __atomic_store_n(&code->coldBackEdges, n, __ATOMIC_RELAXED);
+  uint32_t n = __atomic_load_n(&code->coldBackEdges, __ATOMIC_RELAXED);  // jitColdLoopCounts's
   if (!code->reprofiling.load(kRelaxed)) {
     if (n % kJitColdLoopLimit != 0) return false;
     uint32_t unseen = unseenInLoop(p, header);
@@ -850,10 +855,21 @@ void JitTier::compileJob(Job& job) {
     inlines.push_back({c.pc, c.uid, c.code.data(), uint32_t(c.code.size()), uint32_t(c.constants.size()),
                        c.constants.data(), c.numParams, c.isVararg});
   }
-  WeftJitRequest req{job.bytecode.data(), uint32_t(job.bytecode.size()), uint32_t(job.constants.size()),
-                     job.constants.data(), job.constantSlots, job.numParams, job.maxStackSize, job.isVararg,
-                     code->name.c_str(), job.profile.empty() ? nullptr : job.profile.data(),
-                     uint8_t(job.faultSkipReload), job.codeAddress, inlines.data(), uint32_t(inlines.size())};
+  WeftJitRequest req{job.bytecode.data(),
+                     uint32_t(job.bytecode.size()),
+                     uint32_t(job.constants.size()),
+                     job.constants.data(),
+                     job.constantSlots,
+                     job.numParams,
+                     job.maxStackSize,
+                     job.isVararg,
+                     code->name.c_str(),
+                     job.profile.empty() ? nullptr : job.profile.data(),
+                     uint8_t(job.faultSkipReload),
+                     job.codeAddress,
+                     inlines.data(),
+                     uint32_t(inlines.size()),
+                     job.uid};
   WeftJitResult res{};
   auto start = std::chrono::steady_clock::now();
   if (job.faultSlow) std::this_thread::sleep_for(kFaultSlowCompile);

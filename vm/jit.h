@@ -134,6 +134,15 @@ inline void jitCount(T& counter) {
   __atomic_store_n(&counter, __atomic_load_n(&counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
+// A back-edge of a loop `code` has no entry for: counts it in coldBackEdges (relaxed and
+// racy, as the hotness); true when JitTier::coldLoop has something to decide, while the
+// prototype profiles again or every kJitColdLoopLimit rounds. Never collects.
+inline bool jitColdLoopCounts(JitCode* code) {
+  uint32_t n = __atomic_load_n(&code->coldBackEdges, __ATOMIC_RELAXED) + 1;
+  __atomic_store_n(&code->coldBackEdges, n, __ATOMIC_RELAXED);
+  return code->reprofiling.load(std::memory_order_relaxed) || n % kJitColdLoopLimit == 0;
+}
+
 // The instructions the interpreter profiles (vm/jit_abi.h, type feedback).
 constexpr bool jitProfiled(frontend::Op op) {
   using frontend::Op;
@@ -174,8 +183,8 @@ class JitTier {
   // frame's closure (of p). Never collects.
   void guardExit(const LuaClosure* cl, JitCode* code, uint32_t pc, const Value* base);
   // The interpreter took a back-edge to `header`, where p's code (ready or rejected) has
-  // no entry: counts it; true while frames of p should profile (cold loops). `cl` is
-  // the frame's closure (of p). Never collects.
+  // no entry, and jitColdLoopCounts counted it and asks: true while frames of p should
+  // profile (cold loops). `cl` is the frame's closure (of p). Never collects.
   bool coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header);
   // releaseProto: the Proto lets go of its code (any thread, inside a collection).
   void dropProtoRef(JitCode* code);

@@ -109,7 +109,8 @@ struct WeftJitConstant {
 // A Lua function a CALL of the prototype was found to call at the request: the closure
 // in the upvalue that the instruction loading the callee reads (vm/jit.cpp
 // resolveInlines). The module may run its body in place of the call (jit/lower_inline.cpp),
-// behind a test of the callee's Proto::uid.
+// behind a test of the callee's Proto::uid; the prototype itself comes without its
+// code, and the module may call its own function directly (jit/lower_call.cpp).
 struct WeftJitInline {
   uint32_t pc;  // the CALL
   uint64_t uid;
@@ -136,6 +137,7 @@ struct WeftJitRequest {
   const void* codeAddress;     // the prototype's own (off-heap, stable) code: a frame's saved pc points into it
   const WeftJitInline* inlines;  // by increasing pc
   uint32_t inlineCount;
+  uint64_t uid;                  // the prototype's Proto::uid: an inline entry with it is a call of itself
 };
 
 // The VM's fast paths that compiled code calls (vm/interp.cpp, jitHelpers): each does

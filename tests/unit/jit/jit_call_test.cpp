@@ -279,5 +279,31 @@ TEST(JitCallTest, InlinedCallsAsTheInterpreters) {
              "nil nil");
 }
 
+// A function calling itself through its own upvalue calls its own code directly
+// (docs/design/jit.md, "Compiled calls"), behind a test of the callee's uid: deep
+// recursion past the nest, the upvalue replaced mid-recursion (the new callee is called,
+// not this code), a stack overflow, an error at the bottom, a missing argument.
+TEST(JitCallTest, CallsOfItselfAsTheInterpreters) {
+  expectSame("local function f(n) if n == 0 then return 0 end return 1 + f(n - 1) end return f(10000)", "10000");
+  expectSame(
+      "local f local function h(m) return 100 end local function g(n) if n <= 0 then return 0 end if n "
+      "== 5 then f = h end return n + f(n - 1) end local r = {} for k = 1, 3 do f = g r[k] = f(10) end "
+      "return table.concat(r, ' ')",
+      "145 145 145");
+  expectSame(
+      "local function f(n) return 1 + f(n + 1) end local ok, e = pcall(f, 1) return "
+      "tostring(e:match('stack overflow') ~= nil)",
+      "true");
+  expectSame(
+      "local function f(n) if n == 0 then error('bottom') end return f(n - 1) + 1 end local ok, e = "
+      "pcall(f, 300) return e",
+      "test:1: bottom");
+  expectSame(
+      "local function f(a, b) if a == 0 then return b end return f(a - 1, b + a) end local s = 0 for i = "
+      "1, 50 do s = s + f(i, 0) end return s",
+      "22100");
+  expectSame("local function f(n, x) if n == 0 then return x end return f(n - 1) end return tostring(f(3, 7))", "nil");
+}
+
 }  // namespace
 }  // namespace weft::vm::testing
