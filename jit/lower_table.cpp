@@ -117,12 +117,7 @@ llvm::Function* Lowering::intNodeFunction() {
   llvm::IRBuilderBase::InsertPointGuard keep(b_);
   llvm::Type* i64 = b_.getInt64Ty();
   llvm::Type* i128 = b_.getInt128Ty();
-  auto* fty = llvm::FunctionType::get(b_.getPtrTy(), {b_.getPtrTy(), i64}, false);
-  intNode_ = llvm::Function::Create(fty, llvm::Function::InternalLinkage, fn_->getName() + "_int_node", m_);
-  intNode_->addFnAttr(llvm::Attribute::NoInline);
-  intNode_->addFnAttr(llvm::Attribute::NoUnwind);
-  intNode_->addFnAttr(llvm::Attribute::StrictFP);  // as its caller's (no float operations here)
-  intNode_->setOnlyReadsMemory();
+  intNode_ = readOnlyFunction(llvm::FunctionType::get(b_.getPtrTy(), {b_.getPtrTy(), i64}, false), "_int_node");
   Value* part = intNode_->getArg(0);
   Value* key = intNode_->getArg(1);
   BasicBlock* entry = BasicBlock::Create(ctx_, "entry", intNode_);
@@ -216,6 +211,17 @@ Value* Lowering::nodeAt(Value* part, Value* idx) {
   return b_.CreateInBoundsGEP(b_.getInt8Ty(), part, offset);
 }
 
+// An out-of-line function of the module beside fn_, named fn_'s name and `suffix`:
+// internal, never inlined, reading memory only.
+llvm::Function* Lowering::readOnlyFunction(llvm::FunctionType* type, const char* suffix) {
+  auto* f = llvm::Function::Create(type, llvm::Function::InternalLinkage, fn_->getName() + suffix, m_);
+  f->addFnAttr(llvm::Attribute::NoInline);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  f->addFnAttr(llvm::Attribute::StrictFP);  // as its caller's (no float operations here)
+  f->setOnlyReadsMemory();
+  return f;
+}
+
 // ptr probe(ptr part, i64 key, i32 home, i32 mask): the nodes after `home`, as
 // tableShortStrSlot visits them (capacity nodes in all, counting home); null at a nil
 // key or when none matches.
@@ -225,11 +231,7 @@ llvm::Function* Lowering::probeFunction() {
   llvm::IRBuilderBase::InsertPointGuard keep(b_);
   auto* fty =
       llvm::FunctionType::get(b_.getPtrTy(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt32Ty(), b_.getInt32Ty()}, false);
-  probe_ = llvm::Function::Create(fty, llvm::Function::InternalLinkage, fn_->getName() + "_probe", m_);
-  probe_->addFnAttr(llvm::Attribute::NoInline);
-  probe_->addFnAttr(llvm::Attribute::NoUnwind);
-  probe_->addFnAttr(llvm::Attribute::StrictFP);  // as its caller's (no float operations here)
-  probe_->setOnlyReadsMemory();
+  probe_ = readOnlyFunction(fty, "_probe");
   Value* part = probe_->getArg(0);
   Value* key = probe_->getArg(1);
   Value* home = probe_->getArg(2);

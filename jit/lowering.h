@@ -312,6 +312,7 @@ class Lowering {
   // (a loop at every field read made LLVM's time grow by half on nbody's advance).
   llvm::Function* probeFunction();
   llvm::Function* intNodeFunction();
+  llvm::Function* readOnlyFunction(llvm::FunctionType* type, const char* suffix);
   Value* nodeAt(Value* part, Value* idx);
 
   llvm::Module& m_;
