@@ -247,54 +247,69 @@ TEST(JitCallTest, SmallCalleesRunInPlace) {
 // replaced mid-loop, errors, missing and extra arguments and results, a call hook set
 // mid-loop.
 TEST(JitCallTest, InlinedCallsAsTheInterpreters) {
-  expectSame("local function f(a, b) return a * b - 3 end local function run() local s = 0 for i = 1, 100 do s = "
-             "s + f(i, i + 1) end return s end return run()",
-             "343100");
-  expectSame("local function f(a, b) return a * b - 3 end local function run() local s = 0 for i = 1, 100 do s = "
-             "s + f(i + 0.5, 2.25) end return s end return run()",
-             "11175.0");
-  expectSame("local function f(a, b) return a * b - 3 end local function run() local s = 0 for i = 1, 100 do s = "
-             "s + f(i, 0.5) + f('3', i) end return s end return run()",
-             "17075.0");
-  expectSame("local function f(a) return a * 2 + 1 end local function run() local r for i = 1, 3 do r = "
-             "f(math.maxinteger - i) end return r end return run()",
-             "-7");
-  expectSame("local function f(a, b) return a / b end local function run() local t = {} for i = 1, 3 do t[#t + 1] "
-             "= tostring(f(i - 2, 0)) .. ',' .. tostring(f(4, i)) end return table.concat(t, ' ') end return run()",
-             "-inf,4.0 -nan,2.0 inf,1.3333333333333");
-  expectSame("local function f(a, b) return a ^ b, 99 end local function run() local t = {} for i = 1, 3 do t[#t "
-             "+ 1] = tostring(f(2, i * 5)) .. ',' .. tostring(f(2.0, 0.5)) end return table.concat(t, ' ') end "
-             "return run()",
-             "32.0,1.4142135623731 1024.0,1.4142135623731 32768.0,1.4142135623731");
-  expectSame("local function f(a) return -a end local function run() local t = {} for i = 1, 2 do t[#t + 1] = "
-             "tostring(f(0.0)) .. ',' .. tostring(f(i - 1)) .. ',' .. tostring(f(math.mininteger)) end return "
-             "table.concat(t, ' ') end return run()",
-             "-0.0,0,-9223372036854775808 -0.0,-1,-9223372036854775808");
-  expectSame("local g = function(x) return x + 1 end local function run(n) local s = 0 for i = 1, n do s = s + "
-             "g(i) if i == 50 then g = function(x) return x * 10 end end end return s end return run(100)",
-             "39075");
-  expectSame("local function f(a, b) return a + b end local function run() local r for i = 1, 3 do local ok, e = "
-             "pcall(function() return f({}, i) end) r = e end return r end return run()",
-             "test:1: attempt to perform arithmetic on a table value (local 'a')");
-  expectSame("local function f(a, b) return a + b end local function run() local s = 0 for i = 1, 3 do local ok, "
-             "e = pcall(f, i) s = s + (ok and 1 or 0) end return s end return run()",
-             "0");
-  expectSame("local function k() return 42 end local function run() local s = 0 for i = 1, 10 do s = s + k() end "
-             "return s end return run()",
-             "420");
-  expectSame("local function f(a) return a * a end local function run() local n = 0 for i = 1, 10 do f(i) n = n + "
-             "1 end return n end return run()",
-             "10");
-  expectSame("local function f(a) return a + 1 end local function run() local calls, s = 0, 0 for i = 1, 100 do s "
-             "= s + f(i) if i == 50 then debug.sethook(function() calls = calls + 1 end, 'c') end end "
-             "debug.sethook() return s .. ' ' .. calls end return run()",
-             "5150 51");
-  expectSame("local function f(a, b, c) local x = a + b local y = x * c return y - a, x end local function run() "
-             "local s = 0 for i = 1, 10 do s = s + f(i, 2, 3.5, 'extra') end return s end return run()",
-             "207.5");
-  expectSame("local function f() end local function run() local t = {} for i = 1, 2 do local x = f() t[i] = "
-             "tostring(x) end return table.concat(t, ' ') end return run()",
-             "nil nil");
+  expectSame(
+      "local function f(a, b) return a * b - 3 end local function run() local s = 0 for i = 1, 100 do s = "
+      "s + f(i, i + 1) end return s end return run()",
+      "343100");
+  expectSame(
+      "local function f(a, b) return a * b - 3 end local function run() local s = 0 for i = 1, 100 do s = "
+      "s + f(i + 0.5, 2.25) end return s end return run()",
+      "11175.0");
+  expectSame(
+      "local function f(a, b) return a * b - 3 end local function run() local s = 0 for i = 1, 100 do s = "
+      "s + f(i, 0.5) + f('3', i) end return s end return run()",
+      "17075.0");
+  expectSame(
+      "local function f(a) return a * 2 + 1 end local function run() local r for i = 1, 3 do r = "
+      "f(math.maxinteger - i) end return r end return run()",
+      "-7");
+  expectSame(
+      "local function f(a, b) return a / b end local function run() local t = {} for i = 1, 3 do t[#t + 1] "
+      "= tostring(f(i - 2, 0)) .. ',' .. tostring(f(4, i)) end return table.concat(t, ' ') end return run()",
+      "-inf,4.0 -nan,2.0 inf,1.3333333333333");
+  expectSame(
+      "local function f(a, b) return a ^ b, 99 end local function run() local t = {} for i = 1, 3 do t[#t "
+      "+ 1] = tostring(f(2, i * 5)) .. ',' .. tostring(f(2.0, 0.5)) end return table.concat(t, ' ') end "
+      "return run()",
+      "32.0,1.4142135623731 1024.0,1.4142135623731 32768.0,1.4142135623731");
+  expectSame(
+      "local function f(a) return -a end local function run() local t = {} for i = 1, 2 do t[#t + 1] = "
+      "tostring(f(0.0)) .. ',' .. tostring(f(i - 1)) .. ',' .. tostring(f(math.mininteger)) end return "
+      "table.concat(t, ' ') end return run()",
+      "-0.0,0,-9223372036854775808 -0.0,-1,-9223372036854775808");
+  expectSame(
+      "local g = function(x) return x + 1 end local function run(n) local s = 0 for i = 1, n do s = s + "
+      "g(i) if i == 50 then g = function(x) return x * 10 end end end return s end return run(100)",
+      "39075");
+  expectSame(
+      "local function f(a, b) return a + b end local function run() local r for i = 1, 3 do local ok, e = "
+      "pcall(function() return f({}, i) end) r = e end return r end return run()",
+      "test:1: attempt to perform arithmetic on a table value (local 'a')");
+  expectSame(
+      "local function f(a, b) return a + b end local function run() local s = 0 for i = 1, 3 do local ok, "
+      "e = pcall(f, i) s = s + (ok and 1 or 0) end return s end return run()",
+      "0");
+  expectSame(
+      "local function k() return 42 end local function run() local s = 0 for i = 1, 10 do s = s + k() end "
+      "return s end return run()",
+      "420");
+  expectSame(
+      "local function f(a) return a * a end local function run() local n = 0 for i = 1, 10 do f(i) n = n + "
+      "1 end return n end return run()",
+      "10");
+  expectSame(
+      "local function f(a) return a + 1 end local function run() local calls, s = 0, 0 for i = 1, 100 do s "
+      "= s + f(i) if i == 50 then debug.sethook(function() calls = calls + 1 end, 'c') end end "
+      "debug.sethook() return s .. ' ' .. calls end return run()",
+      "5150 51");
+  expectSame(
+      "local function f(a, b, c) local x = a + b local y = x * c return y - a, x end local function run() "
+      "local s = 0 for i = 1, 10 do s = s + f(i, 2, 3.5, 'extra') end return s end return run()",
+      "207.5");
+  expectSame(
+      "local function f() end local function run() local t = {} for i = 1, 2 do local x = f() t[i] = "
+      "tostring(x) end return table.concat(t, ' ') end return run()",
+      "nil nil");
 }
 
 // A function calling itself through its own upvalue calls its own code directly
