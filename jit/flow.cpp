@@ -133,9 +133,10 @@ PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
       for (int r = a; r < a + (op == Op::RETURN1 ? 1 : getB(i) - 1); r++) f.use.set(r);
       f.exits = true;
       break;
-    case Op::TAILCALL:  // of a Lua function: the frame becomes the callee's (jit/lower_call.cpp)
+    case Op::TAILCALL:  // of a Lua function: the frame becomes the callee's; a native's goes on (jit/lower_call.cpp)
       for (int r = a; r < a + getB(i); r++) f.use.set(r);
       f.exits = true;
+      if (nativeTailCall(req, pc)) next(pc + 1);
       break;
     case Op::FORPREP:
       f.use.set(a).set(a + 1).set(a + 2);
@@ -181,6 +182,11 @@ PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
 
 uint32_t jumpTarget(const WeftJitRequest& req, uint32_t jmpPc) {
   return uint32_t(int64_t(jmpPc) + 1 + getSJ(req.code[jmpPc]));
+}
+
+bool nativeTailCall(const WeftJitRequest& req, uint32_t pc) {
+  return pc + 1 < req.codeSize && vm::jitOpenResultsTaken(req.code[pc], req.code[pc + 1]) &&
+         (!req.profile || req.profile[pc] == kWeftJitSeenNativeFn);
 }
 
 Flow analyseFlow(const WeftJitRequest& req, const std::vector<uint8_t>& compiled) {

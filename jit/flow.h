@@ -20,6 +20,7 @@
 
 #include "frontend/opcodes.h"
 #include "vm/jit_abi.h"
+#include "vm/jit_ops.h"
 
 namespace weft::jit {
 
@@ -68,5 +69,11 @@ inline uint32_t instructionLength(const WeftJitRequest& req, uint32_t pc) {
 
 // The target of the jump that follows a test at pc, or of a JMP at pc.
 uint32_t jumpTarget(const WeftJitRequest& req, uint32_t jmpPc);
+
+// Whether the TAILCALL at pc calls a native in compiled code, which goes on to the
+// RETURN of its results after it (docs/design/jit.md, "Native tail calls"): the
+// feedback saw natives (not known ones at a tail call: vm/jit.cpp calleeBits), or
+// without feedback (eager mode) the callee may turn out to be one.
+bool nativeTailCall(const WeftJitRequest& req, uint32_t pc);
 
 }  // namespace weft::jit

@@ -70,9 +70,9 @@ bool Lowering::supported(uint32_t pc) const {
       return getA(i) + 4 < kMaxRegs;
     case Op::RETURN0: case Op::RETURN1:
       return true;
-    case Op::TAILCALL:  // of fixed arguments, closing nothing, where the feedback saw Lua functions
+    case Op::TAILCALL:  // of fixed arguments, closing nothing, where the feedback saw Lua functions or natives
       return getB(i) != 0 && !getK(i) && a + getB(i) <= kMaxRegs &&
-             (!req_.profile || req_.profile[pc] == kWeftJitSeenLuaFunction);
+             (!req_.profile || req_.profile[pc] == kWeftJitSeenLuaFunction || nativeTailCall(req_, pc));
     case Op::RETURN:  // a fixed list, or an open call's results, that closes nothing
       return (getB(i) != 0 || (pc > 0 && vm::jitOpenResultsTaken(req_.code[pc - 1], i))) && !getK(i) &&
              getA(i) + getB(i) - 1 < kMaxRegs;
@@ -648,7 +648,8 @@ LowerResult Lowering::run(const std::string& name) {
   bool callsOrLoops = std::any_of(iterates.begin(), iterates.end(), [](uint8_t v) { return v != 0; });
   for (uint32_t pc = 0; pc < n && !callsOrLoops; pc++) {
     Op op = getOp(req_.code[pc]);
-    callsOrLoops = compiled[pc] && ((op == Op::CALL && luaCall(pc)) || op == Op::TAILCALL);
+    bool luaTail = op == Op::TAILCALL && !(req_.profile && nativeTailCall(req_, pc));
+    callsOrLoops = compiled[pc] && ((op == Op::CALL && luaCall(pc)) || luaTail);
   }
   if (out.entryMap[0] && !callsOrLoops) out.entryMap[0] = kWeftJitEntryForCalls;
   startEntry_ = out.entryMap[0] != 0;

@@ -76,15 +76,17 @@ void Lowering::callOutOfLine(uint32_t pc, Instruction i) {
 // The frame is written back first: the native may read it (debug), collect, grow the
 // stack, yield or raise. After kWeftJitNativeDone the registers the code reads from here
 // are loaded again, which a native's debug.setlocal may have changed; the other answers
-// leave (docs/design/jit.md, "Native calls").
+// leave (docs/design/jit.md, "Native calls"). A TAILCALL's native is called in place
+// for all its results, which the RETURN after it returns, as op_TAILCALL does.
 void Lowering::callNative(uint32_t pc, Instruction i) {
+  int nresults = getOp(i) == Op::TAILCALL ? -1 : getC(i) - 1;
   spillAll(flow_.dirtyIn[pc]);
   llvm::Type* ptr = b_.getPtrTy();
   llvm::Type* i32 = b_.getInt32Ty();
   auto* fty = llvm::FunctionType::get(i32, {ptr, ptr, ptr, i32, i32, i32}, false);
   Value* r = b_.CreateCall(
       fty, hostPtr(reinterpret_cast<const void*>(host_.helpers.callNative)),
-      {statePtr(), thread_, slot(getA(i)), b_.getInt32(getB(i) - 1), b_.getInt32(getC(i) - 1), b_.getInt32(pc)});
+      {statePtr(), thread_, slot(getA(i)), b_.getInt32(getB(i) - 1), b_.getInt32(uint32_t(nresults)), b_.getInt32(pc)});
   BasicBlock* done = newBlock("native_done");
   BasicBlock* resume = newBlock("native_resume");
   BasicBlock* failed = newBlock("native_status");
@@ -106,7 +108,7 @@ void Lowering::callNative(uint32_t pc, Instruction i) {
   for (int r2 = 0; r2 < kMaxRegs; r2++) {
     if (live[r2] && payVar_[r2]) reload(r2);
   }
-  if (getC(i) == 0) reloadFrom(getA(i));
+  if (nresults < 0) reloadFrom(getA(i));
   b_.CreateBr(block(pc + 1));
 }
 
@@ -288,7 +290,7 @@ void Lowering::pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, Bas
 
 // TAILCALL of fixed arguments that closes nothing, from a frame whose function is where
 // its base says (no varargs moved it), of a Lua function calleeAt finds ready: op_TAILCALL
-// in place. The callee and its arguments move down to this frame's function slot, the
+// in place; of a native, callNative. The callee and its arguments move down to this frame's function slot, the
 // frame becomes the callee's (flags kept, marked kFrameTail), and its code runs from its
 // start in this machine frame (a musttail call), returning whatever it returns: a
 // compiled caller sees its callee return or exit as before, and the interpreter, which
@@ -297,8 +299,20 @@ void Lowering::pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, Bas
 void Lowering::tailCall(uint32_t pc, Instruction i) {
   const WeftJitLayout& l = host_.layout;
   int a = getA(i), nargs = getB(i) - 1;
+  bool native = nativeTailCall(req_, pc);
+  if (req_.profile && native) {
+    callNative(pc, i);
+    return;
+  }
   if (req_.profile) {
     speculate(isTag(tag(a), kTagLuaClosure), pc);
+  } else if (native) {  // eager mode: anything else goes to the callNative helper
+    BasicBlock* lua = newBlock("tail_lua");
+    BasicBlock* other = newBlock("tail_native");
+    b_.CreateCondBr(isTag(tag(a), kTagLuaClosure), lua, other);
+    b_.SetInsertPoint(other);
+    callNative(pc, i);
+    b_.SetInsertPoint(lua);
   } else {
     guard(isTag(tag(a), kTagLuaClosure), pc);
   }

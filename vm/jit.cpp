@@ -261,7 +261,8 @@ int feedbackAt(const Proto* p, uint32_t pc) {
 // feedback, a profiled instruction that never ran (the compiler makes it a guard exit,
 // jit/lowering.h `cold`), arithmetic on an operand that was never a number (its
 // metamethod: vm/jit_abi.h weftJitArithOnOther), a call that saw other than Lua
-// functions or natives, a tail call that saw other than Lua functions, and a generic
+// functions or natives, a tail call that saw other than those (a native's must have the
+// RETURN of its results after it, as the compiler generates), and a generic
 // `for` call that saw other than ipairs' and next; calls of open argument or result
 // lists (but open results the next instruction takes: vm/jit_ops.h jitOpenResultsTaken),
 // tail calls of open lists or that close variables, returns that close variables or of
@@ -283,8 +284,9 @@ bool leavesCode(const Proto* p, uint32_t pc) {
       if (frontend::getC(i) == 0 && !(pc + 1 < p->codeSize && jitOpenResultsTaken(i, p->code[pc + 1]))) return true;
       return seen >= 0 && seen != kWeftJitSeenLuaFunction && seen != kWeftJitSeenNativeFn &&
              !(seen & kWeftJitSeenKnown);
-    case Op::TAILCALL:  // of a Lua function, closing nothing (jit/lower_call.cpp tailCall)
+    case Op::TAILCALL:  // closing nothing, of a Lua function or a native (jit/lower_call.cpp tailCall)
       if (frontend::getB(i) == 0 || frontend::getK(i)) return true;
+      if (seen == kWeftJitSeenNativeFn) return !(pc + 1 < p->codeSize && jitOpenResultsTaken(i, p->code[pc + 1]));
       return seen >= 0 && seen != kWeftJitSeenLuaFunction;
     case Op::TFORCALL:
       return seen >= 0 && !(seen & kWeftJitSeenKnown);

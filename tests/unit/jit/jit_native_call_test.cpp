@@ -131,5 +131,56 @@ TEST(JitNativeCallTest, AHookSetByANativeTakesEffectAtOnce) {
             "903 1604");
 }
 
+// A tail call of a native (`return setmetatable({...}, mt)`, the constructor of
+// bench/cd.lua and bench/methods.lua) calls it in place, and the RETURN after it returns
+// its results, as op_TAILCALL does: the constructor has code, and a compiled loop that
+// calls it goes round without leaving (docs/design/jit.md, "Native tail calls"). Before,
+// the VM rejected the constructor, and its callers left compiled code at every call.
+TEST(JitNativeCallTest, NativeTailCallsStayCompiled) {
+  HotState hs;
+  long exits = 0;
+  hs.run("mt = {} new = function(x) return setmetatable({x = x}, mt) end");
+  std::string out =
+      hotThroughCaller(hs, "function(n) local s = 0 for i = 1, n do s = s + new(i).x end return s end", 100, exits);
+  EXPECT_EQ(out, "252500");
+  EXPECT_LE(exits, 2) << hs.stats();
+}
+
+// What the interpreter gives a native tail call, in eager mode: any number of results
+// (none, one, several, a count only known at run time), an error with the caller's
+// line, a native that runs Lua, a yield through it, a native closure, a callable table
+// (not a native: the interpreter's), a traceback, and collections relocating the heap.
+TEST(JitNativeCallTest, NativeTailCallsAsTheInterpreters) {
+  const char* const programs[] = {
+      "local function f(s) return string.byte(s, 1, -1) end "
+      "local function g() local a, b, c, d = f('xyz') return a + b + c + (d or 0) end local r = g() return r",
+      "local function f(t) return table.unpack(t) end "
+      "local function g() return select('#', f({})) .. select('#', f({1, 2, 3, 4, 5})) end local r = g() return r",
+      "local function f(x) return math.fmod(x, 7) end local function g() local s = 0 for i = 1, 50 do s = s + f(i) "
+      "end return s end local r = g() return r",
+      "local function f(x) return error('boom ' .. x) end local ok, e = pcall(f, 3) return e",
+      "local function f(x) return string.rep('x', x) end local ok, e = pcall(f, {}) return e",
+      "local mt = {__tostring = function(v) return 'v' .. v[1] end} local function f(x) return tostring(x) end "
+      "local function g() local s = '' for i = 1, 5 do s = s .. f(setmetatable({i}, mt)) end return s end "
+      "local r = g() return r",
+      "local function f(x) return coroutine.yield(x) end local co = coroutine.wrap(function(n) local s = 0 "
+      "for i = 1, n do s = s + f(i) end return s end) local v = co(4) local got = 0 "
+      "while v do got = got + v v = co(v) end return got",
+      "local it = string.gmatch('a bb ccc', '%a+') local function f() return it() end "
+      "local function g() return f() .. f() .. f() .. tostring(f()) end local r = g() return r",
+      "local c = setmetatable({}, {__call = function(self, x) return x * 2 end}) local function f(x) return c(x) end "
+      "local function g() local s = 0 for i = 1, 10 do s = s + f(i) end return s end local r = g() return r",
+      "local function f() return debug.traceback('here', 1) end local function g() local t = f() return t end "
+      "local r = g() return r",
+  };
+  for (const char* src : programs) {
+    std::string interpreted = runLua(src, Run::kInterpreted);
+    EXPECT_EQ(runLua(src, Run::kEager), interpreted) << src;
+    EXPECT_EQ(runLua(src, Run::kEagerRelocate), interpreted) << src;
+  }
+  EXPECT_EQ(runLua(programs[0], Run::kInterpreted), "363");
+  EXPECT_EQ(runLua(programs[3], Run::kInterpreted), "test:1: boom 3");
+}
+
 }  // namespace
 }  // namespace weft::vm::testing

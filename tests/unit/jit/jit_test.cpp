@@ -13,19 +13,6 @@
 namespace weft::vm::testing {
 namespace {
 
-enum class Run { kInterpreted, kEager, kEagerRelocate };
-
-// Runs `src` and returns its first result as a string (or "ERR: message").
-std::string runLua(const std::string& src, Run mode) {
-  StateOptions opts;
-  if (mode != Run::kInterpreted) opts.jit.mode = JitMode::kEager;
-  if (mode == Run::kEagerRelocate) {
-    opts.gc.stress = gc::StressMode::kRelocate;
-    opts.gc.verify = true;
-  }
-  return runLuaWith(src, opts);
-}
-
 // The same script interpreted and compiled eagerly (with and without relocation at
 // every safepoint) must give the same result; `want` pins the interpreted one.
 void expectSame(const std::string& src, const std::string& want) {

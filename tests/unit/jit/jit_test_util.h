@@ -17,6 +17,21 @@ inline long jitStatsCount(const std::string& report, const std::string& after) {
   return std::stol(report.substr(start + 1, at - start - 1));
 }
 
+enum class Run { kInterpreted, kEager, kEagerRelocate };
+
+// Runs `src` interpreted or compiled eagerly (relocating at every safepoint, with the
+// heap verified, for kEagerRelocate) and returns its first result as a string (or
+// "ERR: message").
+inline std::string runLua(const std::string& src, Run mode) {
+  StateOptions opts;
+  if (mode != Run::kInterpreted) opts.jit.mode = JitMode::kEager;
+  if (mode == Run::kEagerRelocate) {
+    opts.gc.stress = gc::StressMode::kRelocate;
+    opts.gc.verify = true;
+  }
+  return runLuaWith(src, opts);
+}
+
 // A State with the JIT on at a low threshold, so that code is compiled with the type
 // feedback of a first, warming call (or `eager`: every function compiled at its first
 // call, without feedback); `run` returns a chunk's first result.
