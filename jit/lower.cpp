@@ -160,6 +160,16 @@ void Lowering::jumpTo(uint32_t site, uint32_t from, uint32_t target, bool wholeF
     ld->setAtomic(llvm::AtomicOrdering::Monotonic);
     fire = b_.CreateOr(fire, b_.CreateICmpNE(ld, b_.getInt8(0)));
   }
+  if (req_.sharedFrames) {
+    // A shared frame: cells written since its last reconciliation come in at once, and
+    // its own writes go out at least every kSharedSyncInterval back-edges (counted by the
+    // budget); the poll fires, and the interpreter reconciles before it enters again.
+    const WeftJitLayout& l = host_.layout;
+    Value* writes = loadShared(b_.getInt64Ty(), at(thread_, l.threadCellWrites), llvm::AtomicOrdering::Acquire);
+    Value* seen = b_.CreateLoad(b_.getInt64Ty(), at(thread_, l.threadSeenCellWrites));
+    Value* periodic = b_.CreateICmpEQ(b_.CreateAnd(left, b_.getInt32(l.sharedSyncMask)), b_.getInt32(0));
+    fire = b_.CreateOr(fire, b_.CreateAnd(shared_, b_.CreateOr(b_.CreateICmpNE(writes, seen), periodic)));
+  }
   if (host_.stress) fire = b_.getTrue();
   uint64_t kind = wholeFrame ? kWeftJitExitSafepointFrame : kWeftJitExitSafepoint;
   BasicBlock* exit = exitWith(site, kind, target, flow_.dirtyOut[site]);
@@ -689,6 +699,11 @@ LowerResult Lowering::run(const std::string& name) {
     tagVar_[r] = b_.CreateAlloca(b_.getInt8Ty());
   }
   if (req_.faultSkipReload) stale_ = std::make_unique<StaleReload>(m_);
+  shared_ = b_.getFalse();
+  if (req_.sharedFrames) {
+    Value* openTop = b_.CreateLoad(b_.getInt32Ty(), at(thread_, host_.layout.threadOpenTop));
+    shared_ = b_.CreateICmpUGT(openTop, stackIndex(base_));
+  }
   enterAt(out.entryMap, noEntry);
   for (uint32_t pc = 0; pc < n; pc++) {
     b_.SetInsertPoint(blocks_[pc]);

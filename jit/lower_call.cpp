@@ -37,6 +37,38 @@ void Lowering::reloadFrom(int a) {
   }
 }
 
+void Lowering::syncShared() {
+  if (!req_.sharedFrames) return;
+  BasicBlock* sync = newBlock("sync_shared");
+  BasicBlock* synced = newBlock("synced");
+  b_.CreateCondBr(shared_, sync, synced);
+  b_.SetInsertPoint(sync);
+  callHost(reinterpret_cast<const void*>(host_.helpers.syncShared), {thread_, base_});
+  b_.CreateBr(synced);
+  b_.SetInsertPoint(synced);
+}
+
+// The frame's writes went out before the call, so only a cell the call wrote (a closure
+// it ran, another task) has anything to bring in: the count tells (vm/thread.h). The
+// registers live at `next` are loaded again here if `reloadLive`, else by the caller.
+void Lowering::syncSharedAfter(uint32_t next, bool reloadLive) {
+  if (!req_.sharedFrames) return;
+  const WeftJitLayout& l = host_.layout;
+  BasicBlock* sync = newBlock("sync_shared");
+  BasicBlock* synced = newBlock("synced");
+  Value* writes = loadShared(b_.getInt64Ty(), at(thread_, l.threadCellWrites), llvm::AtomicOrdering::Acquire);
+  Value* seen = b_.CreateLoad(b_.getInt64Ty(), at(thread_, l.threadSeenCellWrites));
+  b_.CreateCondBr(b_.CreateAnd(shared_, b_.CreateICmpNE(writes, seen)), sync, synced);
+  b_.SetInsertPoint(sync);
+  callHost(reinterpret_cast<const void*>(host_.helpers.syncShared), {thread_, base_});
+  const RegSet& live = flow_.liveIn[next];
+  for (int r = 0; r < kMaxRegs && reloadLive; r++) {
+    if (live[r] && payVar_[r]) reload(r);
+  }
+  b_.CreateBr(synced);
+  b_.SetInsertPoint(synced);
+}
+
 // The stack index of slot `p` of this thread's stack.
 Value* Lowering::stackIndex(Value* p) {
   Value* stack = loadAt(b_.getPtrTy(), thread_, host_.layout.threadStack);
@@ -81,6 +113,7 @@ void Lowering::callOutOfLine(uint32_t pc, Instruction i) {
 void Lowering::callNative(uint32_t pc, Instruction i) {
   int nresults = getOp(i) == Op::TAILCALL ? -1 : getC(i) - 1;
   spillAll(flow_.dirtyIn[pc]);
+  syncShared();
   llvm::Type* ptr = b_.getPtrTy();
   llvm::Type* i32 = b_.getInt32Ty();
   auto* fty = llvm::FunctionType::get(i32, {ptr, ptr, ptr, i32, i32, i32}, false);
@@ -104,6 +137,7 @@ void Lowering::callNative(uint32_t pc, Instruction i) {
   Value* code = b_.CreateZExt(b_.CreateSub(r, b_.getInt32(kWeftJitNativeStatus)), b_.getInt64Ty());
   b_.CreateRet(b_.CreateOr(code, b_.getInt64(kWeftJitExitStatus << 32)));
   b_.SetInsertPoint(done);
+  syncSharedAfter(pc + 1, false);  // the registers are loaded next
   const RegSet& live = flow_.liveIn[pc + 1];
   for (int r2 = 0; r2 < kMaxRegs; r2++) {
     if (live[r2] && payVar_[r2]) reload(r2);
@@ -140,6 +174,7 @@ void Lowering::callLua(uint32_t pc, Instruction i) {
     b_.SetInsertPoint(lua);
   }
   spillAll(flow_.dirtyIn[pc]);
+  syncShared();
   BasicBlock* slow = newBlock("call_slow");
   BasicBlock* run = newBlock("call");
   llvm::PHINode* entry;
@@ -164,6 +199,7 @@ void Lowering::callLua(uint32_t pc, Instruction i) {
   b_.SetInsertPoint(back);
   for (int r2 = a; r2 < a + nresults; r2++) reload(r2);
   if (nresults < 0) reloadFrom(a);
+  syncSharedAfter(pc + 1, true);
   b_.CreateBr(block(pc + 1));
 }
 

@@ -195,6 +195,10 @@ class Lowering {
   bool luaCall(uint32_t pc) const;
   bool nativeFnCall(uint32_t pc) const;
   void reloadFrom(int a);
+  // Around a call in a shared frame (docs/design/jit.md, "Shared frames"): reconciles
+  // its written-back registers with their cells, before and (if a cell changed) after.
+  void syncShared();
+  void syncSharedAfter(uint32_t next, bool reloadLive);
   Value* stackIndex(Value* p);
   Value* openCount(uint32_t pc, int a);
   // A body compiled in place where the VM resolved the callee (jit/lower_inline.cpp),
@@ -324,6 +328,10 @@ class Lowering {
   Value* base_ = nullptr;
   Value* budget_ = nullptr;
   Value* thread_ = nullptr;
+  // Whether the frame is shared (docs/design/jit.md, "Shared frames"): computed once at
+  // entry (only an interpreted CLOSURE makes it so); false for a prototype whose closures
+  // capture no register.
+  Value* shared_ = nullptr;
   std::vector<BasicBlock*> blocks_;
   std::vector<BasicBlock*> exits_[5];  // by exit kind, then site
   Flow flow_;

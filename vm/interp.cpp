@@ -376,11 +376,6 @@ Status pushLuaFrameMayGC(State& S, ThreadData* t, uint32_t func, int32_t nresult
   return setupLuaFrameMayGC(S, t, func, nresults, flags);
 }
 
-// Loop back-edges of a shared frame between two reconciliations when no cell changed:
-// how long another task may see a captured local lag behind a frame that writes it in
-// a loop without calls.
-constexpr uint32_t kSharedSyncInterval = 64;
-
 // Reconciles the registers of a frame that open upvalues refer to with their cells
 // (docs/design/values.md): where frames change (entered, re-entered after a call or a
 // slow path, a closure captured a register), before anything that may run Lua code or
@@ -432,6 +427,12 @@ Status executeMayGC(State& S, ThreadData* t) {
 #define WEFT_PROFILE_LABEL(name, fmt, desc) jitProfiled(Op::name) ? &&jitProfileStep : &&op_##name,
   static void* const kProfileLabels[] = {WEFT_OPCODES(WEFT_PROFILE_LABEL)};
 #undef WEFT_PROFILE_LABEL
+  // Both: a shared frame of a prototype waiting for code (sharedInstruction profiles the
+  // calls it reconciles before).
+#define WEFT_SHARED_PROFILE_LABEL(name, fmt, desc) \
+  sharedStop(Op::name) ? &&sharedInstruction : jitProfiled(Op::name) ? &&jitProfileStep : &&op_##name,
+  static void* const kSharedProfileLabels[] = {WEFT_OPCODES(WEFT_SHARED_PROFILE_LABEL)};
+#undef WEFT_SHARED_PROFILE_LABEL
 
   gc::Heap& heap = S.heap();
   const bool stress = heap.config().stress != gc::StressMode::kNone;
@@ -537,11 +538,14 @@ reload:
 // on the prototype is entered at pc when pc has an entry.
 jitFrame: {
   Proto* p = cl->proto;
+  // A shared frame comes from sharedFrame, with its own table (docs/design/jit.md,
+  // "Shared frames").
+  void* const* profiling = dispatch == kSharedLabels ? kSharedProfileLabels : kProfileLabels;
   // Every call and return of every frame comes here: one load decides for a prototype
   // that has code, is queued or was rejected (fib and binarytrees, all calls, pay it).
   if (const JitCode* c = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) [[likely]] {
     if (c->reprofiling.load(std::memory_order_relaxed)) [[unlikely]]
-      dispatch = kProfileLabels;  // cold loops
+      dispatch = profiling;  // cold loops
     const uint8_t* entries = __atomic_load_n(&c->entry, __ATOMIC_ACQUIRE) ? c->entryMap : nullptr;
     if (!entries || entries[pc - p->code] != 1) DISPATCH();  // kWeftJitEntryForCalls: compiled callers only
     // A frame whose return compiled code leaves to the interpreter (a metamethod's, a
@@ -557,17 +561,16 @@ jitFrame: {
       jitCharge(*jit, p, t);
     }
   }
-  if (jit->profile(p)) dispatch = kProfileLabels;
+  if (jit->profile(p)) dispatch = profiling;
   if (!jitEntersAt(p, uint32_t(pc - p->code))) DISPATCH();
   goto jitEnter;
 }
 
 // Slow path: a loop back-edge with the JIT on (after its safepoint): hotness, then entry
-// at the loop header when the code has one and the frame is a plain one.
+// at the loop header when the code has one and no hook is on.
 jitBackEdge: {
-  // A shared frame is never entered nor profiled: its loops heat nothing (the main chunk
-  // of bench/methods.lua, whose locals its functions capture, was queued for no entry).
-  if (SHARED()) DISPATCH();
+  // A shared frame's back-edge reconciled first (sharedInstruction): its code loads the
+  // registers as they are now (docs/design/jit.md, "Shared frames").
   Proto* p = cl->proto;
   // One load of p's code decides (a loop of a rejected prototype comes here every round:
   // three loads and a call of the tier made a call-heavy loop 5% slower than --jit=off).
@@ -576,15 +579,17 @@ jitBackEdge: {
     if (jit->options().mode != JitMode::kEager) jitCharge(*jit, p, t);
     DISPATCH();
   }
-  if (dispatch != kLabels && dispatch != kProfileLabels) DISPATCH();
+  bool shared = dispatch == kSharedLabels || dispatch == kSharedProfileLabels;
+  if (!shared && dispatch != kLabels && dispatch != kProfileLabels) DISPATCH();  // hooks
   uint32_t header = uint32_t(pc - p->code);
   if (__atomic_load_n(&code->entry, __ATOMIC_ACQUIRE) && code->entryMap[header] == 1) goto jitEnter;
   // A loop the code does not enter: profiled again while it is a cold loop.
+  void* const* plain = shared ? kSharedLabels : kLabels;
   if (!jitColdLoopCounts(code)) {
-    dispatch = kLabels;
+    dispatch = plain;
     DISPATCH();
   }
-  dispatch = jit->coldLoop(cl, code, header) ? kProfileLabels : kLabels;
+  dispatch = jit->coldLoop(cl, code, header) ? (shared ? kSharedProfileLabels : kProfileLabels) : plain;
   DISPATCH();
 }
 
@@ -636,18 +641,21 @@ jitEnter: {
   }
   if (kind == kWeftJitExitGuard) [[unlikely]] jit->guardExit(cl, code, uint32_t(r), base);
   if (safepoint) {
+    // A shared frame's poll also fires to reconcile (docs/design/jit.md, "Shared frames").
     SAVEPC();
+    SYNC_SHARED();
     status = loopSafepointMayGC(S, t, kind == kWeftJitExitSafepoint ? kLiveLocals : kLiveFrame);
     if (!status.isOk()) goto onError;
     LOADFRAME();
+    SYNC_SHARED();
     if (t->hookMask) [[unlikely]] goto hookedFrame;
     goto jitEnter;
   }
-  dispatch = kLabels;
+  dispatch = SHARED() ? kSharedLabels : kLabels;
   // The exit's instruction runs interpreted, a FORPREP too (not back into the code).
   i = *pc++;
   if (getOp(i) == Op::FORPREP) goto forPrepInterpreted;
-  goto* kLabels[i & 0x7f];
+  goto* dispatch[i & 0x7f];
 }
 
 // Slow path: an instruction the compiler specialises, in a frame being profiled.
@@ -672,7 +680,11 @@ hookedFrame:
 // registers, see each other's writes.
 sharedFrame:
   syncSharedFrame(t, f->base);
-  if (dispatch != kTraceLabels) dispatch = kSharedLabels;
+  if (dispatch == kTraceLabels) DISPATCH();
+  dispatch = kSharedLabels;
+  // With the JIT on: profiled while the prototype waits, entered after a call.
+  if (jit) [[unlikely]]
+    goto jitFrame;
   DISPATCH();
 
 // Slow path: a call or a loop back-edge of a shared frame. A callee may be a closure
@@ -680,6 +692,7 @@ sharedFrame:
 sharedInstruction:
   if (sharedLoop(Op(i & 0x7f))) sharedBackEdge(t, f->base);
   else syncSharedFrame(t, f->base);
+  if (dispatch == kSharedProfileLabels && jitProfiled(Op(i & 0x7f))) goto jitProfileStep;
   goto* kLabels[i & 0x7f];
 
 // Slow path: line or count hooks, before the instruction `i` (pc is past it). Lua runs
@@ -1761,6 +1774,14 @@ int jitTailCallee(void* state, const void* funcSlot) {
   return never ? 1 : 0;
 }
 
+// Around a compiled call in a frame that may be shared: what op_CALL's sharedInstruction
+// does before it and sharedFrame after the return (its registers are written back).
+void jitSyncShared(void* thread, const void* base) {
+  auto* t = static_cast<ThreadData*>(thread);
+  uint32_t level = uint32_t(static_cast<const Value*>(base) - t->stack);
+  if (t->openTop > level) syncSharedFrame(t, level);
+}
+
 // OP_CONCAT's fast path (concatStrNums) into R[A]; 0 having changed nothing.
 int jitConcat(void* state, void* thread, void* first, uint32_t count) {
   auto* t = static_cast<ThreadData*>(thread);
@@ -1770,10 +1791,10 @@ int jitConcat(void* state, void* thread, void* first, uint32_t count) {
 }  // namespace
 
 WeftJitHelpers jitHelpers() {
-  return WeftJitHelpers{jitGetTable, jitGetInt,    jitSetTable, jitSetInt,  jitGetTabUp,
-                        jitCallLua,  jitReturnLua, jitLen,      jitNext,    jitCloses,
-                        jitSelf,     jitSetUpval,  jitNewTable, jitSetList, jitCallNativeMayGC,
-                        jitConcat,   jitTailCallee};
+  return WeftJitHelpers{jitGetTable, jitGetInt,     jitSetTable,  jitSetInt,  jitGetTabUp,
+                        jitCallLua,  jitReturnLua,  jitLen,       jitNext,    jitCloses,
+                        jitSelf,     jitSetUpval,   jitNewTable,  jitSetList, jitCallNativeMayGC,
+                        jitConcat,   jitTailCallee, jitSyncShared};
 }
 
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {

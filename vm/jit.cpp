@@ -48,6 +48,7 @@ struct JitTier::Job {
   bool faultSlow;        // WEFT_FAULT "jit.compile-slow": the compilation takes kFaultSlowCompile longer
   std::vector<InlineCallee> inlines;  // resolveInlines
   uint64_t uid;
+  bool sharedFrames;  // capturesRegisters
 };
 
 namespace {
@@ -193,6 +194,12 @@ WeftJitLayout jitLayout() {
   l.threadFrameCount = offsetof(ThreadData, frameCount);
   l.threadHookMask = offsetof(ThreadData, hookMask);
   l.threadJitDepth = offsetof(ThreadData, jitDepth);
+  static_assert(sizeof(ThreadData::openTop) == 4 && sizeof(ThreadData::cellWrites) == 8 &&
+                sizeof(ThreadData::seenCellWrites) == 8);
+  l.threadOpenTop = offsetof(ThreadData, openTop);
+  l.threadCellWrites = offsetof(ThreadData, cellWrites);
+  l.threadSeenCellWrites = offsetof(ThreadData, seenCellWrites);
+  l.sharedSyncMask = kSharedSyncInterval - 1;
   l.frameSize = sizeof(CallFrame);
   l.framePc = offsetof(CallFrame, pc);
   l.frameFunc = offsetof(CallFrame, func);
@@ -296,6 +303,18 @@ bool leavesCode(const Proto* p, uint32_t pc) {
     default:
       return jitNeverCompiles(op);
   }
+}
+
+// Whether a closure p makes captures one of its registers: only then may open upvalues
+// refer to a frame of p (a shared frame, docs/design/values.md), and its code reconciles
+// them where the interpreter would (docs/design/jit.md, "Shared frames").
+bool capturesRegisters(const Proto* p) {
+  for (const auto& child : p->data->protos) {
+    for (const frontend::UpvalueDesc& uv : child->upvalues) {
+      if (uv.inStack) return true;
+    }
+  }
+  return false;
 }
 
 // Ends the frame: a return, or a tail call, which puts the callee in its place.
@@ -595,6 +614,7 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code, const L
   job->maxStackSize = p->maxStackSize;
   job->isVararg = p->isVararg;
   job->uid = p->uid;
+  job->sharedFrames = capturesRegisters(p);
   // Counted per request, so "jit.reload-skip:n" picks the n-th code compiled.
   job->faultSkipReload = gc::fault::hit("jit.reload-skip");
   job->faultSlow = gc::fault::hit("jit.compile-slow");
@@ -871,7 +891,8 @@ void JitTier::compileJob(Job& job) {
                      job.codeAddress,
                      inlines.data(),
                      uint32_t(inlines.size()),
-                     job.uid};
+                     job.uid,
+                     uint8_t(job.sharedFrames)};
   WeftJitResult res{};
   auto start = std::chrono::steady_clock::now();
   if (job.faultSlow) std::this_thread::sleep_for(kFaultSlowCompile);

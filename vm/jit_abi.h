@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 17;
+inline constexpr uint32_t kWeftJitAbiVersion = 18;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
@@ -138,6 +138,7 @@ struct WeftJitRequest {
   const WeftJitInline* inlines;  // by increasing pc
   uint32_t inlineCount;
   uint64_t uid;                  // the prototype's Proto::uid: an inline entry with it is a call of itself
+  uint8_t sharedFrames;          // a closure it makes captures its registers: its frames may be shared
 };
 
 // The VM's fast paths that compiled code calls (vm/interp.cpp, jitHelpers): each does
@@ -206,6 +207,10 @@ struct WeftJitHelpers {
   // `funcSlot` will never have code to enter at its start (rejected, blacklisted,
   // varargs), which with feedback makes the exit a guard's; it asks for a deferred one.
   int (*tailCallee)(void* state, const void* funcSlot);
+  // Around a call from a frame whose registers open upvalues refer to (docs/design/
+  // values.md's shared frames): reconciles its registers, from `base` (written back),
+  // with their cells, as the interpreter does at its calls. It changes slots of the frame.
+  void (*syncShared)(void* thread, const void* base);
 };
 inline constexpr int kWeftJitNativeDone = 0;     // results in place: go on
 inline constexpr int kWeftJitNativeResume = 1;   // results in place: kWeftJitExitResume
@@ -233,6 +238,8 @@ struct WeftJitLayout {
   // ThreadData and CallFrame, vm/object.h's LuaClosure and Proto, vm/jit.h's JitCode.
   uint32_t threadStack, threadStackSize, threadTop, threadFrames, threadFrameCap, threadFrameCount;
   uint32_t threadHookMask, threadJitDepth;                       // bytes
+  uint32_t threadOpenTop, threadCellWrites, threadSeenCellWrites;  // shared frames: u32, u64, u64
+  uint32_t sharedSyncMask;                                         // kSharedSyncInterval - 1
   uint32_t frameSize, framePc, frameFunc, frameBase, frameTop, frameNresults, frameFlags, frameErrStatus;
   uint32_t frameVarargDelta, frameExtra;
   uint32_t closureProto, protoCode, protoNumParams, protoMaxStackSize, protoJit, protoUid;

@@ -45,6 +45,13 @@ namespace weft::vm {
 enum class ThreadStatus : uint8_t { Suspended, Running, Normal, Dead };
 
 // CallFrame::flags.
+// Loop back-edges of a shared frame between two reconciliations when no cell changed
+// (vm/interp.cpp syncSharedFrame; compiled code counts them with its poll's budget):
+// how long another task may see a captured local lag behind a frame that writes it in
+// a loop without calls. A power of two, for compiled code's mask.
+inline constexpr uint32_t kSharedSyncInterval = 64;
+static_assert((kSharedSyncInterval & (kSharedSyncInterval - 1)) == 0);
+
 inline constexpr uint16_t kFrameLua = 1u << 0;        // a Lua function (pc is meaningful)
 inline constexpr uint16_t kFrameEntry = 1u << 1;      // first frame of a loop invocation: its return leaves the loop
 inline constexpr uint16_t kFrameProtected = 1u << 2;  // pcall/xpcall marker (no function of its own)
@@ -149,7 +156,7 @@ struct ThreadData {
   // base is below it runs with its open upvalues synchronised (syncOpenUpvalues).
   uint32_t openTop = 0;
   uint32_t shells = 0;  // see ownerReleased
-  uint32_t syncCountdown = 0;  // see seenCellWrites
+  uint32_t syncCountdown = 0;  // see seenCellWrites, kSharedSyncInterval
   // Bumped after every store into the cell of this thread's open upvalues, by any
   // task (atomic); the interpreter pulls cells into registers when it changes.
   uint64_t cellWrites = 0;
