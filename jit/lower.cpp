@@ -160,15 +160,20 @@ void Lowering::jumpTo(uint32_t site, uint32_t from, uint32_t target, bool wholeF
     ld->setAtomic(llvm::AtomicOrdering::Monotonic);
     fire = b_.CreateOr(fire, b_.CreateICmpNE(ld, b_.getInt8(0)));
   }
-  if (req_.sharedFrames) {
+  if (req_.captured) {
     // A shared frame: cells written since its last reconciliation come in at once, and
-    // its own writes go out at least every kSharedSyncInterval back-edges (counted by the
-    // budget); the poll fires, and the interpreter reconciles before it enters again.
+    // its own writes to captured registers, if it may have made some since, go out at
+    // least every kSharedSyncInterval back-edges (counted by the budget); the poll fires,
+    // and the interpreter reconciles before it enters again.
     const WeftJitLayout& l = host_.layout;
     Value* writes = loadShared(b_.getInt64Ty(), at(thread_, l.threadCellWrites), llvm::AtomicOrdering::Acquire);
     Value* seen = b_.CreateLoad(b_.getInt64Ty(), at(thread_, l.threadSeenCellWrites));
-    Value* periodic = b_.CreateICmpEQ(b_.CreateAnd(left, b_.getInt32(l.sharedSyncMask)), b_.getInt32(0));
-    fire = b_.CreateOr(fire, b_.CreateAnd(shared_, b_.CreateOr(b_.CreateICmpNE(writes, seen), periodic)));
+    Value* due = b_.CreateICmpNE(writes, seen);
+    if (unsyncedOut_[site].any()) {
+      Value* periodic = b_.CreateICmpEQ(b_.CreateAnd(left, b_.getInt32(l.sharedSyncMask)), b_.getInt32(0));
+      due = b_.CreateOr(due, periodic);
+    }
+    fire = b_.CreateOr(fire, b_.CreateAnd(shared_, due));
   }
   if (host_.stress) fire = b_.getTrue();
   uint64_t kind = wholeFrame ? kWeftJitExitSafepointFrame : kWeftJitExitSafepoint;
@@ -618,6 +623,8 @@ LowerResult Lowering::run(const std::string& name) {
   std::vector<uint8_t> compiled(n, 0);
   for (uint32_t pc = 0; pc < n; pc++) compiled[pc] = supported(pc) && !cold(pc);
   flow_ = analyseFlow(req_, compiled);
+  for (int r = 0; r < kMaxRegs && req_.captured; r++) captured_[r] = (req_.captured[r / 8] >> (r % 8)) & 1;
+  unsyncedWrites(compiled);
   std::vector<uint8_t> iterates = loopsThatIterate(compiled);
   std::vector<uint8_t> toReturn = reachesReturn(compiled);
   // An entry pays a call and an exit: worth it only where compiled code runs on, inside
@@ -700,7 +707,7 @@ LowerResult Lowering::run(const std::string& name) {
   }
   if (req_.faultSkipReload) stale_ = std::make_unique<StaleReload>(m_);
   shared_ = b_.getFalse();
-  if (req_.sharedFrames) {
+  if (req_.captured) {
     Value* openTop = b_.CreateLoad(b_.getInt32Ty(), at(thread_, host_.layout.threadOpenTop));
     shared_ = b_.CreateICmpUGT(openTop, stackIndex(base_));
   }

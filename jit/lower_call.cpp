@@ -37,8 +37,48 @@ void Lowering::reloadFrom(int a) {
   }
 }
 
-void Lowering::syncShared() {
-  if (!req_.sharedFrames) return;
+// Whether every compiled path of the call at pc reconciles: a CALL neither inlined nor
+// dispatching known natives (callLua, callNative), a TAILCALL (of a native: callNative;
+// of a Lua function it does not come back).
+bool Lowering::callSyncs(uint32_t pc) const {
+  Instruction i = req_.code[pc];
+  if (getOp(i) == Op::TAILCALL) return true;
+  if (getOp(i) != Op::CALL || !nativesAt(pc).empty()) return false;
+  const WeftJitInline* callee = inlineAt(pc);
+  return !(callee && inlinable(*callee, getB(i) - 1, getC(i) - 1));
+}
+
+// A forward pass over the compiled instructions: a reconciling call clears the set,
+// every instruction adds the captured registers it may write; the interpreter
+// reconciles at every entry (vm/interp.cpp jitEnter), so entries start empty.
+void Lowering::unsyncedWrites(const std::vector<uint8_t>& compiled) {
+  uint32_t n = req_.codeSize;
+  unsyncedIn_.assign(n + 1, RegSet());
+  unsyncedOut_.assign(n + 1, RegSet());
+  if (captured_.none()) return;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t pc = 0; pc < n; pc++) {
+      if (!compiled[pc]) continue;
+      const PcFlow& f = flow_.pcs[pc];
+      RegSet out = (callSyncs(pc) ? RegSet() : unsyncedIn_[pc]) | ((f.def | f.mayDef) & captured_);
+      if (out != unsyncedOut_[pc]) {
+        unsyncedOut_[pc] = out;
+        changed = true;
+      }
+      for (uint8_t k = 0; k < f.numSucc; k++) {
+        RegSet& in = unsyncedIn_[f.succ[k]];
+        if ((in | out) != in) {
+          in |= out;
+          changed = true;
+        }
+      }
+    }
+  }
+}
+
+void Lowering::syncShared(uint32_t pc) {
+  if (!req_.captured || (unsyncedIn_[pc] & captured_).none()) return;
   BasicBlock* sync = newBlock("sync_shared");
   BasicBlock* synced = newBlock("synced");
   b_.CreateCondBr(shared_, sync, synced);
@@ -52,7 +92,7 @@ void Lowering::syncShared() {
 // it ran, another task) has anything to bring in: the count tells (vm/thread.h). The
 // registers live at `next` are loaded again here if `reloadLive`, else by the caller.
 void Lowering::syncSharedAfter(uint32_t next, bool reloadLive) {
-  if (!req_.sharedFrames) return;
+  if (!req_.captured) return;
   const WeftJitLayout& l = host_.layout;
   BasicBlock* sync = newBlock("sync_shared");
   BasicBlock* synced = newBlock("synced");
@@ -113,7 +153,7 @@ void Lowering::callOutOfLine(uint32_t pc, Instruction i) {
 void Lowering::callNative(uint32_t pc, Instruction i) {
   int nresults = getOp(i) == Op::TAILCALL ? -1 : getC(i) - 1;
   spillAll(flow_.dirtyIn[pc]);
-  syncShared();
+  syncShared(pc);
   llvm::Type* ptr = b_.getPtrTy();
   llvm::Type* i32 = b_.getInt32Ty();
   auto* fty = llvm::FunctionType::get(i32, {ptr, ptr, ptr, i32, i32, i32}, false);
@@ -174,7 +214,7 @@ void Lowering::callLua(uint32_t pc, Instruction i) {
     b_.SetInsertPoint(lua);
   }
   spillAll(flow_.dirtyIn[pc]);
-  syncShared();
+  syncShared(pc);
   BasicBlock* slow = newBlock("call_slow");
   BasicBlock* run = newBlock("call");
   llvm::PHINode* entry;
@@ -289,7 +329,6 @@ void Lowering::pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, Bas
     return;
   }
   int a = getA(i), nargs = getB(i) - 1;
-  llvm::Type* ptr = b_.getPtrTy();
   llvm::Type* i16 = b_.getInt16Ty();
   llvm::Type* i32 = b_.getInt32Ty();
   Value* t = thread_;
@@ -372,7 +411,6 @@ void Lowering::tailCall(uint32_t pc, Instruction i) {
     b_.CreateBr(slow);
     return;
   }
-  llvm::Type* ptr = b_.getPtrTy();
   llvm::Type* i16 = b_.getInt16Ty();
   llvm::Type* i32 = b_.getInt32Ty();
   Value* t = thread_;

@@ -196,9 +196,12 @@ class Lowering {
   bool nativeFnCall(uint32_t pc) const;
   void reloadFrom(int a);
   // Around a call in a shared frame (docs/design/jit.md, "Shared frames"): reconciles
-  // its written-back registers with their cells, before and (if a cell changed) after.
-  void syncShared();
+  // its written-back registers with their cells, before (where a captured register may
+  // have been written since the last reconciliation) and after (if a cell changed).
+  void syncShared(uint32_t pc);
   void syncSharedAfter(uint32_t next, bool reloadLive);
+  bool callSyncs(uint32_t pc) const;
+  void unsyncedWrites(const std::vector<uint8_t>& compiled);
   Value* stackIndex(Value* p);
   Value* openCount(uint32_t pc, int a);
   // A body compiled in place where the VM resolved the callee (jit/lower_inline.cpp),
@@ -332,6 +335,10 @@ class Lowering {
   // entry (only an interpreted CLOSURE makes it so); false for a prototype whose closures
   // capture no register.
   Value* shared_ = nullptr;
+  RegSet captured_;  // WeftJitRequest::captured
+  // By pc: the captured registers some path from an entry or a reconciling call may have
+  // written before (In) or after (Out) the instruction (unsyncedWrites).
+  std::vector<RegSet> unsyncedIn_, unsyncedOut_;
   std::vector<BasicBlock*> blocks_;
   std::vector<BasicBlock*> exits_[5];  // by exit kind, then site
   Flow flow_;

@@ -602,6 +602,9 @@ jitEnter: {
   // Null when another worker replaced the code since this one found an entry.
   JitCode* code = jitReady(p);
   if (!code) [[unlikely]] DISPATCH();
+  // The code's calls reconcile a shared frame only after captured registers it wrote:
+  // what the interpreter wrote goes out here (docs/design/jit.md, "Shared frames").
+  SYNC_SHARED();
   t->jitDepth = 0;
   uint64_t r = code->entry(base, &t->budget, uint32_t(pc - p->code), t);
   uint64_t kind = r >> 32;

@@ -48,7 +48,7 @@ struct JitTier::Job {
   bool faultSlow;        // WEFT_FAULT "jit.compile-slow": the compilation takes kFaultSlowCompile longer
   std::vector<InlineCallee> inlines;  // resolveInlines
   uint64_t uid;
-  bool sharedFrames;  // capturesRegisters
+  std::vector<uint8_t> captured;  // capturedRegisters: empty, or 32 bytes
 };
 
 namespace {
@@ -305,16 +305,20 @@ bool leavesCode(const Proto* p, uint32_t pc) {
   }
 }
 
-// Whether a closure p makes captures one of its registers: only then may open upvalues
-// refer to a frame of p (a shared frame, docs/design/values.md), and its code reconciles
-// them where the interpreter would (docs/design/jit.md, "Shared frames").
-bool capturesRegisters(const Proto* p) {
+// The registers of p that a closure it makes captures (a bit per register: vm/jit_abi.h
+// WeftJitRequest::captured), or none: only then may open upvalues refer to a frame of p
+// (a shared frame, docs/design/values.md), and its code reconciles them where the
+// interpreter would (docs/design/jit.md, "Shared frames").
+std::vector<uint8_t> capturedRegisters(const Proto* p) {
+  std::vector<uint8_t> bits;
   for (const auto& child : p->data->protos) {
     for (const frontend::UpvalueDesc& uv : child->upvalues) {
-      if (uv.inStack) return true;
+      if (!uv.inStack) continue;
+      bits.resize(32);
+      bits[uv.index / 8] |= uint8_t(1u << (uv.index % 8));
     }
   }
-  return false;
+  return bits;
 }
 
 // Ends the frame: a return, or a tail call, which puts the callee in its place.
@@ -614,7 +618,7 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code, const L
   job->maxStackSize = p->maxStackSize;
   job->isVararg = p->isVararg;
   job->uid = p->uid;
-  job->sharedFrames = capturesRegisters(p);
+  job->captured = capturedRegisters(p);
   // Counted per request, so "jit.reload-skip:n" picks the n-th code compiled.
   job->faultSkipReload = gc::fault::hit("jit.reload-skip");
   job->faultSlow = gc::fault::hit("jit.compile-slow");
@@ -892,7 +896,7 @@ void JitTier::compileJob(Job& job) {
                      inlines.data(),
                      uint32_t(inlines.size()),
                      job.uid,
-                     uint8_t(job.sharedFrames)};
+                     job.captured.empty() ? nullptr : job.captured.data()};
   WeftJitResult res{};
   auto start = std::chrono::steady_clock::now();
   if (job.faultSlow) std::this_thread::sleep_for(kFaultSlowCompile);

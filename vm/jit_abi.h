@@ -138,7 +138,9 @@ struct WeftJitRequest {
   const WeftJitInline* inlines;  // by increasing pc
   uint32_t inlineCount;
   uint64_t uid;                  // the prototype's Proto::uid: an inline entry with it is a call of itself
-  uint8_t sharedFrames;          // a closure it makes captures its registers: its frames may be shared
+  // 32 bytes, bit r (byte r / 8, bit r % 8) set when a closure it makes captures register
+  // r: its frames may then be shared (docs/design/jit.md, "Shared frames"); null: none.
+  const uint8_t* captured;
 };
 
 // The VM's fast paths that compiled code calls (vm/interp.cpp, jitHelpers): each does
