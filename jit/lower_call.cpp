@@ -145,6 +145,17 @@ void Lowering::callOutOfLine(uint32_t pc, Instruction i) {
       pc, natives, [&](uint8_t id) { nativeCall(pc, i, id); }, other);
 }
 
+// Eager mode (no feedback): a callee that is no Lua function goes to callNative; the
+// code goes on for a Lua function.
+void Lowering::nativeUnlessLua(uint32_t pc, Instruction i) {
+  BasicBlock* lua = newBlock("callee_lua");
+  BasicBlock* other = newBlock("callee_native");
+  b_.CreateCondBr(isTag(tag(getA(i)), kTagLuaClosure), lua, other);
+  b_.SetInsertPoint(other);
+  callNative(pc, i);
+  b_.SetInsertPoint(lua);
+}
+
 // The frame is written back first: the native may read it (debug), collect, grow the
 // stack, yield or raise. After kWeftJitNativeDone the registers the code reads from here
 // are loaded again, which a native's debug.setlocal may have changed; the other answers
@@ -205,13 +216,8 @@ void Lowering::callLua(uint32_t pc, Instruction i) {
   int a = getA(i), nresults = getC(i) - 1;
   if (req_.profile) {
     speculate(isTag(tag(a), kTagLuaClosure), pc);
-  } else {  // eager mode: anything else goes to the callNative helper
-    BasicBlock* lua = newBlock("call_lua");
-    BasicBlock* other = newBlock("call_native");
-    b_.CreateCondBr(isTag(tag(a), kTagLuaClosure), lua, other);
-    b_.SetInsertPoint(other);
-    callNative(pc, i);
-    b_.SetInsertPoint(lua);
+  } else {
+    nativeUnlessLua(pc, i);
   }
   spillAll(flow_.dirtyIn[pc]);
   syncShared(pc);
@@ -381,13 +387,8 @@ void Lowering::tailCall(uint32_t pc, Instruction i) {
   }
   if (req_.profile) {
     speculate(isTag(tag(a), kTagLuaClosure), pc);
-  } else if (native) {  // eager mode: anything else goes to the callNative helper
-    BasicBlock* lua = newBlock("tail_lua");
-    BasicBlock* other = newBlock("tail_native");
-    b_.CreateCondBr(isTag(tag(a), kTagLuaClosure), lua, other);
-    b_.SetInsertPoint(other);
-    callNative(pc, i);
-    b_.SetInsertPoint(lua);
+  } else if (native) {
+    nativeUnlessLua(pc, i);
   } else {
     guard(isTag(tag(a), kTagLuaClosure), pc);
   }

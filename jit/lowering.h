@@ -224,6 +224,7 @@ class Lowering {
   Num negate(const Num& x);
   // Any other native, through the callNative helper (docs/design/jit.md, "Native calls").
   void callNative(uint32_t pc, Instruction i);
+  void nativeUnlessLua(uint32_t pc, Instruction i);
   // The two ways to the callee's code: inline (pushes its frame, adds its entry to
   // `entry` and branches to `run`, or branches to `slow`), and the helper.
   // A Lua callee in R[a] whose code a compiled call or tail call may run (calleeAt).

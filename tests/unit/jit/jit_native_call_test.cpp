@@ -172,11 +172,7 @@ TEST(JitNativeCallTest, NativeTailCallsAsTheInterpreters) {
       "local function f() return debug.traceback('here', 1) end local function g() local t = f() return t end "
       "local r = g() return r",
   };
-  for (const char* src : programs) {
-    std::string interpreted = runLua(src, Run::kInterpreted);
-    EXPECT_EQ(runLua(src, Run::kEager), interpreted) << src;
-    EXPECT_EQ(runLua(src, Run::kEagerRelocate), interpreted) << src;
-  }
+  for (const char* src : programs) expectAgreeing(src);
   EXPECT_EQ(runLua(programs[0], Run::kInterpreted), "363");
   EXPECT_EQ(runLua(programs[3], Run::kInterpreted), "test:1: boom 3");
 }

@@ -26,11 +26,7 @@ const char* const kSharedPrograms[] = {
 };
 
 TEST(JitSharedTest, SharedFramesAsTheInterpreters) {
-  for (const char* src : kSharedPrograms) {
-    std::string interpreted = runLua(src, Run::kInterpreted);
-    EXPECT_EQ(runLua(src, Run::kEager), interpreted) << src;
-    EXPECT_EQ(runLua(src, Run::kEagerRelocate), interpreted) << src;
-  }
+  for (const char* src : kSharedPrograms) expectAgreeing(src);
   EXPECT_EQ(runLua(kSharedPrograms[0], Run::kInterpreted), "3000");
   EXPECT_EQ(runLua(kSharedPrograms[1], Run::kInterpreted), "500500");
   EXPECT_EQ(runLua(kSharedPrograms[3], Run::kInterpreted), "1100");

@@ -1,6 +1,8 @@
 // Shared by the JIT's unit tests (tests/unit/jit): a State with the JIT on.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <string>
 
@@ -30,6 +32,15 @@ inline std::string runLua(const std::string& src, Run mode) {
     opts.gc.verify = true;
   }
   return runLuaWith(src, opts);
+}
+
+// Runs `src` interpreted, eager and eager relocating: the compiled runs must give the
+// interpreter's result, which it returns.
+inline std::string expectAgreeing(const std::string& src) {
+  std::string interpreted = runLua(src, Run::kInterpreted);
+  EXPECT_EQ(runLua(src, Run::kEager), interpreted) << src;
+  EXPECT_EQ(runLua(src, Run::kEagerRelocate), interpreted) << src;
+  return interpreted;
 }
 
 // A State with the JIT on at a low threshold, so that code is compiled with the type
