@@ -565,10 +565,27 @@ bool JitTier::moduleLoaded() { return gModuleLoaded.load(std::memory_order_acqui
 
 namespace {
 
+// The value instruction `load` of p puts in its register when it is GETUPVAL of an
+// upvalue of `cl`, or GETTABUP of a field of the table such an upvalue holds (a global:
+// `_ENV.name`), as it is now; nil for anything else. A raw read: an `__index` is not
+// followed (the code's uid test catches whatever the register holds at run time).
+Value calleeLoadedBy(const Proto* p, const LuaClosure* cl, frontend::Instruction load) {
+  using namespace frontend;
+  Op op = getOp(load);
+  if ((op != Op::GETUPVAL && op != Op::GETTABUP) || uint32_t(getB(load)) >= cl->numUpvalues) return Value::nil();
+  Value v = loadSlotChecked(cl->upvalues[getB(load)]->cell);
+  if (op == Op::GETUPVAL) return v;
+  if (!v.isTable() || uint32_t(getC(load)) >= p->numConstants || !p->constants[getC(load)].isString()) {
+    return Value::nil();
+  }
+  return tableGetStr(v.asTable(), p->constants[getC(load)].asString());
+}
+
 // The callee of each CALL of fixed arguments in p whose function register was last
-// loaded from an upvalue of `cl` holding a small Lua function, or p itself: the module
-// may compile its body in place (jit/lower_inline.cpp), or call itself directly. The code tests the callee's uid, so a
-// later value of the upvalue, or another closure of p, only fails that test.
+// loaded from an upvalue of `cl`, or from a global, holding a small Lua function, or p
+// itself: the module may compile its body in place (jit/lower_inline.cpp), or call
+// itself directly. The code tests the callee's uid, so a later value of the upvalue or
+// the global, or another closure of p, only fails that test.
 void resolveInlines(const Proto* p, const LuaClosure* cl, std::vector<InlineCallee>& out) {
   using namespace frontend;
   for (uint32_t pc = 0; pc < p->codeSize; pc++) {
@@ -578,9 +595,8 @@ void resolveInlines(const Proto* p, const LuaClosure* cl, std::vector<InlineCall
     uint32_t from = pc > kJitInlineLookBack ? pc - kJitInlineLookBack : 0;
     for (uint32_t k = pc; k-- > from;) {
       Instruction load = p->code[k];
-      if (getA(load) != a) continue;
-      if (getOp(load) != Op::GETUPVAL || getB(load) >= cl->numUpvalues) break;
-      Value fn = loadSlotChecked(cl->upvalues[getB(load)]->cell);
+      if (uint32_t(getA(load)) != a) continue;
+      Value fn = calleeLoadedBy(p, cl, load);
       if (!fn.isLuaClosure()) break;
       const Proto* q = fn.asLuaClosure()->proto;
       if (q == p) {

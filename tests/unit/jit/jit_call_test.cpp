@@ -204,10 +204,11 @@ TEST(JitCallTest, CollectionsUnderANest) {
 
 // In `on` mode a small function without loops or calls is deferred when it gets hot:
 // it is compiled once a compiled caller calls it, never while only the interpreter
-// does (a loop that reads varargs every round is not compiled).
+// does (a loop that reads varargs every round is not compiled). It makes a table, so
+// its caller calls it rather than running its body in place ("Inlined calls").
 TEST(JitCallTest, SmallFunctionsWaitForACompiledCaller) {
   HotState hs;
-  EXPECT_EQ(hs.run("function leaf(x) return x + 1 end "
+  EXPECT_EQ(hs.run("function leaf(x) local y = {x} return y[1] + 1 end "
                    "function boxes(n, ...) local t = {} for i = 1, n do t[i] = leaf(i) + select('#', ...) end "
                    "return #t end "
                    "function sum(n) local s = 0 for i = 1, n do s = s + leaf(i) end return s end "
@@ -336,6 +337,47 @@ TEST(JitCallTest, CallsOfItselfAsTheInterpreters) {
       "1, 50 do s = s + f(i, 0) end return s",
       "22100");
   expectSame("local function f(n, x) if n == 0 then return x end return f(n - 1) end return tostring(f(3, 7))", "nil");
+}
+
+// Callees found in globals (`_ENV.name`, read raw when the request is made) run in place
+// or call themselves as those found in upvalues do, behind the same uid test: a small
+// global function, a recursive global function, either replaced mid-run by another
+// function or by a callable table, a global only `__index` finds (not resolved), and a
+// local `_ENV`.
+TEST(JitCallTest, CalleesFoundInGlobals) {
+  HotState hs;
+  hs.run(
+      "function sq(x) return x * x + 1 end "
+      "loop = function(n) local s = 0 for i = 1, n do s = s + sq(i) end return s end");
+  long exits = 0;
+  EXPECT_EQ(hs.warmThenHot("return loop(300)", "return loop(100000)", exits), "333338333450000");
+  EXPECT_LE(exits, 1) << hs.stats();
+  std::string stats = hs.stats();
+  EXPECT_NE(stats.find("1 functions compiled"), std::string::npos) << stats;
+  expectSame(
+      "function sq(x) return x * x end local function run(n) local s = 0 for i = 1, n do s = s + sq(i) "
+      "if i == 50 then sq = function(x) return -x end end end return s end return run(100)",
+      "39150");
+  expectSame(
+      "function sq(x) return x * x end local function run(n) local s = 0 for i = 1, n do s = s + sq(i) "
+      "if i == 5 then sq = setmetatable({}, {__call = function(_, x) return 1000 end}) end end return s "
+      "end return run(10)",
+      "5055");
+  expectSame("function f(n) if n == 0 then return 0 end return 1 + f(n - 1) end return f(5000)", "5000");
+  expectSame(
+      "function g(n) if n <= 0 then return 0 end if n == 5 then g = function() return 100 end end "
+      "return n + g(n - 1) end local r = {} for k = 1, 2 do local h = g r[k] = h(10) g = h end "
+      "return table.concat(r, ' ')",
+      "145 145");
+  expectSame(
+      "setmetatable(_G, {__index = function(_, k) return function(x) return x + 1 end end}) "
+      "local function run() local s = 0 for i = 1, 20 do s = s + missing(i) end return s end "
+      "local r = run() setmetatable(_G, nil) return r",
+      "230");
+  expectSame(
+      "local function run() local _ENV = {f = function(x) return x * 3 end} local s = 0 "
+      "for i = 1, 20 do s = s + f(i) end return s end return run()",
+      "630");
 }
 
 }  // namespace
