@@ -228,20 +228,22 @@ TEST(JitCallTest, SmallFunctionsWaitForACompiledCaller) {
   EXPECT_NE(stats.find("test:1 "), std::string::npos) << stats;
 }
 
-
 // A call of a small numeric function found in an upvalue runs its body in place
 // (docs/design/jit.md, "Inlined calls"): the callee is never called, so it is never
 // compiled either, where the ordinary compiled call asks for its code.
-TEST(JitCallTest, SmallCalleesRunInPlace) {
+// `sq`, a definition of x * x + 1, called in a compiled loop: inlined, so the loop runs
+// without leaving and only the loop's function is compiled.
+void expectRunsInPlace(const std::string& sq) {
   HotState hs;
-  hs.run("local function sq(x) return x * x + 1 end "
-         "loop = function(n) local s = 0 for i = 1, n do s = s + sq(i) end return s end");
+  hs.run(sq + " loop = function(n) local s = 0 for i = 1, n do s = s + sq(i) end return s end");
   long exits = 0;
-  EXPECT_EQ(hs.warmThenHot("return loop(300)", "return loop(100000)", exits), "333338333450000");
+  EXPECT_EQ(hs.warmThenHot("return loop(300)", "return loop(100000)", exits), "333338333450000") << sq;
   EXPECT_LE(exits, 1) << hs.stats();
   std::string stats = hs.stats();
   EXPECT_NE(stats.find("1 functions compiled"), std::string::npos) << stats;
 }
+
+TEST(JitCallTest, SmallCalleesRunInPlace) { expectRunsInPlace("local function sq(x) return x * x + 1 end"); }
 
 // Inlined calls give the interpreter's results: integers that wrap, floats, mixed and
 // coerced arguments (the ordinary call), division and powers, negative zero, a callee
@@ -345,15 +347,7 @@ TEST(JitCallTest, CallsOfItselfAsTheInterpreters) {
 // function or by a callable table, a global only `__index` finds (not resolved), and a
 // local `_ENV`.
 TEST(JitCallTest, CalleesFoundInGlobals) {
-  HotState hs;
-  hs.run(
-      "function sq(x) return x * x + 1 end "
-      "loop = function(n) local s = 0 for i = 1, n do s = s + sq(i) end return s end");
-  long exits = 0;
-  EXPECT_EQ(hs.warmThenHot("return loop(300)", "return loop(100000)", exits), "333338333450000");
-  EXPECT_LE(exits, 1) << hs.stats();
-  std::string stats = hs.stats();
-  EXPECT_NE(stats.find("1 functions compiled"), std::string::npos) << stats;
+  expectRunsInPlace("function sq(x) return x * x + 1 end");
   expectSame(
       "function sq(x) return x * x end local function run(n) local s = 0 for i = 1, n do s = s + sq(i) "
       "if i == 50 then sq = function(x) return -x end end end return s end return run(100)",
