@@ -538,16 +538,24 @@ reload:
 // on the prototype is entered at pc when pc has an entry.
 jitFrame: {
   Proto* p = cl->proto;
+  // Every call and return of every frame comes here. Most find nothing to do: a
+  // prototype queued, rejected or deferred, whose code has no entry and does not profile
+  // (docs/design/jit.md, "Quiet frames"), is known by one compare.
+  uint16_t epoch = jit->quietEpoch();
+  if (__atomic_load_n(&p->jitQuiet, __ATOMIC_RELAXED) == epoch) [[likely]]
+    DISPATCH();
   // A shared frame comes from sharedFrame, with its own table (docs/design/jit.md,
   // "Shared frames").
   void* const* profiling = dispatch == kSharedLabels ? kSharedProfileLabels : kProfileLabels;
-  // Every call and return of every frame comes here: one load decides for a prototype
-  // that has code, is queued or was rejected (fib and binarytrees, all calls, pay it).
   if (const JitCode* c = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) [[likely]] {
-    if (c->reprofiling.load(std::memory_order_relaxed)) [[unlikely]]
+    bool reprofiling = c->reprofiling.load(std::memory_order_relaxed);
+    if (reprofiling) [[unlikely]]
       dispatch = profiling;  // cold loops
-    const uint8_t* entries = __atomic_load_n(&c->entry, __ATOMIC_ACQUIRE) ? c->entryMap : nullptr;
-    if (!entries || entries[pc - p->code] != 1) DISPATCH();  // kWeftJitEntryForCalls: compiled callers only
+    if (!__atomic_load_n(&c->entry, __ATOMIC_ACQUIRE)) {
+      if (!reprofiling) __atomic_store_n(&p->jitQuiet, epoch, __ATOMIC_RELAXED);
+      DISPATCH();
+    }
+    if (c->entryMap[pc - p->code] != 1) DISPATCH();  // kWeftJitEntryForCalls: compiled callers only
     // A frame whose return compiled code leaves to the interpreter (a metamethod's, a
     // native's callback: docs/design/jit.md "Compiled tail calls"), of a function with no
     // loop, would only enter and exit.

@@ -750,6 +750,7 @@ bool JitTier::coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header) {
     code->coldUnseen.store(unseen, kRelaxed);
     code->coldStart.store(n, kRelaxed);
     code->reprofiling.store(1, kRelaxed);
+    nextQuietEpoch();
     return true;
   }
   if (int64_t(n) - code->coldStart.load(kRelaxed) < kJitColdLoopLimit) return true;  // a lost count may step back
@@ -762,6 +763,15 @@ bool JitTier::coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header) {
     replace(cl, code, true);
   }
   return false;
+}
+
+void JitTier::nextQuietEpoch() {
+  // Release, and read-modify-write so that racing movers each take an epoch: a frame
+  // change that reads an epoch sees every change stored before it moved there.
+  uint16_t epoch = quietEpoch_.load(std::memory_order_relaxed);
+  while (!quietEpoch_.compare_exchange_weak(epoch, epoch == 0xffff ? 1 : epoch + 1, std::memory_order_acq_rel,
+                                            std::memory_order_relaxed)) {
+  }
 }
 
 void JitTier::replace(const LuaClosure* cl, JitCode* code, bool cold) {
@@ -931,6 +941,7 @@ void JitTier::compileJob(Job& job) {
     __atomic_store_n(&code->callEntry, res.entryMap[0] && !job.isVararg ? res.entry : nullptr, __ATOMIC_RELEASE);
     __atomic_store_n(&code->entry, res.entry, __ATOMIC_RELEASE);
     code->state.store(JitCode::kReady, std::memory_order_release);
+    nextQuietEpoch();
   } else if (rc == kWeftJitRejected) {
     rejected_++;
     code->state.store(JitCode::kRejected, std::memory_order_release);

@@ -188,6 +188,13 @@ class JitTier {
   bool coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header);
   // releaseProto: the Proto lets go of its code (any thread, inside a collection).
   void dropProtoRef(JitCode* code);
+  // Frame changes (vm/interp.cpp jitFrame) skip a prototype whose Proto::jitQuiet is
+  // this epoch: its code had no entry and did not profile when a frame change last
+  // looked. Every change that gives a prototype's frames work (an entry published, a
+  // cold loop profiling again) moves to the next epoch, so each prototype is looked at
+  // again. Read with acquire: a frame that finds an epoch then finds the changes made
+  // before it moved there.
+  uint16_t quietEpoch() const { return quietEpoch_.load(std::memory_order_acquire); }
   // Whether the compiler module has been loaded in this process (lazy loading).
   static bool moduleLoaded();
   // Compiled functions whose code the engine still holds (waits for pending releases).
@@ -215,9 +222,15 @@ class JitTier {
   bool ensureEngine();
   void finishJob(JitCode* code);
   void releaseNow(JitCode* code);
+  // After an entry is published or a cold loop starts profiling (quietEpoch); never 0,
+  // the epoch of a Proto never looked at.
+  void nextQuietEpoch();
 
   State& state_;
   JitOptions options_;
+  // Moved by the compile thread and by workers in coldLoop (release), read by every
+  // worker at frame changes (quietEpoch).
+  std::atomic<uint16_t> quietEpoch_{1};
   std::mutex mu_;
   std::condition_variable work_;  // jobs or garbage arrived, or stop
   std::condition_variable done_;  // a job finished (eager waiters)

@@ -139,7 +139,10 @@ struct Proto {
   uint32_t codeSize;
   uint32_t numConstants;
   uint32_t numProtos;
-  uint32_t numUpvalues;
+  uint16_t numUpvalues;  // at most 255 (frontend)
+  // The JIT tier's quiet epoch when a frame change last found nothing to do for this
+  // prototype (vm/jit.h, JitTier::quietEpoch); 0 never matches. Any worker, relaxed.
+  uint16_t jitQuiet;
   uint8_t numParams;
   uint8_t isVararg;
   uint8_t maxStackSize;

@@ -70,7 +70,7 @@ Proto* buildProto(State& state, frontend::ProtoData* data, Proto* root, String* 
   state.mutator().registerExternal(asGc(p));
   p->code = data->code.data();
   p->codeSize = uint32_t(data->code.size());
-  p->numUpvalues = uint32_t(data->upvalues.size());
+  p->numUpvalues = uint16_t(data->upvalues.size());
   p->numParams = data->numParams;
   p->isVararg = data->isVararg ? 1 : 0;
   p->maxStackSize = data->maxStackSize;

@@ -228,6 +228,24 @@ TEST(JitCallTest, SmallFunctionsWaitForACompiledCaller) {
   EXPECT_NE(stats.find("test:1 "), std::string::npos) << stats;
 }
 
+// Frame changes skip a prototype whose code had nothing for them when they last looked
+// (docs/design/jit.md, "Quiet frames"); code published later wakes them. f's 100th call
+// queues it, and its frames started while it compiles find no entry; once its code is
+// ready, interpreted calls of f (from a vararg loop, never compiled) enter it at its
+// start (its loop, which ran before, does not run now, so no back-edge enters it).
+TEST(JitCallTest, QuietFramesWakeForNewCode) {
+  HotState hs;
+  hs.run(
+      "function g(x) return x end "
+      "function f(n) local s, i = 0, 1 while i <= n do s = s + g(i) i = i + 1 end return s end "
+      "function drive(n, m, ...) local s = 0 for k = 1, n do s = s + f(m) + select('#', ...) end return s end");
+  EXPECT_EQ(hs.run("return drive(150, 1)"), "150");
+  hs.settle();
+  long before = hs.entries();
+  EXPECT_EQ(hs.run("return drive(1000, 0)"), "0");
+  EXPECT_GE(hs.entries() - before, 1000) << hs.stats();
+}
+
 // A call of a small numeric function found in an upvalue runs its body in place
 // (docs/design/jit.md, "Inlined calls"): the callee is never called, so it is never
 // compiled either, where the ordinary compiled call asks for its code.
