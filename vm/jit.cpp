@@ -426,6 +426,14 @@ bool onlyForCalls(const Proto* p) {
   return true;
 }
 
+// A prototype without loops whose hotness came to the threshold in a frame its code
+// would not be entered at the start of (vm/interp.cpp jitFrame: a metamethod's, a
+// native's callback): its calls are of that kind, and compiled code would wait for
+// compiled callers, as for onlyForCalls.
+bool calledUnentered(const Proto* p, ThreadData* t) {
+  return t && !mayIterate(p) && (t->frame().flags & (kFrameEntry | kFrameFinishOp));
+}
+
 // WeftJitHost::natives: each known native's function, by id.
 const std::array<NativeFn, kWeftJitNativeCount>& knownNatives() {
   static const std::array<NativeFn, kWeftJitNativeCount> natives = [] {
@@ -642,7 +650,7 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code, const L
   return job;
 }
 
-void JitTier::enqueue(std::unique_ptr<Job> job) {
+void JitTier::enqueue(std::unique_ptr<Job> job, bool first) {
   {
     std::lock_guard lock(mu_);
     if (stop_) {
@@ -650,7 +658,11 @@ void JitTier::enqueue(std::unique_ptr<Job> job) {
       job->code->refs.fetch_sub(1, std::memory_order_acq_rel);
       return;
     }
-    queue_.push_back(std::move(job));
+    if (first) {
+      queue_.push_front(std::move(job));
+    } else {
+      queue_.push_back(std::move(job));
+    }
     if (!thread_.joinable()) thread_ = std::thread([this] { threadMain(); });
   }
   work_.notify_one();
@@ -662,10 +674,11 @@ void JitTier::request(Proto* p, bool wait, ThreadData* t) {
   } else {
     auto* code = new JitCode();
     bool worth = worthCompiling(p);
-    if (!worth || (options_.mode != JitMode::kEager && onlyForCalls(p))) {
+    if (!worth || (options_.mode != JitMode::kEager && (onlyForCalls(p) || calledUnentered(p, t)))) {
       // Rejected without loading LLVM for it (binarytrees, format and strings loaded
       // LLVM only for the compiler to find nothing), or deferred until a compiled call
-      // wants it (gsub.lua loaded LLVM for a small function only the interpreter called).
+      // wants it (gsub.lua loaded LLVM for a small function only the interpreter called;
+      // cd.lua compiled three arithmetic metamethods no code ever entered).
       code->tier = this;
       code->refs.store(1, std::memory_order_relaxed);
       code->state.store(worth ? JitCode::kDeferred : JitCode::kRejected, std::memory_order_relaxed);
@@ -714,7 +727,9 @@ void JitTier::requestForCall(const LuaClosure* cl, JitCode* code) {
     delete next;  // another worker's call came first
     return;
   }
-  enqueue(std::move(job));
+  // First in the queue: compiled code waits for it at every call (its exits there), and
+  // a function without loops compiles quickly.
+  enqueue(std::move(job), true);
 }
 
 bool JitTier::ensureProfile(Proto* p) {

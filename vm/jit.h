@@ -216,7 +216,8 @@ class JitTier {
   // cold loop, which counts as a cold round instead of a version.
   void replace(const LuaClosure* cl, JitCode* code, bool cold);
   void writePerfMap(const JitCode* code, const WeftJitResult& res);
-  void enqueue(std::unique_ptr<Job> job);
+  // `first`: ahead of the jobs queued (a compiled call waits for it).
+  void enqueue(std::unique_ptr<Job> job, bool first = false);
   void threadMain();
   void compileJob(Job& job);
   bool ensureEngine();

@@ -246,6 +246,23 @@ TEST(JitCallTest, QuietFramesWakeForNewCode) {
   EXPECT_GE(hs.entries() - before, 1000) << hs.stats();
 }
 
+// A function without loops that gets hot as a metamethod waits for a compiled caller
+// (vm/jit.cpp calledUnentered): code is never entered at the start of a metamethod's
+// frame, so compiling it for the interpreter's calls was the compile thread's time lost.
+TEST(JitCallTest, MetamethodsWaitForACompiledCaller) {
+  HotState hs;
+  EXPECT_EQ(hs.run("local function make(v) return {v = v} end "
+                   "local mt = {__add = function(a, b) return make(a.v + b.v) end} "
+                   "local x, y = setmetatable({v = 1}, mt), setmetatable({v = 2}, mt) "
+                   "local function drive(n, ...) local s = 0 for i = 1, n do s = s + (x + y).v + select('#', ...) end "
+                   "return s end "
+                   "return drive(5000)"),
+            "15000");
+  hs.settle();
+  std::string stats = hs.stats();
+  EXPECT_NE(stats.find("0 functions compiled"), std::string::npos) << stats;
+}
+
 // A call of a small numeric function found in an upvalue runs its body in place
 // (docs/design/jit.md, "Inlined calls"): the callee is never called, so it is never
 // compiled either, where the ordinary compiled call asks for its code.
