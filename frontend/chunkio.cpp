@@ -20,8 +20,8 @@ constexpr double kTestNum = 370.5;
 // Constant tags: Lua's type tags with their variant bits (lobject.h's LUA_V*).
 constexpr uint8_t kTagNil = 0x00, kTagFalse = 0x01, kTagTrue = 0x11, kTagInteger = 0x03, kTagFloat = 0x13,
                   kTagShortString = 0x04, kTagLongString = 0x14;
-constexpr size_t kMaxShortString = 40;
-constexpr size_t kMaxUpvalues = 255;  // Lua's MAXUPVAL; the main function's count is a byte  // LUAI_MAXSHORTLEN: longer strings get the long tag
+constexpr size_t kMaxShortString = 40;  // LUAI_MAXSHORTLEN: longer strings get the long tag
+constexpr size_t kMaxUpvalues = 255;     // Lua's MAXUPVAL; the main function's count is a byte
 
 // Line information: a delta byte of kAbsLine means "see the absolute entry for this pc";
 // luac writes one when the delta is out of byte range or every kMaxRelativeRun lines.

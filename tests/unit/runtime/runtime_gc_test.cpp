@@ -16,7 +16,7 @@ namespace {
 
 struct Outcome {
   std::string result;   // "ok", or the error message
-  std::string failure;  // the heap's failure reason ("" while sound)
+  std::string failure = "";  // the heap's failure reason ("" while sound)
   uint64_t minors = 0;
 };
 
@@ -91,7 +91,9 @@ TEST(RuntimeGc, YoungValueInAnOldChannelSurvivesAMinorAndIsUpdated) {
     Outcome out = runMayGC(kYoungIntoOldChannel, stress);
     EXPECT_EQ(out.result, "ok");
     EXPECT_EQ(out.failure, "");
-    if (stress == gc::StressMode::kNone) EXPECT_GE(out.minors, 3u);
+    if (stress == gc::StressMode::kNone) {
+      EXPECT_GE(out.minors, 3u);
+    }
   }
 }
 
