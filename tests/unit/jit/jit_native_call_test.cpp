@@ -93,6 +93,24 @@ TEST(JitNativeCallTest, YieldsFromCompiledLoops) {
   EXPECT_EQ(hs.run("local got, last = run(300) return got .. ' ' .. tostring(last)"), "300 25");
 }
 
+// A call whose native yields every round (vm/interp.cpp jitNativeYielded): its yields
+// count as guard exits of the call, so the generator's loop is compiled again with the
+// call left to the interpreter, and every value still passes.
+TEST(JitNativeCallTest, CallsThatYieldAreLeftToTheInterpreter) {
+  HotState hs;
+  hs.run(
+      "f = function(n) local s = 0 for i = 1, n do s = s + (coroutine.yield(i) or 0) end return s end "
+      "run = function(n) local co = coroutine.wrap(f) local got, v = 0, co(n) "
+      "while v ~= nil and got < n do got = got + v v = co(1) end return got, v end");
+  for (int round = 0; round < 3; round++) {
+    EXPECT_EQ(hs.run("local got, last = run(50000) return got .. ' ' .. tostring(last)"), "50086 317");
+    hs.settle();
+  }
+  std::string stats = hs.stats();
+  EXPECT_GE(hs.recompiled(), 1) << stats;
+  EXPECT_NE(stats.find("guard exits test:1"), std::string::npos) << stats;
+}
+
 // A native that collects, with every safepoint relocating: the code resumes in the
 // interpreter, which reads the moved tables.
 TEST(JitNativeCallTest, ANativeThatCollectsLeavesTheCode) {
