@@ -90,10 +90,12 @@ class HotState {
     exits = this->exits() - before;
     return out;
   }
-  // Totals of the --jit-stats report: exits to the interpreter, entries, recompilations.
+  // Totals of the --jit-stats report: exits to the interpreter, entries, recompilations,
+  // functions compiled.
   long exits() { return jitStatsCount(stats(), " exits to the interpreter"); }
   long entries() { return jitStatsCount(stats(), " entries,"); }
   long recompiled() { return jitStatsCount(stats(), " recompiled"); }
+  long compiled() { return jitStatsCount(stats(), " functions compiled"); }
 
  private:
 
