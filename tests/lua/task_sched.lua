@@ -99,12 +99,18 @@ check(counts[1] >= 10 and counts[2] >= 10, "both yielding tasks progressed")
 
 -- Sleep wakes in deadline order. The deadlines are 50 ms apart and counted from one
 -- moment, so a task that starts late under load still sleeps until its own deadline.
+-- The sleepers' function runs once before that moment: with --jit=eager its first call
+-- compiles it, which under ThreadSanitizer took the sleepers past every deadline.
 local order = task.channel(5)
+local function sleeper(i, deadline)
+  task.sleep(deadline - task.now())
+  order:send(i)
+end
+task.spawn(sleeper, 0, task.now()):await()
+order:recv()
 local durations = {0.15, 0.05, 0.25, 0.10, 0.20}
 local base = task.now()
-for i, d in ipairs(durations) do
-  task.spawn(function() task.sleep(base + d - task.now()); order:send(i) end)
-end
+for i, d in ipairs(durations) do task.spawn(sleeper, i, base + d) end
 local got = {}
 for i = 1, 5 do got[i] = order:recv() end
 eq(table.concat(got, " "), "2 4 1 5 3", "sleepers woke in deadline order")
