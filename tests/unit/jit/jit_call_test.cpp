@@ -218,10 +218,7 @@ TEST(JitCallTest, SmallFunctionsWaitForACompiledCaller) {
   EXPECT_EQ(hs.compiled(), 0) << hs.stats();
   // sum's loop gets hot and compiled; its compiled call asks for leaf, which is
   // compiled next; then the loop calls it in compiled code.
-  for (int round = 0; round < 3; round++) {
-    EXPECT_EQ(hs.run("return sum(1000)"), "501500");
-    hs.settle();
-  }
+  hs.warm("return sum(1000)", "501500");
   std::string stats = hs.stats();
   EXPECT_EQ(hs.compiled(), 2) << stats;
   EXPECT_NE(stats.find("test:1 "), std::string::npos) << stats;

@@ -75,9 +75,11 @@ class HotState {
   // Runs `chunk` three times, letting the compile thread finish after each: warming may
   // queue a function before all of it ran, and the guard exits of that first version get
   // it recompiled.
-  void warm(const std::string& chunk) {
+  // With `expected`, each round must return it.
+  void warm(const std::string& chunk, const char* expected = nullptr) {
     for (int round = 0; round < 3; round++) {
-      run(chunk);
+      std::string out = run(chunk);
+      if (expected) EXPECT_EQ(out, expected) << chunk;
       settle();
     }
   }
