@@ -178,6 +178,49 @@ PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
   return f;
 }
 
+// By pc, the registers some path from pc reads before writing them. With `writeBacks`,
+// an exit at pc writes back (reads) dirtyIn[pc]; a poll at a backward jump writes back
+// dirtyOut[pc], whose part beyond dirtyIn that path has just written.
+std::vector<RegSet> readBeforeWritten(const Flow& fl, bool writeBacks) {
+  std::vector<RegSet> in(fl.pcs.size());
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t pc = fl.pcs.size(); pc-- > 0;) {
+      const PcFlow& f = fl.pcs[pc];
+      RegSet out;
+      for (uint8_t s = 0; s < f.numSucc; s++) out |= in[f.succ[s]];
+      RegSet read = f.use | (out & ~f.def);
+      if (writeBacks && f.exits) read |= fl.dirtyIn[pc];
+      if (read != in[pc]) {
+        in[pc] = read;
+        changed = true;
+      }
+    }
+  }
+  return in;
+}
+
+// A loop of at most this many written registers keeps them all in machine registers.
+constexpr size_t kLazyLoopRegisters = 12;
+
+// Flow::lazy: the registers a loop carries (read at its header before written, and
+// written in it), and every register a small loop writes.
+RegSet lazyRegisters(const Flow& fl, uint32_t n) {
+  std::vector<RegSet> readIn = readBeforeWritten(fl, false);
+  RegSet lazy;
+  for (uint32_t pc = 0; pc < n; pc++) {
+    const PcFlow& f = fl.pcs[pc];
+    for (uint8_t s = 0; s < f.numSucc; s++) {
+      uint32_t header = f.succ[s];
+      if (header > pc) continue;
+      RegSet written;
+      for (uint32_t q = header; q <= pc; q++) written |= fl.pcs[q].def | fl.pcs[q].mayDef;
+      lazy |= written.count() <= kLazyLoopRegisters ? written : readIn[header] & written;
+    }
+  }
+  return lazy;
+}
+
 }  // namespace
 
 uint32_t jumpTarget(const WeftJitRequest& req, uint32_t jmpPc) {
@@ -204,14 +247,16 @@ Flow analyseFlow(const WeftJitRequest& req, const std::vector<uint8_t>& compiled
     f.numSucc = kept;
     fl.touched |= f.use | f.def | f.mayDef;
   }
-  // Forward: what may have been written since any entry (entries start clean).
+  fl.lazy = lazyRegisters(fl, n);
+  // Forward: what may have been written since any entry (entries start clean), of the
+  // lazy registers (the others are in their slots from their writes on).
   fl.dirtyIn.assign(n, RegSet());
   fl.dirtyOut.assign(n, RegSet());
   for (bool changed = true; changed;) {
     changed = false;
     for (uint32_t pc = 0; pc < n; pc++) {
       const PcFlow& f = fl.pcs[pc];
-      fl.dirtyOut[pc] = fl.dirtyIn[pc] | f.def | f.mayDef;
+      fl.dirtyOut[pc] = fl.dirtyIn[pc] | ((f.def | f.mayDef) & fl.lazy);
       for (uint8_t s = 0; s < f.numSucc; s++) {
         RegSet merged = fl.dirtyIn[f.succ[s]] | fl.dirtyOut[pc];
         if (merged != fl.dirtyIn[f.succ[s]]) {
@@ -221,24 +266,8 @@ Flow analyseFlow(const WeftJitRequest& req, const std::vector<uint8_t>& compiled
       }
     }
   }
-  // Backward: what may be read (a write-back included) before it is written. An exit
-  // at pc writes back dirtyIn[pc]; a poll at a backward jump writes back dirtyOut[pc],
-  // whose part beyond dirtyIn that path has just written.
-  fl.liveIn.assign(n, RegSet());
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (uint32_t pc = n; pc-- > 0;) {
-      const PcFlow& f = fl.pcs[pc];
-      RegSet out;
-      for (uint8_t s = 0; s < f.numSucc; s++) out |= fl.liveIn[f.succ[s]];
-      RegSet in = f.use | (out & ~f.def);
-      if (f.exits) in |= fl.dirtyIn[pc];
-      if (in != fl.liveIn[pc]) {
-        fl.liveIn[pc] = in;
-        changed = true;
-      }
-    }
-  }
+  // Backward: what may be read (a write-back included) before it is written.
+  fl.liveIn = readBeforeWritten(fl, true);
   return fl;
 }
 

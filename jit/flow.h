@@ -1,12 +1,15 @@
 // Register dataflow over one prototype's bytecode, for the lowering (jit/lower.cpp; docs/
-// design/jit.md, "Registers between safepoints"). Compiled code keeps Lua registers in
-// machine registers and writes back at each exit only those it may have written since it
-// was entered (dirty), so it loads at each entry the registers whose slot value it may
-// still read or write back (live).
+// design/jit.md, "Registers between safepoints"). Compiled code writes most registers
+// through to their slots as it computes them; the registers of loops (those a loop
+// carries round, and every register a small loop writes) it keeps in machine registers
+// (lazy) and writes back at each exit those it may have written since it was entered
+// (dirty). It loads at each entry the registers whose slot value it may still read or
+// write back (live).
 //
 // Invariants:
-//  1. dirtyIn[pc] holds every register that some path from an entry to pc may have
-//     written: an exit at pc that stores dirtyIn[pc] leaves the frame exact.
+//  1. dirtyIn[pc] holds every lazy register that some path from an entry to pc may
+//     have written: an exit at pc that stores dirtyIn[pc] leaves the frame exact, the
+//     other registers being in their slots since their writes.
 //  2. liveIn[pc] holds every register that some path from pc may read before writing it,
 //     an exit's write-back counting as a read: loading liveIn[e] at entry e makes every
 //     value the code reads or writes back the frame's.
@@ -41,6 +44,7 @@ struct Flow {
   std::vector<PcFlow> pcs;
   std::vector<RegSet> dirtyIn, dirtyOut, liveIn;
   RegSet touched;  // every register any instruction reads or writes
+  RegSet lazy;     // kept in machine registers until an exit; the others are written through
 };
 
 // `compiled[pc]`: the lowering compiles the instruction (else it is an exit at pc).

@@ -341,7 +341,7 @@ void Lowering::forPrep(uint32_t pc, Instruction i) {
         Value* upCount = b_.CreateUDiv(b_.CreateSub(lim, init), step);
         Value* downDen = b_.CreateAdd(b_.CreateSub(b_.getInt64(0), b_.CreateAdd(step, b_.getInt64(1))), b_.getInt64(1));
         Value* downCount = b_.CreateUDiv(b_.CreateSub(init, lim), downDen);
-        b_.CreateStore(b_.CreateSelect(up, upCount, downCount), payVar_[a + 1]);
+        setPayload(a + 1, b_.CreateSelect(up, upCount, downCount));
         storeI(a + 3, init);
         b_.CreateBr(body);
   };
@@ -385,8 +385,8 @@ void Lowering::forLoop(uint32_t pc, Instruction i) {
         b_.CreateCondBr(b_.CreateICmpUGT(count, b_.getInt64(0)), again, done);
         b_.SetInsertPoint(again);
         Value* idx = b_.CreateAdd(ival(a), ival(a + 2));
-        b_.CreateStore(b_.CreateSub(count, b_.getInt64(1)), payVar_[a + 1]);
-        b_.CreateStore(idx, payVar_[a]);
+        setPayload(a + 1, b_.CreateSub(count, b_.getInt64(1)));
+        setPayload(a, idx);
         storeI(a + 3, idx);
         jumpTo(pc, pc, target);
   };
@@ -399,7 +399,7 @@ void Lowering::forLoop(uint32_t pc, Instruction i) {
         BasicBlock* again = newBlock("for_fagain");
         b_.CreateCondBr(cont, again, done);
         b_.SetInsertPoint(again);
-        b_.CreateStore(b_.CreateBitCast(idx, b_.getInt64Ty()), payVar_[a]);
+        setPayload(a, b_.CreateBitCast(idx, b_.getInt64Ty()));
         storeF(a + 3, idx);
         jumpTo(pc, pc, target);
   };

@@ -58,14 +58,24 @@ class Lowering {
     return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base_, uint64_t(r) * kValueSize + kTagOffset);
   }
   // Lua registers as the code sees them: a payload and a tag variable per register
-  // (allocas that LLVM turns into machine registers), loaded at entries and written
-  // back at exits and before helpers (jit/flow.h).
+  // (allocas that LLVM turns into machine registers), loaded at entries; a write goes
+  // through to the slot too, except a lazy register's, written back at exits and
+  // before helpers (jit/flow.h).
   Value* tag(int r) { return b_.CreateLoad(b_.getInt8Ty(), tagVar_[r]); }
   Value* ival(int r) { return b_.CreateLoad(b_.getInt64Ty(), payVar_[r]); }
   Value* fval(int r) { return b_.CreateBitCast(ival(r), b_.getDoubleTy()); }
   void setReg(int r, Value* payload, Value* t) {
     b_.CreateStore(payload, payVar_[r]);
     b_.CreateStore(t, tagVar_[r]);
+    if (!flow_.lazy[r]) {
+      b_.CreateStore(payload, slot(r));
+      b_.CreateStore(t, slotTag(r));
+    }
+  }
+  // A payload whose tag the register already has.
+  void setPayload(int r, Value* payload) {
+    b_.CreateStore(payload, payVar_[r]);
+    if (!flow_.lazy[r]) b_.CreateStore(payload, slot(r));
   }
   void storeI(int r, Value* v) { setReg(r, v, b_.getInt8(kTagInt)); }
   void storeF(int r, Value* v) { setReg(r, b_.CreateBitCast(v, b_.getInt64Ty()), b_.getInt8(kTagFloat)); }
