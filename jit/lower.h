@@ -5,9 +5,10 @@
 // block; an entry switch on `pc` reaches the blocks the entry map marks through blocks
 // that load registers from their stack slots (a 16-byte Value: payload at 0, tag byte
 // at 8): the start's those live there, every other entry's those live at any of them.
-// Registers then live in machine registers; each `ret` first writes back every register
-// written since the entry (jit/flow.h), so it leaves the frame exact; a failed tag guard or an instruction outside the subset returns its
-// own pc (kWeftJitExitInterpret).
+// Registers then live in machine registers, most written through to their slots as
+// well; each `ret` first writes back the loops' registers written since the entry
+// (jit/flow.h), so it leaves the frame exact; a failed tag guard or an instruction
+// outside the subset returns its own pc (kWeftJitExitInterpret).
 #pragma once
 
 #include <cstdint>
