@@ -163,13 +163,12 @@ void Lowering::arrayRead(uint32_t pc, int a, Value* h, Value* key, BasicBlock* s
 // tableShortStrSlot: the node part loaded once, its own capacity for the mask, linear
 // probing from the key's hash; key fields are compared (a torn key matches nothing), and
 // a nil key ends the chain. The key string is read from the constant slot, which the
-// collector updates when it moves the string. The home node is tested inline, the rest
-// of the chain out of line; a field that is absent goes to `slow`, and so does a nil one
-// at each caller (the helper applies the metatable rule), which keeps each access a few
-// blocks long: LLVM's time grows with
-// them (nbody's advance, 25 field reads: 510 ms before inline reads, 620 to 880 with a
-// probe loop and the nil cases inline at every read, on the loaded two-core machine).
-Value* Lowering::fieldSlot(Value* h, int k, BasicBlock* slow) {
+// collector updates when it moves the string. The node of the site's slot hint, then the
+// home node are tested inline, the rest of the chain out of line; a field that is absent goes to `slow`, and so does a
+// nil one at each caller (the helper applies the metatable rule), which keeps each access a few blocks long: LLVM's
+// time grows with them (nbody's advance, 25 field reads: 510 ms before inline reads, 620 to 880 with a probe loop and
+// the nil cases inline at every read, on the loaded two-core machine).
+Value* Lowering::fieldSlot(uint32_t pc, Value* h, int k, BasicBlock* slow) {
   const WeftJitLayout& l = host_.layout;
   Value* part = loadShared(b_.getPtrTy(), at(h, l.tableNodes), llvm::AtomicOrdering::Acquire);
   BasicBlock* start = newBlock("field_start");
@@ -180,23 +179,38 @@ Value* Lowering::fieldSlot(Value* h, int k, BasicBlock* slow) {
   Value* cap = loadShared(b_.getInt32Ty(), at(part, l.nodesCapacity), llvm::AtomicOrdering::Monotonic);
   Value* mask = b_.CreateSub(cap, b_.getInt32(1));
   Value* key = b_.CreateLoad(b_.getInt64Ty(), constSlot(k));
+  llvm::PHINode* match = llvm::PHINode::Create(b_.getPtrTy(), 3);
+  if (uint8_t hint = req_.slotHints ? req_.slotHints[pc] : 0) {
+    // Where a collision put the key in the tables the interpreter saw (vm/jit_abi.h).
+    Value* hinted = nodeAt(part, b_.CreateAnd(b_.getInt32(hint - 1u), mask));
+    BasicBlock* home = newBlock("field_home");
+    b_.CreateCondBr(holdsField(hinted, key), found, home);
+    match->addIncoming(hinted, b_.GetInsertBlock());
+    b_.SetInsertPoint(home);
+  }
   Value* home = b_.CreateAnd(b_.getInt32(req_.constants[k].hash), mask);
   Value* node = nodeAt(part, home);
-  Value* keyPayload = loadShared(b_.getInt64Ty(), at(node, l.nodeKey), llvm::AtomicOrdering::Unordered);
-  Value* keyTag = loadShared(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag), llvm::AtomicOrdering::Unordered);
-  b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpEQ(keyPayload, key), isTag(keyTag, kTagString)), found, far);
+  b_.CreateCondBr(holdsField(node, key), found, far);
+  match->addIncoming(node, b_.GetInsertBlock());
   b_.SetInsertPoint(far);
   Value* farNode = b_.CreateCall(probeFunction(), {part, key, home, mask});
   b_.CreateCondBr(b_.CreateIsNull(farNode), slow, found);
-  b_.SetInsertPoint(found);
-  llvm::PHINode* match = b_.CreatePHI(b_.getPtrTy(), 2);
-  match->addIncoming(node, start);
   match->addIncoming(farNode, far);
+  b_.SetInsertPoint(found);
+  b_.Insert(match);
   return at(match, l.nodeValue);
 }
 
+// Whether `node` holds the interned string `key` (its fields compared, never followed).
+Value* Lowering::holdsField(Value* node, Value* key) {
+  const WeftJitLayout& l = host_.layout;
+  Value* keyPayload = loadShared(b_.getInt64Ty(), at(node, l.nodeKey), llvm::AtomicOrdering::Unordered);
+  Value* keyTag = loadShared(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag), llvm::AtomicOrdering::Unordered);
+  return b_.CreateAnd(b_.CreateICmpEQ(keyPayload, key), isTag(keyTag, kTagString));
+}
+
 void Lowering::fieldRead(uint32_t pc, int a, Value* h, int k, BasicBlock* slow) {
-  auto [payload, t] = loadTableSlot(fieldSlot(h, k, slow));
+  auto [payload, t] = loadTableSlot(fieldSlot(pc, h, k, slow));
   BasicBlock* hit = newBlock("field_hit");
   b_.CreateCondBr(isTag(t, kTagNil), slow, hit);
   b_.SetInsertPoint(hit);
@@ -471,8 +485,8 @@ void Lowering::tableWrite(uint32_t pc, Instruction i, Op op) {
     b_.SetInsertPoint(nonNil);
     Value* begun =
         b_.CreateAnd(loadShared(b_.getInt32Ty(), at(h, l.tableSync), llvm::AtomicOrdering::Acquire), b_.getInt32(~1u));
-    Value* slotPtr =
-        field ? fieldSlot(h, getB(i), slow) : arraySlot(h, op == Op::SETI ? b_.getInt64(getB(i)) : ival(getB(i)), slow);
+    Value* slotPtr = field ? fieldSlot(pc, h, getB(i), slow)
+                           : arraySlot(h, op == Op::SETI ? b_.getInt64(getB(i)) : ival(getB(i)), slow);
     BasicBlock* live = newBlock("write_live");
     Value* oldTag = loadShared(b_.getInt8Ty(), at(slotPtr, l.valueTag), llvm::AtomicOrdering::Monotonic);
     b_.CreateCondBr(isTag(oldTag, kTagNil), slow, live);

@@ -301,7 +301,8 @@ class Lowering {
   // key in its node part, or a branch to `slow`; the caller reads or stores it.
   Value* arraySlot(Value* h, Value* key, BasicBlock* slow);
   Value* intNodeSlot(Value* h, Value* key, BasicBlock* slow);
-  Value* fieldSlot(Value* h, int k, BasicBlock* slow);
+  Value* fieldSlot(uint32_t pc, Value* h, int k, BasicBlock* slow);
+  Value* holdsField(Value* node, Value* key);
   // The table in upvalue `up`'s cell (GETTABUP, SETTABUP), or a branch to `slow`.
   Value* envTable(int up, BasicBlock* slow);
 

@@ -424,13 +424,13 @@ Status executeMayGC(State& S, ThreadData* t) {
   // While a prototype waits for compiled code (JIT on), its frames dispatch through this
   // table: the instructions the compiler specialises record their operand types first
   // (jitProfileStep). The fast paths pay nothing for type feedback.
-#define WEFT_PROFILE_LABEL(name, fmt, desc) jitProfiled(Op::name) ? &&jitProfileStep : &&op_##name,
+#define WEFT_PROFILE_LABEL(name, fmt, desc) jitProfileVisits(Op::name) ? &&jitProfileStep : &&op_##name,
   static void* const kProfileLabels[] = {WEFT_OPCODES(WEFT_PROFILE_LABEL)};
 #undef WEFT_PROFILE_LABEL
   // Both: a shared frame of a prototype waiting for code (sharedInstruction profiles the
   // calls it reconciles before).
 #define WEFT_SHARED_PROFILE_LABEL(name, fmt, desc) \
-  sharedStop(Op::name) ? &&sharedInstruction : jitProfiled(Op::name) ? &&jitProfileStep : &&op_##name,
+  sharedStop(Op::name) ? &&sharedInstruction : jitProfileVisits(Op::name) ? &&jitProfileStep : &&op_##name,
   static void* const kSharedProfileLabels[] = {WEFT_OPCODES(WEFT_SHARED_PROFILE_LABEL)};
 #undef WEFT_SHARED_PROFILE_LABEL
 
@@ -703,7 +703,7 @@ sharedFrame:
 sharedInstruction:
   if (sharedLoop(Op(i & 0x7f))) sharedBackEdge(t, f->base);
   else syncSharedFrame(t, f->base);
-  if (dispatch == kSharedProfileLabels && jitProfiled(Op(i & 0x7f))) goto jitProfileStep;
+  if (dispatch == kSharedProfileLabels && jitProfileVisits(Op(i & 0x7f))) goto jitProfileStep;
   goto* kLabels[i & 0x7f];
 
 // Slow path: line or count hooks, before the instruction `i` (pc is past it). Lua runs

@@ -497,6 +497,27 @@ uint32_t unseenInLoop(const Proto* p, uint32_t header) {
   return unseen;
 }
 
+// Notes in the hint byte of field site pc (vm/jit_abi.h, WeftJitRequest::slotHints)
+// where a collision put the key, past its home node; 0 where it was at home or absent.
+// Relaxed and racy between workers, as the feedback: the last seen wins.
+void noteFieldSlot(const Proto* p, uint8_t* prof, uint32_t pc, const Value& obj, int k) {
+  const Value& key = p->constants[k];
+  if (!obj.isTable() || !key.isString() || !key.asString()->isShort()) return;
+  const Table* t = obj.asTable();
+  const NodeArray* part = tableNodePart(t);
+  const Value* slot = tableShortStrSlot(t, key.asString());
+  uint8_t hint = 0;
+  if (part && slot) {
+    auto* node = reinterpret_cast<const Node*>(reinterpret_cast<const char*>(slot) - offsetof(Node, value));
+    uint32_t index = uint32_t(node - part->nodes);
+    uint32_t home = key.asString()->header.hash & (part->capacity - 1);
+    if (index != home && index < kWeftJitSlotHintLimit) hint = uint8_t(index + 1);
+  }
+  if (__atomic_load_n(&prof[p->codeSize + pc], __ATOMIC_RELAXED) != hint) {
+    __atomic_store_n(&prof[p->codeSize + pc], hint, __ATOMIC_RELAXED);
+  }
+}
+
 }  // namespace
 
 void jitProfileRecord(Proto* p, uint32_t pc, const Value* base, bool atGuardExit) {
@@ -506,6 +527,11 @@ void jitProfileRecord(Proto* p, uint32_t pc, const Value* base, bool atGuardExit
   frontend::Instruction i = p->code[pc];
   Op op = frontend::getOp(i);
   int a = frontend::getA(i), b = frontend::getB(i), c = frontend::getC(i);
+  if (!atGuardExit && op == Op::GETFIELD) noteFieldSlot(p, prof, pc, base[b], c);
+  if (!atGuardExit && op == Op::SETFIELD) {
+    noteFieldSlot(p, prof, pc, base[a], b);
+    return;
+  }
   uint8_t bits;
   if (op >= Op::ADDI && op <= Op::SHR) {
     bool regC = !(op == Op::ADDI || op == Op::SHRI || op == Op::SHLI || (op >= Op::ADDK && op <= Op::BXORK));
@@ -635,8 +661,8 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code, const L
   job->constantSlots = p->constants;
   job->codeAddress = p->code;
   if (const uint8_t* prof = __atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE)) {
-    job->profile.resize(p->codeSize);
-    for (uint32_t pc = 0; pc < p->codeSize; pc++) job->profile[pc] = __atomic_load_n(&prof[pc], __ATOMIC_RELAXED);
+    job->profile.resize(2 * size_t(p->codeSize));
+    for (size_t i = 0; i < job->profile.size(); i++) job->profile[i] = __atomic_load_n(&prof[i], __ATOMIC_RELAXED);
   }
   job->numParams = p->numParams;
   job->maxStackSize = p->maxStackSize;
@@ -734,7 +760,7 @@ void JitTier::requestForCall(const LuaClosure* cl, JitCode* code) {
 
 bool JitTier::ensureProfile(Proto* p) {
   if (__atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE)) return true;
-  auto* fresh = new (std::nothrow) uint8_t[p->codeSize]();
+  auto* fresh = new (std::nothrow) uint8_t[2 * size_t(p->codeSize)]();
   if (!fresh) return false;
   uint8_t* expected = nullptr;
   if (!__atomic_compare_exchange_n(&p->jitProfile, &expected, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -937,7 +963,8 @@ void JitTier::compileJob(Job& job) {
                      inlines.data(),
                      uint32_t(inlines.size()),
                      job.uid,
-                     job.captured.empty() ? nullptr : job.captured.data()};
+                     job.captured.empty() ? nullptr : job.captured.data(),
+                     job.profile.empty() ? nullptr : job.profile.data() + job.bytecode.size()};
   WeftJitResult res{};
   auto start = std::chrono::steady_clock::now();
   if (job.faultSlow) std::this_thread::sleep_for(kFaultSlowCompile);

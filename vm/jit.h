@@ -17,7 +17,8 @@
 //     successor (JitCode::previous): another worker may still be running it.
 //  5. Type feedback only widens: the interpreter ORs what it sees into Proto::jitProfile
 //     until the prototype is queued, and at every guard exit; a job compiles a snapshot
-//     of it.
+//     of it. The field slot hints after it (jitProfile[codeSize + pc]) are the last seen:
+//     compiled code tests them before the key's home node and needs none to be right.
 //
 // Threads: the interpreter (any worker) calls jitChargeMayQueue / JitTier::request and
 // reads JitCode; the collector (releaseProto) calls JitTier::dropProtoRef; the compile
@@ -150,11 +151,15 @@ constexpr bool jitProfiled(frontend::Op op) {
          op == Op::FORLOOP || op == Op::CALL || op == Op::TAILCALL || op == Op::TFORCALL || op == Op::GETTABLE ||
          op == Op::GETI || op == Op::GETFIELD;
 }
+// The instructions the interpreter visits while it profiles: those with type feedback,
+// and the field accesses whose node it notes (vm/jit_abi.h, field slot hints).
+constexpr bool jitProfileVisits(frontend::Op op) { return jitProfiled(op) || op == frontend::Op::SETFIELD; }
 // Whether the interpreter profiles p now: it has not been queued. A request snapshots
 // the feedback, so what the interpreter would see later reaches code only through guard
 // exits (JitTier::guardExit). Never allocates.
 inline bool jitProfilingNow(const Proto* p) { return !__atomic_load_n(&p->jit, __ATOMIC_ACQUIRE); }
-// ORs the types of instruction pc's operands into p's feedback (invariant 5).
+// ORs the types of instruction pc's operands into p's feedback (invariant 5), and notes
+// a field's node.
 // `atGuardExit`: compiled code left at pc (a failed guard or helper) rather than the
 // interpreter profiling it; a table read that already had feedback is then marked for
 // the interpreter (vm/jit_abi.h).

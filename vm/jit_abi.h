@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 18;
+inline constexpr uint32_t kWeftJitAbiVersion = 19;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
@@ -58,6 +58,8 @@ inline constexpr uint64_t kWeftJitExitInCallee = 0x100;
 // interpreter. 0: never seen, the compiler speculates nothing.
 inline constexpr uint8_t kWeftJitSeenInt = 1, kWeftJitSeenFloat = 2, kWeftJitSeenOther = 4, kWeftJitSeenTable = 8;
 inline constexpr uint8_t kWeftJitSeenKnown = 1, kWeftJitSeenLuaFunction = 2;
+// Field slot hints (WeftJitRequest::slotHints) name nodes below this index.
+inline constexpr uint8_t kWeftJitSlotHintLimit = 255;
 // CALL: a native (not a known one, nor pcall or xpcall), which compiled code calls
 // through WeftJitHelpers::callNative. Bit 0 clear, so no known native's byte is it.
 inline constexpr uint8_t kWeftJitSeenNativeFn = 8;
@@ -141,6 +143,11 @@ struct WeftJitRequest {
   // 32 bytes, bit r (byte r / 8, bit r % 8) set when a closure it makes captures register
   // r: its frames may then be shared (docs/design/jit.md, "Shared frames"); null: none.
   const uint8_t* captured;
+  // codeSize bytes, or null: at a GETFIELD or SETFIELD, 1 + the index of the node where
+  // the interpreter last found its key when a collision had put it past its home node;
+  // 0 otherwise (nodes from kWeftJitSlotHintLimit on have none). Code tests that node
+  // first (docs/design/jit.md, "Inline table reads").
+  const uint8_t* slotHints;
 };
 
 // The VM's fast paths that compiled code calls (vm/interp.cpp, jitHelpers): each does

@@ -149,8 +149,9 @@ struct Proto {
   uint8_t pad;
   // Calls plus loop back-edges seen while the JIT is on (vm/jit.h, jitCharge).
   uint32_t jitHotness;
-  // Type feedback (vm/jit_abi.h): off-heap, codeSize bytes, allocated when the JIT first
-  // profiles the prototype; null before. Set once by compare-and-swap.
+  // Type feedback (vm/jit_abi.h): off-heap, codeSize bytes, then codeSize bytes of field
+  // slot hints, allocated when the JIT first profiles the prototype; null before. Set
+  // once by compare-and-swap.
   uint8_t* jitProfile;
   // Nested prototypes share their chunk's ProtoData tree: `root` is the top-level Proto
   // whose `data` owns the tree (null when this Proto is the root). A nested Proto keeps

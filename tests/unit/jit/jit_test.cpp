@@ -301,6 +301,30 @@ TEST(JitTest, InlineFieldReads) {
              "ERR: test:1: attempt to index a nil value (local 'v')");
 }
 
+// A field site's slot hint (vm/jit_abi.h) is the node where the interpreter last found
+// the key past its home; tables of other shapes hold another key there, or none, and
+// the compiled read and store test the key before they take that node. Eight sites,
+// each profiled last on another of 48 shapes: some hints are set whatever the hash seed.
+TEST(JitTest, FieldSlotHintsAreTestedNotTrusted) {
+  std::string setup =
+      "shapes = {} for s = 1, 48 do local t = {} for f = 1, s % 11 + 2 do t['f' .. s * 16 + f] = -f end "
+      "t.x = s shapes[s] = t end sites = {} ";
+  for (int k = 1; k <= 8; k++) {
+    setup += "sites[" + std::to_string(k) +
+             "] = function(rounds) local sum = 0 for r = 1, rounds do for s = 1, 48 do local t = shapes[(s * " +
+             std::to_string(k) + " + r) % 48 + 1] sum = sum + t.x t.x = t.x + 1 end end return sum end ";
+  }
+  const std::string warm = "for k = 1, 8 do sites[k](3) end ";
+  const std::string hot = "local total = 0 for k = 1, 8 do total = total + sites[k](40) end return total";
+  HotState hs;
+  hs.run(setup);
+  hs.run(warm);
+  hs.settle();
+  long before = hs.entries();
+  EXPECT_EQ(hs.run(hot), runLua(setup + warm + hot, Run::kInterpreted));
+  EXPECT_GE(hs.entries() - before, 8);
+}
+
 // Global reads (GETTABUP of _ENV) compiled inline: the upvalue's cell, then the field
 // probe; a global changed, an __index on _G set, _ENV's hash part rebuilt mid-loop, an
 // _ENV upvalue that is another table or no table.

@@ -79,7 +79,9 @@ class HotState {
   void warm(const std::string& chunk, const char* expected = nullptr) {
     for (int round = 0; round < 3; round++) {
       std::string out = run(chunk);
-      if (expected) EXPECT_EQ(out, expected) << chunk;
+      if (expected) {
+        EXPECT_EQ(out, expected) << chunk;
+      }
       settle();
     }
   }
