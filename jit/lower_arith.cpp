@@ -172,6 +172,13 @@ bool Lowering::arithSpecialised(uint32_t pc, Instruction i, Op op) {
   bool floatCode = op == Op::ADD || op == Op::ADDK || op == Op::ADDI || op == Op::SUB || op == Op::SUBK ||
                    op == Op::MUL || op == Op::MULK || floatOnly || op == Op::IDIV || op == Op::IDIVK;
   if (!ints && !(floatResult && floatCode)) return false;
+  // Float code converts an operand seen as an integer anyway: it takes a float there
+  // too, so a value that becomes one (a table of integers refilled with floats, as
+  // spectralnorm's first vector) neither exits nor gets its function recompiled.
+  if (!ints) {
+    if (sx == kWeftJitSeenInt) sx = kNumber;
+    if (sy == kWeftJitSeenInt) sy = kNumber;
+  }
   int a = getA(i), rb = getB(i), rc = getC(i);
   Value* x = speculateOperand(rb, sx, !ints, pc);
   Value* y = yReg ? speculateOperand(rc, sy, !ints, pc) : ints ? yConstInt : yConstFlt;

@@ -189,6 +189,23 @@ TEST(JitTest, BlacklistedAfterRepeatedGuardExits) {
   EXPECT_EQ(hs.run("return h(10, 'a', 1, 1)"), "ERR: test:1: attempt to add a 'number' with a 'string'");
 }
 
+// Float code takes a float where the feedback saw only integers: it converts that
+// operand anyway. A vector of integers refilled with floats runs on in the same code,
+// with no guard exit there and no recompilation (each would follow without it).
+TEST(JitTest, FloatCodeTakesIntegersThatBecameFloats) {
+  HotState hs;
+  hs.run(
+      "xs = {} for i = 1, 64 do xs[i] = i end "
+      "function dot(n) local a = 0.0 for r = 1, n do for j = 1, 64 do a = a + xs[j] * 0.5 end end return a end");
+  hs.warm("return dot(20)", "20800.0");
+  hs.run("for i = 1, 64 do xs[i] = i + 0.25 end");
+  long recompiled = hs.recompiled();
+  EXPECT_EQ(hs.run("return dot(20)"), "20960.0");
+  hs.settle();
+  EXPECT_EQ(hs.recompiled(), recompiled);
+  EXPECT_EQ(hs.stats().find("guard exits"), std::string::npos) << hs.stats();
+}
+
 // math.sqrt computed in compiled code: the same bits as the call, and a call site whose
 // callee changes goes back to calling it.
 TEST(JitTest, MathSqrtInCompiledLoops) {
