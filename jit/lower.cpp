@@ -102,6 +102,15 @@ BasicBlock* Lowering::exitWith(uint32_t site, uint64_t kind, uint32_t exitPc, co
     b_.SetInsertPoint(shared.block);
     shared.result = b_.CreatePHI(b_.getInt64Ty(), 4);
     spillAll(dirty);
+    if (defer_) {  // a deferred frame is written before the interpreter takes it
+      BasicBlock* write = BasicBlock::Create(ctx_, "write_frame", fn_);
+      BasicBlock* leave = BasicBlock::Create(ctx_, "leave", fn_);
+      b_.CreateCondBr(isDeferred(), write, leave);
+      b_.SetInsertPoint(write);
+      writeDeferredFrame(codeAt(b_.CreateTrunc(shared.result, b_.getInt32Ty())), true);
+      b_.CreateBr(leave);
+      b_.SetInsertPoint(leave);
+    }
     b_.CreateRet(shared.result);
   }
   bb = BasicBlock::Create(ctx_, kind != kWeftJitExitInterpret ? "poll_exit" : "exit", fn_);
@@ -114,7 +123,7 @@ void Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Val
   std::vector<llvm::Type*> types;
   for (Value* a : args) types.push_back(a->getType());
   auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), types, false);
-  Value* callee = hostPtr(fn);
+  Value* callee = frameHelper(fn);
   spillOperands(pc);
   Value* ok = b_.CreateCall(fty, callee, args);
   // With feedback a failure counts as a guard's: the VM marks the site, and the next
@@ -613,6 +622,17 @@ void Lowering::enterAt(const std::vector<uint8_t>& entryMap, BasicBlock* noEntry
   }
 }
 
+void Lowering::discard() {
+  llvm::Function* made[] = {fn_, probe_, intNode_};
+  for (llvm::Function* f : made) {
+    if (f) f->dropAllReferences();
+  }
+  for (llvm::Function* f : made) {
+    if (f) f->eraseFromParent();
+  }
+  fn_ = probe_ = intNode_ = nullptr;
+}
+
 LowerResult Lowering::run(const std::string& name) {
   LowerResult out;
   uint32_t n = req_.codeSize;
@@ -671,9 +691,11 @@ LowerResult Lowering::run(const std::string& name) {
   if (out.entryMap[0] && !callsOrLoops) out.entryMap[0] = kWeftJitEntryForCalls;
   startEntry_ = out.entryMap[0] != 0;
 
-  llvm::Type* i64 = b_.getInt64Ty();
-  auto* fty = llvm::FunctionType::get(i64, {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty(), b_.getPtrTy()}, false);
-  fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m_);
+  // Deferred frames need calls of themselves and a frame no other code reads.
+  bool callsItself = false;
+  for (uint32_t pc = 0; pc < n; pc++) callsItself = callsItself || (compiled[pc] && deferredCall(pc));
+  defer_ = defer_ && callsItself && !req_.captured && !req_.faultSkipReload;
+  fn_ = llvm::Function::Create(entryType(), llvm::Function::ExternalLinkage, name, m_);
   // The stack and the budget are touched by this thread only and never alias each other.
   fn_->addParamAttr(0, llvm::Attribute::NoAlias);
   fn_->addParamAttr(1, llvm::Attribute::NoAlias);
@@ -688,6 +710,7 @@ LowerResult Lowering::run(const std::string& name) {
   base_ = fn_->getArg(0);
   budget_ = fn_->getArg(1);
   thread_ = fn_->getArg(3);
+  deferred_ = fn_->getArg(4);
   BasicBlock* entry = BasicBlock::Create(ctx_, "entry", fn_);
   BasicBlock* noEntry = BasicBlock::Create(ctx_, "no_entry", fn_);
   blocks_.resize(n + 2);
@@ -730,7 +753,14 @@ bool layoutAgrees(const WeftJitLayout& l) {
 
 LowerResult lowerPrototype(llvm::Module& module, const std::string& name, const WeftJitRequest& request,
                            const WeftJitHost& host) {
-  lowering::Lowering l(module, request, host);
+  {
+    lowering::Lowering deferring(module, request, host, true);
+    LowerResult out = deferring.run(name);
+    out.defersFrames = deferring.defers();
+    if (!deferring.deferralFailed()) return out;
+    deferring.discard();
+  }
+  lowering::Lowering l(module, request, host, false);
   return l.run(name);
 }
 

@@ -1,7 +1,8 @@
 // Lowering one prototype's bytecode to an LLVM IR function (docs/design/jit.md, "The
 // frame contract" and "Guards and exits"). Part of libweft_jit.so.
 //
-// The function is `i64 (ptr base, ptr budget, i32 pc)`. Each instruction is a basic
+// The function is a WeftJitEntry, `i64 (ptr base, ptr budget, i32 pc, ptr thread, i64
+// deferred)`; `deferred` is 0 but in its calls of itself ("Deferred frames"). Each instruction is a basic
 // block; an entry switch on `pc` reaches the blocks the entry map marks through blocks
 // that load registers from their stack slots (a 16-byte Value: payload at 0, tag byte
 // at 8): the start's those live there, every other entry's those live at any of them.
@@ -28,6 +29,7 @@ struct LowerResult {
   llvm::Function* fn = nullptr;
   std::vector<uint8_t> entryMap;  // 1 where the interpreter may enter
   uint32_t compiledOps = 0;
+  bool defersFrames = false;  // calls of itself pass deferred frames
 };
 
 // Whether the VM's layout (WeftJitHost::layout) has the tags and Value shape the

@@ -127,6 +127,10 @@ Value* Lowering::openCount(uint32_t pc, int a) {
 // A known native where the feedback saw one (or, without feedback, any that fits),
 // else a native through the callNative helper, else a compiled call.
 void Lowering::callOutOfLine(uint32_t pc, Instruction i) {
+  if (deferredCall(pc)) {  // the VM found this function in R[A]: no native to test for
+    callDeferred(pc, i);
+    return;
+  }
   std::vector<uint8_t> natives = nativesAt(pc);
   auto other = [&] {
     if (nativeFnCall(pc)) {
@@ -169,7 +173,7 @@ void Lowering::callNative(uint32_t pc, Instruction i) {
   llvm::Type* i32 = b_.getInt32Ty();
   auto* fty = llvm::FunctionType::get(i32, {ptr, ptr, ptr, i32, i32, i32}, false);
   Value* r = b_.CreateCall(
-      fty, hostPtr(reinterpret_cast<const void*>(host_.helpers.callNative)),
+      fty, frameHelper(reinterpret_cast<const void*>(host_.helpers.callNative)),
       {statePtr(), thread_, slot(getA(i)), b_.getInt32(getB(i) - 1), b_.getInt32(uint32_t(nresults)), b_.getInt32(pc)});
   BasicBlock* done = newBlock("native_done");
   BasicBlock* resume = newBlock("native_resume");
@@ -213,9 +217,9 @@ void Lowering::storeAt(Value* v, Value* ptr, uint64_t offset) { b_.CreateStore(v
 // has moved the results into R[A]...; any other exit of the callee, or of a frame it
 // called, returns from every compiled caller at once, marked kWeftJitExitInCallee.
 void Lowering::callLua(uint32_t pc, Instruction i) {
-  int a = getA(i), nresults = getC(i) - 1;
+  frameUsed_ = true;
   if (req_.profile) {
-    speculate(isTag(tag(a), kTagLuaClosure), pc);
+    speculate(isTag(tag(getA(i)), kTagLuaClosure), pc);
   } else {
     nativeUnlessLua(pc, i);
   }
@@ -233,9 +237,18 @@ void Lowering::callLua(uint32_t pc, Instruction i) {
   b_.SetInsertPoint(slow);
   callHelper(pc, i, run, entry);
   b_.SetInsertPoint(run);
-  auto* entryTy =
-      llvm::FunctionType::get(b_.getInt64Ty(), {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty(), b_.getPtrTy()}, false);
-  Value* r = b_.CreateCall(entryTy, entry, {at(base_, uint64_t(a + 1) * kValueSize), budget_, b_.getInt32(0), thread_});
+  runPushed(pc, i, entry);
+}
+
+llvm::FunctionType* Lowering::entryType() {
+  llvm::Type* ptr = b_.getPtrTy();
+  return llvm::FunctionType::get(b_.getInt64Ty(), {ptr, ptr, b_.getInt32Ty(), ptr, b_.getInt64Ty()}, false);
+}
+
+void Lowering::runPushed(uint32_t pc, Instruction i, Value* entry) {
+  int a = getA(i), nresults = getC(i) - 1;
+  Value* r = b_.CreateCall(entryType(), entry,
+                           {at(base_, uint64_t(a + 1) * kValueSize), budget_, b_.getInt32(0), thread_, b_.getInt64(0)});
   BasicBlock* back = newBlock("returned");
   BasicBlock* out = newBlock("callee_exit");
   Value* kind = b_.CreateLShr(r, b_.getInt64(32));
@@ -247,6 +260,120 @@ void Lowering::callLua(uint32_t pc, Instruction i) {
   if (nresults < 0) reloadFrom(a);
   syncSharedAfter(pc + 1, true);
   b_.CreateBr(block(pc + 1));
+}
+
+// The frame count as if every deferred frame were written: this frame's index + 1.
+Value* Lowering::frameCountNow() {
+  Value* written = loadAt(b_.getInt32Ty(), thread_, host_.layout.threadFrameCount);
+  if (!defer_) return written;
+  Value* index = b_.CreateTrunc(deferred_, b_.getInt32Ty());
+  return b_.CreateSelect(isDeferred(), b_.CreateAdd(index, b_.getInt32(1)), written);
+}
+
+// A call of itself (selfCall) that wants a fixed number of results, in a function that
+// never reads the frame array: the callee's frame is not written, only its index, the
+// results wanted and the nest's depth passed (docs/design/jit.md, "Deferred frames").
+// The checks are the pushed call's. When the callee left its code, its frame and every
+// one above are written, and this one writes its own (or, when it is written, its saved
+// pc) before it leaves too. Anything the checks refuse: from a deferred frame an exit at
+// the call (writing this frame), from a written one the callLua helper.
+void Lowering::callDeferred(uint32_t pc, Instruction i) {
+  const WeftJitLayout& l = host_.layout;
+  int a = getA(i), wanted = getC(i) - 1;
+  // Without feedback (eager mode) another kind of callee exits: the interpreter calls it.
+  if (req_.profile) {
+    speculate(isTag(tag(a), kTagLuaClosure), pc);
+  } else {
+    guard(isTag(tag(a), kTagLuaClosure), pc);
+  }
+  spillAll(flow_.dirtyIn[pc]);
+  BasicBlock* other = newBlock("call_other");
+  BasicBlock* slow = newBlock("call_slow");
+  Value* func = stackIndex(slot(a));
+  Callee callee = selfCallee(a, func, other);
+  Value* deferred = isDeferred();
+  Value* count = frameCountNow();
+  Value* depth = b_.CreateSelect(deferred, b_.CreateTrunc(b_.CreateLShr(deferred_, b_.getInt64(48)), b_.getInt8Ty()),
+                                 loadAt(b_.getInt8Ty(), thread_, l.threadJitDepth));
+  Value* ok = b_.CreateAnd(callee.ok, b_.CreateICmpULT(depth, b_.getInt8(uint8_t(l.maxJitDepth))));
+  ok = b_.CreateAnd(ok, b_.CreateICmpULT(count, loadAt(b_.getInt32Ty(), thread_, l.threadFrameCap)));
+  ok = b_.CreateAnd(ok, b_.CreateICmpULT(count, b_.getInt32(l.maxCallDepth)));
+  BasicBlock* go = newBlock("call_deferred");
+  b_.CreateCondBr(ok, go, slow);
+  b_.SetInsertPoint(go);
+  b_.CreateStore(b_.CreateSub(callee.budget, b_.getInt32(1)), budget_);
+  Value* info = b_.CreateOr(b_.CreateZExt(count, b_.getInt64Ty()), b_.getInt64(uint64_t(wanted) << 32));
+  info = b_.CreateOr(info, b_.CreateShl(b_.CreateZExt(b_.CreateAdd(depth, b_.getInt8(1)), b_.getInt64Ty()), 48));
+  Value* r = b_.CreateCall(entryType(), fn_, {slot(a + 1), budget_, b_.getInt32(0), thread_, info});
+  BasicBlock* back = newBlock("returned");
+  BasicBlock* out = newBlock("callee_exit");
+  b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateLShr(r, b_.getInt64(32)), b_.getInt64(kWeftJitExitReturned)), back, out);
+  b_.SetInsertPoint(out);
+  Value* resume = codeAt(b_.getInt32(pc + 1));
+  BasicBlock* write = newBlock("write_frame");
+  BasicBlock* written = newBlock("frame_written");
+  BasicBlock* leave = newBlock("leave");
+  b_.CreateCondBr(deferred, write, written);
+  b_.SetInsertPoint(write);
+  writeDeferredFrame(resume, false);
+  b_.CreateBr(leave);
+  b_.SetInsertPoint(written);
+  storeAt(resume, topFrame(count), l.framePc);
+  b_.CreateBr(leave);
+  b_.SetInsertPoint(leave);
+  b_.CreateRet(b_.CreateOr(r, b_.getInt64(kWeftJitExitInCallee << 32)));
+  b_.SetInsertPoint(back);
+  for (int r2 = a; r2 < a + wanted; r2++) reload(r2);
+  b_.CreateBr(block(pc + 1));
+  // Refused: a written frame calls as any compiled call does; a deferred one cannot push
+  // a frame above the ones not written, and exits. Another function in R[A] is a guard's
+  // exit there (with feedback), which marks the site: the next version calls as usual.
+  BasicBlock* helped = newBlock("call_helped");
+  b_.SetInsertPoint(other);
+  BasicBlock* otherExit = req_.profile ? exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc]) : exitBlock(pc);
+  b_.CreateCondBr(isDeferred(), otherExit, helped);
+  b_.SetInsertPoint(slow);
+  b_.CreateCondBr(isDeferred(), exitBlock(pc), helped);
+  b_.SetInsertPoint(helped);
+  BasicBlock* run = newBlock("call");
+  llvm::PHINode* entry;
+  {
+    llvm::IRBuilderBase::InsertPointGuard keep(b_);
+    b_.SetInsertPoint(run);
+    entry = b_.CreatePHI(b_.getPtrTy(), 1);
+  }
+  callHelper(pc, i, run, entry);
+  b_.SetInsertPoint(run);
+  runPushed(pc, i, entry);
+}
+
+Value* Lowering::codeAt(Value* pc) {
+  return b_.CreateGEP(b_.getInt32Ty(), hostPtr(req_.codeAddress), b_.CreateZExt(pc, b_.getInt64Ty()));
+}
+
+// A deferred frame as setupLuaFrameMayGC writes it: this prototype's function at the slot
+// below base, no varargs (selfCall), the results its caller wants.
+void Lowering::writeDeferredFrame(Value* savedPc, bool top) {
+  const WeftJitLayout& l = host_.layout;
+  llvm::Type* i16 = b_.getInt16Ty();
+  llvm::Type* i32 = b_.getInt32Ty();
+  Value* index = b_.CreateTrunc(deferred_, i32);
+  Value* frames = loadAt(b_.getPtrTy(), thread_, l.threadFrames);
+  Value* f = b_.CreateGEP(b_.getInt8Ty(), frames,
+                          b_.CreateMul(b_.CreateZExt(index, b_.getInt64Ty()), b_.getInt64(l.frameSize)));
+  Value* base = stackIndex(base_);
+  storeAt(savedPc, f, l.framePc);
+  storeAt(b_.CreateSub(base, b_.getInt32(1)), f, l.frameFunc);
+  storeAt(base, f, l.frameBase);
+  storeAt(b_.CreateAdd(base, b_.getInt32(req_.maxStackSize)), f, l.frameTop);
+  storeAt(wantedResults(), f, l.frameNresults);
+  storeAt(b_.getInt16(l.frameLua), f, l.frameFlags);
+  storeAt(llvm::ConstantInt::get(i16, 0), f, l.frameErrStatus);
+  storeAt(b_.getInt32(0), f, l.frameVarargDelta);
+  storeAt(b_.getInt32(0), f, l.frameExtra);
+  if (!top) return;
+  storeAt(b_.CreateAdd(index, b_.getInt32(1)), thread_, l.threadFrameCount);
+  storeAt(base, thread_, l.threadTop);
 }
 
 // What a compiled call and a compiled tail call both need of the callee (jitCallLua's
@@ -379,6 +506,7 @@ void Lowering::pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, Bas
 // (vm/interp.cpp jitEnter). Anything else exits, and the interpreter makes the call.
 void Lowering::tailCall(uint32_t pc, Instruction i) {
   const WeftJitLayout& l = host_.layout;
+  frameUsed_ = true;
   int a = getA(i), nargs = getB(i) - 1;
   bool native = nativeTailCall(req_, pc);
   if (req_.profile && native) {
@@ -404,7 +532,7 @@ void Lowering::tailCall(uint32_t pc, Instruction i) {
     llvm::Type* ptr = b_.getPtrTy();
     auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), {ptr, ptr}, false);
     Value* never =
-        b_.CreateCall(fty, hostPtr(reinterpret_cast<const void*>(host_.helpers.tailCallee)), {statePtr(), slot(a)});
+        b_.CreateCall(fty, frameHelper(reinterpret_cast<const void*>(host_.helpers.tailCallee)), {statePtr(), slot(a)});
     b_.CreateCondBr(b_.CreateICmpNE(never, b_.getInt32(0)), exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc]),
                     exitBlock(pc));
   }
@@ -435,9 +563,8 @@ void Lowering::tailCall(uint32_t pc, Instruction i) {
   storeAt(llvm::ConstantInt::get(i16, 0), f, l.frameErrStatus);
   storeAt(b_.getInt32(0), f, l.frameExtra);
   storeAt(b_.CreateAdd(base, b_.getInt32(uint32_t(nargs))), t, l.threadTop);
-  auto* entryTy =
-      llvm::FunctionType::get(b_.getInt64Ty(), {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty(), b_.getPtrTy()}, false);
-  llvm::CallInst* call = b_.CreateCall(entryTy, callee.entry, {base_, budget_, b_.getInt32(0), thread_});
+  llvm::CallInst* call =
+      b_.CreateCall(entryType(), callee.entry, {base_, budget_, b_.getInt32(0), thread_, b_.getInt64(0)});
   call->setTailCallKind(llvm::CallInst::TCK_MustTail);
   b_.CreateRet(call);
 }
@@ -475,6 +602,14 @@ void Lowering::returnOp(uint32_t pc, Instruction i, Op op) {
     return;
   }
   int n = op == Op::RETURN0 ? 0 : op == Op::RETURN1 ? 1 : getB(i) - 1;
+  if (defer_) {
+    BasicBlock* deferred = newBlock("return_deferred");
+    BasicBlock* written = newBlock("return_written");
+    b_.CreateCondBr(isDeferred(), deferred, written);
+    b_.SetInsertPoint(deferred);
+    returnDeferred(a, n);
+    b_.SetInsertPoint(written);
+  }
   llvm::Type* ptr = b_.getPtrTy();
   llvm::Type* i16 = b_.getInt16Ty();
   llvm::Type* i32 = b_.getInt32Ty();
@@ -521,6 +656,38 @@ void Lowering::returnOp(uint32_t pc, Instruction i, Op op) {
   b_.CreateRet(b_.getInt64(kWeftJitExitReturned << 32));
 }
 
+// The results wanted by a deferred frame's caller (WeftJitEntry's `deferred`).
+Value* Lowering::wantedResults() {
+  return b_.CreateAnd(b_.CreateTrunc(b_.CreateLShr(deferred_, b_.getInt64(32)), b_.getInt32Ty()), b_.getInt32(0xffff));
+}
+
+// As doReturn into a Lua caller: the caller wants a fixed count (callDeferred), and its
+// frame, written or not, is below; nothing to pop.
+void Lowering::returnDeferred(int a, int n) {
+  Value* dst = funcSlot();
+  for (int j = 0; j < n; j++) {
+    storeAt(ival(a + j), dst, uint64_t(j) * kValueSize);
+    storeAt(tag(a + j), dst, uint64_t(j) * kValueSize + kTagOffset);
+  }
+  Value* wanted = wantedResults();
+  BasicBlock* from = b_.GetInsertBlock();
+  BasicBlock* fill = newBlock("fill_nil");
+  BasicBlock* done = newBlock("returned_deferred");
+  b_.CreateCondBr(b_.CreateICmpSGT(wanted, b_.getInt32(n)), fill, done);
+  b_.SetInsertPoint(fill);
+  llvm::PHINode* j = b_.CreatePHI(b_.getInt32Ty(), 2);
+  j->addIncoming(b_.getInt32(n), from);
+  Value* v =
+      b_.CreateGEP(b_.getInt8Ty(), dst, b_.CreateMul(b_.CreateZExt(j, b_.getInt64Ty()), b_.getInt64(kValueSize)));
+  storeAt(b_.getInt64(0), v, 0);
+  storeAt(b_.getInt8(kTagNil), v, kTagOffset);
+  Value* next = b_.CreateAdd(j, b_.getInt32(1));
+  j->addIncoming(next, fill);
+  b_.CreateCondBr(b_.CreateICmpSLT(next, wanted), fill, done);
+  b_.SetInsertPoint(done);
+  b_.CreateRet(b_.getInt64(kWeftJitExitReturned << 32));
+}
+
 // RETURN of the values an open call left (vm/jit_ops.h jitOpenResultsTaken): in their
 // slots since the call, so jitReturnLua moves them; its refusal exits.
 void Lowering::returnOpen(uint32_t pc, int a) {
@@ -528,7 +695,7 @@ void Lowering::returnOpen(uint32_t pc, int a) {
   llvm::Type* ptr = b_.getPtrTy();
   llvm::Type* i32 = b_.getInt32Ty();
   auto* helperTy = llvm::FunctionType::get(i32, {ptr, ptr, ptr, i32}, false);
-  Value* helped = b_.CreateCall(helperTy, hostPtr(reinterpret_cast<const void*>(host_.helpers.returnLua)),
+  Value* helped = b_.CreateCall(helperTy, frameHelper(reinterpret_cast<const void*>(host_.helpers.returnLua)),
                                 {statePtr(), thread_, slot(a), n});
   BasicBlock* done = newBlock("returned");
   b_.CreateCondBr(b_.CreateICmpNE(helped, b_.getInt32(0)), done, exitBlock(pc));

@@ -91,8 +91,7 @@ void Lowering::inlineCall(uint32_t pc, Instruction i, const WeftJitInline& c) {
   Value* proto = loadAt(b_.getPtrTy(), b_.CreateIntToPtr(ival(a), b_.getPtrTy()), l.closureProto);
   Value* ok = b_.CreateICmpEQ(loadAt(b_.getInt64Ty(), proto, l.protoUid), b_.getInt64(c.uid));
   ok = b_.CreateAnd(ok, b_.CreateICmpEQ(loadAt(b_.getInt8Ty(), thread_, l.threadHookMask), b_.getInt8(0)));
-  Value* frames = loadAt(b_.getInt32Ty(), thread_, l.threadFrameCount);
-  ok = b_.CreateAnd(ok, b_.CreateICmpULT(frames, b_.getInt32(l.maxCallDepth)));
+  ok = b_.CreateAnd(ok, b_.CreateICmpULT(frameCountNow(), b_.getInt32(l.maxCallDepth)));
   Value* ints = b_.getTrue();
   Value* floats = b_.getTrue();
   for (int k = 0; k < c.numParams; k++) {

@@ -37,10 +37,18 @@ constexpr int kMaxRegs = int(RegSet().size());
 
 class Lowering {
  public:
-  Lowering(llvm::Module& m, const WeftJitRequest& req, const WeftJitHost& host)
-      : m_(m), ctx_(m.getContext()), b_(ctx_), req_(req), host_(host) {}
+  // `defer`: calls of itself may pass deferred frames (docs/design/jit.md, "Deferred
+  // frames"), which holds only if no instruction reads the frame array.
+  Lowering(llvm::Module& m, const WeftJitRequest& req, const WeftJitHost& host, bool defer)
+      : m_(m), ctx_(m.getContext()), b_(ctx_), req_(req), host_(host), defer_(defer) {}
 
   LowerResult run(const std::string& name);
+  // Whether deferred frames were asked for, and some instruction turned out to need the
+  // frame array (a helper, a call of another function): the caller discards this
+  // lowering's functions and lowers the prototype again without them.
+  bool deferralFailed() const { return defer_ && frameUsed_; }
+  bool defers() const { return defer_ && !frameUsed_; }
+  void discard();
 
  private:
   // The entry switch and the loads of each entry's registers (jit/lower.cpp).
@@ -136,6 +144,12 @@ class Lowering {
   std::pair<Value*, Value*> rkValue(Instruction i) {
     if (getK(i)) return constValue(getC(i));
     return {ival(getC(i)), tag(getC(i))};
+  }
+  // A helper the VM runs on this frame, or a call of another function: either reads or
+  // pushes frames of the frame array, which deferred frames are missing.
+  Value* frameHelper(const void* fn) {
+    frameUsed_ = true;
+    return hostPtr(fn);
   }
   // An address in the VM (a function, a flag, the State) as a constant pointer.
   Value* hostPtr(const void* p) {
@@ -252,6 +266,24 @@ class Lowering {
   Callee selfCallee(int a, Value* func, BasicBlock* slow);
   Value* startChecks(Callee& c, Value* func);
   void pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, BasicBlock* run, llvm::PHINode* entry);
+  // The call of `entry` at R[a+1], the callee's frame pushed: goes on
+  // after the call when it returned, else returns its exit (from every caller).
+  void runPushed(uint32_t pc, Instruction i, Value* entry);
+  llvm::FunctionType* entryType();  // WeftJitEntry's
+  Value* frameCountNow();
+  Value* wantedResults();
+  // A call of itself with a deferred frame (docs/design/jit.md, "Deferred frames").
+  bool deferredCall(uint32_t pc) const { return defer_ && selfCall(pc) && luaCall(pc) && getC(req_.code[pc]) >= 1; }
+  void callDeferred(uint32_t pc, Instruction i);
+  // Writes this deferred frame into the frame array, saved at `savedPc`; `top`: it is the
+  // thread's top frame (the exit is its own).
+  void writeDeferredFrame(Value* savedPc, bool top);
+  // The deferred frame's results: R[a]... to its function slot, nils up to the results
+  // its caller wants.
+  void returnDeferred(int a, int n);
+  Value* isDeferred() { return b_.CreateICmpNE(deferred_, b_.getInt64(0)); }
+  // The code address of instruction pc, where a saved pc points.
+  Value* codeAt(Value* pc);
   void tailCall(uint32_t pc, Instruction i);
   Value* topFrame(Value* frameCount);
   void callHelper(uint32_t pc, Instruction i, BasicBlock* run, llvm::PHINode* entry);
@@ -343,6 +375,9 @@ class Lowering {
   Value* base_ = nullptr;
   Value* budget_ = nullptr;
   Value* thread_ = nullptr;
+  Value* deferred_ = nullptr;  // the entry's `deferred` (vm/jit_abi.h WeftJitEntry); 0: the frame is written
+  bool defer_;                 // calls of itself may defer their frames
+  bool frameUsed_ = false;     // something reads or pushes frames (frameHelper)
   // Whether the frame is shared (docs/design/jit.md, "Shared frames"): computed once at
   // entry (only an interpreted CLOSURE makes it so); false for a prototype whose closures
   // capture no register.

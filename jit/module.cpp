@@ -200,6 +200,7 @@ int compile(void* engine, const WeftJitRequest* req, WeftJitResult* res) {
   res->entry = sym->toPtr<WeftJitEntry>();
   res->entryMap = compiled->entryMap.data();
   res->compiledOps = lowered.compiledOps;
+  res->defersFrames = lowered.defersFrames;
   res->codeSize = e->compiledSize;
   res->handle = compiled.release();
   e->live++;

@@ -614,7 +614,7 @@ jitEnter: {
   // what the interpreter wrote goes out here (docs/design/jit.md, "Shared frames").
   SYNC_SHARED();
   t->jitDepth = 0;
-  uint64_t r = code->entry(base, &t->budget, uint32_t(pc - p->code), t);
+  uint64_t r = code->entry(base, &t->budget, uint32_t(pc - p->code), t, 0);
   uint64_t kind = r >> 32;
   if (kind == kWeftJitExitReturned) {  // the entered frame returned to its caller
     if (jit->options().stats) [[unlikely]] jitCount(code->entries);

@@ -979,6 +979,7 @@ void JitTier::compileJob(Job& job) {
     code->handle = res.handle;
     code->compileMs = ms;
     code->compiledOps = res.compiledOps;
+    code->defersFrames = res.defersFrames != 0;
     code->entryMap = res.entryMap;
     __atomic_store_n(&code->callEntry, res.entryMap[0] && !job.isVararg ? res.entry : nullptr, __ATOMIC_RELEASE);
     __atomic_store_n(&code->entry, res.entry, __ATOMIC_RELEASE);
@@ -1063,8 +1064,9 @@ std::string JitTier::statsReport() {
   std::sort(byExits.begin(), byExits.end(), [](const JitCode* a, const JitCode* b) { return a->exits > b->exits; });
   for (size_t i = 0; i < byExits.size() && i < 10; i++) {
     const JitCode* c = byExits[i];
-    std::snprintf(line, sizeof line, "jit:   %-40s %6u ops %7.2f ms %10llu entries %10llu exits\n", c->name.c_str(),
-                  c->compiledOps, c->compileMs, (unsigned long long)c->entries, (unsigned long long)c->exits);
+    std::snprintf(line, sizeof line, "jit:   %-40s %6u ops %7.2f ms %10llu entries %10llu exits%s\n", c->name.c_str(),
+                  c->compiledOps, c->compileMs, (unsigned long long)c->entries, (unsigned long long)c->exits,
+                  c->defersFrames ? ", deferred frames" : "");
     out += line;
   }
   struct Site {

@@ -113,6 +113,7 @@ struct JitCode : JitCodeEntry {
   uint64_t exits = 0;
   uint64_t safepointExits = 0;
   uint32_t compiledOps = 0;
+  bool defersFrames = false;
   double compileMs = 0;
   std::string name;                    // "source:line", set before queueing
   std::string perfName;                // lua:NAME:FILE:LINE with a perf map, set before queueing

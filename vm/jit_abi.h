@@ -18,12 +18,16 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 19;
+inline constexpr uint32_t kWeftJitAbiVersion = 20;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
 // the vm::ThreadData that runs the frame (and owns `budget`), for the call helpers.
-using WeftJitEntry = uint64_t (*)(void* base, int32_t* budget, uint32_t pc, void* thread);
+// `deferred` is 0 from the VM: the frame is the thread's top CallFrame. Compiled code
+// passes its own calls of itself a deferred frame, not yet written to the frame array
+// (docs/design/jit.md, "Deferred frames"): its index | wanted results << 32 | the nest's
+// depth << 48.
+using WeftJitEntry = uint64_t (*)(void* base, int32_t* budget, uint32_t pc, void* thread, uint64_t deferred);
 inline constexpr uint64_t kWeftJitExitInterpret = 0;  // the interpreter runs exitPc first
 inline constexpr uint64_t kWeftJitExitSafepoint = 1;  // a back-edge poll fired: the loop safepoint, then re-entry
 inline constexpr uint64_t kWeftJitExitNoEntry = 2;    // `pc` is not an entry: nothing ran
@@ -305,6 +309,7 @@ struct WeftJitResult {
   uint32_t compiledOps;
   char error[256];
   uint64_t codeSize;   // bytes of machine code from `entry` (the perf map's SIZE)
+  uint8_t defersFrames;  // its calls of itself pass deferred frames (--jit-stats says so)
 };
 
 struct WeftJitModule {

@@ -20,7 +20,9 @@ import tempfile
 # migrations meanwhile (task.stats()). preempt: `spinner` (line 31) spins on an upvalue
 # its peer sets after five yields; on one worker the peer runs only when the spinner's
 # compiled loop is preempted, and a starved peer lets the loop reach its limit instead.
-# cancel: `victim` (line 47) spins until cancelled.
+# recurse: as preempt, `tree` (line 47) recursing without loops, its calls of itself
+# passing deferred frames (jit.md, "Deferred frames"): a starved peer never stops it.
+# cancel: `victim` (line 66) spins until cancelled.
 SCRIPT = """\
 local mode, n = arg[1], tonumber(arg[2] or "0")
 
@@ -66,6 +68,25 @@ elseif mode == "preempt" then
   assert(spinner:await() == true, "the spinner's loop ran to its limit: its peer was starved")
   peer:await()
   print("preempt ok", rounds)
+elseif mode == "recurse" then
+  local started, stop, rounds = false, false, 0
+  local function tree(d)
+    if stop then return 1 end
+    if d == 0 then return 0 end
+    return tree(d - 1) + tree(d - 1)
+  end
+  local spinner = task.spawn(function()
+    started = true
+    return tree(60)
+  end)
+  local peer = task.spawn(function()
+    while not started do task.yield() end
+    for r = 1, 5 do rounds = r; task.yield() end
+    stop = true
+  end)
+  assert(spinner:await() > 0)
+  peer:await()
+  print("recurse ok", rounds)
 elseif mode == "cancel" then
   local started, closed = false, false
   local victim = task.spawn(function()
@@ -191,7 +212,8 @@ READER_LINE = 1 + next(n for n, line in enumerate(SCRIPT.splitlines()) if "local
 STORER_LINE = 1 + next(n for n, line in enumerate(SCRIPT.splitlines()) if "local function storer" in line)
 
 STATS = re.compile(r"^jit: (\d+) entries, (\d+) exits to the interpreter \((\d+) at safepoints\)", re.MULTILINE)
-FUNCTION = re.compile(r"^jit:\s+tasks\.lua:(\d+)\s+\d+ ops\s+[\d.]+ ms\s+(\d+) entries\s+(\d+) exits$", re.MULTILINE)
+FUNCTION = re.compile(r"^jit:\s+tasks\.lua:(\d+)\s+\d+ ops\s+[\d.]+ ms\s+(\d+) entries\s+(\d+) exits(, deferred frames)?$",
+                      re.MULTILINE)
 STRESS = ["--gc-stress=relocate", "--gc-verify", "--gc-interval=1000"]
 
 
@@ -211,7 +233,8 @@ def run(weft, tmp, flags, *script_args):
     if not stats:
         fail(f"{label}: no --jit-stats report\n{proc.stderr}")
     entries = {int(m.group(1)): int(m.group(2)) for m in FUNCTION.finditer(proc.stderr)}
-    return proc.stdout, entries, int(stats.group(3)), label
+    deferring = {int(m.group(1)) for m in FUNCTION.finditer(proc.stderr) if m.group(4)}
+    return proc.stdout, entries, int(stats.group(3)), label, deferring
 
 
 def expect_compiled(label, entries, line, at_least):
@@ -230,7 +253,7 @@ def main():
         # Migrations depend on when workers run out of work: one of three runs must see some.
         moved = []
         for _ in range(3):
-            out, entries, safepoints, label = run(args.weft, tmp, ["--workers=4"], "migrate", "3000000")
+            out, entries, safepoints, label, _ = run(args.weft, tmp, ["--workers=4"], "migrate", "3000000")
             m = re.fullmatch(r"migrate ok\t(\d+)\n", out)
             if not m:
                 fail(f"{label}: printed {out!r}")
@@ -243,7 +266,7 @@ def main():
         if not any(moved):
             fail(f"no task migrated in three runs of twelve compiled loops on four workers: {moved}")
 
-        out, entries, safepoints, label = run(args.weft, tmp, ["--workers=1"], "preempt")
+        out, entries, safepoints, label, _ = run(args.weft, tmp, ["--workers=1"], "preempt")
         if out != "preempt ok\t5\n":
             fail(f"{label}: printed {out!r}")
         # Every round of the peer needed the spinner to leave its code at a safepoint.
@@ -251,16 +274,25 @@ def main():
         if safepoints < 5:
             fail(f"{label}: {safepoints} safepoint exits, but the peer ran five rounds")
 
+        # A recursion whose frames are deferred is preempted as a loop is: it calls on, so
+        # it leaves its code at a call, not a safepoint.
+        out, entries, _, label, deferring = run(args.weft, tmp, ["--workers=1"], "recurse")
+        if out != "recurse ok\t5\n":
+            fail(f"{label}: printed {out!r}")
+        expect_compiled(label, entries, 47, 6)
+        if 47 not in deferring:
+            fail(f"{label}: the recursion's calls of itself did not defer their frames")
+
         for workers in ("--workers=1", "--workers=4"):
-            out, entries, _, label = run(args.weft, tmp, [workers], "cancel")
+            out, entries, _, label, _ = run(args.weft, tmp, [workers], "cancel")
             if out != "cancel ok\n":
                 fail(f"{label}: printed {out!r}")
-            expect_compiled(label, entries, 47, 1)
+            expect_compiled(label, entries, 66, 1)
 
         # Compiled reads and stores of a table another task rebuilds (jit.md, "Inline table
         # reads" and "Inline table stores").
         for flags in (["--workers=4"], ["--workers=4"] + STRESS):
-            out, entries, _, label = run(args.weft, tmp, flags, "shared", "3000" if flags == ["--workers=4"] else "200")
+            out, entries, _, label, _ = run(args.weft, tmp, flags, "shared", "3000" if flags == ["--workers=4"] else "200")
             if out != "shared ok\n":
                 fail(f"{label}: printed {out!r}")
             expect_compiled(label, entries, READER_LINE, 3)
@@ -268,8 +300,9 @@ def main():
 
         for flags, script_args, want in ((["--workers=4"], ["migrate", "20000"], "migrate ok\t"),
                                          (["--workers=1"], ["preempt"], "preempt ok\t5\n"),
+                                         (["--workers=1"], ["recurse"], "recurse ok\t5\n"),
                                          (["--workers=4"], ["cancel"], "cancel ok\n")):
-            out, _, _, label = run(args.weft, tmp, flags + STRESS, *script_args)
+            out, _, _, label, _ = run(args.weft, tmp, flags + STRESS, *script_args)
             if not out.startswith(want):
                 fail(f"{label}: printed {out!r}")
     print("ok")

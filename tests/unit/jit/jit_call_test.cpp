@@ -371,6 +371,43 @@ TEST(JitCallTest, CallsOfItselfAsTheInterpreters) {
   expectSame("local function f(n, x) if n == 0 then return x end return f(n - 1) end return tostring(f(3, 7))", "nil");
 }
 
+// Calls of itself in a function that reads no frame of the frame array pass the callee a
+// deferred frame, written only when compiled code leaves (docs/design/jit.md, "Deferred
+// frames"). With feedback (integers) and eagerly, as interpreted: a float 200 calls deep
+// (its guard exits there, and the callers' frames are written on the way out), an
+// arithmetic error's message and a traceback through them, results wanted beyond those
+// returned (nils) and fewer than returned, and a stack overflow.
+TEST(JitCallTest, DeferredFramesAsTheInterpreters) {
+  const std::string defs =
+      "local function add(n, x) if n == 0 then return x + 1 end return add(n - 1, x) + 1 end ADD = add "
+      "local function pair(n) if n == 0 then return end local a, b = pair(n - 1) if b == nil then return n, 0 end "
+      "return n, b + 1, -n end PAIR = pair ";
+  const char* const probes[] = {
+      "return ADD(200, 0.5)",
+      "local ok, e = pcall(ADD, 30, {}) return e",
+      "return select(2, xpcall(ADD, debug.traceback, 5, {}))",
+      "local a, b = PAIR(10) return a .. ' ' .. b",
+      "local ok, e = pcall(ADD, 2000000, 1) return tostring(e):match('stack overflow')",
+  };
+  HotState hot;
+  HotState eager(false, true);
+  hot.run(defs);
+  eager.run(defs);
+  hot.warm("return ADD(50, 1) + PAIR(20)", "72");
+  for (const char* probe : probes) {
+    std::string want = runLuaWith(defs + probe, StateOptions{});
+    EXPECT_EQ(hot.run(probe), want) << probe;
+    EXPECT_EQ(eager.run(probe), want) << probe;
+  }
+  EXPECT_EQ(runLuaWith(defs + probes[3], StateOptions{}), "10 9");
+  for (HotState* s : {&hot, &eager}) {
+    std::string stats = s->stats();
+    size_t first = stats.find("deferred frames");
+    EXPECT_NE(first, std::string::npos) << stats;
+    EXPECT_NE(stats.find("deferred frames", first + 1), std::string::npos) << stats;
+  }
+}
+
 // Callees found in globals (`_ENV.name`, read raw when the request is made) run in place
 // or call themselves as those found in upvalues do, behind the same uid test: a small
 // global function, a recursive global function, either replaced mid-run by another
