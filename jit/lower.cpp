@@ -123,7 +123,7 @@ void Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Val
   std::vector<llvm::Type*> types;
   for (Value* a : args) types.push_back(a->getType());
   auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), types, false);
-  Value* callee = frameHelper(fn);
+  Value* callee = hostPtr(fn);
   spillOperands(pc);
   Value* ok = b_.CreateCall(fty, callee, args);
   // With feedback a failure counts as a guard's: the VM marks the site, and the next
@@ -691,10 +691,12 @@ LowerResult Lowering::run(const std::string& name) {
   if (out.entryMap[0] && !callsOrLoops) out.entryMap[0] = kWeftJitEntryForCalls;
   startEntry_ = out.entryMap[0] != 0;
 
-  // Deferred frames need calls of themselves and a frame no other code reads.
+  // Deferred frames pay where calls are most of the work: a function that calls itself,
+  // or one whose loops all leave compiled code; never in a shared frame.
   bool callsItself = false;
   for (uint32_t pc = 0; pc < n; pc++) callsItself = callsItself || (compiled[pc] && deferredCall(pc));
-  defer_ = defer_ && callsItself && !req_.captured && !req_.faultSkipReload;
+  bool loops = std::any_of(iterates.begin(), iterates.end(), [](uint8_t v) { return v != 0; });
+  defer_ = defer_ && (callsItself || !loops) && !req_.captured && !req_.faultSkipReload && !host_.stress;
   fn_ = llvm::Function::Create(entryType(), llvm::Function::ExternalLinkage, name, m_);
   // The stack and the budget are touched by this thread only and never alias each other.
   fn_->addParamAttr(0, llvm::Attribute::NoAlias);

@@ -29,7 +29,7 @@ struct LowerResult {
   llvm::Function* fn = nullptr;
   std::vector<uint8_t> entryMap;  // 1 where the interpreter may enter
   uint32_t compiledOps = 0;
-  bool defersFrames = false;  // calls of itself pass deferred frames
+  bool defersFrames = false;  // the code takes deferred frames
 };
 
 // Whether the VM's layout (WeftJitHost::layout) has the tags and Value shape the

@@ -270,16 +270,16 @@ Value* Lowering::frameCountNow() {
   return b_.CreateSelect(isDeferred(), b_.CreateAdd(index, b_.getInt32(1)), written);
 }
 
-// A call of itself (selfCall) that wants a fixed number of results, in a function that
-// never reads the frame array: the callee's frame is not written, only its index, the
-// results wanted and the nest's depth passed (docs/design/jit.md, "Deferred frames").
+// A call of itself (selfCall) in a function that never reads the frame array: the
+// callee's frame is not written, only its index, the results wanted (-1: open results
+// the next instruction takes) and the nest's depth passed (docs/design/jit.md, "Deferred frames").
 // The checks are the pushed call's. When the callee left its code, its frame and every
 // one above are written, and this one writes its own (or, when it is written, its saved
 // pc) before it leaves too. Anything the checks refuse: from a deferred frame an exit at
 // the call (writing this frame), from a written one the callLua helper.
 void Lowering::callDeferred(uint32_t pc, Instruction i) {
   const WeftJitLayout& l = host_.layout;
-  int a = getA(i), wanted = getC(i) - 1;
+  int a = getA(i);
   // Without feedback (eager mode) another kind of callee exits: the interpreter calls it.
   if (req_.profile) {
     speculate(isTag(tag(a), kTagLuaClosure), pc);
@@ -291,40 +291,17 @@ void Lowering::callDeferred(uint32_t pc, Instruction i) {
   BasicBlock* slow = newBlock("call_slow");
   Value* func = stackIndex(slot(a));
   Callee callee = selfCallee(a, func, other);
-  Value* deferred = isDeferred();
   Value* count = frameCountNow();
-  Value* depth = b_.CreateSelect(deferred, b_.CreateTrunc(b_.CreateLShr(deferred_, b_.getInt64(48)), b_.getInt8Ty()),
-                                 loadAt(b_.getInt8Ty(), thread_, l.threadJitDepth));
+  Value* depth =
+      b_.CreateSelect(isDeferred(), b_.CreateTrunc(b_.CreateLShr(deferred_, b_.getInt64(48)), b_.getInt8Ty()),
+                      loadAt(b_.getInt8Ty(), thread_, l.threadJitDepth));
   Value* ok = b_.CreateAnd(callee.ok, b_.CreateICmpULT(depth, b_.getInt8(uint8_t(l.maxJitDepth))));
   ok = b_.CreateAnd(ok, b_.CreateICmpULT(count, loadAt(b_.getInt32Ty(), thread_, l.threadFrameCap)));
   ok = b_.CreateAnd(ok, b_.CreateICmpULT(count, b_.getInt32(l.maxCallDepth)));
   BasicBlock* go = newBlock("call_deferred");
   b_.CreateCondBr(ok, go, slow);
   b_.SetInsertPoint(go);
-  b_.CreateStore(b_.CreateSub(callee.budget, b_.getInt32(1)), budget_);
-  Value* info = b_.CreateOr(b_.CreateZExt(count, b_.getInt64Ty()), b_.getInt64(uint64_t(wanted) << 32));
-  info = b_.CreateOr(info, b_.CreateShl(b_.CreateZExt(b_.CreateAdd(depth, b_.getInt8(1)), b_.getInt64Ty()), 48));
-  Value* r = b_.CreateCall(entryType(), fn_, {slot(a + 1), budget_, b_.getInt32(0), thread_, info});
-  BasicBlock* back = newBlock("returned");
-  BasicBlock* out = newBlock("callee_exit");
-  b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateLShr(r, b_.getInt64(32)), b_.getInt64(kWeftJitExitReturned)), back, out);
-  b_.SetInsertPoint(out);
-  Value* resume = codeAt(b_.getInt32(pc + 1));
-  BasicBlock* write = newBlock("write_frame");
-  BasicBlock* written = newBlock("frame_written");
-  BasicBlock* leave = newBlock("leave");
-  b_.CreateCondBr(deferred, write, written);
-  b_.SetInsertPoint(write);
-  writeDeferredFrame(resume, false);
-  b_.CreateBr(leave);
-  b_.SetInsertPoint(written);
-  storeAt(resume, topFrame(count), l.framePc);
-  b_.CreateBr(leave);
-  b_.SetInsertPoint(leave);
-  b_.CreateRet(b_.CreateOr(r, b_.getInt64(kWeftJitExitInCallee << 32)));
-  b_.SetInsertPoint(back);
-  for (int r2 = a; r2 < a + wanted; r2++) reload(r2);
-  b_.CreateBr(block(pc + 1));
+  runDeferred(pc, i, fn_, callee.budget, count, depth);
   // Refused: a written frame calls as any compiled call does; a deferred one cannot push
   // a frame above the ones not written, and exits. Another function in R[A] is a guard's
   // exit there (with feedback), which marks the site: the next version calls as usual.
@@ -345,6 +322,49 @@ void Lowering::callDeferred(uint32_t pc, Instruction i) {
   callHelper(pc, i, run, entry);
   b_.SetInsertPoint(run);
   runPushed(pc, i, entry);
+}
+
+// The call of `entry` with the callee's frame deferred at index `count` (the frame count
+// as if every deferred frame were written), at nest depth `depth` + 1, the caller's checks
+// passed with `budget` left. When the callee left its code, its frame and every one above
+// are written, and this one writes its own (a deferred one) or its saved pc before it
+// leaves too.
+void Lowering::runDeferred(uint32_t pc, Instruction i, Value* entry, Value* budget, Value* count, Value* depth) {
+  int a = getA(i), wanted = getC(i) - 1;
+  b_.CreateStore(b_.CreateSub(budget, b_.getInt32(1)), budget_);
+  Value* info = b_.CreateOr(b_.CreateZExt(count, b_.getInt64Ty()), b_.getInt64(uint64_t(uint16_t(wanted)) << 32));
+  info = b_.CreateOr(info, b_.CreateShl(b_.CreateZExt(b_.CreateAdd(depth, b_.getInt8(1)), b_.getInt64Ty()), 48));
+  Value* r = b_.CreateCall(entryType(), entry, {slot(a + 1), budget_, b_.getInt32(0), thread_, info});
+  BasicBlock* back = newBlock("returned");
+  BasicBlock* out = newBlock("callee_exit");
+  b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateLShr(r, b_.getInt64(32)), b_.getInt64(kWeftJitExitReturned)), back, out);
+  b_.SetInsertPoint(out);
+  Value* resume = codeAt(b_.getInt32(pc + 1));
+  BasicBlock* written = newBlock("frame_written");
+  BasicBlock* leave = newBlock("leave");
+  if (defer_) {
+    BasicBlock* write = newBlock("write_frame");
+    b_.CreateCondBr(isDeferred(), write, written);
+    b_.SetInsertPoint(write);
+    writeDeferredFrame(resume, false);
+    b_.CreateBr(leave);
+  } else {
+    b_.CreateBr(written);
+  }
+  b_.SetInsertPoint(written);
+  storeAt(resume, topFrame(count), host_.layout.framePc);
+  b_.CreateBr(leave);
+  b_.SetInsertPoint(leave);
+  b_.CreateRet(b_.CreateOr(r, b_.getInt64(kWeftJitExitInCallee << 32)));
+  b_.SetInsertPoint(back);
+  for (int r2 = a; r2 < a + wanted; r2++) reload(r2);
+  if (wanted < 0) {  // open results end at the thread's top, as the next instruction reads them
+    Value* n = b_.CreateTrunc(r, b_.getInt32Ty());
+    storeAt(b_.CreateAdd(stackIndex(slot(a)), n), thread_, host_.layout.threadTop);
+    reloadFrom(a);
+  }
+  syncSharedAfter(pc + 1, true);
+  b_.CreateBr(block(pc + 1));
 }
 
 Value* Lowering::codeAt(Value* pc) {
@@ -371,9 +391,9 @@ void Lowering::writeDeferredFrame(Value* savedPc, bool top) {
   storeAt(llvm::ConstantInt::get(i16, 0), f, l.frameErrStatus);
   storeAt(b_.getInt32(0), f, l.frameVarargDelta);
   storeAt(b_.getInt32(0), f, l.frameExtra);
-  if (!top) return;
-  storeAt(b_.CreateAdd(index, b_.getInt32(1)), thread_, l.threadFrameCount);
-  storeAt(base, thread_, l.threadTop);
+  // The thread's top stays: below this frame's top (the collector's extent, vm/thread.cpp
+  // liveTop), or the end of the results an open call left for the instruction after it.
+  if (top) storeAt(b_.CreateAdd(index, b_.getInt32(1)), thread_, l.threadFrameCount);
 }
 
 // What a compiled call and a compiled tail call both need of the callee (jitCallLua's
@@ -394,9 +414,9 @@ Lowering::Callee Lowering::calleeAt(int a, int nargs, Value* func, BasicBlock* s
   };
   Callee c;
   c.proto = loadAt(ptr, b_.CreateIntToPtr(ival(a), ptr), l.closureProto);
-  Value* code = loadShared(ptr, at(c.proto, l.protoJit), llvm::AtomicOrdering::Acquire);
-  next(b_.CreateIsNotNull(code), "call_code");
-  c.entry = loadShared(ptr, at(code, l.codeCallEntry), llvm::AtomicOrdering::Acquire);
+  c.jit = loadShared(ptr, at(c.proto, l.protoJit), llvm::AtomicOrdering::Acquire);
+  next(b_.CreateIsNotNull(c.jit), "call_code");
+  c.entry = loadShared(ptr, at(c.jit, l.codeCallEntry), llvm::AtomicOrdering::Acquire);
   next(b_.CreateIsNotNull(c.entry), "call_entry");
   c.code = loadAt(ptr, c.proto, l.protoCode);
   c.maxStack = b_.CreateZExt(loadAt(i8, c.proto, l.protoMaxStackSize), i32);
@@ -473,7 +493,20 @@ void Lowering::pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, Bas
   ok = b_.CreateAnd(ok, b_.CreateICmpULT(frameCount, loadAt(i32, t, l.threadFrameCap)));
   ok = b_.CreateAnd(ok, b_.CreateICmpULT(frameCount, b_.getInt32(l.maxCallDepth)));
   BasicBlock* push = newBlock("call_push");
-  b_.CreateCondBr(ok, push, slow);
+  if (callee.jit) {
+    // A callee whose code takes a deferred frame gets one (docs/design/jit.md, "Deferred
+    // frames"): this frame is written, so the callee's index is the frame count.
+    Value* deferEntry = loadShared(b_.getPtrTy(), at(callee.jit, l.codeDeferEntry), llvm::AtomicOrdering::Acquire);
+    BasicBlock* checked = newBlock("call_checked");
+    BasicBlock* deferred = newBlock("call_deferred");
+    b_.CreateCondBr(ok, checked, slow);
+    b_.SetInsertPoint(checked);
+    b_.CreateCondBr(b_.CreateIsNotNull(deferEntry), deferred, push);
+    b_.SetInsertPoint(deferred);
+    runDeferred(pc, i, deferEntry, callee.budget, frameCount, depth);
+  } else {
+    b_.CreateCondBr(ok, push, slow);
+  }
   b_.SetInsertPoint(push);
   b_.CreateStore(b_.CreateSub(callee.budget, b_.getInt32(1)), budget_);
   Value* caller = topFrame(frameCount);
@@ -656,13 +689,15 @@ void Lowering::returnOp(uint32_t pc, Instruction i, Op op) {
   b_.CreateRet(b_.getInt64(kWeftJitExitReturned << 32));
 }
 
-// The results wanted by a deferred frame's caller (WeftJitEntry's `deferred`).
+// The results wanted by a deferred frame's caller (WeftJitEntry's `deferred`; -1: all).
 Value* Lowering::wantedResults() {
-  return b_.CreateAnd(b_.CreateTrunc(b_.CreateLShr(deferred_, b_.getInt64(32)), b_.getInt32Ty()), b_.getInt32(0xffff));
+  Value* bits = b_.CreateTrunc(b_.CreateLShr(deferred_, b_.getInt64(32)), b_.getInt16Ty());
+  return b_.CreateSExt(bits, b_.getInt32Ty());
 }
 
-// As doReturn into a Lua caller: the caller wants a fixed count (callDeferred), and its
-// frame, written or not, is below; nothing to pop.
+// As moveResults into a Lua caller (runDeferred), whose frame, written or not, is below:
+// nothing to pop. The count goes back with kWeftJitExitReturned, for a caller that wants
+// them all (-1 never fills).
 void Lowering::returnDeferred(int a, int n) {
   Value* dst = funcSlot();
   for (int j = 0; j < n; j++) {
@@ -685,7 +720,7 @@ void Lowering::returnDeferred(int a, int n) {
   j->addIncoming(next, fill);
   b_.CreateCondBr(b_.CreateICmpSLT(next, wanted), fill, done);
   b_.SetInsertPoint(done);
-  b_.CreateRet(b_.getInt64(kWeftJitExitReturned << 32));
+  b_.CreateRet(b_.getInt64(kWeftJitExitReturned << 32 | uint64_t(n)));
 }
 
 // RETURN of the values an open call left (vm/jit_ops.h jitOpenResultsTaken): in their

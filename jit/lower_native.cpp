@@ -195,7 +195,7 @@ void Lowering::len(uint32_t pc, Instruction i) {
 void Lowering::close(uint32_t pc, Instruction i) {
   auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy(), b_.getPtrTy()}, false);
   Value* none =
-      b_.CreateCall(fty, frameHelper(reinterpret_cast<const void*>(host_.helpers.closes)), {thread_, slot(getA(i))});
+      b_.CreateCall(fty, hostPtr(reinterpret_cast<const void*>(host_.helpers.closes)), {thread_, slot(getA(i))});
   guard(b_.CreateICmpNE(none, b_.getInt32(0)), pc);
   b_.CreateBr(block(pc + 1));
 }
@@ -244,7 +244,7 @@ void Lowering::ipairsStep(uint32_t pc, Instruction i) {
   spillAll(flow_.pcs[pc].use);
   auto* fty =
       llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy(), b_.getPtrTy(), b_.getPtrTy(), b_.getInt64Ty()}, false);
-  Value* ok = b_.CreateCall(fty, frameHelper(reinterpret_cast<const void*>(host_.helpers.getInt)),
+  Value* ok = b_.CreateCall(fty, hostPtr(reinterpret_cast<const void*>(host_.helpers.getInt)),
                             {statePtr(), slot(a + 5), slot(a + 1), key});
   guard(b_.CreateICmpNE(ok, b_.getInt32(0)), pc);
   Value* slowPayload = b_.CreateLoad(b_.getInt64Ty(), slot(a + 5));

@@ -380,7 +380,7 @@ void Lowering::selfOp(uint32_t pc, Instruction i) {
 void Lowering::callHost(const void* fn, std::initializer_list<Value*> args) {
   std::vector<llvm::Type*> types;
   for (Value* a : args) types.push_back(a->getType());
-  b_.CreateCall(llvm::FunctionType::get(b_.getVoidTy(), types, false), frameHelper(fn), args);
+  b_.CreateCall(llvm::FunctionType::get(b_.getVoidTy(), types, false), hostPtr(fn), args);
 }
 
 void Lowering::writeHelper(uint32_t pc, Instruction i, Op op) {

@@ -145,8 +145,9 @@ class Lowering {
     if (getK(i)) return constValue(getC(i));
     return {ival(getC(i)), tag(getC(i))};
   }
-  // A helper the VM runs on this frame, or a call of another function: either reads or
-  // pushes frames of the frame array, which deferred frames are missing.
+  // A helper that reads or pushes frames of the frame array (callNative, returnLua's
+  // open return, tailCallee), which deferred frames are missing; the others take slot
+  // pointers only and never collect (vm/interp.cpp jitHelpers).
   Value* frameHelper(const void* fn) {
     frameUsed_ = true;
     return hostPtr(fn);
@@ -253,6 +254,7 @@ class Lowering {
   // `entry` and branches to `run`, or branches to `slow`), and the helper.
   // A Lua callee in R[a] whose code a compiled call or tail call may run (calleeAt).
   struct Callee {
+    Value* jit = nullptr;  // its JitCode (calleeAt), which may take a deferred frame
     Value* proto;
     Value* code;      // its bytecode, where its frame's pc starts
     Value* entry;     // its code's function
@@ -273,13 +275,14 @@ class Lowering {
   Value* frameCountNow();
   Value* wantedResults();
   // A call of itself with a deferred frame (docs/design/jit.md, "Deferred frames").
-  bool deferredCall(uint32_t pc) const { return defer_ && selfCall(pc) && luaCall(pc) && getC(req_.code[pc]) >= 1; }
+  bool deferredCall(uint32_t pc) const { return defer_ && selfCall(pc) && luaCall(pc); }
   void callDeferred(uint32_t pc, Instruction i);
+  void runDeferred(uint32_t pc, Instruction i, Value* entry, Value* budget, Value* count, Value* depth);
   // Writes this deferred frame into the frame array, saved at `savedPc`; `top`: it is the
   // thread's top frame (the exit is its own).
   void writeDeferredFrame(Value* savedPc, bool top);
   // The deferred frame's results: R[a]... to its function slot, nils up to the results
-  // its caller wants.
+  // its caller wants; their count returned.
   void returnDeferred(int a, int n);
   Value* isDeferred() { return b_.CreateICmpNE(deferred_, b_.getInt64(0)); }
   // The code address of instruction pc, where a saved pc points.

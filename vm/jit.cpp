@@ -221,6 +221,7 @@ WeftJitLayout jitLayout() {
   auto* probeBase = reinterpret_cast<const char*>(static_cast<const JitCodeEntry*>(&probe));
   uint32_t baseOffset = uint32_t(probeBase - reinterpret_cast<const char*>(&probe));
   l.codeCallEntry = baseOffset + offsetof(JitCodeEntry, callEntry);
+  l.codeDeferEntry = baseOffset + offsetof(JitCodeEntry, deferEntry);
   l.frameLua = kFrameLua;
   l.frameNoCompiledReturn = kFrameEntry | kFrameFinishOp;
   l.frameTail = kFrameTail;
@@ -981,7 +982,9 @@ void JitTier::compileJob(Job& job) {
     code->compiledOps = res.compiledOps;
     code->defersFrames = res.defersFrames != 0;
     code->entryMap = res.entryMap;
-    __atomic_store_n(&code->callEntry, res.entryMap[0] && !job.isVararg ? res.entry : nullptr, __ATOMIC_RELEASE);
+    WeftJitEntry callEntry = res.entryMap[0] && !job.isVararg ? res.entry : nullptr;
+    __atomic_store_n(&code->callEntry, callEntry, __ATOMIC_RELEASE);
+    __atomic_store_n(&code->deferEntry, res.defersFrames ? callEntry : nullptr, __ATOMIC_RELEASE);
     __atomic_store_n(&code->entry, res.entry, __ATOMIC_RELEASE);
     code->state.store(JitCode::kReady, std::memory_order_release);
     nextQuietEpoch();
@@ -1043,9 +1046,10 @@ uint32_t JitTier::liveCodeForTesting() {
 
 std::string JitTier::statsReport() {
   std::lock_guard lock(mu_);
-  uint64_t entries = retiredEntries_, exits = retiredExits_, safepoints = 0;
+  uint64_t entries = retiredEntries_, exits = retiredExits_, safepoints = 0, deferring = 0;
   std::vector<const JitCode*> byExits(live_.begin(), live_.end());
   for (const JitCode* c : live_) {
+    deferring += c->defersFrames;
     entries += __atomic_load_n(&c->entries, __ATOMIC_RELAXED);
     exits += __atomic_load_n(&c->exits, __ATOMIC_RELAXED);
     safepoints += __atomic_load_n(&c->safepointExits, __ATOMIC_RELAXED);
@@ -1054,12 +1058,13 @@ std::string JitTier::statsReport() {
   std::string out;
   std::snprintf(line, sizeof line,
                 "jit: %llu functions compiled, %llu rejected, %llu failed, %llu recompiled, %llu blacklisted; "
-                "compile time %.1f ms (%.2f ms each)\n"
+                "compile time %.1f ms (%.2f ms each); %llu take deferred frames\n"
                 "jit: %llu entries, %llu exits to the interpreter (%llu at safepoints); module %s\n",
                 (unsigned long long)compiled_, (unsigned long long)rejected_, (unsigned long long)failed_,
                 (unsigned long long)recompiled_, (unsigned long long)blacklisted_, compileMs_,
-                compiled_ ? compileMs_ / double(compiled_) : 0.0, (unsigned long long)entries,
-                (unsigned long long)exits, (unsigned long long)safepoints, moduleLoaded() ? "loaded" : "not loaded");
+                compiled_ ? compileMs_ / double(compiled_) : 0.0, (unsigned long long)deferring,
+                (unsigned long long)entries, (unsigned long long)exits, (unsigned long long)safepoints,
+                moduleLoaded() ? "loaded" : "not loaded");
   out += line;
   std::sort(byExits.begin(), byExits.end(), [](const JitCode* a, const JitCode* b) { return a->exits > b->exits; });
   for (size_t i = 0; i < byExits.size() && i < 10; i++) {

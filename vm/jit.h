@@ -71,8 +71,8 @@ inline constexpr uint32_t kJitMaxCallDepth = 128;
 // calls").
 inline constexpr uint32_t kJitMaxNativeCallDepth = 8;
 
-// The entry points of a JitCode; compiled calls read callEntry inline
-// (WeftJitLayout::codeCallEntry).
+// The entry points of a JitCode; compiled calls read callEntry and deferEntry inline
+// (WeftJitLayout::codeCallEntry, codeDeferEntry).
 struct JitCodeEntry {
   WeftJitEntry entry = nullptr;        // written once (release), read by jitReady (acquire)
   const uint8_t* entryMap = nullptr;   // valid once entry is set
@@ -80,6 +80,9 @@ struct JitCodeEntry {
   // parameters), else null: the one test compiled callers and jitCallLua make of the
   // callee's code. Written once before `entry` (release), read with acquire.
   WeftJitEntry callEntry = nullptr;
+  // callEntry where the code takes a deferred frame (docs/design/jit.md, "Deferred
+  // frames"), else null; written and read as callEntry.
+  WeftJitEntry deferEntry = nullptr;
 };
 // One prototype's compiled code, off the heap (Proto::jit). `state` moves kNone ->
 // kQueued -> kReady | kRejected | kFailed, each step by the compile thread but the first;

@@ -18,22 +18,23 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 20;
+inline constexpr uint32_t kWeftJitAbiVersion = 21;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
 // the vm::ThreadData that runs the frame (and owns `budget`), for the call helpers.
 // `deferred` is 0 from the VM: the frame is the thread's top CallFrame. Compiled code
-// passes its own calls of itself a deferred frame, not yet written to the frame array
-// (docs/design/jit.md, "Deferred frames"): its index | wanted results << 32 | the nest's
-// depth << 48.
+// may pass a callee whose code takes one (JitCode::deferEntry) a deferred frame, not yet
+// written to the frame array (docs/design/jit.md, "Deferred frames"): its index |
+// the results wanted (16 bits, -1 for all) << 32 | the nest's depth << 48.
 using WeftJitEntry = uint64_t (*)(void* base, int32_t* budget, uint32_t pc, void* thread, uint64_t deferred);
 inline constexpr uint64_t kWeftJitExitInterpret = 0;  // the interpreter runs exitPc first
 inline constexpr uint64_t kWeftJitExitSafepoint = 1;  // a back-edge poll fired: the loop safepoint, then re-entry
 inline constexpr uint64_t kWeftJitExitNoEntry = 2;    // `pc` is not an entry: nothing ran
 inline constexpr uint64_t kWeftJitExitSafepointFrame = 3;  // as kWeftJitExitSafepoint, keeping every register
 inline constexpr uint64_t kWeftJitExitGuard = 4;      // a guard built on type feedback failed: as kWeftJitExitInterpret, counted
-inline constexpr uint64_t kWeftJitExitReturned = 5;   // the frame returned (WeftJitHelpers::returnLua): exitPc is 0
+inline constexpr uint64_t kWeftJitExitReturned =
+    5;  // the frame returned: exitPc is 0, or a deferred frame's result count
 // A native called from compiled code (WeftJitHelpers::callNative) failed or yielded:
 // exitPc is the vm::StatusCode, which the interpreter raises (or returns) as after its
 // own call.
@@ -256,7 +257,7 @@ struct WeftJitLayout {
   uint32_t frameSize, framePc, frameFunc, frameBase, frameTop, frameNresults, frameFlags, frameErrStatus;
   uint32_t frameVarargDelta, frameExtra;
   uint32_t closureProto, protoCode, protoNumParams, protoMaxStackSize, protoJit, protoUid;
-  uint32_t codeCallEntry;                                        // JitCode
+  uint32_t codeCallEntry, codeDeferEntry;                        // JitCode
   uint16_t frameLua, frameNoCompiledReturn, frameTail;           // kFrameLua; kFrameEntry | kFrameFinishOp; kFrameTail
   uint8_t hookReturn;                                            // kHookMaskReturn
   uint32_t extraStack, maxJitDepth, maxCallDepth;                // kExtraStack, kJitMaxCallDepth, StateOptions
@@ -309,7 +310,7 @@ struct WeftJitResult {
   uint32_t compiledOps;
   char error[256];
   uint64_t codeSize;   // bytes of machine code from `entry` (the perf map's SIZE)
-  uint8_t defersFrames;  // its calls of itself pass deferred frames (--jit-stats says so)
+  uint8_t defersFrames;  // the code takes deferred frames (--jit-stats says so)
 };
 
 struct WeftJitModule {

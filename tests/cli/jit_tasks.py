@@ -17,12 +17,12 @@ import tempfile
 
 # tasks.lua MODE [N]. migrate: twelve tasks each run `sums` (one numeric loop, line 4)
 # over a different length and the main task checks each result; it prints the workers'
-# migrations meanwhile (task.stats()). preempt: `spinner` (line 31) spins on an upvalue
+# migrations meanwhile (task.stats()). preempt: `spin` (line 48) spins on a field
 # its peer sets after five yields; on one worker the peer runs only when the spinner's
 # compiled loop is preempted, and a starved peer lets the loop reach its limit instead.
-# recurse: as preempt, `tree` (line 47) recursing without loops, its calls of itself
+# recurse: as preempt, `tree` (line 56) recursing without loops, its calls of itself
 # passing deferred frames (jit.md, "Deferred frames"): a starved peer never stops it.
-# cancel: `victim` (line 66) spins until cancelled.
+# cancel: `victim` (line 65) spins until cancelled.
 SCRIPT = """\
 local mode, n = arg[1], tonumber(arg[2] or "0")
 
@@ -34,6 +34,24 @@ local function sums(n)
     h = h + 0.5
   end
   return s, h
+end
+
+-- Runs `body` in a task beside a peer that sets `peerDone.stop` after five yields; on
+-- one worker the peer runs only when the body, which never yields, is preempted.
+local peerDone = {started = false, stop = false, rounds = 0}
+local function besidePeer(body)
+  local spinner = task.spawn(function()
+    peerDone.started = true
+    return body()
+  end)
+  local peer = task.spawn(function()
+    while not peerDone.started do task.yield() end
+    for r = 1, 5 do peerDone.rounds = r; task.yield() end
+    peerDone.stop = true
+  end)
+  local result = spinner:await()
+  peer:await()
+  return result
 end
 
 local function migrations()
@@ -53,40 +71,21 @@ if mode == "migrate" then
   end
   print("migrate ok", migrations() - before)
 elseif mode == "preempt" then
-  local started, stop, rounds = false, false, 0
-  local spinner = task.spawn(function()
-    started = true
+  local function spin()
     local i = 0
-    while not stop and i < 1000000000 do i = i + 1 end
-    return stop
-  end)
-  local peer = task.spawn(function()
-    while not started do task.yield() end
-    for r = 1, 5 do rounds = r; task.yield() end
-    stop = true
-  end)
-  assert(spinner:await() == true, "the spinner's loop ran to its limit: its peer was starved")
-  peer:await()
-  print("preempt ok", rounds)
+    while not peerDone.stop and i < 1000000000 do i = i + 1 end
+    return peerDone.stop
+  end
+  assert(besidePeer(spin) == true, "the spinner's loop ran to its limit: its peer was starved")
+  print("preempt ok", peerDone.rounds)
 elseif mode == "recurse" then
-  local started, stop, rounds = false, false, 0
   local function tree(d)
-    if stop then return 1 end
+    if peerDone.stop then return 1 end
     if d == 0 then return 0 end
     return tree(d - 1) + tree(d - 1)
   end
-  local spinner = task.spawn(function()
-    started = true
-    return tree(60)
-  end)
-  local peer = task.spawn(function()
-    while not started do task.yield() end
-    for r = 1, 5 do rounds = r; task.yield() end
-    stop = true
-  end)
-  assert(spinner:await() > 0)
-  peer:await()
-  print("recurse ok", rounds)
+  assert(besidePeer(function() return tree(60) end) > 0)
+  print("recurse ok", peerDone.rounds)
 elseif mode == "cancel" then
   local started, closed = false, false
   local victim = task.spawn(function()
@@ -270,7 +269,7 @@ def main():
         if out != "preempt ok\t5\n":
             fail(f"{label}: printed {out!r}")
         # Every round of the peer needed the spinner to leave its code at a safepoint.
-        expect_compiled(label, entries, 31, 6)
+        expect_compiled(label, entries, 48, 6)
         if safepoints < 5:
             fail(f"{label}: {safepoints} safepoint exits, but the peer ran five rounds")
 
@@ -279,15 +278,15 @@ def main():
         out, entries, _, label, deferring = run(args.weft, tmp, ["--workers=1"], "recurse")
         if out != "recurse ok\t5\n":
             fail(f"{label}: printed {out!r}")
-        expect_compiled(label, entries, 47, 6)
-        if 47 not in deferring:
+        expect_compiled(label, entries, 56, 6)
+        if 56 not in deferring:
             fail(f"{label}: the recursion's calls of itself did not defer their frames")
 
         for workers in ("--workers=1", "--workers=4"):
             out, entries, _, label, _ = run(args.weft, tmp, [workers], "cancel")
             if out != "cancel ok\n":
                 fail(f"{label}: printed {out!r}")
-            expect_compiled(label, entries, 66, 1)
+            expect_compiled(label, entries, 65, 1)
 
         # Compiled reads and stores of a table another task rebuilds (jit.md, "Inline table
         # reads" and "Inline table stores").
