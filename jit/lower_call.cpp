@@ -270,13 +270,11 @@ Value* Lowering::frameCountNow() {
   return b_.CreateSelect(isDeferred(), b_.CreateAdd(index, b_.getInt32(1)), written);
 }
 
-// A call of itself (selfCall) in a function that never reads the frame array: the
-// callee's frame is not written, only its index, the results wanted (-1: open results
-// the next instruction takes) and the nest's depth passed (docs/design/jit.md, "Deferred frames").
-// The checks are the pushed call's. When the callee left its code, its frame and every
-// one above are written, and this one writes its own (or, when it is written, its saved
-// pc) before it leaves too. Anything the checks refuse: from a deferred frame an exit at
-// the call (writing this frame), from a written one the callLua helper.
+// A call of itself (selfCall) in a function that takes deferred frames passes the callee
+// one, from this frame whether written or deferred (docs/design/jit.md, "Deferred
+// frames"), after the pushed call's checks (runDeferred). Anything the checks refuse:
+// from a deferred frame an exit at the call (writing this frame), from a written one the
+// callLua helper.
 void Lowering::callDeferred(uint32_t pc, Instruction i) {
   const WeftJitLayout& l = host_.layout;
   int a = getA(i);
@@ -372,7 +370,7 @@ Value* Lowering::codeAt(Value* pc) {
 }
 
 // A deferred frame as setupLuaFrameMayGC writes it: this prototype's function at the slot
-// below base, no varargs (selfCall), the results its caller wants.
+// below base, no varargs (it was entered at a call entry), the results its caller wants.
 void Lowering::writeDeferredFrame(Value* savedPc, bool top) {
   const WeftJitLayout& l = host_.layout;
   llvm::Type* i16 = b_.getInt16Ty();
