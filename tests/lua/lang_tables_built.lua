@@ -1,3 +1,4 @@
+-- weft-gc-interval: 8 (grow's 9,000 keys copied at every safepoint took five minutes)
 -- Tables built and grown in hot loops: constructors (NEWTABLE, SETLIST, with EXTRAARG
 -- past 255 items), stores that insert keys, delete them or meet __newindex set mid-loop,
 -- and the keys a raw set refuses. The jit and eager runs compile the loops
