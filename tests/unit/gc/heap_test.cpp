@@ -1,7 +1,10 @@
 // Allocation, accounting, moving and handles (heap.h invariants 1, 4 and 5).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstring>
 #include <set>
+#include <string>
 
 #include "tests/unit/gc/toy_model.h"
 
@@ -266,6 +269,41 @@ TEST(GcHeap, ADroppedLargeObjectsPagesGoBackAtTheNextStop) {
   h.roots.slots[r] = nullptr;
   h.collect();  // a major frees it as any dead object
   EXPECT_EQ(h.heap.bytesInUse(), 0u);
+}
+
+// The VmFlags of the mapping that holds `address`, from /proc/self/smaps ("" if none).
+std::string mappingFlags(const void* address) {
+  std::FILE* f = std::fopen("/proc/self/smaps", "r");
+  if (!f) return "";
+  auto at = reinterpret_cast<uintptr_t>(address);
+  bool inside = false;
+  std::string flags;
+  char line[512];
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long from = 0, to = 0;
+    if (std::sscanf(line, "%lx-%lx ", &from, &to) == 2 && std::strchr(line, '-') < std::strchr(line, ' ')) {
+      inside = at >= from && at < to;
+    } else if (inside && std::strncmp(line, "VmFlags:", 8) == 0) {
+      flags = line + 8;
+      break;
+    }
+  }
+  std::fclose(f);
+  return flags;
+}
+
+// A large object of 2 MiB or more is mapped with transparent huge pages asked for (its
+// array is filled from end to end at once: page-by-page faults cost more than the copy);
+// a smaller one is not (its last huge page would be resident for little).
+TEST(GcHeap, LargeObjectsOfAHugePageOrMoreAskForHugePages) {
+  ToyHeap h;
+  std::string big(2 << 20, 'x'), small(1 << 20, 'y');
+  Blob* b = h.blob(big.c_str());
+  Blob* s = h.blob(small.c_str());
+  std::string bigFlags = mappingFlags(b), smallFlags = mappingFlags(s);
+  ASSERT_NE(bigFlags, "") << "no mapping holds the object";
+  EXPECT_NE(bigFlags.find(" hg"), std::string::npos) << bigFlags;
+  EXPECT_EQ(smallFlags.find(" hg"), std::string::npos) << smallFlags;
 }
 
 TEST(GcHeap, RelocateStressStillMovesLargeObjects) {
