@@ -124,6 +124,7 @@ PcFlow flowOf(const WeftJitRequest& req, uint32_t pc, bool compiled) {
       next(pc + 1);
       break;
     case Op::CALL:  // a known native computed in place, or a compiled call (jit/lower_call.cpp)
+      f.use.set(a);  // open arguments (B = 0) are in their slots: the call before left them there
       for (int r = a; r < a + getB(i); r++) f.use.set(r);
       for (int r = a; r < a + getC(i) - 1; r++) f.def.set(r);
       f.exits = true;

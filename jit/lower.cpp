@@ -672,7 +672,10 @@ LowerResult Lowering::run(const std::string& name) {
     // or (at the start and after a call) runs to a compiled return.
     bool worth = op == Op::FORPREP ? iterates[pc + 1] : innermost_[pc] >= 0 && iterates[uint32_t(innermost_[pc])];
     worth = worth || ((pc == 0 || afterCall) && toReturn[pc]);
-    if (runStarts && worth && (branch || (next < n && compiled[next]))) {
+    // A function that only returns (`function() end`) has its start for compiled calls:
+    // without one they left compiled code at the call, every time.
+    bool onlyReturns = pc == 0 && (op == Op::RETURN0 || op == Op::RETURN1 || op == Op::RETURN);
+    if (runStarts && worth && (branch || onlyReturns || (next < n && compiled[next]))) {
       out.entryMap[pc] = 1;
       any = true;
     }

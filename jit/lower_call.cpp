@@ -9,12 +9,25 @@
 
 namespace weft::jit::lowering {
 
-// Fixed arguments, and fixed results or open ones the next instruction takes whole
-// (vm/jit_ops.h jitOpenResultsTaken).
+// Fixed arguments or the open results of the call before, and fixed results or open ones
+// the next instruction takes whole (vm/jit_ops.h jitOpenResultsTaken).
 bool Lowering::callShape(uint32_t pc) const {
   Instruction i = req_.code[pc];
   bool results = getC(i) != 0 || (pc + 1 < req_.codeSize && vm::jitOpenResultsTaken(i, req_.code[pc + 1]));
-  return getB(i) != 0 && results && getA(i) + std::max(getB(i), getC(i)) < kMaxRegs;
+  return (getB(i) != 0 || openArgs(pc)) && results && getA(i) + std::max(getB(i), getC(i)) < kMaxRegs;
+}
+
+// A CALL whose arguments are the open results of the CALL before it, up to the thread's
+// top (B = 0): `f(g(x))`.
+bool Lowering::openArgs(uint32_t pc) const {
+  Instruction i = req_.code[pc];
+  return getOp(i) == Op::CALL && getB(i) == 0 && pc > 0 && vm::jitOpenResultsTaken(req_.code[pc - 1], i);
+}
+
+// The argument count of the call at pc: B - 1, or for open arguments the values from
+// R[A+1] up to the thread's top.
+Value* Lowering::argCount(uint32_t pc, Instruction i) {
+  return openArgs(pc) ? openCount(pc, getA(i) + 1) : b_.getInt32(getB(i) - 1);
 }
 
 // A call of callShape, where the feedback saw Lua functions only.
@@ -174,7 +187,7 @@ void Lowering::callNative(uint32_t pc, Instruction i) {
   auto* fty = llvm::FunctionType::get(i32, {ptr, ptr, ptr, i32, i32, i32}, false);
   Value* r = b_.CreateCall(
       fty, frameHelper(reinterpret_cast<const void*>(host_.helpers.callNative)),
-      {statePtr(), thread_, slot(getA(i)), b_.getInt32(getB(i) - 1), b_.getInt32(uint32_t(nresults)), b_.getInt32(pc)});
+      {statePtr(), thread_, slot(getA(i)), argCount(pc, i), b_.getInt32(uint32_t(nresults)), b_.getInt32(pc)});
   BasicBlock* done = newBlock("native_done");
   BasicBlock* resume = newBlock("native_resume");
   BasicBlock* failed = newBlock("native_status");
@@ -475,7 +488,7 @@ Value* Lowering::startChecks(Callee& c, Value* func) {
 // pushed; else `slow`.
 void Lowering::pushFrameInline(uint32_t pc, Instruction i, BasicBlock* slow, BasicBlock* run, llvm::PHINode* entry) {
   const WeftJitLayout& l = host_.layout;
-  if (host_.stress) {
+  if (host_.stress || openArgs(pc)) {  // open arguments: the callLua helper counts them
     b_.CreateBr(slow);
     return;
   }
@@ -606,9 +619,9 @@ void Lowering::callHelper(uint32_t pc, Instruction i, BasicBlock* run, llvm::PHI
   llvm::Type* ptr = b_.getPtrTy();
   llvm::Type* i32 = b_.getInt32Ty();
   auto* helperTy = llvm::FunctionType::get(ptr, {ptr, ptr, ptr, ptr, i32, i32, i32}, false);
-  Value* fn = b_.CreateCall(helperTy, hostPtr(reinterpret_cast<const void*>(host_.helpers.callLua)),
-                            {statePtr(), thread_, budget_, slot(getA(i)), b_.getInt32(getB(i) - 1),
-                             b_.getInt32(getC(i) - 1), b_.getInt32(pc)});
+  Value* fn = b_.CreateCall(
+      helperTy, hostPtr(reinterpret_cast<const void*>(host_.helpers.callLua)),
+      {statePtr(), thread_, budget_, slot(getA(i)), argCount(pc, i), b_.getInt32(getC(i) - 1), b_.getInt32(pc)});
   Value* bits = b_.CreatePtrToInt(fn, b_.getInt64Ty());
   BasicBlock* some = newBlock("callee");
   b_.CreateCondBr(b_.CreateICmpEQ(bits, b_.getInt64(0)), exitBlock(pc), some);

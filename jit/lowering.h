@@ -218,6 +218,8 @@ class Lowering {
   // of a Lua function; RETURN* into a Lua caller (docs/design/jit.md, "Compiled calls").
   bool callShape(uint32_t pc) const;
   bool luaCall(uint32_t pc) const;
+  bool openArgs(uint32_t pc) const;
+  Value* argCount(uint32_t pc, Instruction i);
   bool nativeFnCall(uint32_t pc) const;
   void reloadFrom(int a);
   // Around a call in a shared frame (docs/design/jit.md, "Shared frames"): reconciles
@@ -275,7 +277,7 @@ class Lowering {
   Value* frameCountNow();
   Value* wantedResults();
   // A call of itself with a deferred frame (docs/design/jit.md, "Deferred frames").
-  bool deferredCall(uint32_t pc) const { return defer_ && selfCall(pc) && luaCall(pc); }
+  bool deferredCall(uint32_t pc) const { return defer_ && selfCall(pc) && luaCall(pc) && !openArgs(pc); }
   void callDeferred(uint32_t pc, Instruction i);
   void runDeferred(uint32_t pc, Instruction i, Value* entry, Value* budget, Value* count, Value* depth);
   // Writes this deferred frame into the frame array, saved at `savedPc`; `top`: it is the

@@ -272,7 +272,8 @@ int feedbackAt(const Proto* p, uint32_t pc) {
 // functions or natives, a tail call that saw other than those (a native's must have the
 // RETURN of its results after it, as the compiler generates), and a generic
 // `for` call that saw other than ipairs' and next; calls of open argument or result
-// lists (but open results the next instruction takes: vm/jit_ops.h jitOpenResultsTaken),
+// lists (but open results the next instruction takes, a call of open arguments among
+// them: vm/jit_ops.h jitOpenResultsTaken),
 // tail calls of open lists or that close variables, returns that close variables or of
 // an open list but such a call's, the opcodes the compiler has no code for
 // (vm/jit_ops.h: closures, varargs...), and a SETLIST of an open list but such a call's.
@@ -288,7 +289,7 @@ bool leavesCode(const Proto* p, uint32_t pc) {
   }
   switch (op) {
     case Op::CALL:
-      if (frontend::getB(i) == 0) return true;
+      if (frontend::getB(i) == 0 && !(pc > 0 && jitOpenResultsTaken(p->code[pc - 1], i))) return true;
       if (frontend::getC(i) == 0 && !(pc + 1 < p->codeSize && jitOpenResultsTaken(i, p->code[pc + 1]))) return true;
       return seen >= 0 && seen != kWeftJitSeenLuaFunction && seen != kWeftJitSeenNativeFn &&
              !(seen & kWeftJitSeenKnown);

@@ -20,19 +20,19 @@ constexpr bool jitNeverCompiles(frontend::Op op) {
 }
 
 // A CALL of open results (C = 0) whose results the instruction after it takes whole:
-// a SETLIST or a RETURN (that closes nothing) of the values up to the top; or a
-// TAILCALL that closes nothing and the RETURN of the values up to the top after it,
-// which runs when the callee is a native (the interpreter calls it in place, for all
-// its results). Compiled code runs the pair (docs/design/jit.md, "Open results",
-// "Native tail calls"); any other open call, and either instruction alone, it leaves
-// to the interpreter.
+// a SETLIST or a RETURN (that closes nothing) of the values up to the top, or a CALL of
+// open arguments (B = 0: `f(g(x))`); or a TAILCALL that closes nothing and the RETURN
+// of the values up to the top after it, which runs when the callee is a native (the
+// interpreter calls it in place, for all its results). Compiled code runs the pair
+// (docs/design/jit.md, "Open results", "Native tail calls"); any other open call, and
+// either instruction alone, it leaves to the interpreter.
 constexpr bool jitOpenResultsTaken(frontend::Instruction call, frontend::Instruction next) {
   using frontend::Op;
   Op op = frontend::getOp(next);
   bool returnAll = op == Op::RETURN && frontend::getB(next) == 0 && !frontend::getK(next);
   if (frontend::getOp(call) == Op::TAILCALL) return !frontend::getK(call) && returnAll;
-  return frontend::getOp(call) == Op::CALL && frontend::getC(call) == 0 &&
-         (returnAll || (op == Op::SETLIST && frontend::getB(next) == 0));
+  bool openList = (op == Op::SETLIST || op == Op::CALL) && frontend::getB(next) == 0;
+  return frontend::getOp(call) == Op::CALL && frontend::getC(call) == 0 && (returnAll || openList);
 }
 
 }  // namespace weft::vm

@@ -149,6 +149,52 @@ TEST(JitCallTest, ArgumentsAndResults) {
              "10");
 }
 
+// A call of open arguments, the results of the call just before it (`f(g(x))`), runs
+// in compiled code with the count the inner call left, for natives and Lua functions
+// on either side, and a function that only returns (`none`) has a start for compiled
+// calls. Before, each such pair left compiled code every round.
+TEST(JitCallTest, OpenArgumentsStayCompiled) {
+  HotState hs;
+  hs.run(
+      "two = function(i) return i, i + 1 end none = function() end "
+      "sum3 = function(a, b, c) return (a or 0) + (b or 0) + (c or 0) end "
+      "loop = function(n) local s = 0 for i = 1, n do "
+      "s = s + sum3(two(i)) + sum3(none()) + tonumber(string.sub('12345', 1, i % 5 + 1)) "
+      "+ select('#', two(i)) + math.max(two(i)) + select('#', none()) end return s end");
+  long exits = 0;
+  EXPECT_EQ(hs.warmThenHot("return loop(300)", "return loop(1000)", exits), "4248500");
+  EXPECT_LE(exits, 2) << hs.stats();
+}
+
+// Open arguments give what the interpreter gives: no values, one, more than the callee
+// takes, 200 of them; an error in either call, with its position and traceback; a
+// callee that is no function.
+TEST(JitCallTest, OpenArgumentsAsTheInterpreters) {
+  const std::string many =
+      "local function many(n) local t = {} for i = 1, n do t[i] = i end return table.unpack(t) end ";
+  expectSame(many +
+                 "local function sum3(a, b, c) return (a or 0) * 100 + (b or 0) * 10 + (c or 0) end "
+                 "local function f(n) return sum3(many(n)) + select('#', many(n)) end "
+                 "local s = 0 for i = 0, 200 do s = s + f(i % 6) end return s + f(200)",
+             "20478");
+  expectSame(
+      "local function g(x) return x, x end local function f(x) return math.max(g(x)) end "
+      "local ok, e = pcall(function() local s = 0 for i = 1, 50 do s = s + f(i) end return f({}) end) "
+      "return tostring(ok) .. ' ' .. e",
+      "false attempt to compare two table values");
+  expectSame(
+      "local function g(x) if x > 40 then error('deep') end return x end local function h(a) return a end "
+      "local ok, tb = xpcall(function() local s = 0 for i = 1, 50 do s = s + h(g(i)) end end, debug.traceback) "
+      "return tb:match('^[^\\n]*') .. ' ' .. tostring(tb:find(\"in upvalue 'g'\", 1, true) ~= nil)",
+      "test:1: deep true");
+  expectSame(
+      "local function g(x) return x end local f = 1 "
+      "local ok, e = pcall(function() for i = 1, 20 do if i == 20 then f = nil end local _ = (f and math.abs or "
+      "f)(g(i)) end end) "
+      "return e",
+      "test:1: attempt to call a nil value");
+}
+
 // A callee deep in a compiled nest leaves compiled code (a type its code does not
 // handle, an error, a native that reads the stack): the frames below it are exact, the
 // interpreter finishes the callee and returns into them.
