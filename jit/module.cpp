@@ -100,16 +100,20 @@ void recordCodeSize(Engine* e, const llvm::MemoryBuffer& object) {
   }
 }
 
-// Keeps every jump off the ends of 32-byte blocks, as -mbranches-within-32B-boundaries
-// does: on cores with Intel's JCC erratum (Skylake and its successors) a jump that
-// crosses or ends at one is not cached as decoded, and a hot loop ran a third slower or
-// not by where its jumps fell (bench/tasks/parallel.lua, one worker: 0.95 or 1.31 s for
-// the same IR). LLVM has it as a command-line option only: set once in the process
-// (an embedder's own LLVM, if any, gets it too).
-void alignBranches() {
+// Code generator options LLVM has as command-line options only, set once in the process
+// (an embedder's own LLVM, if any, gets them too):
+// - Every jump kept off the ends of 32-byte blocks, as -mbranches-within-32B-boundaries
+//   does: on cores with Intel's JCC erratum (Skylake and its successors) a jump that
+//   crosses or ends at one is not cached as decoded, and a hot loop ran a third slower or
+//   not by where its jumps fell (bench/tasks/parallel.lua, one worker: 0.95 or 1.31 s for
+//   the same IR).
+// - No X86 domain reassignment: it moves integer code to AVX-512 mask registers, which
+//   nothing here gains from, and cost a tenth of the code generator's time on cores that
+//   have AVX-512 (docs/design/jit.md, "Compile time").
+void setCodegenOptions() {
 #if defined(__x86_64__)
-  const char* argv[] = {"weft", "-x86-branches-within-32B-boundaries"};
-  llvm::cl::ParseCommandLineOptions(2, argv, "", &llvm::nulls());
+  const char* argv[] = {"weft", "-x86-branches-within-32B-boundaries", "-disable-x86-domain-reassignment"};
+  llvm::cl::ParseCommandLineOptions(3, argv, "", &llvm::nulls());
 #endif
 }
 
@@ -123,7 +127,7 @@ void* create(const WeftJitHost* host, char* error, size_t errorSize) {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();  // the inline asm of table slot reads (jit/lower.cpp)
-    alignBranches();
+    setCodegenOptions();
   });
   auto machine = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!machine) {
