@@ -93,24 +93,57 @@ Value* Lowering::arraySlot(Value* h, Value* key, BasicBlock* slow) {
   return slot;
 }
 
-// An integer key outside the array part: intNodeFunction's two probes, else `slow`.
+// An integer key outside the array part: intNodeFunction's two probes, else `slow`. A
+// constant 0 (`t[0]`: GETI, SETI) has home 0 in every part (0 mod p is 0), so its probes
+// are made in place: fannkuch's perm[0] spent a fifth of its compiled time in the call
+// and the modulo.
 Value* Lowering::intNodeSlot(Value* h, Value* key, BasicBlock* slow) {
   Value* part = loadShared(b_.getPtrTy(), at(h, host_.layout.tableNodes), llvm::AtomicOrdering::Acquire);
   BasicBlock* probe = newBlock("int_home");
-  BasicBlock* found = newBlock("int_node_found");
   b_.CreateCondBr(b_.CreateIsNull(part), slow, probe);
   b_.SetInsertPoint(probe);
+  if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(key); k && k->isZero()) {
+    Value* cap = loadShared(b_.getInt32Ty(), at(part, host_.layout.nodesCapacity), llvm::AtomicOrdering::Monotonic);
+    return intProbes(part, key, b_.getInt32(0), b_.CreateSub(cap, b_.getInt32(1)), slow);
+  }
+  BasicBlock* found = newBlock("int_node_found");
   Value* slot = b_.CreateCall(intNodeFunction(), {part, key});
   b_.CreateCondBr(b_.CreateIsNull(slot), slow, found);
   b_.SetInsertPoint(found);
   return slot;
 }
 
-// ptr intNode(ptr part, i64 key): findIntNode's first two probes, the key's home
-// (vm/table.cpp intHome, the part's own capacity choosing the modulus) and the node
-// after it, where nearly every integer key of a node part is: the key's value slot, or
-// null (an absent key, or one further on: the helper's). One out-of-line function per
-// module, as probeFunction: inline at every read, it made nbody's compile 40% longer.
+// findIntNode's first two probes of `part` for `key`: its home and the node after it,
+// where nearly every integer key of a node part is. Goes on with the key's value slot,
+// or branches to `miss` (an absent key, or one further on: the helper's).
+Value* Lowering::intProbes(Value* part, Value* key, Value* home, Value* mask, BasicBlock* miss) {
+  const WeftJitLayout& l = host_.layout;
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::Function* f = b_.GetInsertBlock()->getParent();
+  BasicBlock* next = BasicBlock::Create(ctx_, "int_next", f);
+  BasicBlock* hit = BasicBlock::Create(ctx_, "int_hit", f);
+  auto holds = [&](Value* node) {
+    Value* payload = loadShared(i64, at(node, l.nodeKey), llvm::AtomicOrdering::Unordered);
+    Value* t = loadShared(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag), llvm::AtomicOrdering::Unordered);
+    return b_.CreateAnd(b_.CreateICmpEQ(payload, key), isTag(t, kTagInt));
+  };
+  Value* first = nodeAt(part, home);
+  BasicBlock* atHome = b_.GetInsertBlock();
+  b_.CreateCondBr(holds(first), hit, next);
+  b_.SetInsertPoint(next);
+  Value* second = nodeAt(part, b_.CreateAnd(b_.CreateAdd(home, b_.getInt32(1)), mask));
+  b_.CreateCondBr(holds(second), hit, miss);
+  b_.SetInsertPoint(hit);
+  llvm::PHINode* match = b_.CreatePHI(b_.getPtrTy(), 2);
+  match->addIncoming(first, atHome);
+  match->addIncoming(second, next);
+  return at(match, l.nodeValue);
+}
+
+// ptr intNode(ptr part, i64 key): intProbes from the key's home (vm/table.cpp intHome,
+// the part's own capacity choosing the modulus): the key's value slot, or null. One
+// out-of-line function per module, as probeFunction: inline at every read, it made
+// nbody's compile 40% longer.
 llvm::Function* Lowering::intNodeFunction() {
   if (intNode_) return intNode_;
   const WeftJitLayout& l = host_.layout;
@@ -121,8 +154,6 @@ llvm::Function* Lowering::intNodeFunction() {
   Value* part = intNode_->getArg(0);
   Value* key = intNode_->getArg(1);
   BasicBlock* entry = BasicBlock::Create(ctx_, "entry", intNode_);
-  BasicBlock* next = BasicBlock::Create(ctx_, "next", intNode_);
-  BasicBlock* hit = BasicBlock::Create(ctx_, "hit", intNode_);
   BasicBlock* miss = BasicBlock::Create(ctx_, "miss", intNode_);
   b_.SetInsertPoint(entry);
   Value* cap = loadShared(b_.getInt32Ty(), at(part, l.nodesCapacity), llvm::AtomicOrdering::Monotonic);
@@ -135,21 +166,7 @@ llvm::Function* Lowering::intNodeFunction() {
   Value* r = b_.CreateSub(key, b_.CreateMul(q, p));
   r = b_.CreateSelect(b_.CreateICmpUGE(r, p), b_.CreateSub(r, p), r);
   Value* home = b_.CreateAnd(b_.CreateMul(b_.CreateTrunc(r, b_.getInt32Ty()), b_.getInt32(host_.intSpread)), mask);
-  auto holds = [&](Value* node) {
-    Value* payload = loadShared(i64, at(node, l.nodeKey), llvm::AtomicOrdering::Unordered);
-    Value* t = loadShared(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag), llvm::AtomicOrdering::Unordered);
-    return b_.CreateAnd(b_.CreateICmpEQ(payload, key), isTag(t, kTagInt));
-  };
-  Value* first = nodeAt(part, home);
-  b_.CreateCondBr(holds(first), hit, next);
-  b_.SetInsertPoint(next);
-  Value* second = nodeAt(part, b_.CreateAnd(b_.CreateAdd(home, b_.getInt32(1)), mask));
-  b_.CreateCondBr(holds(second), hit, miss);
-  b_.SetInsertPoint(hit);
-  llvm::PHINode* match = b_.CreatePHI(b_.getPtrTy(), 2);
-  match->addIncoming(first, entry);
-  match->addIncoming(second, next);
-  b_.CreateRet(at(match, l.nodeValue));
+  b_.CreateRet(intProbes(part, key, home, mask, miss));
   b_.SetInsertPoint(miss);
   b_.CreateRet(llvm::ConstantPointerNull::get(b_.getPtrTy()));
   return intNode_;

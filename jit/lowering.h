@@ -368,6 +368,7 @@ class Lowering {
   // (a loop at every field read made LLVM's time grow by half on nbody's advance).
   llvm::Function* probeFunction();
   llvm::Function* intNodeFunction();
+  Value* intProbes(Value* part, Value* key, Value* home, Value* mask, BasicBlock* miss);
   llvm::Function* readOnlyFunction(llvm::FunctionType* type, const char* suffix);
   Value* nodeAt(Value* part, Value* idx);
 

@@ -397,6 +397,12 @@ TEST(JitTest, IntegerKeysOfTheNodePart) {
       "local t = {} for i = 1, 40 do t[-i] = i end local s = 0 for r = 1, 20 do for i = 1, 41 do s = s + "
       "(t[-i] or 1000) end end return s",
       "36400");
+  // t[0] is probed in place (its home is node 0 in every part): here behind keys of the
+  // same home, at the second node and past it, and absent behind them.
+  expectSame(
+      "local a, b, c = {}, {}, {} a[3] = 1 a[0] = 2 b[3] = 1 b[6] = 2 b[0] = 4 c[3] = 1 c[6] = 2 "
+      "local s = 0 for r = 1, 50 do s = s + a[0] + b[0] + (c[0] or 8) a[0] = a[0] + 1 end return s",
+      "1925");
   expectSame(
       "local t = {[0] = 0, [-5] = 0} for r = 1, 100 do t[0] = t[0] + r t[-5] = t[-5] - 1 end return t[0] "
       ".. ' ' .. t[-5]",
