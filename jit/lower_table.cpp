@@ -154,10 +154,16 @@ llvm::Function* Lowering::intNodeFunction() {
   Value* part = intNode_->getArg(0);
   Value* key = intNode_->getArg(1);
   BasicBlock* entry = BasicBlock::Create(ctx_, "entry", intNode_);
+  BasicBlock* reduce = BasicBlock::Create(ctx_, "reduce", intNode_);
+  BasicBlock* probe = BasicBlock::Create(ctx_, "probe", intNode_);
   BasicBlock* miss = BasicBlock::Create(ctx_, "miss", intNode_);
   b_.SetInsertPoint(entry);
   Value* cap = loadShared(b_.getInt32Ty(), at(part, l.nodesCapacity), llvm::AtomicOrdering::Monotonic);
   Value* mask = b_.CreateSub(cap, b_.getInt32(1));
+  // A key 0 (the first index of a loop from 0) skips the modulo's chain of loads and
+  // multiplies: its home is 0.
+  b_.CreateCondBr(b_.CreateICmpEQ(key, b_.getInt64(0)), probe, reduce);
+  b_.SetInsertPoint(reduce);
   Value* bits = b_.CreateZExt(b_.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, cap, b_.getTrue()), i64);
   Value* moduli = hostPtr(host_.intModuli);
   Value* p = b_.CreateZExt(b_.CreateLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt32Ty(), moduli, bits)), i64);
@@ -165,7 +171,12 @@ llvm::Function* Lowering::intNodeFunction() {
   Value* q = b_.CreateTrunc(b_.CreateLShr(b_.CreateMul(b_.CreateZExt(key, i128), b_.CreateZExt(recip, i128)), 64), i64);
   Value* r = b_.CreateSub(key, b_.CreateMul(q, p));
   r = b_.CreateSelect(b_.CreateICmpUGE(r, p), b_.CreateSub(r, p), r);
-  Value* home = b_.CreateAnd(b_.CreateMul(b_.CreateTrunc(r, b_.getInt32Ty()), b_.getInt32(host_.intSpread)), mask);
+  Value* reduced = b_.CreateAnd(b_.CreateMul(b_.CreateTrunc(r, b_.getInt32Ty()), b_.getInt32(host_.intSpread)), mask);
+  b_.CreateBr(probe);
+  b_.SetInsertPoint(probe);
+  llvm::PHINode* home = b_.CreatePHI(b_.getInt32Ty(), 2);
+  home->addIncoming(b_.getInt32(0), entry);
+  home->addIncoming(reduced, reduce);
   b_.CreateRet(intProbes(part, key, home, mask, miss));
   b_.SetInsertPoint(miss);
   b_.CreateRet(llvm::ConstantPointerNull::get(b_.getPtrTy()));
