@@ -40,6 +40,16 @@ void expectSame(const std::string& src, const std::string& want) {
   EXPECT_EQ(runCompiled(src, true), want) << src;
 }
 
+// `defs` defines loop(n); loop(300) warms it up and loop(1000), compiled, gives `want`
+// leaving its code at most twice.
+void expectLoopStaysCompiled(const std::string& defs, const std::string& want) {
+  HotState hs;
+  hs.run(defs);
+  long exits = 0;
+  EXPECT_EQ(hs.warmThenHot("return loop(300)", "return loop(1000)", exits), want);
+  EXPECT_LE(exits, 2) << hs.stats();
+}
+
 // A tail call of a compiled Lua function replaces the frame in compiled code and runs the
 // callee in the same machine frame (docs/design/jit.md, "Compiled tail calls"): a
 // million-deep tail recursion is entered once, where an exit at each TAILCALL made the
@@ -60,14 +70,11 @@ TEST(JitCallTest, TailCallsStayCompiled) {
 // and leaving the caller every time (bench/cd.lua's `position`, whose tail call of a
 // rejected constructor did 219,086 times).
 TEST(JitCallTest, TailCallsOfCodelessFunctionsStopExiting) {
-  HotState hs;
-  hs.run(
+  expectLoopStaysCompiled(
       "rest = function(...) return select('#', ...) end "
       "f = function(x) return rest(x, x) end "
-      "loop = function(n, ...) local s = 0 for i = 1, n do s = s + f(i) + select('#', ...) end return s end");
-  long exits = 0;
-  EXPECT_EQ(hs.warmThenHot("return loop(300)", "return loop(1000)", exits), "2000");
-  EXPECT_LE(exits, 2) << hs.stats();
+      "loop = function(n, ...) local s = 0 for i = 1, n do s = s + f(i) + select('#', ...) end return s end",
+      "2000");
 }
 
 // What follows a compiled tail call is the interpreter's: an exit in the callee is taken
@@ -154,16 +161,13 @@ TEST(JitCallTest, ArgumentsAndResults) {
 // on either side, and a function that only returns (`none`) has a start for compiled
 // calls. Before, each such pair left compiled code every round.
 TEST(JitCallTest, OpenArgumentsStayCompiled) {
-  HotState hs;
-  hs.run(
+  expectLoopStaysCompiled(
       "two = function(i) return i, i + 1 end none = function() end "
       "sum3 = function(a, b, c) return (a or 0) + (b or 0) + (c or 0) end "
       "loop = function(n) local s = 0 for i = 1, n do "
       "s = s + sum3(two(i)) + sum3(none()) + tonumber(string.sub('12345', 1, i % 5 + 1)) "
-      "+ select('#', two(i)) + math.max(two(i)) + select('#', none()) end return s end");
-  long exits = 0;
-  EXPECT_EQ(hs.warmThenHot("return loop(300)", "return loop(1000)", exits), "4248500");
-  EXPECT_LE(exits, 2) << hs.stats();
+      "+ select('#', two(i)) + math.max(two(i)) + select('#', none()) end return s end",
+      "4248500");
 }
 
 // Open arguments give what the interpreter gives: no values, one, more than the callee
