@@ -296,6 +296,11 @@ std::string mappingFlags(const void* address) {
 // array is filled from end to end at once: page-by-page faults cost more than the copy);
 // a smaller one is not (its last huge page would be resident for little).
 TEST(GcHeap, LargeObjectsOfAHugePageOrMoreAskForHugePages) {
+  if (std::FILE* thp = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
+    std::fclose(thp);
+  } else {
+    GTEST_SKIP() << "a kernel without transparent huge pages refuses the advice";
+  }
   ToyHeap h;
   std::string big(2 << 20, 'x'), small(1 << 20, 'y');
   Blob* b = h.blob(big.c_str());
