@@ -73,8 +73,8 @@ bool Lowering::supported(uint32_t pc) const {
     case Op::TAILCALL:  // of fixed arguments, closing nothing, where the feedback saw Lua functions or natives
       return getB(i) != 0 && !getK(i) && a + getB(i) <= kMaxRegs &&
              (!req_.profile || req_.profile[pc] == kWeftJitSeenLuaFunction || nativeTailCall(req_, pc));
-    case Op::RETURN:  // a fixed list, or an open call's results, that closes nothing
-      return (getB(i) != 0 || (pc > 0 && vm::jitOpenResultsTaken(req_.code[pc - 1], i))) && !getK(i) &&
+    case Op::RETURN:  // a fixed list, or an open call's results (k: where nothing is open, jit/lower_call.cpp)
+      return (getB(i) != 0 || (pc > 0 && vm::jitOpenResultsTaken(req_.code[pc - 1], i))) &&
              getA(i) + getB(i) - 1 < kMaxRegs;
     case Op::GETTABUP: case Op::GETFIELD:
       return getC(i) < int(req_.numConstants);

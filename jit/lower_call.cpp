@@ -637,10 +637,19 @@ void Lowering::callHelper(uint32_t pc, Instruction i, BasicBlock* run, llvm::PHI
 // RETURN, RETURN0, RETURN1 into a Lua caller that wants as many results as there are:
 // the results go to the callee's function slot and on (below this frame's base) and
 // the frame is popped, as doReturn does; anything else to jitReturnLua, whose refusal
-// exits.
+// exits. A RETURN with k (the function has a to-be-closed variable or captured locals)
+// returns so only where nothing above its base is open (the `closes` helper, as CLOSE);
+// otherwise the interpreter closes and returns.
 void Lowering::returnOp(uint32_t pc, Instruction i, Op op) {
   const WeftJitLayout& l = host_.layout;
   int a = getA(i);
+  if (op == Op::RETURN && getK(i)) {
+    auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy(), b_.getPtrTy()}, false);
+    Value* none = b_.CreateCall(fty, hostPtr(reinterpret_cast<const void*>(host_.helpers.closes)), {thread_, slot(0)});
+    BasicBlock* nothingOpen = newBlock("return_nothing_open");
+    b_.CreateCondBr(b_.CreateICmpNE(none, b_.getInt32(0)), nothingOpen, exitBlock(pc));
+    b_.SetInsertPoint(nothingOpen);
+  }
   if (op == Op::RETURN && getB(i) == 0) {
     returnOpen(pc, a);
     return;

@@ -50,6 +50,35 @@ void expectLoopStaysCompiled(const std::string& defs, const std::string& want) {
   EXPECT_LE(exits, 2) << hs.stats();
 }
 
+// A function with a generic for (a to-be-closed slot) or captured locals returns with
+// RETURN's k: compiled, it returns where nothing above its base is open, so compiled
+// calls of it stay compiled. Before, it had no compiled return, so no start to call,
+// and every call of it left compiled code (json.lua's encodeValue and encodeObject).
+TEST(JitCallTest, ReturnsThatCloseStayCompiled) {
+  expectLoopStaysCompiled(
+      "t = {1, 2, 3} sum = function(t) local s = 0 for _, v in ipairs(t) do s = s + v end return s end "
+      "loop = function(n) local s = 0 for i = 1, n do s = s + sum(t) end return s end",
+      "6000");
+}
+
+// Where something is open at the return (a to-be-closed variable, a local a closure
+// captured), the interpreter closes it and returns, as without the compiled code.
+TEST(JitCallTest, ReturnsThatCloseAsTheInterpreters) {
+  expectSame(
+      "local closed = 0 local mt = {__close = function() closed = closed + 1 end} "
+      "local function f(i) local c <close> = setmetatable({}, mt) for _ in pairs({1}) do end return i end "
+      "local s = 0 for i = 1, 300 do s = s + f(i) end return s .. ' ' .. closed",
+      "45150 300");
+  expectSame(
+      "local function f(i) local x = i for _ in pairs({1}) do end local g = function() return x end "
+      "return g end local s = 0 for i = 1, 300 do s = s + f(i)() end return s",
+      "45150");
+  expectSame(
+      "local function f(t) for k, v in pairs(t) do if v == 2 then return k end end return 'none' end "
+      "local r = {} for i = 1, 300 do r[#r + 1] = f({a = i % 3}) end return r[1] .. r[2] .. r[3]",
+      "noneanone");
+}
+
 // A tail call of a compiled Lua function replaces the frame in compiled code and runs the
 // callee in the same machine frame (docs/design/jit.md, "Compiled tail calls"): a
 // million-deep tail recursion is entered once, where an exit at each TAILCALL made the
