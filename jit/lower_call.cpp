@@ -191,13 +191,14 @@ void Lowering::callNative(uint32_t pc, Instruction i) {
   BasicBlock* done = newBlock("native_done");
   BasicBlock* resume = newBlock("native_resume");
   BasicBlock* failed = newBlock("native_status");
-  // Refused (another kind of callee, a hook, a deep nest): with feedback a guard exit,
-  // which marks the site for the next version.
+  // Refused (another kind of callee, a hook): with feedback a guard exit, which marks the
+  // site for the next version. A nest too deep here is no matter of the site: an exit.
   BasicBlock* refused = req_.profile ? exitWith(pc, kWeftJitExitGuard, pc, flow_.dirtyIn[pc]) : exitBlock(pc);
-  llvm::SwitchInst* sw = b_.CreateSwitch(r, failed, 3);
+  llvm::SwitchInst* sw = b_.CreateSwitch(r, failed, 4);
   sw->addCase(b_.getInt32(kWeftJitNativeDone), done);
   sw->addCase(b_.getInt32(kWeftJitNativeResume), resume);
   sw->addCase(b_.getInt32(kWeftJitNativeRefused), refused);
+  sw->addCase(b_.getInt32(kWeftJitNativeDeep), exitBlock(pc));
   // The frame is exact (written back, the results in their slots): nothing to write.
   b_.SetInsertPoint(resume);
   b_.CreateRet(b_.getInt64(kWeftJitExitResume << 32));

@@ -1765,9 +1765,8 @@ int jitCallNativeMayGC(void* state, void* thread, void* funcSlot, uint32_t nargs
   auto* t = static_cast<ThreadData*>(thread);
   Value* fn = static_cast<Value*>(funcSlot);
   bool light = fn->tag == Tag::LightNative && fn->u.fn != basePcall && fn->u.fn != baseXpcall;
-  if ((!light && fn->tag != Tag::NativeClosure) || t->hookMask || t->jitDepth > kJitMaxNativeCallDepth) {
-    return kWeftJitNativeRefused;
-  }
+  if ((!light && fn->tag != Tag::NativeClosure) || t->hookMask) return kWeftJitNativeRefused;
+  if (t->jitDepth > kJitMaxNativeCallDepth) return kWeftJitNativeDeep;
   uint32_t callerIndex = t->frameCount - 1;
   CallFrame& caller = t->frame();
   caller.pc = t->stack[caller.func].asLuaClosure()->proto->code + callerPc + 1;

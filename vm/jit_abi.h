@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 21;
+inline constexpr uint32_t kWeftJitAbiVersion = 22;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
@@ -229,6 +229,7 @@ struct WeftJitHelpers {
 inline constexpr int kWeftJitNativeDone = 0;     // results in place: go on
 inline constexpr int kWeftJitNativeResume = 1;   // results in place: kWeftJitExitResume
 inline constexpr int kWeftJitNativeRefused = 2;  // nothing done: exit at the call
+inline constexpr int kWeftJitNativeDeep = 3;     // nothing done: exit at the call, uncounted (the nest)
 inline constexpr int kWeftJitNativeStatus = 16;
 inline const WeftJitEntry kWeftJitCallNever = reinterpret_cast<WeftJitEntry>(uintptr_t(1));
 

@@ -108,6 +108,24 @@ TEST(JitNativeCallTest, CallsThatYieldAreLeftToTheInterpreter) {
   EXPECT_NE(stats.find("guard exits test:1"), std::string::npos) << stats;
 }
 
+// A native called deeper in a nest of compiled calls than kJitMaxNativeCallDepth is
+// the interpreter's: an exit, not a guard's, since the site is not at fault. As a
+// guard's it marked the site, so the next version of `leaf` left its gsub to the
+// interpreter, had no compiled way to its return, and so no start for compiled calls:
+// every later call of it, shallow too, left compiled code (bench/json.lua's encodeString
+// under encodeValue and encodeObject).
+TEST(JitNativeCallTest, ANativeCalledTooDeepKeepsItsSite) {
+  HotState hs;
+  hs.run(
+      "leaf = function(s) return (s:gsub('a', 'b')) end "
+      "nest = function(d, s) if d == 0 then return leaf(s) end local r = nest(d - 1, s) return r end "
+      "loop = function(n) local c = 0 for i = 1, n do c = c + #nest(0, 'aa') end return c end");
+  hs.warm("local c = 0 for i = 1, 300 do c = c + #nest(12, 'aa') + #nest(0, 'aa') end return c", "1200");
+  long exits = 0;
+  EXPECT_EQ(hs.warmThenHot("return loop(300)", "return loop(1000)", exits), "2000");
+  EXPECT_LE(exits, 2) << hs.stats();
+}
+
 // A native that collects, with every safepoint relocating: the code resumes in the
 // interpreter, which reads the moved tables.
 TEST(JitNativeCallTest, ANativeThatCollectsLeavesTheCode) {
