@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Runs the benchmark scripts under lua5.4 and weft in the same run and compares them.
 
-For each script: best wall time of N runs under each interpreter (weft with --jit=off:
-this table compares the interpreter and the collector; --jit adds the default, the JIT
-on), peak RSS (max over the runs, from wait4's resource usage), a check that both print
+For each script: best wall time of N rounds, each of which runs every interpreter once
+(weft with --jit=off: this table compares the interpreter and the collector; --jit adds
+the default, the JIT on), in turn and starting with another each round, so a slow
+stretch of the machine falls on every column alike; peak RSS (max over the runs, from wait4's resource usage), a check that both print
 the same output, and the ratio weft/lua5.4 (below 1 means weft is faster) and that of
 the peak RSS. Ends with the geometric mean of the time ratios, that of the
 allocation-heavy scripts (ALLOCATION) and the largest RSS ratio, then start-up (`-e ''`:
@@ -85,14 +86,24 @@ def run_measured(cmd, rss=True):
         return elapsed, peak, os.waitstatus_to_exitcode(status), out.read(), err.read()
 
 
-def measure(cmd, runs, rss=True):
-    best, peak, output = math.inf, 0, None
-    for _ in range(runs):
-        seconds, rss_kib, code, out, err = run_measured(cmd, rss)
-        if code != 0:
-            return None, peak, out, "exit %d: %s" % (code, err.decode("utf-8", "replace")[-300:])
-        best, peak, output = min(best, seconds), max(peak, rss_kib), out
-    return best, peak, output, None
+def measure(cmds, runs, rss=True):
+    """Runs each command of cmds `runs` times, interleaved: round r runs them all once,
+    starting from the (r mod len)-th. Returns, per command, (best seconds, peak RSS KiB,
+    output, error): a failed run ends that command's measurement with its error."""
+    results = [[math.inf, 0, None, None] for _ in cmds]
+    for r in range(runs):
+        for k in range(len(cmds)):
+            i = (r + k) % len(cmds)
+            result = results[i]
+            if result[3] is not None:
+                continue
+            seconds, rss_kib, code, out, err = run_measured(cmds[i], rss)
+            if code != 0:
+                result[0] = None
+                result[3] = "exit %d: %s" % (code, err.decode("utf-8", "replace")[-300:])
+                continue
+            result[0], result[1], result[2] = min(result[0], seconds), max(result[1], rss_kib), out
+    return [tuple(result) for result in results]
 
 
 def compare_jit(args, weft, scripts):
@@ -105,9 +116,8 @@ def compare_jit(args, weft, scripts):
         name = os.path.splitext(os.path.basename(script))[0]
         size = [QUICK_SIZES[name]] if args.quick else []
         path = os.path.abspath(script)
-        lua_t, _, lua_out, lua_err = measure([args.lua, path] + size, args.runs)
-        off_t, _, off_out, off_err = measure([weft, "--jit=off", path] + size, args.runs)
-        on_t, _, on_out, on_err = measure([weft, "--jit=on", path] + size, args.runs)
+        (lua_t, _, lua_out, lua_err), (off_t, _, off_out, off_err), (on_t, _, on_out, on_err) = measure(
+            [[args.lua, path] + size, [weft, "--jit=off", path] + size, [weft, "--jit=on", path] + size], args.runs)
         if lua_err or off_err or on_err:
             failed = True
             print("%-14s FAILED: %s" % (name, lua_err or off_err or on_err))
@@ -125,9 +135,8 @@ def compare_jit(args, weft, scripts):
         print("geometric means (%d scripts): off/lua %.2f, on/lua %.2f, on/off %.2f" % (
             len(ratios["on"]), mean["off"], mean["on"], mean["gain"]))
     runs = 20 if args.quick else 200
-    lua_t = measure([args.lua, "-e", ""], runs, rss=False)[0]
-    off_t = measure([weft, "--jit=off", "-e", ""], runs, rss=False)[0]
-    on_t = measure([weft, "--jit=on", "-e", ""], runs, rss=False)[0]
+    lua_t, off_t, on_t = (result[0] for result in measure(
+        [[args.lua, "-e", ""], [weft, "--jit=off", "-e", ""], [weft, "--jit=on", "-e", ""]], runs, rss=False))
     if None in (lua_t, off_t, on_t):
         print("start-up FAILED")
         return 1
@@ -160,8 +169,8 @@ def main():
         name = os.path.splitext(os.path.basename(script))[0]
         path = os.path.abspath(script)
         size = [QUICK_SIZES[name]] if args.quick else []
-        lua_t, lua_rss, lua_out, lua_err = measure([args.lua, path] + size, args.runs)
-        weft_t, weft_rss, weft_out, weft_err = measure([weft, "--jit=off", path] + size, args.runs)
+        (lua_t, lua_rss, lua_out, lua_err), (weft_t, weft_rss, weft_out, weft_err) = measure(
+            [[args.lua, path] + size, [weft, "--jit=off", path] + size], args.runs)
         if lua_err or weft_err:
             failed = True
             print("%-14s FAILED: %s" % (name, lua_err or weft_err))
@@ -183,10 +192,9 @@ def main():
     if rss_ratios:
         print("largest peak RSS ratio: %.2f (%s)" % max(rss_ratios))
     startup_runs = 20 if args.quick else 200
-    lua_t, _, _, lua_err = measure([args.lua, "-e", ""], startup_runs, rss=False)
-    weft_t, _, _, weft_err = measure([weft, "-e", ""], startup_runs, rss=False)
-    lua_rss = measure([args.lua, "-e", ""], 3)[1]
-    weft_rss = measure([weft, "-e", ""], 3)[1]
+    (lua_t, _, _, lua_err), (weft_t, _, _, weft_err) = measure(
+        [[args.lua, "-e", ""], [weft, "-e", ""]], startup_runs, rss=False)
+    (_, lua_rss, _, _), (_, weft_rss, _, _) = measure([[args.lua, "-e", ""], [weft, "-e", ""]], 3)
     if lua_err or weft_err:
         failed = True
         print("start-up FAILED: %s" % (lua_err or weft_err))
