@@ -649,6 +649,7 @@ jitEnter: {
   if (jit->options().stats) [[unlikely]] {
     jitCount(code->entries);
     jitCount(safepoint ? code->safepointExits : code->exits);
+    if (kind == kWeftJitExitInterpret && uint32_t(r) < code->plainExits.size()) jitCount(code->plainExits[uint32_t(r)]);
   }
   if (kind == kWeftJitExitGuard) [[unlikely]] jit->guardExit(cl, code, uint32_t(r), base);
   if (safepoint) {

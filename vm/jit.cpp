@@ -655,6 +655,10 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code, const L
   code->tier = this;
   code->name = protoName(p);
   code->siteExits.assign(p->codeSize, 0);
+  if (options_.stats) {
+    code->plainExits.assign(p->codeSize, 0);
+    for (uint32_t pc = 0; pc < p->codeSize; pc++) code->ops.push_back(uint8_t(frontend::getOp(p->code[pc])));
+  }
   code->loopless = !mayIterate(p);
   job->code = code;
   job->bytecode.assign(p->code, p->code + p->codeSize);
@@ -1091,6 +1095,20 @@ std::string JitTier::statsReport() {
   for (size_t i = 0; i < sites.size() && i < 10; i++) {
     std::snprintf(line, sizeof line, "jit:   guard exits %-40s pc %-5u (version %u) %10u\n", sites[i].code->name.c_str(),
                   sites[i].pc + 1, unsigned(sites[i].code->version), sites[i].count);
+    out += line;
+  }
+  sites.clear();
+  for (const JitCode* c : live_) {
+    for (uint32_t pc = 0; pc < c->plainExits.size(); pc++) {
+      uint32_t n = __atomic_load_n(&c->plainExits[pc], __ATOMIC_RELAXED);
+      if (n) sites.push_back({n, c, pc});
+    }
+  }
+  std::sort(sites.begin(), sites.end(), [](const Site& a, const Site& b) { return a.count > b.count; });
+  for (size_t i = 0; i < sites.size() && i < 10; i++) {
+    const Site& site = sites[i];
+    std::snprintf(line, sizeof line, "jit:   other exits %-40s pc %-5u (version %u) %10u %s\n", site.code->name.c_str(),
+                  site.pc + 1, unsigned(site.code->version), site.count, frontend::kOpNames[site.code->ops[site.pc]]);
     out += line;
   }
   return out;

@@ -115,6 +115,10 @@ struct JitCode : JitCodeEntry {
   uint64_t entries = 0;
   uint64_t exits = 0;
   uint64_t safepointExits = 0;
+  // Under --jit-stats only: the other exits (at an instruction left to the interpreter)
+  // by pc, and the opcodes, for the report.
+  std::vector<uint32_t> plainExits;
+  std::vector<uint8_t> ops;
   uint32_t compiledOps = 0;
   bool defersFrames = false;
   double compileMs = 0;

@@ -121,6 +121,10 @@ TEST(JitNativeCallTest, ANativeCalledTooDeepKeepsItsSite) {
       "nest = function(d, s) if d == 0 then return leaf(s) end local r = nest(d - 1, s) return r end "
       "loop = function(n) local c = 0 for i = 1, n do c = c + #nest(0, 'aa') end return c end");
   hs.warm("local c = 0 for i = 1, 300 do c = c + #nest(12, 'aa') + #nest(0, 'aa') end return c", "1200");
+  // --jit-stats lists such exits by site, with the instruction.
+  std::string stats = hs.stats();
+  EXPECT_NE(stats.find("other exits test:1"), std::string::npos) << stats;
+  EXPECT_NE(stats.find(" CALL\n"), std::string::npos) << stats;
   long exits = 0;
   EXPECT_EQ(hs.warmThenHot("return loop(300)", "return loop(1000)", exits), "2000");
   EXPECT_LE(exits, 2) << hs.stats();
