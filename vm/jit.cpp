@@ -1079,38 +1079,32 @@ std::string JitTier::statsReport() {
                   c->defersFrames ? ", deferred frames" : "");
     out += line;
   }
+  // The ten sites with most exits of a kind (a member of JitCode: counts by pc), and the
+  // instruction there when the code kept the opcodes.
   struct Site {
     uint32_t count;
     const JitCode* code;
     uint32_t pc;
   };
-  std::vector<Site> sites;
-  for (const JitCode* c : live_) {
-    for (uint32_t pc = 0; pc < c->siteExits.size(); pc++) {
-      uint32_t n = __atomic_load_n(&c->siteExits[pc], __ATOMIC_RELAXED);
-      if (n) sites.push_back({n, c, pc});
+  auto listSites = [&](std::vector<uint32_t> JitCode::*counts, const char* kind) {
+    std::vector<Site> sites;
+    for (const JitCode* c : live_) {
+      for (uint32_t pc = 0; pc < (c->*counts).size(); pc++) {
+        uint32_t n = __atomic_load_n(&(c->*counts)[pc], __ATOMIC_RELAXED);
+        if (n) sites.push_back({n, c, pc});
+      }
     }
-  }
-  std::sort(sites.begin(), sites.end(), [](const Site& a, const Site& b) { return a.count > b.count; });
-  for (size_t i = 0; i < sites.size() && i < 10; i++) {
-    std::snprintf(line, sizeof line, "jit:   guard exits %-40s pc %-5u (version %u) %10u\n", sites[i].code->name.c_str(),
-                  sites[i].pc + 1, unsigned(sites[i].code->version), sites[i].count);
-    out += line;
-  }
-  sites.clear();
-  for (const JitCode* c : live_) {
-    for (uint32_t pc = 0; pc < c->plainExits.size(); pc++) {
-      uint32_t n = __atomic_load_n(&c->plainExits[pc], __ATOMIC_RELAXED);
-      if (n) sites.push_back({n, c, pc});
+    std::sort(sites.begin(), sites.end(), [](const Site& a, const Site& b) { return a.count > b.count; });
+    for (size_t i = 0; i < sites.size() && i < 10; i++) {
+      const Site& site = sites[i];
+      const char* op = site.pc < site.code->ops.size() ? frontend::kOpNames[site.code->ops[site.pc]] : "";
+      std::snprintf(line, sizeof line, "jit:   %s %-40s pc %-5u (version %u) %10u%s%s\n", kind, site.code->name.c_str(),
+                    site.pc + 1, unsigned(site.code->version), site.count, *op ? " " : "", op);
+      out += line;
     }
-  }
-  std::sort(sites.begin(), sites.end(), [](const Site& a, const Site& b) { return a.count > b.count; });
-  for (size_t i = 0; i < sites.size() && i < 10; i++) {
-    const Site& site = sites[i];
-    std::snprintf(line, sizeof line, "jit:   other exits %-40s pc %-5u (version %u) %10u %s\n", site.code->name.c_str(),
-                  site.pc + 1, unsigned(site.code->version), site.count, frontend::kOpNames[site.code->ops[site.pc]]);
-    out += line;
-  }
+  };
+  listSites(&JitCode::siteExits, "guard exits");
+  listSites(&JitCode::plainExits, "other exits");
   return out;
 }
 

@@ -10,6 +10,14 @@
 namespace weft::vm::testing {
 namespace {
 
+// Defines `defs`, warms `chunk` (each round giving `expected`) and returns the
+// --jit-stats report.
+std::string warmedStats(HotState& hs, const std::string& defs, const std::string& chunk, const char* expected) {
+  hs.run(defs);
+  hs.warm(chunk, expected);
+  return hs.stats();
+}
+
 // Warms `f` through a compiled caller `g` that calls it 50 times, then returns g(n) and
 // the exits of that last run.
 std::string hotThroughCaller(HotState& hs, const std::string& f, int n, long& exits) {
@@ -98,12 +106,12 @@ TEST(JitNativeCallTest, YieldsFromCompiledLoops) {
 // call left to the interpreter, and every value still passes.
 TEST(JitNativeCallTest, CallsThatYieldAreLeftToTheInterpreter) {
   HotState hs;
-  hs.run(
-      "f = function(n) local s = 0 for i = 1, n do s = s + (coroutine.yield(i) or 0) end return s end "
-      "run = function(n) local co = coroutine.wrap(f) local got, v = 0, co(n) "
-      "while v ~= nil and got < n do got = got + v v = co(1) end return got, v end");
-  hs.warm("local got, last = run(50000) return got .. ' ' .. tostring(last)", "50086 317");
-  std::string stats = hs.stats();
+  std::string stats =
+      warmedStats(hs,
+                  "f = function(n) local s = 0 for i = 1, n do s = s + (coroutine.yield(i) or 0) end return s end "
+                  "run = function(n) local co = coroutine.wrap(f) local got, v = 0, co(n) "
+                  "while v ~= nil and got < n do got = got + v v = co(1) end return got, v end",
+                  "local got, last = run(50000) return got .. ' ' .. tostring(last)", "50086 317");
   EXPECT_GE(hs.recompiled(), 1) << stats;
   EXPECT_NE(stats.find("guard exits test:1"), std::string::npos) << stats;
 }
@@ -116,13 +124,13 @@ TEST(JitNativeCallTest, CallsThatYieldAreLeftToTheInterpreter) {
 // under encodeValue and encodeObject).
 TEST(JitNativeCallTest, ANativeCalledTooDeepKeepsItsSite) {
   HotState hs;
-  hs.run(
-      "leaf = function(s) return (s:gsub('a', 'b')) end "
-      "nest = function(d, s) if d == 0 then return leaf(s) end local r = nest(d - 1, s) return r end "
-      "loop = function(n) local c = 0 for i = 1, n do c = c + #nest(0, 'aa') end return c end");
-  hs.warm("local c = 0 for i = 1, 300 do c = c + #nest(12, 'aa') + #nest(0, 'aa') end return c", "1200");
+  std::string stats =
+      warmedStats(hs,
+                  "leaf = function(s) return (s:gsub('a', 'b')) end "
+                  "nest = function(d, s) if d == 0 then return leaf(s) end local r = nest(d - 1, s) return r end "
+                  "loop = function(n) local c = 0 for i = 1, n do c = c + #nest(0, 'aa') end return c end",
+                  "local c = 0 for i = 1, 300 do c = c + #nest(12, 'aa') + #nest(0, 'aa') end return c", "1200");
   // --jit-stats lists such exits by site, with the instruction.
-  std::string stats = hs.stats();
   EXPECT_NE(stats.find("other exits test:1"), std::string::npos) << stats;
   EXPECT_NE(stats.find(" CALL\n"), std::string::npos) << stats;
   long exits = 0;
