@@ -583,13 +583,13 @@ jitBackEdge: {
   // One load of p's code decides (a loop of a rejected prototype comes here every round:
   // three loads and a call of the tier made a call-heavy loop 5% slower than --jit=off).
   JitCode* code = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE);
+  uint32_t header = uint32_t(pc - p->code);
   if (!code) {  // not queued yet (jitProfilingNow): hotness
-    if (jit->options().mode != JitMode::kEager) jitCharge(*jit, p, t);
+    if (jit->options().mode != JitMode::kEager) jitChargeLoop(*jit, cl, t, header, base);
     DISPATCH();
   }
   bool shared = dispatch == kSharedLabels || dispatch == kSharedProfileLabels;
   if (!shared && dispatch != kLabels && dispatch != kProfileLabels) DISPATCH();  // hooks
-  uint32_t header = uint32_t(pc - p->code);
   if (__atomic_load_n(&code->entry, __ATOMIC_ACQUIRE) && code->entryMap[header] == 1) goto jitEnter;
   // A loop the code does not enter: profiled again while it is a cold loop.
   void* const* plain = shared ? kSharedLabels : kLabels;
@@ -597,7 +597,7 @@ jitBackEdge: {
     dispatch = plain;
     DISPATCH();
   }
-  dispatch = jit->coldLoop(cl, code, header) ? (shared ? kSharedProfileLabels : kProfileLabels) : plain;
+  dispatch = jit->coldLoop(cl, code, header, base) ? (shared ? kSharedProfileLabels : kProfileLabels) : plain;
   DISPATCH();
 }
 
@@ -1604,7 +1604,8 @@ int jitGetTabUp(void* state, void* dst, const void* funcSlot, uint32_t index, co
 // and budget pointers unaliased).
 // The code of cl's prototype p to enter at its start, or null: then `never` says
 // whether p will never have such code (rejected, blacklisted, no entry at its start,
-// varargs); a deferred one is asked for, as a compiled call or tail call meets it.
+// varargs); a deferred or waiting one is asked for, as a compiled call or tail call
+// meets it.
 JitCode* calleeCode(State& S, const LuaClosure* cl, bool& never) {
   Proto* p = cl->proto;
   never = false;
@@ -1613,8 +1614,9 @@ JitCode* calleeCode(State& S, const LuaClosure* cl, bool& never) {
     JitCode* pending = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE);
     if (!pending) return nullptr;
     uint8_t state = pending->state.load(std::memory_order_relaxed);
-    if (state == JitCode::kDeferred) S.jit()->requestForCall(cl, pending);
-    never = state != JitCode::kQueued && state != JitCode::kDeferred;
+    bool asked = state == JitCode::kDeferred || state == JitCode::kWaiting;
+    if (asked) S.jit()->requestForCall(cl, pending);
+    never = state != JitCode::kQueued && !asked;
     return nullptr;
   }
   never = !__atomic_load_n(&code->callEntry, __ATOMIC_ACQUIRE);

@@ -16,6 +16,7 @@
 #include "gc/fault.h"
 #include "vm/debug.h"
 #include "vm/interp.h"
+#include "vm/jit_loops.h"
 #include "vm/jit_ops.h"
 #include "vm/jit_perf_map.h"
 #include "vm/lib/libs.h"
@@ -344,16 +345,6 @@ void coarseSuccessors(const Proto* p, uint32_t pc, Visit visit) {
   if (op == Op::LFALSESKIP || (op >= Op::EQ && op <= Op::TESTSET)) visit(int64_t(pc) + 2);
 }
 
-// The header of the loop whose back-edge is instruction `latch`, or -1.
-int64_t loopHeaderOf(const Proto* p, uint32_t latch) {
-  using frontend::Op;
-  frontend::Instruction i = p->code[latch];
-  Op op = frontend::getOp(i);
-  if (op == Op::FORLOOP || op == Op::TFORLOOP) return int64_t(latch) + 1 - frontend::getBx(i);
-  if (op == Op::JMP && frontend::getSJ(i) < 0) return int64_t(latch) + 1 + frontend::getSJ(i);
-  return -1;
-}
-
 // Whether the loop from `header` to its back-edge `latch` may go round without leaving
 // compiled code.
 bool loopMayIterate(const Proto* p, uint32_t header, uint32_t latch) {
@@ -476,27 +467,6 @@ std::string callSiteName(const Proto* p, ThreadData* t) {
   std::string name;
   if (t->frameCount == 0 || !frameFunctionName(t, t->frameCount - 1, name)) return {};
   return name;
-}
-
-// The last back-edge to `header` (a loop's latch).
-uint32_t loopLatch(const Proto* p, uint32_t header) {
-  uint32_t latch = header;
-  for (uint32_t pc = header; pc < p->codeSize; pc++) {
-    if (loopHeaderOf(p, pc) == int64_t(header)) latch = pc;
-  }
-  return latch;
-}
-
-// The number of instructions of the loop at `header` that the interpreter profiles and
-// whose feedback is still empty.
-uint32_t unseenInLoop(const Proto* p, uint32_t header) {
-  const uint8_t* prof = __atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE);
-  if (!prof) return 0;
-  uint32_t unseen = 0, latch = loopLatch(p, header);
-  for (uint32_t pc = header; pc <= latch; pc++) {
-    if (jitProfiled(frontend::getOp(p->code[pc])) && !__atomic_load_n(&prof[pc], __ATOMIC_RELAXED)) unseen++;
-  }
-  return unseen;
 }
 
 // Notes in the hint byte of field site pc (vm/jit_abi.h, WeftJitRequest::slotHints)
@@ -690,6 +660,7 @@ void JitTier::enqueue(std::unique_ptr<Job> job, bool first) {
       job->code->refs.fetch_sub(1, std::memory_order_acq_rel);
       return;
     }
+    queuedInstructions_ += job->bytecode.size();
     if (first) {
       queue_.push_front(std::move(job));
     } else {
@@ -704,28 +675,16 @@ void JitTier::request(Proto* p, bool wait, ThreadData* t) {
   if (__atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) {
     if (!wait) return;
   } else {
-    auto* code = new JitCode();
     bool worth = worthCompiling(p);
     if (!worth || (options_.mode != JitMode::kEager && (onlyForCalls(p) || calledUnentered(p, t)))) {
       // Rejected without loading LLVM for it (binarytrees, format and strings loaded
       // LLVM only for the compiler to find nothing), or deferred until a compiled call
       // wants it (gsub.lua loaded LLVM for a small function only the interpreter called;
       // cd.lua compiled three arithmetic metamethods no code ever entered).
-      code->tier = this;
-      code->refs.store(1, std::memory_order_relaxed);
-      code->state.store(worth ? JitCode::kDeferred : JitCode::kRejected, std::memory_order_relaxed);
-      if (worth && options_.perfMap) {
-        code->perfName = perfMapName(callSiteName(p, t).c_str(), p->data->source, int(p->data->lineDefined));
-      }
-      JitCode* none = nullptr;
-      if (__atomic_compare_exchange_n(&p->jit, &none, code, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        std::lock_guard lock(mu_);
-        if (!worth) rejected_++;
-      } else {
-        delete code;
-      }
+      installIdle(p, t, worth ? JitCode::kDeferred : JitCode::kRejected);
       return;
     }
+    auto* code = new JitCode();
     const LuaClosure* cl = t ? t->stack[t->frame().func].asLuaClosure() : nullptr;
     auto job = snapshot(p, code, cl && cl->proto == p ? cl : nullptr);
     if (options_.perfMap) {
@@ -746,22 +705,58 @@ void JitTier::request(Proto* p, bool wait, ThreadData* t) {
   }
 }
 
+void JitTier::installIdle(Proto* p, ThreadData* t, JitCode::State state, const LoopLeft* window) {
+  auto* code = new JitCode();
+  code->tier = this;
+  code->refs.store(1, std::memory_order_relaxed);
+  code->state.store(state, std::memory_order_relaxed);
+  if (window) startLoopWindow(*code, *window);
+  if (state != JitCode::kRejected && options_.perfMap) {
+    code->perfName = perfMapName(callSiteName(p, t).c_str(), p->data->source, int(p->data->lineDefined));
+  }
+  JitCode* none = nullptr;
+  if (!__atomic_compare_exchange_n(&p->jit, &none, code, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    delete code;  // another worker's came first
+    return;
+  }
+  std::lock_guard lock(mu_);
+  if (state == JitCode::kRejected) rejected_++;
+  if (state == JitCode::kWaiting) waited_++;
+}
+
+void JitTier::requestLoop(const LuaClosure* cl, ThreadData* t, uint32_t header, const Value* base) {
+  Proto* p = cl->proto;
+  if (options_.mode != JitMode::kOn || !options_.skipShortLoops || p->data->lineDefined != 0 ||
+      __atomic_load_n(&p->jitCalls, __ATOMIC_RELAXED) > 1 || !worthCompiling(p)) {
+    request(p, false, t);
+    return;
+  }
+  LoopLeft left = outermostLoopLeft(p, header, base);
+  installIdle(p, t, JitCode::kWaiting, &left);  // measured from here (vm/jit_loops.cpp)
+}
+
 void JitTier::requestForCall(const LuaClosure* cl, JitCode* code) {
-  if (code->state.load(std::memory_order_relaxed) != JitCode::kDeferred) return;
+  uint8_t state = code->state.load(std::memory_order_relaxed);
+  if (state != JitCode::kDeferred && state != JitCode::kWaiting) return;
+  // First in the queue: compiled code waits for it at every call (its exits there), and
+  // a function without loops compiles quickly.
+  queueAfter(cl, code, true);
+}
+
+void JitTier::queueAfter(const LuaClosure* cl, JitCode* code, bool first) {
   Proto* p = cl->proto;
   auto* next = new JitCode();
   next->previous = code;  // owned, as a replaced code is (invariant 4)
+  next->coldRounds = code->coldRounds;
   auto job = snapshot(p, next, cl);
   next->perfName = code->perfName;
   JitCode* expected = code;
   if (!__atomic_compare_exchange_n(&p->jit, &expected, next, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
     next->previous = nullptr;
-    delete next;  // another worker's call came first
+    delete next;  // another worker came first
     return;
   }
-  // First in the queue: compiled code waits for it at every call (its exits there), and
-  // a function without loops compiles quickly.
-  enqueue(std::move(job), true);
+  enqueue(std::move(job), first);
 }
 
 bool JitTier::ensureProfile(Proto* p) {
@@ -782,11 +777,13 @@ void JitTier::guardExit(const LuaClosure* cl, JitCode* code, uint32_t pc, const 
   replace(cl, code, false);
 }
 
-bool JitTier::coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header) {
+bool JitTier::coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header, const Value* base) {
   constexpr auto kRelaxed = std::memory_order_relaxed;
   Proto* p = cl->proto;
-  if (options_.mode != JitMode::kOn || code->coldRounds >= kJitMaxColdRounds) return false;
+  if (options_.mode != JitMode::kOn) return false;
   uint8_t state = code->state.load(kRelaxed);
+  if (state == JitCode::kWaiting) return waitingLoop(cl, code, header, base);
+  if (code->coldRounds >= kJitMaxColdRounds) return false;
   if (state != JitCode::kReady && state != JitCode::kRejected) return false;
   uint32_t n = __atomic_load_n(&code->coldBackEdges, __ATOMIC_RELAXED);  // jitColdLoopCounts's
   if (!code->reprofiling.load(kRelaxed)) {
@@ -980,6 +977,7 @@ void JitTier::compileJob(Job& job) {
   if (rc == kWeftJitOk && options_.perfMap) writePerfMap(code, res);
   std::lock_guard lock(mu_);
   compileMs_ += ms;
+  compiledInstructions_ += job.bytecode.size();
   if (rc == kWeftJitOk) {
     compiled_++;
     code->handle = res.handle;
@@ -1030,6 +1028,7 @@ void JitTier::threadMain() {
     if (stop_) return;
     std::unique_ptr<Job> job = std::move(queue_.front());
     queue_.pop_front();
+    queuedInstructions_ -= job->bytecode.size();
     lock.unlock();
     compileJob(*job);
     finishJob(job->code);
@@ -1062,12 +1061,12 @@ std::string JitTier::statsReport() {
   char line[512];
   std::string out;
   std::snprintf(line, sizeof line,
-                "jit: %llu functions compiled, %llu rejected, %llu failed, %llu recompiled, %llu blacklisted; "
-                "compile time %.1f ms (%.2f ms each); %llu take deferred frames\n"
+                "jit: %llu functions compiled, %llu rejected, %llu failed, %llu recompiled, %llu blacklisted, "
+                "%llu waited for a long loop; compile time %.1f ms (%.2f ms each); %llu take deferred frames\n"
                 "jit: %llu entries, %llu exits to the interpreter (%llu at safepoints); module %s\n",
                 (unsigned long long)compiled_, (unsigned long long)rejected_, (unsigned long long)failed_,
-                (unsigned long long)recompiled_, (unsigned long long)blacklisted_, compileMs_,
-                compiled_ ? compileMs_ / double(compiled_) : 0.0, (unsigned long long)deferring,
+                (unsigned long long)recompiled_, (unsigned long long)blacklisted_, (unsigned long long)waited_,
+                compileMs_, compiled_ ? compileMs_ / double(compiled_) : 0.0, (unsigned long long)deferring,
                 (unsigned long long)entries, (unsigned long long)exits, (unsigned long long)safepoints,
                 moduleLoaded() ? "loaded" : "not loaded");
   out += line;

@@ -37,6 +37,7 @@
 
 #include "frontend/opcodes.h"
 #include "vm/jit_abi.h"
+#include "vm/jit_loops.h"
 #include "vm/jit_options.h"
 #include "vm/object.h"
 
@@ -88,9 +89,12 @@ struct JitCodeEntry {
 // kQueued -> kReady | kRejected | kFailed, each step by the compile thread but the first;
 // a blacklisting installs a new JitCode that starts kBlacklisted (never entered); a
 // prototype that only compiled calls would enter gets one that starts kDeferred, until
-// a compiled call asks for it (JitTier::requestForCall) and a queued one replaces it.
+// a compiled call asks for it (JitTier::requestForCall) and a queued one replaces it; a
+// main chunk run once whose hot loop looks too short to outlast its compilation gets
+// one that starts kWaiting, until a loop looks long enough (JitTier::waitingLoop) and
+// a queued one replaces it.
 struct JitCode : JitCodeEntry {
-  enum State : uint8_t { kQueued, kReady, kRejected, kFailed, kBlacklisted, kDeferred };
+  enum State : uint8_t { kQueued, kReady, kRejected, kFailed, kBlacklisted, kDeferred, kWaiting };
   std::atomic<uint8_t> state{kQueued};
   std::atomic<uint32_t> refs{2};       // the Proto's and the job's
   void* handle = nullptr;              // the module's, for release (compile thread)
@@ -110,6 +114,14 @@ struct JitCode : JitCodeEntry {
   uint32_t coldBackEdges = 0;
   std::atomic<uint8_t> reprofiling{0};
   std::atomic<uint32_t> coldHeader{0}, coldUnseen{0}, coldStart{0};
+  // kWaiting (docs/design/jit.md, "Short loops"): the window the outermost loop is
+  // measured over, from the clock and the rounds it had left at the window's start, and
+  // the windows in a row that found it long (the frame's worker, relaxed: a second
+  // frame of the prototype may race and measure its own).
+  std::atomic<uint64_t> waitNanos{0};
+  std::atomic<int64_t> waitLeft{0};
+  std::atomic<uint32_t> waitHeader{0};
+  std::atomic<uint8_t> waitLong{0};
   std::vector<uint32_t> siteExits;     // guard exits by pc (relaxed counters, as below)
   // Statistics (--jit-stats): relaxed counters, racy increments may lose counts.
   uint64_t entries = 0;
@@ -185,8 +197,9 @@ class JitTier {
   // is done (eager mode). `t` runs a frame of p, the top one: its caller names the
   // function for the perf map. Never collects; allocates off the heap only.
   void request(Proto* p, bool wait, ThreadData* t);
-  // A compiled call of cl's prototype p found `code` (kDeferred, else a no-op): p is
-  // queued now, its code replacing `code`. Never collects; allocates off the heap only.
+  // A compiled call of cl's prototype p found `code` (kDeferred or kWaiting, else a
+  // no-op): p is queued now, its code replacing `code`. Never collects; allocates off
+  // the heap only.
   void requestForCall(const LuaClosure* cl, JitCode* code);
   // Whether the interpreter should profile a frame of p that starts or continues now;
   // allocates p's feedback (off the heap) the first time. Never collects.
@@ -195,10 +208,17 @@ class JitTier {
   // and replaces the code at kJitGuardExitLimit exits (invariant 4). `cl` is the
   // frame's closure (of p). Never collects.
   void guardExit(const LuaClosure* cl, JitCode* code, uint32_t pc, const Value* base);
-  // The interpreter took a back-edge to `header`, where p's code (ready or rejected) has
-  // no entry, and jitColdLoopCounts counted it and asks: true while frames of p should
-  // profile (cold loops). `cl` is the frame's closure (of p). Never collects.
-  bool coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header);
+  // The back-edge to `header` of a frame of cl's prototype p (`base` its registers)
+  // brought p's hotness to the threshold: queues p, or, for a main chunk run once whose
+  // loop looks too short to outlast its compilation, installs a kWaiting code that
+  // measures it (docs/design/jit.md, "Short loops"). Never collects; allocates off the
+  // heap only.
+  void requestLoop(const LuaClosure* cl, ThreadData* t, uint32_t header, const Value* base);
+  // The interpreter took a back-edge to `header`, where p's code (ready, rejected or
+  // waiting) has no entry, and jitColdLoopCounts counted it and asks: true while frames
+  // of p should profile (cold loops). `cl` is the frame's closure (of p), `base` its
+  // registers. Never collects.
+  bool coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header, const Value* base);
   // releaseProto: the Proto lets go of its code (any thread, inside a collection).
   void dropProtoRef(JitCode* code);
   // Frame changes (vm/interp.cpp jitFrame) skip a prototype whose Proto::jitQuiet is
@@ -228,6 +248,18 @@ class JitTier {
   // p's feedback, or a blacklisting at kJitMaxVersions) and queues it; `cold`: for a
   // cold loop, which counts as a cold round instead of a version.
   void replace(const LuaClosure* cl, JitCode* code, bool cold);
+  // Installs a code of `state` without a job on p, unless another worker installed one
+  // first, and counts it; a kWaiting one measures its first window from `window`. `t`
+  // runs a frame of p (perf map names).
+  void installIdle(Proto* p, ThreadData* t, JitCode::State state, const LoopLeft* window = nullptr);
+  // Queues cl's prototype p, its new code replacing `code` (kDeferred or kWaiting, no
+  // entry), unless another worker replaced it first; `first`: ahead of the jobs queued.
+  void queueAfter(const LuaClosure* cl, JitCode* code, bool first);
+  // coldLoop of a kWaiting code: measures the loop and queues p when it looks long.
+  bool waitingLoop(const LuaClosure* cl, JitCode* code, uint32_t header, const Value* base);
+  // Milliseconds until code for p would run if queued now: the module's load if not
+  // loaded, and the compilations queued before it and its own, at the rate measured.
+  double expectedWaitMs(const Proto* p);
   void writePerfMap(const JitCode* code, const WeftJitResult& res);
   // `first`: ahead of the jobs queued (a compiled call waits for it).
   void enqueue(std::unique_ptr<Job> job, bool first = false);
@@ -261,19 +293,35 @@ class JitTier {
   // Totals (under mu_).
   uint64_t compiled_ = 0, rejected_ = 0, failed_ = 0, recompiled_ = 0, blacklisted_ = 0;
   uint64_t retiredEntries_ = 0, retiredExits_ = 0;
+  uint64_t waited_ = 0;                // prototypes that waited for a long loop (kWaiting)
+  uint64_t compiledInstructions_ = 0;  // bytecode of every compilation, for the rate
+  uint64_t queuedInstructions_ = 0;    // bytecode of the jobs queued
   double compileMs_ = 0;
 };
 
 // The interpreter's fast paths for compiled code (vm/interp.cpp).
 WeftJitHelpers jitHelpers();
 
-// The interpreter's charge at function entry and loop back-edges of t's top frame, a
-// frame of p, JIT on: queues the prototype when its count reaches the threshold. Never
-// collects.
-inline void jitCharge(JitTier& tier, Proto* p, ThreadData* t) {
+// The interpreter's charges, JIT on: each call and loop back-edge adds to a prototype's
+// hotness, which queues it when it reaches the threshold.
+inline uint32_t jitHotter(Proto* p) {
   uint32_t h = __atomic_load_n(&p->jitHotness, __ATOMIC_RELAXED) + 1;
   __atomic_store_n(&p->jitHotness, h, __ATOMIC_RELAXED);
-  if (h == tier.options().threshold) [[unlikely]] tier.request(p, false, t);
+  return h;
+}
+// The charge at the start of t's top frame, a frame of p; counts the call (racy, as the
+// hotness). Never collects.
+inline void jitCharge(JitTier& tier, Proto* p, ThreadData* t) {
+  uint8_t calls = __atomic_load_n(&p->jitCalls, __ATOMIC_RELAXED);
+  if (calls < 2) __atomic_store_n(&p->jitCalls, uint8_t(calls + 1), __ATOMIC_RELAXED);
+  if (jitHotter(p) == tier.options().threshold) [[unlikely]]
+    tier.request(p, false, t);
+}
+// The charge at a back-edge to `header` of t's top frame, of cl, whose registers start
+// at `base`. Never collects.
+inline void jitChargeLoop(JitTier& tier, const LuaClosure* cl, ThreadData* t, uint32_t header, const Value* base) {
+  if (jitHotter(cl->proto) == tier.options().threshold) [[unlikely]]
+    tier.requestLoop(cl, t, header, base);
 }
 
 }  // namespace weft::vm

@@ -146,7 +146,10 @@ struct Proto {
   uint8_t numParams;
   uint8_t isVararg;
   uint8_t maxStackSize;
-  uint8_t pad;
+  // Calls of p counted while it waited to be queued, up to 2 (vm/jit.h, jitCharge): a
+  // main chunk called once whose loops grew hot runs in one frame only, whose loops the
+  // JIT may find too short to compile (docs/design/jit.md, "Short loops").
+  uint8_t jitCalls;
   // Calls plus loop back-edges seen while the JIT is on (vm/jit.h, jitCharge).
   uint32_t jitHotness;
   // Type feedback (vm/jit_abi.h): off-heap, codeSize bytes, then codeSize bytes of field

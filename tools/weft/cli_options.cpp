@@ -121,7 +121,8 @@ void defineOptions(CLI::App& app, RawOptions& raw, CliOptions& out) {
       ->check(CLI::IsMember({"off", "on", "eager"}).description(""))
       ->type_name("off|on|eager");
   app.add_option("--jit-threshold", out.jit.threshold,
-                 "with --jit=on: compile a function after N calls and loop iterations (default 1000)")
+                 "with --jit=on: compile a function after N calls and loop iterations (default 1000; given, "
+                 "also a main chunk's loops that would end before their code is ready)")
       ->check(CLI::Range(1u, 1u << 30))
       ->type_name("N");
   app.add_flag("--jit-stats", out.jit.stats,
@@ -362,6 +363,8 @@ ParseResult parseCommandLine(int argc, char** argv) {
   if (raw.jit == "on") result.options.jit.mode = vm::JitMode::kOn;
   if (raw.jit == "eager") result.options.jit.mode = vm::JitMode::kEager;
   result.options.jit.reportUnavailable = raw.jit == "on" || raw.jit == "eager" || result.options.jit.stats;
+  // An explicit threshold is obeyed for every loop (docs/design/jit.md, "Short loops").
+  if (app.count("--jit-threshold")) result.options.jit.skipShortLoops = false;
   applyStatsOption(raw, result.options);
   if (std::string detError = applyDeterministicOptions(raw, result.options); !detError.empty()) {
     usageError(detError);

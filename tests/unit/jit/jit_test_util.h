@@ -48,15 +48,10 @@ inline std::string expectAgreeing(const std::string& src) {
 // call, without feedback); `run` returns a chunk's first result.
 class HotState {
  public:
-  explicit HotState(bool relocate = false, bool eager = false) {
-    StateOptions opts;
-    opts.jit.mode = eager ? JitMode::kEager : JitMode::kOn;
-    opts.jit.threshold = 100;
+  explicit HotState(bool relocate = false, bool eager = false) : HotState(hotOptions(relocate, eager)) {}
+  // Any other options (the statistics are always on).
+  explicit HotState(StateOptions opts) {
     opts.jit.stats = true;
-    if (relocate) {
-      opts.gc.stress = gc::StressMode::kRelocate;
-      opts.gc.verify = true;
-    }
     S_ = newStandardState(opts);
     h_ = std::make_unique<HostStack>(*S_);
   }
@@ -100,8 +95,20 @@ class HotState {
   long entries() { return jitStatsCount(stats(), " entries,"); }
   long recompiled() { return jitStatsCount(stats(), " recompiled"); }
   long compiled() { return jitStatsCount(stats(), " functions compiled"); }
+  long waited() { return jitStatsCount(stats(), " waited for a long loop"); }
 
  private:
+  static StateOptions hotOptions(bool relocate, bool eager) {
+    StateOptions opts;
+    opts.jit.mode = eager ? JitMode::kEager : JitMode::kOn;
+    opts.jit.threshold = 100;
+    opts.jit.skipShortLoops = false;  // the chunks' own loops compile too
+    if (relocate) {
+      opts.gc.stress = gc::StressMode::kRelocate;
+      opts.gc.verify = true;
+    }
+    return opts;
+  }
 
   std::unique_ptr<State> S_;
   std::unique_ptr<HostStack> h_;

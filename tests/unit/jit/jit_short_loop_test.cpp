@@ -1,0 +1,92 @@
+// Short loops (docs/design/jit.md, "Short loops"): a main chunk whose loop grows hot is
+// queued only once the loop looks likely to outlast its compilation. The margins are
+// wide: a short loop here ends within a few milliseconds, a long one runs for seconds
+// interpreted, against an expected wait of tens of milliseconds.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/unit/jit/jit_test_util.h"
+
+namespace weft::vm::testing {
+namespace {
+
+// The JIT on at its default threshold (or with short loops compiled like any other,
+// `skipShortLoops` off).
+StateOptions shortLoopOptions(bool skipShortLoops = true) {
+  StateOptions opts;
+  opts.jit.mode = JitMode::kOn;
+  opts.jit.skipShortLoops = skipShortLoops;
+  return opts;
+}
+
+// Runs `src` and waits for the compile thread.
+std::string runSettled(HotState& ls, const std::string& src) {
+  std::string out = ls.run(src);
+  ls.settle();
+  return out;
+}
+
+constexpr const char* kShortNumeric = "local s = 0 for i = 1, 20000 do s = s + i % 7 end return s";
+constexpr const char* kShortWhile = "local i, s = 0, 0 while i < 20000 do i = i + 1 s = s + i % 7 end return s";
+// About a second interpreted on the two-core machine; compiled, a tenth of that.
+constexpr const char* kLongNumeric = "local s = 0 for i = 1, 60000000 do s = s + i % 7 end return s";
+
+TEST(JitShortLoopTest, AMainChunksShortNumericLoopIsNotCompiled) {
+  HotState ls(shortLoopOptions());
+  EXPECT_EQ(runSettled(ls, kShortNumeric), "59998");
+  EXPECT_EQ(ls.compiled(), 0) << ls.stats();
+  EXPECT_EQ(ls.waited(), 1) << ls.stats();
+}
+
+TEST(JitShortLoopTest, AMainChunksShortWhileLoopIsNotCompiled) {
+  HotState ls(shortLoopOptions());
+  EXPECT_EQ(runSettled(ls, kShortWhile), "59998");
+  EXPECT_EQ(ls.compiled(), 0) << ls.stats();
+  EXPECT_EQ(ls.waited(), 1) << ls.stats();
+}
+
+// Without skipShortLoops (an explicit --jit-threshold) the same loop is compiled.
+TEST(JitShortLoopTest, WithoutTheEstimateAShortLoopIsCompiled) {
+  HotState ls(shortLoopOptions(false));
+  EXPECT_EQ(runSettled(ls, kShortNumeric), "59998");
+  EXPECT_EQ(ls.compiled(), 1) << ls.stats();
+  EXPECT_EQ(ls.waited(), 0) << ls.stats();
+}
+
+TEST(JitShortLoopTest, AMainChunksLongLoopIsCompiledAndEntered) {
+  HotState ls(shortLoopOptions());
+  EXPECT_EQ(runSettled(ls, kLongNumeric), "179999998");
+  EXPECT_EQ(ls.compiled(), 1) << ls.stats();
+  EXPECT_GE(ls.entries(), 1) << ls.stats();
+}
+
+// The first loop waits; the second, long, is profiled (its instructions had never run)
+// and then compiled from the waiting code.
+TEST(JitShortLoopTest, AShortLoopThenALongOneCompilesForTheLongOne) {
+  HotState ls(shortLoopOptions());
+  EXPECT_EQ(runSettled(ls,
+                       "local s = 0 for i = 1, 20000 do s = s + i % 7 end "
+                       "local t = 0 for i = 1, 60000000 do t = t + i % 5 end return s + t"),
+            "120059998");
+  EXPECT_EQ(ls.waited(), 1) << ls.stats();
+  EXPECT_EQ(ls.compiled(), 1) << ls.stats();
+  EXPECT_GE(ls.entries(), 1) << ls.stats();
+}
+
+// A chunk run again and again (a function `load` made) is no one-shot frame: the second
+// run's loop starts its rounds again, and the chunk is queued. The runs together take a
+// few milliseconds, less than any wait: only the restart can queue it.
+TEST(JitShortLoopTest, AChunkRunAgainIsCompiled) {
+  HotState ls(shortLoopOptions());
+  EXPECT_EQ(runSettled(ls,
+                       "f = load('local s = 0 for i = 1, 3000 do s = s + i % 7 end return s') "
+                       "local t = 0 for _ = 1, 100 do t = t + f() end return t"),
+            "899800");
+  EXPECT_EQ(ls.compiled(), 1) << ls.stats();
+  EXPECT_EQ(runSettled(ls, "return f()"), "8998");
+  EXPECT_GE(ls.entries(), 1) << ls.stats();
+}
+
+}  // namespace
+}  // namespace weft::vm::testing

@@ -1,0 +1,37 @@
+// The loops of a prototype's bytecode as the JIT tier sees them (vm/jit.cpp: cold
+// loops; vm/jit_loops.cpp: short loops), found from the back-edges alone: a FORLOOP, a
+// TFORLOOP or a backward JMP (a while, a repeat, a goto) closes the loop from its
+// target, the header, to itself, the latch.
+#pragma once
+
+#include <cstdint>
+
+#include "vm/object.h"
+
+namespace weft::vm {
+
+// The header of the loop whose back-edge is instruction `latch`, or -1.
+int64_t loopHeaderOf(const Proto* p, uint32_t latch);
+// The last back-edge to `header` (a loop's latch).
+uint32_t loopLatch(const Proto* p, uint32_t header);
+// The number of instructions of the loop at `header` that the interpreter profiles and
+// whose feedback is still empty.
+uint32_t unseenInLoop(const Proto* p, uint32_t header);
+
+// The outermost loop around instruction `pc` (inside a loop) of a frame of p whose
+// registers start at `base`, and the rounds it has left when it is a numeric for (its
+// count, or its limit and step: the frame's registers as FORPREP and FORLOOP keep them);
+// `known` is false for a generic for, a while or a repeat, whose rounds no register
+// says.
+struct LoopLeft {
+  uint32_t header = 0;
+  int64_t rounds = 0;
+  bool known = false;
+};
+LoopLeft outermostLoopLeft(const Proto* p, uint32_t pc, const Value* base);
+
+struct JitCode;
+// A kWaiting code's measuring window starts now, at the rounds `left` has left.
+void startLoopWindow(JitCode& code, const LoopLeft& left);
+
+}  // namespace weft::vm
