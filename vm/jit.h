@@ -116,12 +116,12 @@ struct JitCode : JitCodeEntry {
   std::atomic<uint32_t> coldHeader{0}, coldUnseen{0}, coldStart{0};
   // kWaiting (docs/design/jit.md, "Short loops"): the window the outermost loop is
   // measured over, from the clock and the rounds it had left at the window's start, and
-  // the windows in a row that found it long (the frame's worker, relaxed: a second
-  // frame of the prototype may race and measure its own).
+  // whether it was found to end before its code could run (the frame's worker, relaxed:
+  // a second frame of the prototype may race and measure its own).
   std::atomic<uint64_t> waitNanos{0};
   std::atomic<int64_t> waitLeft{0};
   std::atomic<uint32_t> waitHeader{0};
-  std::atomic<uint8_t> waitLong{0};
+  std::atomic<uint8_t> waitShort{0};
   std::vector<uint32_t> siteExits;     // guard exits by pc (relaxed counters, as below)
   // Statistics (--jit-stats): relaxed counters, racy increments may lose counts.
   uint64_t entries = 0;

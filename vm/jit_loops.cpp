@@ -2,21 +2,21 @@
 // once is queued for a hot loop only when the loop looks likely to outlast its
 // compilation (docs/design/jit.md, "Short loops").
 //
-// Protocol: the frame that brings a main chunk run once to the threshold at a
-// back-edge installs a kWaiting code (no job, no entry; vm/jit.cpp requestLoop), noting
-// the clock, the outermost loop around the back-edge and, for a numeric for, the rounds
-// it has left. Every kJitColdLoopLimit back-edges after (jitColdLoopCounts), that
-// frame's worker measures again in coldLoop: the rounds gone and the time they took say
-// how long the rest will take; the chunk is queued (queueAfter) once that is at least
-// kJitLongLoopFactor times the wait for its code (expectedWaitMs) in kJitLongWindows
-// windows in a row, or kJitClearlyLongFactor times in any, else the window starts
-// again. A loop whose rounds no register says (a generic for, a while), or that went no
-// round in the window, is queued once it ran as long as the wait; one whose rounds left
-// grew is the chunk run again, and is queued. A later loop the feedback never saw is
-// profiled first, as a cold loop (docs/design/jit.md, "Cold loops").
+// Protocol: the frame that brings a main chunk run once to the threshold at a back-edge
+// of a numeric for (the outermost loop there) installs a kWaiting code (no job, no
+// entry; vm/jit.cpp requestLoop), noting the clock and the rounds the loop has left.
+// Every kJitColdLoopLimit back-edges after (jitColdLoopCounts), that frame's worker
+// looks again in coldLoop, once the window has lasted kJitMinWindowMs: when the rounds
+// gone and the time they took say the rest ends before the code could be ready
+// (expectedWaitMs), the loop is left to the interpreter; otherwise the chunk is queued
+// (queueAfter), as it would have been at the threshold. Each loop is judged once, early:
+// code that comes late in a loop costs the compilation and gains little. A later loop
+// is judged the same way when its first window ends (profiled first, once, as a cold
+// loop, when its feedback has holes: docs/design/jit.md, "Cold loops"); one whose
+// rounds no register says (a generic for, a while) is queued at once, and so is a loop
+// whose rounds left grew (the chunk runs again).
 #include "vm/jit_loops.h"
 
-#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -27,23 +27,10 @@ namespace weft::vm {
 
 namespace {
 
-// The rest of a loop must take this many times the wait for its code: compiled code
-// runs only after the wait, the speed-up of a loop whose time goes to natives (string
-// formatting, pattern matching) is small, and the compile thread slows the worker a
-// little while it works (docs/design/jit.md, "Short loops").
-constexpr double kJitLongLoopFactor = 2.0;
-// A window lasts at least this long, and this share of the wait it is weighed against:
-// a window of a few thousand rounds (under a millisecond) took a minor collection or a
-// table's rehash for the loop's pace, and bench/sort_numbers.lua's first loop, 70 ms
-// long, looked 160-450 ms long.
+// A loop's first window lasts at least this long: a window of a few thousand rounds
+// (under a millisecond) may hold a minor collection or a table's rehash, and the pace it
+// gives then is several times the loop's.
 constexpr double kJitMinWindowMs = 2.0;
-constexpr double kJitWindowShare = 16.0;
-// Windows in a row whose pace makes the rest long before the loop counts as long (one
-// slow window, a collection in it, is not enough); a pace that makes the rest this many
-// times the wait decides at once, however short its window (bench/loops.lua waited a
-// 6 ms window, 4% of its run, for a loop of half a second).
-constexpr uint8_t kJitLongWindows = 2;
-constexpr double kJitClearlyLongFactor = 4.0;
 // The wait assumed before the process compiled anything: the module's load, and the
 // time per instruction of a compilation (nbody's 77-instruction advance: 110-140 ms on
 // the two-core machine). Measured compilations replace the second.
@@ -131,44 +118,33 @@ bool JitTier::waitingLoop(const LuaClosure* cl, JitCode* code, uint32_t header, 
     if (int64_t(n) - code->coldStart.load(kRelaxed) < kJitColdLoopLimit) return true;
     uint8_t profiling = 1;
     if (!code->reprofiling.compare_exchange_strong(profiling, 0, kRelaxed)) return false;
-  } else if (unseenInLoop(p, header) > 0) {
-    // A loop the feedback never saw: profiled first, as a cold loop is.
+  }
+  LoopLeft left = outermostLoopLeft(p, header, base);
+  if (left.header != code->waitHeader.load(kRelaxed)) {
+    startLoopWindow(*code, left);  // another loop
+    // Profiled first, once, as a cold loop is, when the feedback has holes in it (a
+    // loop that never ran before; a branch it never took stays one).
+    if (unseenInLoop(p, left.header) == 0) return false;
     code->coldStart.store(n, kRelaxed);
     code->reprofiling.store(1, kRelaxed);
     nextQuietEpoch();
     return true;
   }
-  LoopLeft left = outermostLoopLeft(p, header, base);
-  if (left.header != code->waitHeader.load(kRelaxed)) {
-    startLoopWindow(*code, left);  // another loop
-    return false;
-  }
-  double waitMs = expectedWaitMs(p);
-  double ms = double(nowNanos() - code->waitNanos.load(kRelaxed)) / 1e6;
+  if (code->waitShort.load(kRelaxed)) return false;  // ends before its code could run
   int64_t gone = code->waitLeft.load(kRelaxed) - left.rounds;
-  if (gone < 0) {
-    queueAfter(cl, code, false);  // the loop started again: the chunk runs again
-    return false;
-  }
-  if (!left.known || gone == 0) {
-    // No pace to go by: a loop that ran as long as the wait is as likely as not to run
-    // that long again.
-    if (ms >= waitMs) queueAfter(cl, code, false);
-    return false;
-  }
-  double msLeft = ms / double(gone) * double(left.rounds);
-  if (msLeft >= kJitClearlyLongFactor * waitMs) {
+  if (gone < 0 || !left.known) {
+    // The loop started again (the chunk runs again), or no register says its rounds:
+    // queued, as any prototype is at the threshold.
     queueAfter(cl, code, false);
     return false;
   }
-  if (ms < std::max(kJitMinWindowMs, waitMs / kJitWindowShare)) return false;  // the window goes on
-  uint8_t longWindows = msLeft >= kJitLongLoopFactor * waitMs ? uint8_t(code->waitLong.load(kRelaxed) + 1) : 0;
-  if (longWindows >= kJitLongWindows) {
-    queueAfter(cl, code, false);
+  double ms = double(nowNanos() - code->waitNanos.load(kRelaxed)) / 1e6;
+  if (ms < kJitMinWindowMs) return false;  // the window goes on
+  if (gone > 0 && ms / double(gone) * double(left.rounds) < expectedWaitMs(p)) {
+    code->waitShort.store(1, kRelaxed);
     return false;
   }
-  code->waitLong.store(longWindows, kRelaxed);
-  startLoopWindow(*code, left);  // the next window, at the loop's pace now
+  queueAfter(cl, code, false);
   return false;
 }
 
@@ -176,6 +152,7 @@ void startLoopWindow(JitCode& code, const LoopLeft& left) {
   code.waitHeader.store(left.header, std::memory_order_relaxed);
   code.waitLeft.store(left.rounds, std::memory_order_relaxed);
   code.waitNanos.store(nowNanos(), std::memory_order_relaxed);
+  code.waitShort.store(0, std::memory_order_relaxed);
 }
 
 double JitTier::expectedWaitMs(const Proto* p) {
