@@ -102,7 +102,7 @@ struct JitCode : JitCodeEntry {
   JitCode* previous = nullptr;         // the code this one replaced, owned (invariant 4)
   uint8_t version = 0;                 // 0 for the first compilation
   uint8_t coldRounds = 0;              // replacements for cold loops before this code
-  // No loop of the prototype may go round compiled (vm/jit.cpp mayIterate, at the
+  // No loop of the prototype may go round compiled (vm/jit_loops.cpp mayIterate, at the
   // request): an entry at its start only runs it to its return. Written before the
   // code is published, read by the interpreter after (jitFrame).
   bool loopless = false;

@@ -1,6 +1,7 @@
-// Loops as the JIT tier sees them (vm/jit_loops.h), and short loops: a main chunk run
-// once is queued for a hot loop only when the loop looks likely to outlast its
-// compilation (docs/design/jit.md, "Short loops").
+// Loops as the JIT tier sees them and the VM's coarse test of what is worth compiling
+// (vm/jit_loops.h), and short loops: a main chunk run once is queued for a hot loop only
+// when the loop looks likely to outlast its compilation (docs/design/jit.md, "Short
+// loops").
 //
 // Protocol: the frame that brings a main chunk run once to the threshold at a back-edge
 // of a numeric for (the outermost loop there) installs a kWaiting code (no job, no
@@ -22,6 +23,8 @@
 #include <cmath>
 
 #include "vm/jit.h"
+#include "vm/jit_ops.h"
+#include "vm/thread.h"
 
 namespace weft::vm {
 
@@ -54,6 +57,136 @@ int64_t roundsLeft(const Value* ra) {
   return left >= double(INT64_MAX) ? INT64_MAX : int64_t(left);
 }
 
+// The feedback of instruction pc as the compiler reads it (a FORLOOP that got hot in its
+
+// first run has its FORPREP's), or -1 without feedback (eager mode).
+int feedbackAt(const Proto* p, uint32_t pc) {
+  const uint8_t* prof = __atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE);
+  if (!prof) return -1;
+  uint8_t seen = __atomic_load_n(&prof[pc], __ATOMIC_RELAXED);
+  frontend::Instruction i = p->code[pc];
+  if (seen || frontend::getOp(i) != frontend::Op::FORLOOP || pc < uint32_t(frontend::getBx(i))) return seen;
+  return __atomic_load_n(&prof[pc - frontend::getBx(i)], __ATOMIC_RELAXED);
+}
+
+// Instructions that always leave compiled code (the compiler has none of them): with
+
+// feedback, a profiled instruction that never ran (the compiler makes it a guard exit,
+
+// jit/lowering.h `cold`), arithmetic on an operand that was never a number (its
+
+// metamethod: vm/jit_abi.h weftJitArithOnOther), a call that saw other than Lua
+
+// functions or natives, a tail call that saw other than those (a native's must have the
+
+// RETURN of its results after it, as the compiler generates), and a generic
+
+// `for` call that saw other than ipairs' and next; calls of open argument or result
+
+// lists (but open results the next instruction takes, a call of open arguments among
+
+// them: vm/jit_ops.h jitOpenResultsTaken),
+
+// tail calls of open lists or that close variables, returns that close variables or of
+
+// an open list but such a call's, the opcodes the compiler has no code for
+
+// (vm/jit_ops.h: closures, varargs...), and a SETLIST of an open list but such a call's.
+bool leavesCode(const Proto* p, uint32_t pc) {
+  using frontend::Op;
+  frontend::Instruction i = p->code[pc];
+  Op op = frontend::getOp(i);
+  int seen = jitProfiled(op) ? feedbackAt(p, pc) : -1;
+  if (seen == 0) return true;
+  if (seen > 0 && op >= Op::ADDI && op <= Op::SHR) {
+    bool regC = !(op == Op::ADDI || op == Op::SHRI || op == Op::SHLI || (op >= Op::ADDK && op <= Op::BXORK));
+    return weftJitArithOnOther(uint8_t(seen), regC) || jitNeverCompiles(op);
+  }
+  switch (op) {
+    case Op::CALL:
+      if (frontend::getB(i) == 0 && !(pc > 0 && jitOpenResultsTaken(p->code[pc - 1], i))) return true;
+      if (frontend::getC(i) == 0 && !(pc + 1 < p->codeSize && jitOpenResultsTaken(i, p->code[pc + 1]))) return true;
+      return seen >= 0 && seen != kWeftJitSeenLuaFunction && seen != kWeftJitSeenNativeFn &&
+             !(seen & kWeftJitSeenKnown);
+    case Op::TAILCALL:  // closing nothing, of a Lua function or a native (jit/lower_call.cpp tailCall)
+      if (frontend::getB(i) == 0 || frontend::getK(i)) return true;
+      if (seen == kWeftJitSeenNativeFn) return !(pc + 1 < p->codeSize && jitOpenResultsTaken(i, p->code[pc + 1]));
+      return seen >= 0 && seen != kWeftJitSeenLuaFunction;
+    case Op::TFORCALL:
+      return seen >= 0 && !(seen & kWeftJitSeenKnown);
+    case Op::RETURN:
+      return frontend::getK(i) || (frontend::getB(i) == 0 && !(pc > 0 && jitOpenResultsTaken(p->code[pc - 1], i)));
+    case Op::SETLIST:
+      return frontend::getB(i) == 0 && !(pc > 0 && jitOpenResultsTaken(p->code[pc - 1], i));
+    default:
+      return jitNeverCompiles(op);
+  }
+}
+
+// Ends the frame: a return, or a tail call, which puts the callee in its place.
+bool returns(frontend::Op op) {
+  return op == frontend::Op::RETURN || op == frontend::Op::RETURN0 || op == frontend::Op::RETURN1 ||
+         op == frontend::Op::TAILCALL;
+}
+
+// Calls `visit` with each successor of instruction pc that the coarse search follows (a
+// superset of the compiler's); none after an instruction that leaves or returns.
+template <typename Visit>
+void coarseSuccessors(const Proto* p, uint32_t pc, Visit visit) {
+  using frontend::Op;
+  frontend::Instruction i = p->code[pc];
+  Op op = frontend::getOp(i);
+  if (leavesCode(p, pc) || returns(op)) return;
+  visit(op == Op::JMP ? int64_t(pc) + 1 + frontend::getSJ(i) : int64_t(pc) + 1);
+  if (op == Op::FORLOOP || op == Op::TFORLOOP) visit(int64_t(pc) + 1 - frontend::getBx(i));
+  if (op == Op::FORPREP) visit(int64_t(pc) + frontend::getBx(i) + 2);
+  if (op == Op::TFORPREP) visit(int64_t(pc) + frontend::getBx(i) + 1);
+  if (op == Op::LFALSESKIP || (op >= Op::EQ && op <= Op::TESTSET)) visit(int64_t(pc) + 2);
+}
+
+// Whether the loop from `header` to its back-edge `latch` may go round without leaving
+
+// Whether some loop of p may go round without leaving compiled code: the compiler
+
+// Whether some path from p's first instruction reaches a return without leaving
+
+// compiled code: the compiler enters such a function at its start, where a compiled
+
+// call of it starts too (docs/design/jit.md, "Compiled calls").
+bool mayReturn(const Proto* p) {
+  uint32_t n = p->codeSize;
+  std::vector<uint8_t> seen(n, 0);
+  std::vector<uint32_t> work{0};
+  seen[0] = 1;
+  while (!work.empty()) {
+    uint32_t pc = work.back();
+    work.pop_back();
+    frontend::Instruction i = p->code[pc];
+    if (returns(frontend::getOp(i)) && !leavesCode(p, pc)) return true;
+    coarseSuccessors(p, pc, [&](int64_t to) {
+      if (to >= 0 && to < int64_t(n) && !seen[size_t(to)]) {
+        seen[size_t(to)] = 1;
+        work.push_back(uint32_t(to));
+      }
+    });
+  }
+  return false;
+}
+
+// The compiler enters code only in loops that may go round compiled and at the start of
+
+// a function that may return compiled; a prototype with neither is rejected here,
+
+// without loading LLVM. Coarser than the compiler's tests, so it never rejects what the
+
+// A prototype whose code only compiled calls would enter: no loop may go round in it and
+
+// A prototype without loops whose hotness came to the threshold in a frame its code
+
+// would not be entered at the start of (vm/interp.cpp jitFrame: a metamethod's, a
+
+// native's callback): its calls are of that kind, and compiled code would wait for
+
 }  // namespace
 
 int64_t loopHeaderOf(const Proto* p, uint32_t latch) {
@@ -81,6 +214,56 @@ uint32_t unseenInLoop(const Proto* p, uint32_t header) {
     if (jitProfiled(frontend::getOp(p->code[pc])) && !__atomic_load_n(&prof[pc], __ATOMIC_RELAXED)) unseen++;
   }
   return unseen;
+}
+
+// compiled code.
+bool loopMayIterate(const Proto* p, uint32_t header, uint32_t latch) {
+  std::vector<uint8_t> seen(p->codeSize, 0);
+  std::vector<uint32_t> work{header};
+  bool found = false;
+  while (!work.empty() && !found) {
+    uint32_t pc = work.back();
+    work.pop_back();
+    coarseSuccessors(p, pc, [&](int64_t to) {
+      found |= to == int64_t(header);
+      if (to > int64_t(header) && to <= int64_t(latch) && !seen[size_t(to)]) {
+        seen[size_t(to)] = 1;
+        work.push_back(uint32_t(to));
+      }
+    });
+  }
+  return found;
+}
+
+// enters code in such loops (docs/design/jit.md).
+bool mayIterate(const Proto* p) {
+  for (uint32_t latch = 0; latch < p->codeSize; latch++) {
+    int64_t header = loopHeaderOf(p, latch);
+    if (header >= 0 && loopMayIterate(p, uint32_t(header), latch)) return true;
+  }
+  return false;
+}
+
+// compiler would take.
+bool worthCompiling(const Proto* p) { return p->codeSize > 0 && (mayIterate(p) || mayReturn(p)); }
+
+// it makes no call the compiler could (the compiler's kWeftJitEntryForCalls start).
+bool onlyForCalls(const Proto* p) {
+  if (mayIterate(p)) return false;
+  for (uint32_t pc = 0; pc < p->codeSize; pc++) {
+    frontend::Instruction i = p->code[pc];
+    // A native, known or not, is no compiled call (the compiler's luaCall).
+    int seen = feedbackAt(p, pc);
+    bool native = seen > 0 && ((seen & kWeftJitSeenKnown) || seen == kWeftJitSeenNativeFn);
+    frontend::Op op = frontend::getOp(i);
+    if ((op == frontend::Op::CALL || op == frontend::Op::TAILCALL) && !leavesCode(p, pc) && !native) return false;
+  }
+  return true;
+}
+
+// compiled callers, as for onlyForCalls.
+bool calledUnentered(const Proto* p, ThreadData* t) {
+  return t && !mayIterate(p) && (t->frame().flags & (kFrameEntry | kFrameFinishOp));
 }
 
 LoopLeft outermostLoopLeft(const Proto* p, uint32_t pc, const Value* base) {

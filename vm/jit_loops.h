@@ -1,7 +1,8 @@
 // The loops of a prototype's bytecode as the JIT tier sees them (vm/jit.cpp: cold
 // loops; vm/jit_loops.cpp: short loops), found from the back-edges alone: a FORLOOP, a
 // TFORLOOP or a backward JMP (a while, a repeat, a goto) closes the loop from its
-// target, the header, to itself, the latch.
+// target, the header, to itself, the latch. And the VM's coarse test of what is worth
+// compiling, which follows them (docs/design/jit.md, "Guards and exits").
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,23 @@ uint32_t loopLatch(const Proto* p, uint32_t header);
 // The number of instructions of the loop at `header` that the interpreter profiles and
 // whose feedback is still empty.
 uint32_t unseenInLoop(const Proto* p, uint32_t header);
+
+// Whether the loop from `header` to its back-edge `latch` may go round without leaving
+// compiled code (the coarse test: a superset of the compiler's).
+bool loopMayIterate(const Proto* p, uint32_t header, uint32_t latch);
+// Whether some loop of p may.
+bool mayIterate(const Proto* p);
+// Whether the compiler could enter p's code anywhere: a loop that may go round compiled,
+// or a start from which a return may be reached; a prototype with neither is rejected
+// without loading LLVM.
+bool worthCompiling(const Proto* p);
+// Whether only compiled calls would enter p's code (no loop may go round in it, and it
+// makes no call the compiler could).
+bool onlyForCalls(const Proto* p);
+struct ThreadData;
+// Whether p, without loops, came to the threshold in t's top frame, one its code would
+// not be entered at the start of (a metamethod's, a native's callback).
+bool calledUnentered(const Proto* p, ThreadData* t);
 
 // The outermost loop around instruction `pc` (inside a loop) of a frame of p whose
 // registers start at `base`, and the rounds it has left when it is a numeric for (its

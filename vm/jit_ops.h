@@ -1,7 +1,7 @@
 // The opcodes compiled code never runs (docs/design/jit.md, "Guards and exits") and the
 // open-result pairs it does run, shared
 // by the compiler (jit/lower.cpp `supported`: it exits at them) and the VM's coarse test
-// of what is worth compiling (vm/jit.cpp `leavesCode`: a path stops at them), so the VM
+// of what is worth compiling (vm/jit_loops.cpp `leavesCode`: a path stops at them), so the VM
 // does not load LLVM for a loop that would leave compiled code every round.
 #pragma once
 

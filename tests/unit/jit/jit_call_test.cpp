@@ -323,7 +323,7 @@ TEST(JitCallTest, QuietFramesWakeForNewCode) {
 }
 
 // A function without loops that gets hot as a metamethod waits for a compiled caller
-// (vm/jit.cpp calledUnentered): code is never entered at the start of a metamethod's
+// (vm/jit_loops.cpp calledUnentered): code is never entered at the start of a metamethod's
 // frame, so compiling it for the interpreter's calls was the compile thread's time lost.
 TEST(JitCallTest, MetamethodsWaitForACompiledCaller) {
   HotState hs;
