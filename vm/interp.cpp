@@ -583,21 +583,27 @@ jitBackEdge: {
   // One load of p's code decides (a loop of a rejected prototype comes here every round:
   // three loads and a call of the tier made a call-heavy loop 5% slower than --jit=off).
   JitCode* code = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE);
-  uint32_t header = uint32_t(pc - p->code);
   if (!code) {  // not queued yet (jitProfilingNow): hotness
-    if (jit->options().mode != JitMode::kEager) jitChargeLoop(*jit, cl, t, header, base);
+    if (jit->options().mode != JitMode::kEager) jitChargeLoop(*jit, cl, t, uint32_t(pc - p->code), base);
     DISPATCH();
   }
+  if (__atomic_load_n(&code->entry, __ATOMIC_ACQUIRE) && code->entryMap[pc - p->code] == 1 &&
+      dispatch != kTraceLabels) {
+    goto jitEnter;
+  }
+  // A loop the code does not enter (queued, rejected or cold code: most rounds of such a
+  // loop come here, so the common case is short): counted, and profiled again while it
+  // is a cold loop.
+  if (!jitColdLoopCounts(code)) [[likely]] {
+    if (dispatch == kProfileLabels) dispatch = kLabels;
+    if (dispatch == kSharedProfileLabels) dispatch = kSharedLabels;
+    DISPATCH();
+  }
+  if (dispatch == kTraceLabels) DISPATCH();  // hooks
   bool shared = dispatch == kSharedLabels || dispatch == kSharedProfileLabels;
-  if (!shared && dispatch != kLabels && dispatch != kProfileLabels) DISPATCH();  // hooks
-  if (__atomic_load_n(&code->entry, __ATOMIC_ACQUIRE) && code->entryMap[header] == 1) goto jitEnter;
-  // A loop the code does not enter: profiled again while it is a cold loop.
   void* const* plain = shared ? kSharedLabels : kLabels;
-  if (!jitColdLoopCounts(code)) {
-    dispatch = plain;
-    DISPATCH();
-  }
-  dispatch = jit->coldLoop(cl, code, header, base) ? (shared ? kSharedProfileLabels : kProfileLabels) : plain;
+  bool profile = jit->coldLoop(cl, code, uint32_t(pc - p->code), base);
+  dispatch = profile ? (shared ? kSharedProfileLabels : kProfileLabels) : plain;
   DISPATCH();
 }
 

@@ -576,7 +576,7 @@ void JitTier::requestLoop(const LuaClosure* cl, ThreadData* t, uint32_t header, 
     return;
   }
   LoopLeft left = outermostLoopLeft(p, header, base);
-  if (!left.known) {
+  if (!left.known && loopNestMayIterate(p, left.header)) {
     request(p, false, t);
     return;
   }
@@ -635,7 +635,7 @@ bool JitTier::coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header, con
   if (state != JitCode::kReady && state != JitCode::kRejected) return false;
   uint32_t n = __atomic_load_n(&code->coldBackEdges, __ATOMIC_RELAXED);  // jitColdLoopCounts's
   if (!code->reprofiling.load(kRelaxed)) {
-    if (n % kJitColdLoopLimit != 0) return false;
+    if ((n & (kJitColdLoopLimit - 1)) != 0) return false;
     uint32_t unseen = unseenInLoop(p, header);
     if (unseen == 0) return false;
     code->coldHeader.store(header, kRelaxed);

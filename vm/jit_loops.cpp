@@ -58,7 +58,6 @@ int64_t roundsLeft(const Value* ra) {
 }
 
 // The feedback of instruction pc as the compiler reads it (a FORLOOP that got hot in its
-
 // first run has its FORPREP's), or -1 without feedback (eager mode).
 int feedbackAt(const Proto* p, uint32_t pc) {
   const uint8_t* prof = __atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE);
@@ -70,27 +69,16 @@ int feedbackAt(const Proto* p, uint32_t pc) {
 }
 
 // Instructions that always leave compiled code (the compiler has none of them): with
-
 // feedback, a profiled instruction that never ran (the compiler makes it a guard exit,
-
 // jit/lowering.h `cold`), arithmetic on an operand that was never a number (its
-
 // metamethod: vm/jit_abi.h weftJitArithOnOther), a call that saw other than Lua
-
 // functions or natives, a tail call that saw other than those (a native's must have the
-
 // RETURN of its results after it, as the compiler generates), and a generic
-
 // `for` call that saw other than ipairs' and next; calls of open argument or result
-
 // lists (but open results the next instruction takes, a call of open arguments among
-
 // them: vm/jit_ops.h jitOpenResultsTaken),
-
 // tail calls of open lists or that close variables, returns that close variables or of
-
 // an open list but such a call's, the opcodes the compiler has no code for
-
 // (vm/jit_ops.h: closures, varargs...), and a SETLIST of an open list but such a call's.
 bool leavesCode(const Proto* p, uint32_t pc) {
   using frontend::Op;
@@ -144,14 +132,8 @@ void coarseSuccessors(const Proto* p, uint32_t pc, Visit visit) {
   if (op == Op::LFALSESKIP || (op >= Op::EQ && op <= Op::TESTSET)) visit(int64_t(pc) + 2);
 }
 
-// Whether the loop from `header` to its back-edge `latch` may go round without leaving
-
-// Whether some loop of p may go round without leaving compiled code: the compiler
-
 // Whether some path from p's first instruction reaches a return without leaving
-
 // compiled code: the compiler enters such a function at its start, where a compiled
-
 // call of it starts too (docs/design/jit.md, "Compiled calls").
 bool mayReturn(const Proto* p) {
   uint32_t n = p->codeSize;
@@ -172,20 +154,6 @@ bool mayReturn(const Proto* p) {
   }
   return false;
 }
-
-// The compiler enters code only in loops that may go round compiled and at the start of
-
-// a function that may return compiled; a prototype with neither is rejected here,
-
-// without loading LLVM. Coarser than the compiler's tests, so it never rejects what the
-
-// A prototype whose code only compiled calls would enter: no loop may go round in it and
-
-// A prototype without loops whose hotness came to the threshold in a frame its code
-
-// would not be entered at the start of (vm/interp.cpp jitFrame: a metamethod's, a
-
-// native's callback): its calls are of that kind, and compiled code would wait for
 
 }  // namespace
 
@@ -216,6 +184,7 @@ uint32_t unseenInLoop(const Proto* p, uint32_t header) {
   return unseen;
 }
 
+// Whether the loop from `header` to its back-edge `latch` may go round without leaving
 // compiled code.
 bool loopMayIterate(const Proto* p, uint32_t header, uint32_t latch) {
   std::vector<uint8_t> seen(p->codeSize, 0);
@@ -235,6 +204,7 @@ bool loopMayIterate(const Proto* p, uint32_t header, uint32_t latch) {
   return found;
 }
 
+// Whether some loop of p may go round without leaving compiled code: the compiler
 // enters code in such loops (docs/design/jit.md).
 bool mayIterate(const Proto* p) {
   for (uint32_t latch = 0; latch < p->codeSize; latch++) {
@@ -244,9 +214,24 @@ bool mayIterate(const Proto* p) {
   return false;
 }
 
+// Whether the loop at `header`, or a loop nested in it, may go round compiled: a short
+// loop's code is entered at either.
+bool loopNestMayIterate(const Proto* p, uint32_t header) {
+  uint32_t last = loopLatch(p, header);
+  for (uint32_t latch = header; latch <= last; latch++) {
+    int64_t inner = loopHeaderOf(p, latch);
+    if (inner >= int64_t(header) && loopMayIterate(p, uint32_t(inner), latch)) return true;
+  }
+  return false;
+}
+
+// The compiler enters code only in loops that may go round compiled and at the start of
+// a function that may return compiled; a prototype with neither is rejected here,
+// without loading LLVM. Coarser than the compiler's tests, so it never rejects what the
 // compiler would take.
 bool worthCompiling(const Proto* p) { return p->codeSize > 0 && (mayIterate(p) || mayReturn(p)); }
 
+// A prototype whose code only compiled calls would enter: no loop may go round in it and
 // it makes no call the compiler could (the compiler's kWeftJitEntryForCalls start).
 bool onlyForCalls(const Proto* p) {
   if (mayIterate(p)) return false;
@@ -261,6 +246,9 @@ bool onlyForCalls(const Proto* p) {
   return true;
 }
 
+// A prototype without loops whose hotness came to the threshold in a frame its code
+// would not be entered at the start of (vm/interp.cpp jitFrame: a metamethod's, a
+// native's callback): its calls are of that kind, and compiled code would wait for
 // compiled callers, as for onlyForCalls.
 bool calledUnentered(const Proto* p, ThreadData* t) {
   return t && !mayIterate(p) && (t->frame().flags & (kFrameEntry | kFrameFinishOp));
@@ -314,6 +302,12 @@ bool JitTier::waitingLoop(const LuaClosure* cl, JitCode* code, uint32_t header, 
     return true;
   }
   if (code->waitShort.load(kRelaxed)) return false;  // ends before its code could run
+  if (!loopNestMayIterate(p, left.header)) {
+    // Its code would leave at once (a generic for over gmatch: bench/patterns.lua
+    // compiled its main chunk twice for such loops and never entered it).
+    code->waitShort.store(1, kRelaxed);
+    return false;
+  }
   int64_t gone = code->waitLeft.load(kRelaxed) - left.rounds;
   if (gone < 0 || !left.known) {
     // The loop started again (the chunk runs again), or no register says its rounds:

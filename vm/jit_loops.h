@@ -24,6 +24,9 @@ uint32_t unseenInLoop(const Proto* p, uint32_t header);
 bool loopMayIterate(const Proto* p, uint32_t header, uint32_t latch);
 // Whether some loop of p may.
 bool mayIterate(const Proto* p);
+// Whether the loop at `header` or one nested in it may: code for it would run more than
+// a round before leaving.
+bool loopNestMayIterate(const Proto* p, uint32_t header);
 // Whether the compiler could enter p's code anywhere: a loop that may go round compiled,
 // or a start from which a return may be reached; a prototype with neither is rejected
 // without loading LLVM.

@@ -59,6 +59,34 @@ TEST(JitShortLoopTest, AMainChunksWhileLoopIsCompiledAtTheThreshold) {
   EXPECT_EQ(ls.waited(), 0) << ls.stats();
 }
 
+// A generic for over gmatch, whose iterator compiled code cannot call, after a short
+// numeric loop: its code would leave at every round, so the loop is no reason to compile
+// the chunk, whatever its length (vm/jit_loops.cpp loopNestMayIterate). (As the chunk's
+// only hot loop, the VM's coarse test rejects the chunk without loading LLVM.)
+TEST(JitShortLoopTest, ALoopCompiledCodeWouldLeaveAtOnceIsNotCompiled) {
+  HotState ls(shortLoopOptions());
+  EXPECT_EQ(runSettled(ls,
+                       "local s = 0 for i = 1, 20000 do s = s + i % 7 end "
+                       "local n = 0 for w in string.rep('ab ', 20000):gmatch('%a+') do n = n + #w end "
+                       "return n + s"),
+            "99998");
+  EXPECT_EQ(ls.compiled(), 0) << ls.stats();
+  EXPECT_EQ(ls.waited(), 1) << ls.stats();
+}
+
+// The same loop as the first to reach the threshold, in a chunk the coarse test keeps (a
+// numeric loop ran before it, too few rounds to reach the threshold): it waits.
+TEST(JitShortLoopTest, AFirstHotLoopCompiledCodeWouldLeaveAtOnceWaits) {
+  HotState ls(shortLoopOptions());
+  EXPECT_EQ(runSettled(ls,
+                       "local s = 0 for i = 1, 300 do s = s + i % 7 end "
+                       "local n = 0 for w in string.rep('ab ', 20000):gmatch('%a+') do n = n + #w end "
+                       "return n + s"),
+            "40903");
+  EXPECT_EQ(ls.compiled(), 0) << ls.stats();
+  EXPECT_EQ(ls.waited(), 1) << ls.stats();
+}
+
 // Without skipShortLoops (an explicit --jit-threshold) the same loop is compiled.
 TEST(JitShortLoopTest, WithoutTheEstimateAShortLoopIsCompiled) {
   HotState ls(shortLoopOptions(false));
