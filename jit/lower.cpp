@@ -669,9 +669,13 @@ LowerResult Lowering::run(const std::string& name) {
     bool runStarts = op == Op::FORPREP || loopHeader_[pc] || pc == 0 || afterCall ||
                      (pc > 0 && !compiled[pc - 1] && !pairTail[pc - 1]);
     // A FORPREP enters the loop it starts; anything else the innermost loop around it,
-    // or (at the start and after a call) runs to a compiled return.
+    // or (at the start and after a call) runs to a compiled return. Not after a call
+    // inside a loop whose rounds all leave compiled code: that run goes round to the
+    // exit far more often than out to the return (bench/cd.lua's `frame`, whose loop
+    // calls a function the VM rejected: an entry and an exit every round).
     bool worth = op == Op::FORPREP ? iterates[pc + 1] : innermost_[pc] >= 0 && iterates[uint32_t(innermost_[pc])];
-    worth = worth || ((pc == 0 || afterCall) && toReturn[pc]);
+    bool tail = pc == 0 || (afterCall && innermost_[pc] < 0);
+    worth = worth || (tail && toReturn[pc]);
     // A function that only returns (`function() end`) has its start for compiled calls:
     // without one they left compiled code at the call, every time.
     bool onlyReturns = pc == 0 && (op == Op::RETURN0 || op == Op::RETURN1 || op == Op::RETURN);

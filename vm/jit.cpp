@@ -431,6 +431,22 @@ Value calleeLoadedBy(const Proto* p, const LuaClosure* cl, frontend::Instruction
   return tableGetStr(v.asTable(), p->constants[getC(load)].asString());
 }
 
+// The Lua function a CALL at pc calls when one of the kJitInlineLookBack instructions
+// before it loads its register from an upvalue of `cl` or a global (calleeLoadedBy), or
+// null.
+const LuaClosure* loadedCallee(const Proto* p, const LuaClosure* cl, uint32_t pc) {
+  using namespace frontend;
+  uint32_t a = getA(p->code[pc]);
+  uint32_t from = pc > kJitInlineLookBack ? pc - kJitInlineLookBack : 0;
+  for (uint32_t k = pc; k-- > from;) {
+    Instruction load = p->code[k];
+    if (uint32_t(getA(load)) != a) continue;
+    Value fn = calleeLoadedBy(p, cl, load);
+    return fn.isLuaClosure() ? fn.asLuaClosure() : nullptr;
+  }
+  return nullptr;
+}
+
 // The callee of each CALL of fixed arguments in p whose function register was last
 // loaded from an upvalue of `cl`, or from a global, holding a small Lua function, or p
 // itself: the module may compile its body in place (jit/lower_inline.cpp), or call
@@ -441,24 +457,34 @@ void resolveInlines(const Proto* p, const LuaClosure* cl, std::vector<InlineCall
   for (uint32_t pc = 0; pc < p->codeSize; pc++) {
     Instruction i = p->code[pc];
     if (getOp(i) != Op::CALL || getB(i) == 0) continue;
-    uint32_t a = getA(i);
-    uint32_t from = pc > kJitInlineLookBack ? pc - kJitInlineLookBack : 0;
-    for (uint32_t k = pc; k-- > from;) {
-      Instruction load = p->code[k];
-      if (uint32_t(getA(load)) != a) continue;
-      Value fn = calleeLoadedBy(p, cl, load);
-      if (!fn.isLuaClosure()) break;
-      const Proto* q = fn.asLuaClosure()->proto;
-      if (q == p) {
-        out.push_back({pc, q->uid, {}, {}, q->numParams, q->isVararg});
-        break;
-      }
-      if (q->codeSize > kJitInlineMaxCode) break;
-      InlineCallee callee{pc, q->uid, {q->code, q->code + q->codeSize}, {}, q->numParams, q->isVararg};
-      for (uint32_t c = 0; c < q->numConstants; c++) callee.constants.push_back(snapshotConstant(q->constants[c]));
-      out.push_back(std::move(callee));
-      break;
+    const LuaClosure* fn = loadedCallee(p, cl, pc);
+    if (!fn) continue;
+    const Proto* q = fn->proto;
+    if (q == p) {
+      out.push_back({pc, q->uid, {}, {}, q->numParams, q->isVararg});
+      continue;
     }
+    if (q->codeSize > kJitInlineMaxCode) continue;
+    InlineCallee callee{pc, q->uid, {q->code, q->code + q->codeSize}, {}, q->numParams, q->isVararg};
+    for (uint32_t c = 0; c < q->numConstants; c++) callee.constants.push_back(snapshotConstant(q->constants[c]));
+    out.push_back(std::move(callee));
+  }
+}
+
+// The job's feedback says "other" at a CALL that saw Lua functions where the function
+// it loads will have no code to call (rejected by the VM's coarse test, or blacklisted):
+// the compiler leaves that call to the interpreter, as the next version would after the
+// call's guard exits (bench/cd.lua compiled `frame` three times, for two calls of
+// functions rejected before it was queued). The prototype's own feedback is unchanged:
+// a later version looks again.
+void markCallsWithoutCode(const Proto* p, const LuaClosure* cl, std::vector<uint8_t>& profile) {
+  using namespace frontend;
+  for (uint32_t pc = 0; pc < p->codeSize; pc++) {
+    if (getOp(p->code[pc]) != Op::CALL || profile[pc] != kWeftJitSeenLuaFunction) continue;
+    const LuaClosure* fn = loadedCallee(p, cl, pc);
+    const JitCode* code = fn && fn->proto != p ? __atomic_load_n(&fn->proto->jit, __ATOMIC_ACQUIRE) : nullptr;
+    uint8_t state = code ? code->state.load(std::memory_order_relaxed) : uint8_t(JitCode::kQueued);
+    if (state == JitCode::kRejected || state == JitCode::kBlacklisted) profile[pc] = kWeftJitSeenOther;
   }
 }
 
@@ -492,7 +518,10 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code, const L
   // Counted per request, so "jit.reload-skip:n" picks the n-th code compiled.
   job->faultSkipReload = gc::fault::hit("jit.reload-skip");
   job->faultSlow = gc::fault::hit("jit.compile-slow");
-  if (cl) resolveInlines(p, cl, job->inlines);
+  if (cl) {
+    resolveInlines(p, cl, job->inlines);
+    if (!job->profile.empty()) markCallsWithoutCode(p, cl, job->profile);
+  }
   return job;
 }
 

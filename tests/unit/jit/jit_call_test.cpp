@@ -556,5 +556,50 @@ TEST(JitCallTest, CalleesFoundInGlobals) {
       "630");
 }
 
+// `touch`, whose only arithmetic is a metamethod's, is rejected by the VM's coarse test
+// at its threshold (its callers here are a native's callback, never compiled); `outer`
+// reaches its threshold after, and calls it every round. Its stores of `x` make it too
+// long to compile in place (kJitInlineMaxCode), as bench/cd.lua's `addToVoxels` is.
+std::string callsOfARejectedFunction() {
+  std::string stores;
+  for (int k = 0; k < 50; k++) stores += "x = 1 ";
+  return "local mt = {__add = function(a, b) return a end} V = setmetatable({}, mt) "
+         "local function touch(v) " +
+         stores +
+         "return v + v end "
+         "string.gsub(string.rep('x', 300), 'x', function() touch(V) end) "
+         "function outer(n) local s = 0 for i = 1, n do touch(V) s = s + i end return s end";
+}
+
+// The call of a function the VM rejected before the caller was queued is left to the
+// interpreter in the first version (vm/jit.cpp markCallsWithoutCode): no guard exits
+// there and no second compilation for them (bench/cd.lua compiled `frame` three times).
+TEST(JitCallTest, ACallOfARejectedFunctionIsLeftToTheInterpreterAtOnce) {
+  HotState ls;
+  ls.run(callsOfARejectedFunction());
+  ls.settle();
+  EXPECT_EQ(ls.compiled(), 0) << ls.stats();
+  EXPECT_EQ(ls.run("return outer(500)"), "125250");
+  ls.settle();
+  EXPECT_EQ(ls.compiled(), 1) << ls.stats();
+  for (int k = 0; k < 4; k++) EXPECT_EQ(ls.run("return outer(500)"), "125250");
+  ls.settle();
+  EXPECT_EQ(ls.recompiled(), 0) << ls.stats();
+  EXPECT_EQ(ls.stats().find("guard exits"), std::string::npos) << ls.stats();
+}
+
+// A round that leaves compiled code at such a call is not entered again after it (jit/
+// lower.cpp: no entry after a call inside a loop that cannot go round compiled): an
+// entry and an exit every round cost more than the interpreter's rest of the round.
+TEST(JitCallTest, NoEntryAfterACallThatLeavesEveryRound) {
+  HotState ls;
+  ls.run(callsOfARejectedFunction());
+  EXPECT_EQ(ls.run("return outer(500)"), "125250");
+  ls.settle();
+  long before = ls.entries();
+  for (int k = 0; k < 4; k++) EXPECT_EQ(ls.run("return outer(500)"), "125250");
+  EXPECT_LE(ls.entries() - before, 8) << ls.stats();
+}
+
 }  // namespace
 }  // namespace weft::vm::testing
