@@ -7,6 +7,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
 
 #include <algorithm>
 
@@ -119,13 +120,13 @@ BasicBlock* Lowering::exitWith(uint32_t site, uint64_t kind, uint32_t exitPc, co
   return bb;
 }
 
-void Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args, bool counted) {
+llvm::CallInst* Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args, bool counted) {
   std::vector<llvm::Type*> types;
   for (Value* a : args) types.push_back(a->getType());
   auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), types, false);
   Value* callee = hostPtr(fn);
   spillOperands(pc);
-  Value* ok = b_.CreateCall(fty, callee, args);
+  llvm::CallInst* ok = b_.CreateCall(fty, callee, args);
   // With feedback a failure counts as a guard's: the VM marks the site, and the next
   // version leaves it to the interpreter (a store of a new key every round).
   if (req_.profile && counted) {
@@ -137,6 +138,13 @@ void Lowering::helperCall(uint32_t pc, const void* fn, std::initializer_list<Val
   for (int r = 0; r < int(def.size()); r++) {
     if (def[r]) reload(r);
   }
+  return ok;
+}
+
+llvm::MDNode* Lowering::makeTableScope(llvm::LLVMContext& ctx) {
+  llvm::MDBuilder mb(ctx);
+  llvm::MDNode* domain = mb.createAnonymousAliasScopeDomain("weft.tables");
+  return llvm::MDNode::get(ctx, {mb.createAnonymousAliasScope(domain, "table reads")});
 }
 
 std::pair<Value*, Value*> Lowering::constValue(int k) {

@@ -11,20 +11,21 @@
 
 namespace weft::jit::lowering {
 
+// The helpers of table reads run no Lua code, never collect and write only their result
+// slot (and metamethod-absence caches, which compiled code does not read): outside the
+// table scope (lowering.h).
 void Lowering::readHelper(uint32_t pc, Instruction i, Op op) {
   int a = getA(i), rb = getB(i);
+  auto call = [&](const void* fn, std::initializer_list<Value*> args) { outsideTableScope(helperCall(pc, fn, args)); };
   if (op == Op::GETTABUP) {
-    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTabUp),
-               {statePtr(), slot(a), funcSlot(), b_.getInt32(rb), constSlot(getC(i))});
+    call(reinterpret_cast<const void*>(host_.helpers.getTabUp),
+         {statePtr(), slot(a), funcSlot(), b_.getInt32(rb), constSlot(getC(i))});
   } else if (op == Op::GETTABLE) {
-    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable),
-               {statePtr(), slot(a), slot(rb), slot(getC(i))});
+    call(reinterpret_cast<const void*>(host_.helpers.getTable), {statePtr(), slot(a), slot(rb), slot(getC(i))});
   } else if (op == Op::GETI) {
-    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getInt),
-               {statePtr(), slot(a), slot(rb), b_.getInt64(getC(i))});
+    call(reinterpret_cast<const void*>(host_.helpers.getInt), {statePtr(), slot(a), slot(rb), b_.getInt64(getC(i))});
   } else {
-    helperCall(pc, reinterpret_cast<const void*>(host_.helpers.getTable),
-               {statePtr(), slot(a), slot(rb), constSlot(getC(i))});
+    call(reinterpret_cast<const void*>(host_.helpers.getTable), {statePtr(), slot(a), slot(rb), constSlot(getC(i))});
   }
 }
 
@@ -32,6 +33,15 @@ Value* Lowering::loadShared(llvm::Type* type, Value* ptr, llvm::AtomicOrdering o
   llvm::LoadInst* ld = b_.CreateAlignedLoad(type, ptr, llvm::Align(m_.getDataLayout().getTypeStoreSize(type)));
   ld->setAtomic(order);
   return ld;
+}
+
+// Unordered: a part is read through the pointer loaded, and x86-64 keeps loads in order,
+// so the part's contents are those its publisher wrote before it (the release of
+// vm/table.h invariant 6), as with the interpreter's acquire; unordered, LLVM may reuse
+// the load until something in the table scope's complement runs (docs/design/jit.md,
+// "Inline table reads").
+Value* Lowering::loadTableField(llvm::Type* type, Value* ptr) {
+  return inTableScope(llvm::cast<llvm::LoadInst>(loadShared(type, ptr, llvm::AtomicOrdering::Unordered)));
 }
 
 std::pair<Value*, Value*> Lowering::loadTableSlot(Value* slotPtr) {
@@ -54,7 +64,7 @@ void Lowering::readResult(uint32_t pc, int a, Value* h, Value* payload, Value* t
   BasicBlock* nil = newBlock("read_nil");
   b_.CreateCondBr(isTag(t, kTagNil), nil, hit);
   b_.SetInsertPoint(nil);
-  Value* mt = loadShared(b_.getPtrTy(), at(h, host_.layout.tableMetatable), llvm::AtomicOrdering::Acquire);
+  Value* mt = loadTableField(b_.getPtrTy(), at(h, host_.layout.tableMetatable));
   b_.CreateCondBr(b_.CreateIsNull(mt), hit, slow);
   b_.SetInsertPoint(hit);
   setReg(a, payload, t);
@@ -66,8 +76,8 @@ void Lowering::readResult(uint32_t pc, int a, Value* h, Value* payload, Value* t
 // (intNodeSlot).
 Value* Lowering::arraySlot(Value* h, Value* key, BasicBlock* slow) {
   const WeftJitLayout& l = host_.layout;
-  Value* part = loadShared(b_.getPtrTy(), at(h, l.tableArray), llvm::AtomicOrdering::Acquire);
-  Value* size = loadShared(b_.getInt32Ty(), at(h, l.tableArraySize), llvm::AtomicOrdering::Monotonic);
+  Value* part = loadTableField(b_.getPtrTy(), at(h, l.tableArray));
+  Value* size = loadTableField(b_.getInt32Ty(), at(h, l.tableArraySize));
   Value* idx = b_.CreateSub(key, b_.getInt64(1));
   BasicBlock* inPart = newBlock("array_in");
   BasicBlock* inCap = newBlock("array_slot");
@@ -76,7 +86,7 @@ Value* Lowering::arraySlot(Value* h, Value* key, BasicBlock* slow) {
   b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpULT(idx, b_.CreateZExt(size, b_.getInt64Ty())), b_.CreateIsNotNull(part)),
                   inPart, nodes);
   b_.SetInsertPoint(inPart);
-  Value* cap = loadShared(b_.getInt32Ty(), at(part, l.arrayCapacity), llvm::AtomicOrdering::Monotonic);
+  Value* cap = loadTableField(b_.getInt32Ty(), at(part, l.arrayCapacity));
   b_.CreateCondBr(b_.CreateICmpULT(idx, b_.CreateZExt(cap, b_.getInt64Ty())), inCap, nodes);
   b_.SetInsertPoint(inCap);
   Value* offset = b_.CreateAdd(b_.getInt64(l.arrayData), b_.CreateMul(idx, b_.getInt64(l.valueSize)));
@@ -98,12 +108,12 @@ Value* Lowering::arraySlot(Value* h, Value* key, BasicBlock* slow) {
 // are made in place: fannkuch's perm[0] spent a fifth of its compiled time in the call
 // and the modulo.
 Value* Lowering::intNodeSlot(Value* h, Value* key, BasicBlock* slow) {
-  Value* part = loadShared(b_.getPtrTy(), at(h, host_.layout.tableNodes), llvm::AtomicOrdering::Acquire);
+  Value* part = loadTableField(b_.getPtrTy(), at(h, host_.layout.tableNodes));
   BasicBlock* probe = newBlock("int_home");
   b_.CreateCondBr(b_.CreateIsNull(part), slow, probe);
   b_.SetInsertPoint(probe);
   if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(key); k && k->isZero()) {
-    Value* cap = loadShared(b_.getInt32Ty(), at(part, host_.layout.nodesCapacity), llvm::AtomicOrdering::Monotonic);
+    Value* cap = loadTableField(b_.getInt32Ty(), at(part, host_.layout.nodesCapacity));
     return intProbes(part, key, b_.getInt32(0), b_.CreateSub(cap, b_.getInt32(1)), slow);
   }
   BasicBlock* found = newBlock("int_node_found");
@@ -123,8 +133,8 @@ Value* Lowering::intProbes(Value* part, Value* key, Value* home, Value* mask, Ba
   BasicBlock* next = BasicBlock::Create(ctx_, "int_next", f);
   BasicBlock* hit = BasicBlock::Create(ctx_, "int_hit", f);
   auto holds = [&](Value* node) {
-    Value* payload = loadShared(i64, at(node, l.nodeKey), llvm::AtomicOrdering::Unordered);
-    Value* t = loadShared(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag), llvm::AtomicOrdering::Unordered);
+    Value* payload = loadTableField(i64, at(node, l.nodeKey));
+    Value* t = loadTableField(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag));
     return b_.CreateAnd(b_.CreateICmpEQ(payload, key), isTag(t, kTagInt));
   };
   Value* first = nodeAt(part, home);
@@ -198,15 +208,15 @@ void Lowering::arrayRead(uint32_t pc, int a, Value* h, Value* key, BasicBlock* s
 // the nil cases inline at every read, on the loaded two-core machine).
 Value* Lowering::fieldSlot(uint32_t pc, Value* h, int k, BasicBlock* slow) {
   const WeftJitLayout& l = host_.layout;
-  Value* part = loadShared(b_.getPtrTy(), at(h, l.tableNodes), llvm::AtomicOrdering::Acquire);
+  Value* part = loadTableField(b_.getPtrTy(), at(h, l.tableNodes));
   BasicBlock* start = newBlock("field_start");
   BasicBlock* far = newBlock("field_far");
   BasicBlock* found = newBlock("field_found");
   b_.CreateCondBr(b_.CreateIsNull(part), slow, start);
   b_.SetInsertPoint(start);
-  Value* cap = loadShared(b_.getInt32Ty(), at(part, l.nodesCapacity), llvm::AtomicOrdering::Monotonic);
+  Value* cap = loadTableField(b_.getInt32Ty(), at(part, l.nodesCapacity));
   Value* mask = b_.CreateSub(cap, b_.getInt32(1));
-  Value* key = b_.CreateLoad(b_.getInt64Ty(), constSlot(k));
+  Value* key = inTableScope(b_.CreateLoad(b_.getInt64Ty(), constSlot(k)));
   llvm::PHINode* match = llvm::PHINode::Create(b_.getPtrTy(), 3);
   if (uint8_t hint = req_.slotHints ? req_.slotHints[pc] : 0) {
     // Where a collision put the key in the tables the interpreter saw (vm/jit_abi.h).
@@ -232,8 +242,8 @@ Value* Lowering::fieldSlot(uint32_t pc, Value* h, int k, BasicBlock* slow) {
 // Whether `node` holds the interned string `key` (its fields compared, never followed).
 Value* Lowering::holdsField(Value* node, Value* key) {
   const WeftJitLayout& l = host_.layout;
-  Value* keyPayload = loadShared(b_.getInt64Ty(), at(node, l.nodeKey), llvm::AtomicOrdering::Unordered);
-  Value* keyTag = loadShared(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag), llvm::AtomicOrdering::Unordered);
+  Value* keyPayload = loadTableField(b_.getInt64Ty(), at(node, l.nodeKey));
+  Value* keyTag = loadTableField(b_.getInt8Ty(), at(node, l.nodeKey + l.valueTag));
   return b_.CreateAnd(b_.CreateICmpEQ(keyPayload, key), isTag(keyTag, kTagString));
 }
 
@@ -316,8 +326,7 @@ llvm::Function* Lowering::probeFunction() {
 Value* Lowering::envTable(int up, BasicBlock* slow) {
   const WeftJitLayout& l = host_.layout;
   Value* cl = b_.CreateIntToPtr(b_.CreateLoad(b_.getInt64Ty(), funcSlot()), b_.getPtrTy());
-  Value* upval = loadShared(b_.getPtrTy(), at(cl, l.closureUpvalues + uint64_t(up) * sizeof(void*)),
-                            llvm::AtomicOrdering::Unordered);
+  Value* upval = loadTableField(b_.getPtrTy(), at(cl, l.closureUpvalues + uint64_t(up) * sizeof(void*)));
   auto [env, envTag] = loadTableSlot(at(upval, l.upvalueCell));
   BasicBlock* isTable = newBlock("env_table");
   b_.CreateCondBr(isTag(envTag, kTagTable), isTable, slow);

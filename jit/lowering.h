@@ -40,7 +40,13 @@ class Lowering {
   // `defer`: calls of itself may pass deferred frames (docs/design/jit.md, "Deferred
   // frames"), which holds only if no instruction reads the frame array.
   Lowering(llvm::Module& m, const WeftJitRequest& req, const WeftJitHost& host, bool defer)
-      : m_(m), ctx_(m.getContext()), b_(ctx_), req_(req), host_(host), defer_(defer) {}
+      : m_(m),
+        ctx_(m.getContext()),
+        b_(ctx_),
+        req_(req),
+        host_(host),
+        tableScope_(makeTableScope(ctx_)),
+        defer_(defer) {}
 
   LowerResult run(const std::string& name);
   // Whether deferred frames were asked for, and some instruction turned out to need the
@@ -76,14 +82,14 @@ class Lowering {
     b_.CreateStore(payload, payVar_[r]);
     b_.CreateStore(t, tagVar_[r]);
     if (!flow_.lazy[r]) {
-      b_.CreateStore(payload, slot(r));
-      b_.CreateStore(t, slotTag(r));
+      outsideTableScope(b_.CreateStore(payload, slot(r)));
+      outsideTableScope(b_.CreateStore(t, slotTag(r)));
     }
   }
   // A payload whose tag the register already has.
   void setPayload(int r, Value* payload) {
     b_.CreateStore(payload, payVar_[r]);
-    if (!flow_.lazy[r]) b_.CreateStore(payload, slot(r));
+    if (!flow_.lazy[r]) outsideTableScope(b_.CreateStore(payload, slot(r)));
   }
   void storeI(int r, Value* v) { setReg(r, v, b_.getInt8(kTagInt)); }
   void storeF(int r, Value* v) { setReg(r, b_.CreateBitCast(v, b_.getInt64Ty()), b_.getInt8(kTagFloat)); }
@@ -91,8 +97,8 @@ class Lowering {
   void copy(int dst, int src) { setReg(dst, ival(src), tag(src)); }
   // Register r to its slot, and back.
   void spill(int r) {
-    b_.CreateStore(ival(r), slot(r));
-    b_.CreateStore(tag(r), slotTag(r));
+    outsideTableScope(b_.CreateStore(ival(r), slot(r)));
+    outsideTableScope(b_.CreateStore(tag(r), slotTag(r)));
   }
   void reload(int r) { setReg(r, b_.CreateLoad(b_.getInt64Ty(), slot(r)), b_.CreateLoad(b_.getInt8Ty(), slotTag(r))); }
   void spillAll(const RegSet& regs) {
@@ -105,6 +111,23 @@ class Lowering {
     return b_.CreateSelect(isTag(t, kTagInt), b_.CreateSIToFP(ival(r), b_.getDoubleTy()), fval(r));
   }
   Value* falsy(Value* t) { return b_.CreateICmpULE(t, b_.getInt8(kTagFalse)); }
+
+  // The table reads' alias scope (docs/design/jit.md, "Inline table reads"): the loads
+  // of a table's header, of its parts' headers and keys and of the constant slots are in
+  // it; the frame's slot stores and the table-read helpers' calls are declared outside
+  // it, so LLVM reuses such a load across them. Anything else (a store into a table, a
+  // call, a poll's ordered flag loads) may still write what those loads read.
+  static llvm::MDNode* makeTableScope(llvm::LLVMContext& ctx);
+  template <typename I>
+  I* inTableScope(I* inst) {
+    inst->setMetadata(llvm::LLVMContext::MD_alias_scope, tableScope_);
+    return inst;
+  }
+  template <typename I>
+  I* outsideTableScope(I* inst) {
+    inst->setMetadata(llvm::LLVMContext::MD_noalias, tableScope_);
+    return inst;
+  }
 
   // Control.
   BasicBlock* block(uint32_t pc) { return blocks_[pc]; }
@@ -161,8 +184,9 @@ class Lowering {
   void callHost(const void* fn, std::initializer_list<Value*> args);
   // Helpers read their register operands from the slots and write their result there.
   void spillOperands(uint32_t pc) { spillAll(flow_.pcs[pc].use); }
-  // `counted`: a failure is a guard exit (with feedback), which marks the site.
-  void helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args, bool counted = true);
+  // `counted`: a failure is a guard exit (with feedback), which marks the site. Returns
+  // the helper's call.
+  llvm::CallInst* helperCall(uint32_t pc, const void* fn, std::initializer_list<Value*> args, bool counted = true);
   Value* statePtr() { return hostPtr(host_.state); }
 
   // Instruction groups.
@@ -327,6 +351,9 @@ class Lowering {
   // A field of a table or of a part that another task may write: one access of its
   // width (`order` as the VM's load of that field).
   Value* loadShared(llvm::Type* type, Value* ptr, llvm::AtomicOrdering order);
+  // A field of a table, of one of its parts or of a node's key, or a closure's upvalue
+  // pointer: unordered, in the table scope (jit/lower_table.cpp).
+  Value* loadTableField(llvm::Type* type, Value* ptr);
   // A table slot as loadSlot reads it: one aligned 16-byte load; {payload, tag}.
   std::pair<Value*, Value*> loadTableSlot(Value* slotPtr);
   // R[A] := a value read from h's array part, or nil where no metatable can give
@@ -377,6 +404,7 @@ class Lowering {
   llvm::IRBuilder<> b_;
   const WeftJitRequest& req_;
   const WeftJitHost& host_;
+  llvm::MDNode* tableScope_;  // the list of the one scope (makeTableScope)
   llvm::Function* fn_ = nullptr;
   Value* base_ = nullptr;
   Value* budget_ = nullptr;

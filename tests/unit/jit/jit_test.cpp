@@ -318,6 +318,28 @@ TEST(JitTest, InlineFieldReads) {
              "ERR: test:1: attempt to index a nil value (local 'v')");
 }
 
+// Table reads load a part pointer unordered, in the table scope, where LLVM may reuse it
+// (lowering.h, docs/design/jit.md "Inline table reads"). Between two reads of one table,
+// an insertion rebuilds its part (or a call does) and a store writes the new part: the
+// store and the second read must load the part again. With the first read's part reused,
+// they would meet in the old part, and rawget would read the new part's 0.
+TEST(JitTest, ReadsAfterARebuildReadTheNewPart) {
+  const char* chunks[] = {
+      "f = f or function(n) local s = 0 for i = 1, n do local t, k = {a = 0}, 'k' .. i local x = t.a t[k] = i "
+      "t.a = i s = s + x + t.a + rawget(t, 'a') end return s end return f(50)",
+      "local function grow(t, i) t['k' .. i] = i t.a = i end f = f or function(n) local s = 0 for i = 1, n do "
+      "local t = {a = 0} local x = t.a grow(t, i) s = s + x + t.a + rawget(t, 'a') end return s end return f(50)",
+      "f = f or function(n) local s = 0 for i = 1, n do local t = {0} local x = t[1] t[2] = i t[1] = i "
+      "s = s + x + t[1] + rawget(t, 1) end return s end return f(50)",
+  };
+  for (const char* chunk : chunks) {
+    HotState hs;
+    hs.warm(chunk, "2550");
+    EXPECT_EQ(hs.run(chunk), "2550") << chunk;
+    EXPECT_GT(hs.compiled(), 0) << chunk;
+  }
+}
+
 // A field site's slot hint (vm/jit_abi.h) is the node where the interpreter last found
 // the key past its home; tables of other shapes hold another key there, or none, and
 // the compiled read and store test the key before they take that node. Eight sites,
