@@ -605,10 +605,6 @@ void JitTier::requestLoop(const LuaClosure* cl, ThreadData* t, uint32_t header, 
     return;
   }
   LoopLeft left = outermostLoopLeft(p, header, base);
-  if (!left.known && loopNestMayIterate(p, left.header)) {
-    request(p, false, t);
-    return;
-  }
   installIdle(p, t, JitCode::kWaiting, &left);  // measured from here (vm/jit_loops.cpp)
 }
 

@@ -211,10 +211,10 @@ class JitTier {
   // frame's closure (of p). Never collects.
   void guardExit(const LuaClosure* cl, JitCode* code, uint32_t pc, const Value* base);
   // The back-edge to `header` of a frame of cl's prototype p (`base` its registers)
-  // brought p's hotness to the threshold: queues p, or, for a main chunk run once whose
-  // loop looks too short to outlast its compilation, installs a kWaiting code that
-  // measures it (docs/design/jit.md, "Short loops"). Never collects; allocates off the
-  // heap only.
+  // brought p's hotness to the threshold: queues p, or, for a main chunk run once,
+  // installs a kWaiting code that measures the loop, queued only if it looks likely to
+  // outlast its compilation (docs/design/jit.md, "Short loops"). Never collects;
+  // allocates off the heap only.
   void requestLoop(const LuaClosure* cl, ThreadData* t, uint32_t header, const Value* base);
   // The interpreter took a back-edge to `header`, where p's code (ready, rejected or
   // waiting) has no entry, and jitColdLoopCounts counted it and asks: true while frames

@@ -4,8 +4,8 @@
 // loops").
 //
 // Protocol: the frame that brings a main chunk run once to the threshold at a back-edge
-// of a numeric for (the outermost loop there) installs a kWaiting code (no job, no
-// entry; vm/jit.cpp requestLoop), noting the clock and the rounds the loop has left.
+// installs a kWaiting code (no job, no entry; vm/jit.cpp requestLoop), noting the clock
+// and the rounds the outermost loop there has left (a numeric for's registers say).
 // Every kJitColdLoopLimit back-edges after (jitColdLoopCounts), that frame's worker
 // looks again in coldLoop, once the window has lasted kJitMinWindowMs: when the rounds
 // gone and the time they took say the rest ends before the code could be ready
@@ -13,11 +13,13 @@
 // (queueAfter), as it would have been at the threshold. Each loop is judged once, early:
 // code that comes late in a loop costs the compilation and gains little. A later loop
 // is judged the same way when its first window ends (profiled first, once, as a cold
-// loop, when its feedback has holes: docs/design/jit.md, "Cold loops"); one whose
-// rounds no register says (a generic for, a while) is queued at once, and so is a loop
-// whose rounds left grew (the chunk runs again).
+// loop, when its feedback has holes: docs/design/jit.md, "Cold loops"); a loop whose
+// rounds left grew (the chunk runs again) is queued at once. One whose rounds no
+// register says (a generic for, a while) is queued once it has run half the expected
+// wait: what it ran is the estimate of what it has left.
 #include "vm/jit_loops.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -308,14 +310,22 @@ bool JitTier::waitingLoop(const LuaClosure* cl, JitCode* code, uint32_t header, 
     code->waitShort.store(1, kRelaxed);
     return false;
   }
-  int64_t gone = code->waitLeft.load(kRelaxed) - left.rounds;
-  if (gone < 0 || !left.known) {
-    // The loop started again (the chunk runs again), or no register says its rounds:
-    // queued, as any prototype is at the threshold.
+  double ms = double(nowNanos() - code->waitNanos.load(kRelaxed)) / 1e6;
+  if (!left.known) {
+    // No register says its rounds (a while loop, a generic for): the time it has run is
+    // the estimate of the time it has left, and it is queued once that is half the wait
+    // for its code (bench/patterns.lua's 15 ms while loop queued a 150 ms compilation).
+    if (ms < std::max(kJitMinWindowMs, expectedWaitMs(p) / 2)) return false;
     queueAfter(cl, code, false);
     return false;
   }
-  double ms = double(nowNanos() - code->waitNanos.load(kRelaxed)) / 1e6;
+  int64_t gone = code->waitLeft.load(kRelaxed) - left.rounds;
+  if (gone < 0) {
+    // The loop started again (the chunk runs again): queued, as any prototype is at the
+    // threshold.
+    queueAfter(cl, code, false);
+    return false;
+  }
   if (ms < kJitMinWindowMs) return false;  // the window goes on
   if (gone > 0 && ms / double(gone) * double(left.rounds) < expectedWaitMs(p)) {
     code->waitShort.store(1, kRelaxed);

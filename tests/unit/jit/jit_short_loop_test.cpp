@@ -31,6 +31,7 @@ constexpr const char* kShortNumeric = "local s = 0 for i = 1, 20000 do s = s + i
 constexpr const char* kShortWhile = "local i, s = 0, 0 while i < 20000 do i = i + 1 s = s + i % 7 end return s";
 // About a second interpreted on the two-core machine; compiled, a tenth of that.
 constexpr const char* kLongNumeric = "local s = 0 for i = 1, 60000000 do s = s + i % 7 end return s";
+constexpr const char* kLongWhile = "local i, s = 0, 0 while i < 60000000 do i = i + 1 s = s + i % 7 end return s";
 
 TEST(JitShortLoopTest, AMainChunksShortNumericLoopIsNotCompiled) {
   HotState ls(shortLoopOptions());
@@ -51,12 +52,22 @@ TEST(JitShortLoopTest, ALoopEndingBeforeItsCodeWouldIsLeftToTheInterpreter) {
   EXPECT_EQ(ls.waited(), 1) << ls.stats();
 }
 
-// A while loop's rounds no register says: queued at the threshold, as before.
-TEST(JitShortLoopTest, AMainChunksWhileLoopIsCompiledAtTheThreshold) {
+// A while loop's rounds no register says: it is queued once it has run half the wait
+// for its code (tens of milliseconds), which a short one never does...
+TEST(JitShortLoopTest, AMainChunksShortWhileLoopIsNotCompiled) {
   HotState ls(shortLoopOptions());
   EXPECT_EQ(runSettled(ls, kShortWhile), "59998");
+  EXPECT_EQ(ls.compiled(), 0) << ls.stats();
+  EXPECT_EQ(ls.waited(), 1) << ls.stats();
+}
+
+// ...and a long one does, and enters its code.
+TEST(JitShortLoopTest, AMainChunksLongWhileLoopIsCompiledAndEntered) {
+  HotState ls(shortLoopOptions());
+  EXPECT_EQ(runSettled(ls, kLongWhile), "179999998");
   EXPECT_EQ(ls.compiled(), 1) << ls.stats();
-  EXPECT_EQ(ls.waited(), 0) << ls.stats();
+  EXPECT_EQ(ls.waited(), 1) << ls.stats();
+  EXPECT_GE(ls.entries(), 1) << ls.stats();
 }
 
 // A generic for over gmatch, whose iterator compiled code cannot call, after a short
