@@ -773,6 +773,7 @@ void Collector::install(uint64_t collection) {
     impl_.pool.pop_back();
   }
 
+  WEFT_CHECK(impl_.openBuffers == 0, "a collection starts with every bump buffer retired (collectNow)");
   impl_.usedBytes.store(live + impl_.survivorBytes, std::memory_order_relaxed);
   impl_.liveAfterLastGC = live;
   // A final pause keeps what died during its cycle: an explicit major asked meanwhile

@@ -240,6 +240,7 @@ void Heap::retireLocked(Mutator& m) {
     stats_.bytesAllocatedTotal += static_cast<size_t>(m.cursor_ - m.chunk_->top);
     m.chunk_->top = m.cursor_;
     impl_->usedBytes.fetch_sub(static_cast<size_t>(m.limit_ - m.cursor_), std::memory_order_relaxed);
+    impl_->openBuffers -= static_cast<size_t>(m.limit_ - m.chunk_->base);
   }
   m.cursor_ = m.limit_ = nullptr;
   m.chunk_ = nullptr;
@@ -250,7 +251,7 @@ void Heap::addChunkLocked(Chunk* chunk) {
   impl_->chunkIndex[reinterpret_cast<uintptr_t>(chunk->base)] = chunk;
 }
 
-void Heap::noteGrowthLocked() {
+size_t Heap::collectionThresholdLocked() const {
   // Under a limit, collect well before it: a collection can only run at a safepoint, and
   // an allocation that finds the heap full of garbage fails. Once the live data passes
   // that mark, every buffer refilled would collect (each time a major copying all of it:
@@ -263,10 +264,20 @@ void Heap::noteGrowthLocked() {
     if (live >= early && live < limit) early = live + (limit - live) / 2;
     threshold = std::min(threshold, early);
   }
-  size_t used = impl_->usedBytes.load(std::memory_order_relaxed);
+  return threshold;
+}
+
+// The bytes the threshold is held against: usedBytes without the mutators' open buffers
+// (a buffer counts once it is retired, as far as it was filled), and off-heap growth.
+size_t Heap::filledBytesLocked() const {
+  size_t filled = impl_->usedBytes.load(std::memory_order_relaxed) - impl_->openBuffers;
   int64_t externalGrowth = impl_->externalBytes - impl_->externalAfterLastGC;
-  if (externalGrowth > 0) used += static_cast<size_t>(externalGrowth);
-  if (used > threshold) {
+  if (externalGrowth > 0) filled += static_cast<size_t>(externalGrowth);
+  return filled;
+}
+
+void Heap::noteGrowthLocked(size_t pending) {
+  if (filledBytesLocked() + pending > collectionThresholdLocked()) {
     impl_->thresholdCrossed.store(true, std::memory_order_relaxed);
     requested_.store(true, std::memory_order_relaxed);
   }
@@ -369,7 +380,11 @@ char* Heap::refill(Mutator& m, size_t size) {
   m.cursor_ = chunk->base + size;
   m.limit_ = chunk->base + capacity;
   impl.usedBytes.fetch_add(capacity, std::memory_order_relaxed);
-  noteGrowthLocked();
+  impl.openBuffers += capacity;
+  // The buffer handed out counts as half filled: the minor comes about when the
+  // nursery's bytes are, as with buffers counted whole from the first, less a few cells
+  // that then crossed the threshold with the nursery empty.
+  noteGrowthLocked(capacity / 2);
   return chunk->base;
 }
 

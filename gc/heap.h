@@ -674,7 +674,11 @@ class Heap {
   void retireLocked(Mutator& mutator);
   void flushExternalLocked(Mutator& mutator);
   void addChunkLocked(Chunk* chunk);
-  void noteGrowthLocked();
+  // Raises the request when the bytes filled, with `pending` more (part of a buffer just
+  // handed out), cross the threshold (heap_internal.h openBuffers).
+  void noteGrowthLocked(size_t pending = 0);
+  size_t collectionThresholdLocked() const;
+  size_t filledBytesLocked() const;
   void requestCollectionSoon();
   size_t currentLimitLocked() const;
   Chunk* takeChunkLocked(bool collecting = false);  // collecting: mapChunk's fallback

@@ -220,7 +220,12 @@ struct Heap::Impl {
   // Written under the lock (refill) or world stopped; read lock-free by bytesInUse,
   // relaxed: it is a statistic and publishes no memory.
   std::atomic<size_t> usedBytes{0};
-  size_t threshold = 0;        // lock: requested_ is raised when usedBytes exceeds it
+  // lock (or world stopped): the whole capacities of the mutators' current bump buffers,
+  // counted in usedBytes, which the threshold leaves out (gc-v2.md "Nursery sizing":
+  // buffers held, not filled, by parked workers and waiting threads ran a minor per task
+  // in bench/tasks/skynet.lua).
+  size_t openBuffers = 0;
+  size_t threshold = 0;  // lock: requested_ is raised when the bytes filled exceed it
   // lock (or world stopped): off-heap bytes noted by mutators (flushed batches) less
   // what releases returned, and its value after the last collection. Growth beyond
   // that counts against the threshold like usedBytes.
