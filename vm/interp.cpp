@@ -290,6 +290,18 @@ Status hookFrameMayGC(State& S, ThreadData* t) {
   return runHookMayGC(S, t, (f.flags & kFrameTail) ? "tail call" : "call", -1, 1, p->numParams);
 }
 
+// The native an interpreted OP_CALL called yielded: its caller is the topmost Lua frame
+// (the native's own may be above it), re-read since the call may have collected.
+void jitCallYielded(ThreadData* t) {
+  for (uint32_t idx = t->frameCount; idx-- > 0;) {
+    const CallFrame& f = t->frames[idx];
+    if (!(f.flags & kFrameLua)) continue;
+    Proto* p = t->stack[f.func].asLuaClosure()->proto;
+    jitProfileYield(p, uint32_t(f.pc - 1 - p->code));
+    return;
+  }
+}
+
 // Count and line hooks before an instruction (Lua 5.4): the count hook every hookCount
 // instructions, then the line hook when the instruction starts a new line or control
 // jumped backwards. The top frame's pc is already past the instruction. As in lua5.4,
@@ -1274,13 +1286,17 @@ op_CALL: {
   }
   if (ra->tag == Tag::LightNative && ra->u.fn != basePcall && ra->u.fn != baseXpcall) {
     status = callNativeMayGC(S, t, func, getC(i) - 1, 0);  // callNonLuaMayGC's common case
-    if (!status.isOk()) goto onError;
+    if (!status.isOk()) goto callFailed;
     goto startFrame;
   }
   status = callNonLuaMayGC(S, t, func, getC(i) - 1, 0);
-  if (!status.isOk()) goto onError;
+  if (!status.isOk()) goto callFailed;
   goto startFrame;
 }
+// Slow path: OP_CALL's native raised or yielded.
+callFailed:
+  if (status.code() == StatusCode::kYield && S.jit()) jitCallYielded(t);
+  goto onError;
 op_TAILCALL: {
   Value* ra = RA();
   int b = getB(i);

@@ -387,6 +387,12 @@ void jitProfileRecord(Proto* p, uint32_t pc, const Value* base, bool atGuardExit
   if ((old | bits) != old) __atomic_store_n(&prof[pc], uint8_t(old | bits), __ATOMIC_RELAXED);
 }
 
+void jitProfileYield(Proto* p, uint32_t pc) {
+  uint8_t* prof = __atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE);
+  if (!prof || pc >= p->codeSize || !jitProfilingNow(p)) return;
+  __atomic_store_n(&prof[pc], kWeftJitSeenOther, __ATOMIC_RELAXED);  // racy as jitProfileRecord
+}
+
 JitTier::JitTier(State& state, const JitOptions& options) : state_(state), options_(options) {
   // The environment reaches embedders too, who profile their host with perf.
   if (const char* env = std::getenv("WEFT_PERF_MAP"); env && std::strcmp(env, "1") == 0) options_.perfMap = true;

@@ -186,6 +186,11 @@ inline bool jitProfilingNow(const Proto* p) { return !__atomic_load_n(&p->jit, _
 // interpreter profiling it; a table read that already had feedback is then marked for
 // the interpreter (vm/jit_abi.h).
 void jitProfileRecord(Proto* p, uint32_t pc, const Value* base, bool atGuardExit = false);
+// The native that the interpreted CALL at pc called yielded (a channel's receive, a
+// coroutine's yield): the site is marked for the interpreter in p's feedback, as compiled
+// code marks it after kJitGuardExitLimit yields (jitNativeYielded), so a loop that yields
+// every round is not compiled for it at all. Never allocates.
+void jitProfileYield(Proto* p, uint32_t pc);
 
 class JitTier {
  public:

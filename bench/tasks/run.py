@@ -10,7 +10,10 @@ processor; WEFT_WORKERS is removed from the environment) and --workers 1 where a
 it; Go gets GOMAXPROCS=1 for the same rows.
 
   python3 bench/tasks/run.py [--weft build/tools/weft] [--go go | --no-go] [-n 3]
-                             [--quick] [--strict] [--timeout 300] [workload ...]
+                             [--quick] [--strict] [--timeout 300] [--jit] [workload ...]
+
+--jit also runs every weft configuration with --jit=off and prints each figure with the
+JIT on (the default) and off, and their ratio (above 1: slower with the JIT).
 
 Exit status 1 if a run fails (a checksum, a crash, a timeout); with --strict also if a
 target is missed (never in --quick mode, whose sizes are too small for the targets).
@@ -67,8 +70,8 @@ class Runner:
         sizes = quick if self.quick else full
         env = dict(self.env)
         script = SCRIPT_OF.get(name, name)
-        if impl == "weft":
-            argv = [self.weft]
+        if impl in ("weft", "weft_off"):
+            argv = [self.weft] + (["--jit=off"] if impl == "weft_off" else [])
             if workers is not None:
                 argv += ["--workers", str(workers)]
             return argv + [os.path.join(HERE, script + ".lua")] + sizes, env
@@ -170,6 +173,21 @@ def rows(results, quick):
     return table
 
 
+def print_jit_table(results, names):
+    """Each weft configuration's figure with the JIT on and off (every key: lower is better)."""
+    header = "%-14s %-8s %-16s %10s %10s %7s" % ("workload", "workers", "key", "jit on", "jit off", "on/off")
+    print()
+    print(header)
+    print("-" * len(header))
+    for name in names:
+        key = WORKLOADS[name][3]
+        for workers in WORKLOADS[name][2]:
+            on, off = results.get(("weft", name, workers)), results.get(("weft_off", name, workers))
+            a, b = (on or {}).get(key), (off or {}).get(key)
+            print("%-14s %-8s %-16s %10s %10s %7s" % (name, "default" if workers is None else workers, key, fmt(a),
+                                                     fmt(b), fmt(a / b if a is not None and b else None)))
+
+
 def fmt(v):
     if v is None:
         return "-"
@@ -187,6 +205,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--strict", action="store_true", help="exit 1 if a target is missed")
     parser.add_argument("--timeout", type=int, default=300, help="seconds per run")
+    parser.add_argument("--jit", action="store_true", help="compare weft --jit=on with --jit=off")
     parser.add_argument("workloads", nargs="*", metavar="workload",
                         help="some of: " + " ".join(WORKLOADS))
     args = parser.parse_args()
@@ -213,7 +232,7 @@ def main():
         results = {}
         for name in names:
             for workers in WORKLOADS[name][2]:
-                for impl in ["weft"] + (["go"] if runner.gobin else []):
+                for impl in ["weft"] + (["weft_off"] if args.jit else []) + (["go"] if runner.gobin else []):
                     results[(impl, name, workers)] = runner.best(impl, name, workers)
 
     weft_workers = next((int(r["workers"]) for (i, _, w), r in results.items()
@@ -239,6 +258,8 @@ def main():
                 missed.append(label.strip())
         print("%-18s %-8s %10s %10s %8s %9s  %s" % (label, unit, fmt(weft), fmt(go),
                                                     fmt(ratio), target, met))
+    if args.jit:
+        print_jit_table(results, names)
     for failure in runner.failures:
         print("FAILED: %s" % failure)
     if missed:

@@ -130,16 +130,21 @@ TEST(GcHeap, SurvivalPacingSizesTheNurseryBySurvival) {
   EXPECT_EQ(h.heap.stats().major.count, 0u) << "the old generation stayed below its threshold";
 }
 
+// A 1 MiB nursery that survival pacing leaves alone, and majors in one pause.
+Config fixedNurseryConfig() {
+  Config config;
+  config.initialThreshold = 1 << 20;
+  config.incrementalMajors = false;
+  config.survivalPacing = false;
+  return config;
+}
+
 // The nursery is the bytes filled, not the buffers handed out (heap_internal.h
 // openBuffers): another mutator's buffer, taken for one object and held (a parked
 // worker's), and cells allocated after a collection do not bring the next minor forward.
 // Counted whole, they ran a minor per task in bench/tasks/skynet.lua.
 TEST(GcHeap, BuffersHeldAndCellsDoNotBringTheMinorForward) {
-  Config config;
-  config.initialThreshold = 1 << 20;
-  config.incrementalMajors = false;
-  config.survivalPacing = false;
-  ToyHeap h(config);
+  ToyHeap h(fixedNurseryConfig());
   h.minor();
   WorkerMutator worker(h.heap);
   ASSERT_TRUE(h.heap.attach(*worker.m).isOk());
@@ -155,11 +160,7 @@ TEST(GcHeap, BuffersHeldAndCellsDoNotBringTheMinorForward) {
 // Off-heap memory that objects own paces collections too: noting it raises the request,
 // keeping it alive widens the major threshold, and its release narrows it again.
 TEST(GcHeap, ExternalBytesPaceCollections) {
-  Config config;
-  config.initialThreshold = 1 << 20;
-  config.incrementalMajors = false;
-  config.survivalPacing = false;
-  ToyHeap h(config);
+  ToyHeap h(fixedNurseryConfig());
   releasedIds().clear();
   size_t held = h.root(h.ext(1, 8 << 20));
   EXPECT_TRUE(h.heap.collectionRequested()) << "8 MB noted, far past the 1 MB nursery";
