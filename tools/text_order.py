@@ -10,7 +10,9 @@ fault, so one function used far from the others costs 64 KiB of RSS.
     python3 tools/text_order.py [--weft build/tools/weft] [--jit] [--out FILE]
 
 The executable's list has two tiers, each profiled with valgrind's callgrind:
-  1. start-up: what `weft -e ''` and `weft examples/hello.lua` run, sorted by name;
+  1. start-up: what `weft -e ''` and `weft examples/hello.lua` run, with and without
+     --jit=off (its option's validator; bench/run.py passes it), and the entry point,
+     sorted by name;
   2. the rest of what the benchmark scripts run (bench/*.lua at bench/run.py's quick
      sizes, and a loop that makes the collector run its minors and a major), the
      functions most scripts share first, so a script maps a prefix and a few extra pages.
@@ -44,6 +46,11 @@ FUNCTION = re.compile(r"^(c?fn)=\((\d+)\)(?: (.*))?$")
 COLLECTING = ("local keep = {} for i = 1, 300000 do local t = {i, tostring(i)} "
               "if i % 64 == 0 then keep[#keep + 1] = t end end "
               "collectgarbage('step') collectgarbage()")
+
+
+# The entry point and the constructor that C runtime start-up files run before main:
+# callgrind lists them as "(below main)".
+ENTRY = {"_start", "frame_dummy", "register_tm_clones"}
 
 
 def executed_functions(profile, executable):
@@ -108,9 +115,11 @@ def profile_all(executable, runs, profiled=None):
 
 
 def executable_order(executable):
-    seen = profile_all(executable, [["-e", ""], [os.path.join(ROOT, "examples", "hello.lua")]] + benchmark_runs())
-    startup = seen[0] | seen[1]
-    rest = by_sharing([names - startup for names in seen[2:]])
+    hello = os.path.join(ROOT, "examples", "hello.lua")
+    startups = [["-e", ""], [hello], ["--jit=off", "-e", ""], ["--jit=off", hello]]
+    seen = profile_all(executable, startups + benchmark_runs())
+    startup = set().union(ENTRY, *seen[:len(startups)])
+    rest = by_sharing([names - startup for names in seen[len(startups):]])
     return sorted(startup) + rest, "%d start-up functions, %d more that the benchmarks run" % (len(startup), len(rest))
 
 
