@@ -1,17 +1,18 @@
 // Reading the CPU topology from sysfs (protocol in topology.h).
 #include "runtime/sched/topology.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 namespace weft::runtime {
@@ -24,13 +25,24 @@ constexpr unsigned kMaxCpu = 1u << 16;
 
 Error malformed(const std::string& what) { return Error(StatusCode::kRuntimeError, "sysfs: " + what); }
 
-Expected<std::string> readText(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return malformed("cannot read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return malformed("cannot read " + path.string());
-  return text.str();
+// Every process reads these files at start-up, so with POSIX calls rather than
+// std::filesystem and file streams, whose code and buffers cost `weft -e ''` eight page
+// faults more (docs/design/packaging.md "Text layout").
+Expected<std::string> readText(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return malformed("cannot read " + path);
+  std::string text;
+  char buffer[256];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      if (n < 0) return malformed("cannot read " + path);
+      return text;
+    }
+    text.append(buffer, size_t(n));
+  }
 }
 
 std::string_view trimmed(std::string_view s) {
@@ -47,17 +59,21 @@ bool parseNumber(std::string_view s, T& out) {
 }
 
 // "nodeN" directories: N, in increasing order.
-Expected<std::vector<unsigned>> nodeIds(const std::filesystem::path& dir) {
+Expected<std::vector<unsigned>> nodeIds(const std::string& dir) {
   std::vector<unsigned> ids;
-  std::error_code ec;
-  std::filesystem::directory_iterator it(dir, ec), end;
-  if (ec) return ids;  // no node directory: one node
-  for (; it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return ids;  // no node directory: one node
+  for (;;) {
+    errno = 0;
+    const dirent* entry = ::readdir(d);
+    if (!entry) break;
+    std::string_view name = entry->d_name;
     unsigned id;
-    if (name.starts_with("node") && parseNumber(std::string_view(name).substr(4), id)) ids.push_back(id);
+    if (name.starts_with("node") && parseNumber(name.substr(4), id)) ids.push_back(id);
   }
-  if (ec) return malformed("cannot list " + dir.string());
+  int error = errno;
+  ::closedir(d);
+  if (error != 0) return malformed("cannot list " + dir);
   std::sort(ids.begin(), ids.end());
   return ids;
 }
@@ -97,9 +113,9 @@ Expected<std::vector<unsigned>> parseCpuList(std::string_view text) {
 }
 
 Expected<Topology> Topology::read(const std::string& sysfsRoot) {
-  const std::filesystem::path cpuDir = std::filesystem::path(sysfsRoot) / "devices/system/cpu";
-  const std::filesystem::path nodeDir = std::filesystem::path(sysfsRoot) / "devices/system/node";
-  Expected<std::string> onlineText = readText(cpuDir / "online");
+  const std::string cpuDir = sysfsRoot + "/devices/system/cpu/";
+  const std::string nodeDir = sysfsRoot + "/devices/system/node";
+  Expected<std::string> onlineText = readText(cpuDir + "online");
   if (!onlineText) return onlineText.error();
   Expected<std::vector<unsigned>> online = parseCpuList(*onlineText);
   if (!online) return online.error();
@@ -110,7 +126,7 @@ Expected<Topology> Topology::read(const std::string& sysfsRoot) {
   if (!nodes) return nodes.error();
   for (unsigned node : *nodes) {
     std::string name = "node" + std::to_string(node);
-    Expected<std::string> text = readText(nodeDir / name / "cpulist");
+    Expected<std::string> text = readText(nodeDir + "/" + name + "/cpulist");
     if (!text) return text.error();
     Expected<std::vector<unsigned>> cpus = parseCpuList(*text);
     if (!cpus) return cpus.error();
@@ -130,7 +146,7 @@ Expected<Topology> Topology::read(const std::string& sysfsRoot) {
       place.node = it->second;
     }
     std::string name = "cpu" + std::to_string(cpu);
-    Expected<std::string> text = readText(cpuDir / name / "topology/physical_package_id");
+    Expected<std::string> text = readText(cpuDir + name + "/topology/physical_package_id");
     if (!text) return text.error();
     if (!parseNumber(trimmed(*text), place.package)) return malformed("bad package id of " + name);
     nodeSet.insert(place.node);
