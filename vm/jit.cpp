@@ -663,7 +663,7 @@ bool JitTier::coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header, con
   uint8_t state = code->state.load(kRelaxed);
   if (state == JitCode::kWaiting) return waitingLoop(cl, code, header, base);
   if (code->coldRounds >= kJitMaxColdRounds) return false;
-  if (state != JitCode::kReady && state != JitCode::kRejected) return false;
+  if (state != JitCode::kReady && state != JitCode::kRejected && state != JitCode::kDeferred) return false;
   uint32_t n = __atomic_load_n(&code->coldBackEdges, __ATOMIC_RELAXED);  // jitColdLoopCounts's
   if (!code->reprofiling.load(kRelaxed)) {
     if ((n & (kJitColdLoopLimit - 1)) != 0) return false;
@@ -683,7 +683,12 @@ bool JitTier::coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header, con
   if (!code->reprofiling.compare_exchange_strong(profiling, 0, kRelaxed)) return false;
   uint32_t cold = code->coldHeader.load(kRelaxed);
   if (unseenInLoop(p, cold) < code->coldUnseen.load(kRelaxed) && loopMayIterate(p, cold, loopLatch(p, cold))) {
-    replace(cl, code, true);
+    // A deferred prototype (its loops looked as if they could not go round compiled
+    // when it was first asked for) has no code yet: this is its first compilation.
+    if (state == JitCode::kDeferred)
+      queueAfter(cl, code, false);
+    else
+      replace(cl, code, true);
   }
   return false;
 }

@@ -221,7 +221,7 @@ class JitTier {
   // outlast its compilation (docs/design/jit.md, "Short loops"). Never collects;
   // allocates off the heap only.
   void requestLoop(const LuaClosure* cl, ThreadData* t, uint32_t header, const Value* base);
-  // The interpreter took a back-edge to `header`, where p's code (ready, rejected or
+  // The interpreter took a back-edge to `header`, where p's code (ready, rejected, deferred or
   // waiting) has no entry, and jitColdLoopCounts counted it and asks: true while frames
   // of p should profile (cold loops). `cl` is the frame's closure (of p), `base` its
   // registers. Never collects.

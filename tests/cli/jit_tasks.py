@@ -101,6 +101,30 @@ elseif mode == "cancel" then
   assert(not ok and tostring(e):find("task cancelled", 1, true), "await of the cancelled task: " .. tostring(e))
   assert(victim:status() == "cancelled" and closed, "status and to-be-closed variable after cancel")
   print("cancel ok")
+elseif mode == "tree" then
+  -- A tree of tasks of fan-out 10 over n leaves (bench/tasks/skynet.lua): each leaf sends
+  -- its number up and returns before the function's loops; each inner node sums its
+  -- children's and sends that up.
+  local function node(out, num, size)
+    if size == 1 then
+      out:send(num)
+      return
+    end
+    local children = task.channel()
+    local step = size // 10
+    for i = 0, 9 do task.spawn(node, children, num + i * step, step) end
+    local sum = 0
+    for _ = 1, 10 do sum = sum + children:recv() end
+    out:send(sum)
+  end
+  -- Five trees: the first may end before the function's code is ready.
+  local sum = 0
+  for _ = 1, 5 do
+    local root = task.channel()
+    task.spawn(node, root, 0, n)
+    sum = sum + root:recv()
+  end
+  print("tree ok", sum)
 elseif mode == "shared" then
   -- Three tasks run f(t, stop, k) in compiled loops while writer(t, n), started once all
   -- three have, changes t; stop[1] is set when it is done. Returns the three tasks.
@@ -209,6 +233,7 @@ end
 """
 READER_LINE = 1 + next(n for n, line in enumerate(SCRIPT.splitlines()) if "local function reader" in line)
 STORER_LINE = 1 + next(n for n, line in enumerate(SCRIPT.splitlines()) if "local function storer" in line)
+NODE_LINE = 1 + next(n for n, line in enumerate(SCRIPT.splitlines()) if "local function node" in line)
 
 STATS = re.compile(r"^jit: (\d+) entries, (\d+) exits to the interpreter \((\d+) at safepoints\)", re.MULTILINE)
 FUNCTION = re.compile(r"^jit:\s+tasks\.lua:(\d+)\s+\d+ ops\s+[\d.]+ ms\s+(\d+) entries\s+(\d+) exits(, deferred frames)?$",
@@ -220,10 +245,10 @@ def fail(message):
     sys.exit(f"jit_tasks.py: {message}")
 
 
-def run(weft, tmp, flags, *script_args):
+def run(weft, tmp, flags, *script_args, jit=("--jit=eager",)):
     """Runs tasks.lua; returns its output and, by line defined, each compiled function's
     entries, with the run's safepoint exits."""
-    cmd = [weft, "--jit=eager", "--jit-stats", *flags, "tasks.lua", *script_args]
+    cmd = [weft, *jit, "--jit-stats", *flags, "tasks.lua", *script_args]
     proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=240)
     label = " ".join(cmd[1:])
     if proc.returncode != 0:
@@ -287,6 +312,23 @@ def main():
             if out != "cancel ok\n":
                 fail(f"{label}: printed {out!r}")
             expect_compiled(label, entries, 65, 1)
+
+        # A task's frame returns through the interpreter, so compiled code that reached its
+        # return would leave at once: a task is entered at its loops, not at its start (a
+        # leaf returns before any), nor at a return it goes on at after a send that waited
+        # (jit.md, "Compiled tail calls"). Entered either way, five trees' 500,000 leaves
+        # made as many entries; their 55,555 inner nodes' loops make at most about one
+        # each (those that run before the code is ready none). Whether the leaves or an
+        # inner node's loop reach the threshold first, the function is compiled (jit.md,
+        # "Cold loops").
+        out, entries, _, label, _ = run(args.weft, tmp, ["--workers=2"], "tree", "100000",
+                                        jit=("--jit=on", "--jit-threshold=50"))
+        if out != "tree ok\t24999750000\n":
+            fail(f"{label}: printed {out!r}")
+        expect_compiled(label, entries, NODE_LINE, 1000)
+        if entries[NODE_LINE] > 125000:
+            fail(f"{label}: the tree's tasks entered compiled code {entries[NODE_LINE]} times, "
+                 "expected at most about one entry per inner node (55,555)")
 
         # Compiled reads and stores of a table another task rebuilds (jit.md, "Inline table
         # reads" and "Inline table stores").

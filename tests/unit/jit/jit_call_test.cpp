@@ -106,6 +106,48 @@ TEST(JitCallTest, TailCallsOfCodelessFunctionsStopExiting) {
       "2000");
 }
 
+// A native's callback (its frame's return is the interpreter's) is entered at its loops'
+// back-edges, not at its start: a call that returns before any loop entered compiled
+// code only to leave it (docs/design/jit.md "Compiled tail calls"). Without the rule
+// gsub's 1,000 calls of f entered it 1,000 times.
+TEST(JitCallTest, CallbacksEnterAtTheirLoops) {
+  HotState hs;
+  hs.run(
+      "local j, r = 0, 0 "
+      "function f() j = j + 1 if j % 10 ~= 0 then return '' end "
+      "  local s = 0 for i = 1, 50 do s = s + i end r = r + s return '' end "
+      "function calls(k) j, r = 0, 0 string.rep('x', k):gsub('.', f) return r end");
+  hs.warm("return calls(300)", "38250");
+  long before = hs.entries();
+  EXPECT_EQ(hs.run("return calls(1000)"), "127500");
+  long calls = hs.entries() - before;
+  EXPECT_GE(calls, 50) << hs.stats();  // the calls that loop still run compiled
+  EXPECT_LE(calls, 150) << hs.stats();
+}
+
+// A prototype first asked for in a callback's frame while its loop had never run looks
+// as if no loop of it could go round compiled, and waits for compiled callers (kDeferred);
+// once that loop runs hot, its cold back-edges profile it and it is compiled for its
+// loop. Before, it stayed interpreted for good (a tree of tasks whose leaves reached the
+// threshold before any inner node's loop was seen: bench/tasks/skynet.lua compiled or
+// not from one run to the next).
+TEST(JitCallTest, ADeferredFunctionWhoseLoopTurnsHotIsCompiled) {
+  HotState hs;
+  hs.run(
+      "local r = 0 "
+      "function g() local s = 0 for i = 1, k do s = s + math.abs(-i) end r = r + s return '' end "
+      "function calls(n, loop) k, r = loop, 0 string.rep('x', n):gsub('.', g) return r end");
+  EXPECT_EQ(hs.run("return calls(300, 0)"), "0");
+  hs.settle();
+  EXPECT_EQ(hs.compiled(), 0) << hs.stats();
+  EXPECT_EQ(hs.run("return calls(10, 2000)"), "20010000");
+  hs.settle();
+  EXPECT_EQ(hs.compiled(), 1) << hs.stats();
+  long before = hs.entries();
+  EXPECT_EQ(hs.run("return calls(10, 2000)"), "20010000");
+  EXPECT_GE(hs.entries() - before, 10) << hs.stats();
+}
+
 // What follows a compiled tail call is the interpreter's: an exit in the callee is taken
 // in the callee's frame (the frame the interpreter entered now holds another function),
 // errors and tracebacks show the tail call, and the cases compiled code leaves (a
