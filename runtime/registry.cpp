@@ -108,10 +108,16 @@ void addDirtyLocked(std::vector<T*>& dirty, T* entry) {
   listAdd(dirty, entry, &T::dirtySlot);
 }
 
+// A record leaving the registry leaves a hole in its dirty list, which the next
+// collection empties: moving the list's last entry into its place wrote that entry's
+// record, another task's, as likely as not last touched by the other worker (spawn+await
+// on two workers: a task finished on one worker and its spawner's batch of new ones on
+// the other met in the shard's lock, each hold a cache miss longer).
 template <typename T>
 void removeDirtyLocked(std::vector<T*>& dirty, T* entry) {
   if (!entry->gcDirty.load(std::memory_order_relaxed)) return;
-  listRemove(dirty, entry, &T::dirtySlot);
+  dirty[entry->dirtySlot - 1] = nullptr;
+  entry->dirtySlot = 0;
   entry->gcDirty.store(false, std::memory_order_relaxed);
 }
 
@@ -119,6 +125,7 @@ void removeDirtyLocked(std::vector<T*>& dirty, T* entry) {
 template <typename T>
 void clearDirtyLocked(std::vector<T*>& dirty) {
   for (T* entry : dirty) {
+    if (!entry) continue;
     entry->dirtySlot = 0;
     entry->gcDirty.store(false, std::memory_order_relaxed);
   }
@@ -153,7 +160,8 @@ void retraceWrittenLocked(bool active, uint16_t cycle, CycleWalk<T>& walk, T* en
 // may have been written since without being noted, so they are listed.
 template <typename T>
 void retraceDirtyLocked(bool active, uint16_t cycle, CycleWalk<T>& walk, const std::vector<T*>& dirty) {
-  for (T* entry : dirty) retraceWrittenLocked(active, cycle, walk, entry);
+  for (T* entry : dirty)
+    if (entry) retraceWrittenLocked(active, cycle, walk, entry);
 }
 
 // An entry the cycle traced, not written since (so not listed), below the cursor (so
@@ -197,7 +205,7 @@ template <typename T>
 void finishWalk(gc::Visitor& visitor, uint16_t cycle, const SlotList<T>& slots, CycleWalk<T>& walk,
                 const std::vector<T*>& dirty) {
   for (T* entry : dirty)
-    if (entry->cycleTraced == cycle && !entry->retraceSlot && entry->regSlot - 1 < walk.cursor)
+    if (entry && entry->cycleTraced == cycle && !entry->retraceSlot && entry->regSlot - 1 < walk.cursor)
       traceEntry(visitor, *entry);
   for (T* entry : walk.retrace) {
     entry->retraceSlot = 0;
@@ -304,8 +312,10 @@ void RuntimeImpl::traceShard(gc::Visitor& visitor, RegistryShard& shard) {
       gc::setTracedByCycle(visitor, traced = black);
   };
   if (pass == gc::Pass::kMinor) {
-    for (LuaTask* task : shard.dirty) traceTask(visitor, *task);
-    for (Channel* ch : shard.dirtyChannels) traceBuffer(visitor, *ch);
+    for (LuaTask* task : shard.dirty)
+      if (task) traceTask(visitor, *task);
+    for (Channel* ch : shard.dirtyChannels)
+      if (ch) traceBuffer(visitor, *ch);
     retraceDirtyLocked(shard.cycleActive, shard.cycle, shard.taskWalk, shard.dirty);
     retraceDirtyLocked(shard.cycleActive, shard.cycle, shard.channelWalk, shard.dirtyChannels);
   } else {
