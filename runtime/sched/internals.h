@@ -205,7 +205,11 @@ struct SchedulerInternals {
   Executor& executor;
   const unsigned workerCount;
   const int32_t slice;
-  const Topology topology;        // read once (topology.h)
+  // Read once, by start (readTopology), before any worker runs; flat until then: a
+  // script that never starts the workers never reads sysfs (topology.h).
+  Topology topology;
+  bool topologyRead = false;  // lifecycleMu (start), or a test before start
+  void readTopology();
   const bool tracing;
   const size_t traceLimit;
   const Clock::time_point epoch;  // trace times count from here

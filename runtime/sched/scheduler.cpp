@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <system_error>
+#include <utility>
 
 #include "runtime/sched/internals.h"
 
@@ -33,7 +34,6 @@ SchedulerInternals::SchedulerInternals(Scheduler& s, const SchedulerOptions& opt
       executor(e),
       workerCount(workersFrom(options)),
       slice(std::max<int32_t>(1, options.slice)),
-      topology(Topology::fromEnvironment()),
       tracing(options.trace),
       traceLimit(options.traceLimit),
       epoch(Clock::now()),
@@ -188,12 +188,20 @@ Scheduler::Scheduler(const SchedulerOptions& options, Executor& executor)
 
 Scheduler::~Scheduler() { shutdown(); }
 
+void SchedulerInternals::readTopology() {
+  if (std::exchange(topologyRead, true)) return;
+  topology = Topology::fromEnvironment();
+  if (topology.flat()) return;
+  for (unsigned i = 0; i < workerCount; ++i) cores[i]->victims.retier(topology.victimTiers(i, workerCount));
+}
+
 Status Scheduler::start() {
   std::lock_guard lock(in_->lifecycleMu);
   WEFT_CHECK(!in_->started && !in_->joined, "a scheduler starts once");
   in_->started = true;
   // The coordinator runs on the main task's thread; runners run steps ahead beside it.
   if (in_->det) return in_->det->startRunners();
+  in_->readTopology();  // before the workers: each owns its core's victim order
   unsigned n = in_->workerCount;
   in_->startStatus.assign(n, Status::ok());
   in_->startLatch = std::make_unique<std::latch>(n);

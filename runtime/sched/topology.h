@@ -3,8 +3,9 @@
 // to steal (design: docs/design/scheduler.md, "Finding work").
 //
 // Protocol:
-//  - A Topology is read once, by the scheduler's constructor, and is immutable after:
-//    workers read it without locks. pinThread() changes only the calling thread.
+//  - A Topology is read once, by Scheduler::start before it starts the workers
+//    (SchedulerInternals::readTopology), and is immutable after: workers read it without
+//    locks. pinThread() changes only the calling thread.
 //  - Anything unreadable or malformed gives the flat topology (nothing known: one tier
 //    of siblings, no pinning), which is also what a machine with one node and one package
 //    gets. The placement is a hint: a refused pin leaves the thread where the OS puts it.

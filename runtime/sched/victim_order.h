@@ -38,7 +38,11 @@ class Rng {
 // same package, the rest), each tier in a fresh seeded permutation.
 class VictimOrder {
  public:
-  VictimOrder(const std::vector<std::vector<unsigned>>& tiers, uint64_t seed) : rng_(seed) {
+  VictimOrder(const std::vector<std::vector<unsigned>>& tiers, uint64_t seed) : rng_(seed) { retier(tiers); }
+  // The same siblings in new tiers (the scheduler's topology, read when it starts).
+  void retier(const std::vector<std::vector<unsigned>>& tiers) {
+    order_.clear();
+    tierEnds_.clear();
     for (const auto& tier : tiers) {
       order_.insert(order_.end(), tier.begin(), tier.end());
       tierEnds_.push_back(order_.size());

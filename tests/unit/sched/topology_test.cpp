@@ -290,6 +290,8 @@ TEST_F(SchedTopologyEnv, TheSchedulerOrdersVictimsByTheTreeItIsPointedAt) {
   TestExecutor ex;
   Scheduler s({.workers = 4, .seed = 3}, ex);
   auto& in = SchedulerInternals::of(s);
+  EXPECT_TRUE(in.topology.flat());  // read when the workers start
+  in.readTopology();                // as start() does, here before any worker runs
   EXPECT_TRUE(in.topology.multiNode());
   for (int round = 0; round < 10; ++round) {
     std::vector<unsigned> v = in.cores[2]->victims.next();
@@ -315,6 +317,7 @@ TEST_F(SchedTopologyEnv, AnUnreadableTreeGivesTheFlatOrder) {
   TestExecutor ex;
   Scheduler s({.workers = 4, .seed = 3}, ex);
   auto& in = SchedulerInternals::of(s);
+  in.readTopology();
   EXPECT_TRUE(in.topology.flat());
   // One tier: over a few searches, worker 1's first victim is sometimes each sibling.
   std::set<unsigned> firsts;
