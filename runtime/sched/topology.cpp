@@ -25,9 +25,9 @@ constexpr unsigned kMaxCpu = 1u << 16;
 
 Error malformed(const std::string& what) { return Error(StatusCode::kRuntimeError, "sysfs: " + what); }
 
-// Every process reads these files at start-up, so with POSIX calls rather than
-// std::filesystem and file streams, whose code and buffers cost `weft -e ''` eight page
-// faults more (docs/design/packaging.md "Text layout").
+// Read with POSIX calls rather than std::filesystem and file streams, whose code and
+// buffers cost eight page faults more (measured when every process read these files at
+// start-up; now the scheduler's start does: docs/design/packaging.md "Text layout").
 Expected<std::string> readText(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return malformed("cannot read " + path);
