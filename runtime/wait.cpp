@@ -26,8 +26,12 @@ struct TaskRef {
   LuaTask* task;
 };
 
+// A wait's results are the last values its native pushes before returning them, so they
+// need room for themselves only: no reserve above them (a native's call left
+// vm::kMinNativeStack slots above its arguments, which a few results fit, so a task
+// parked in a wait does not grow its stack to finish it).
 bool pushValue(vm::ThreadData* t, const Value& v) {
-  if (!vm::ensureStackSlots(t, uint64_t(t->top) + 1 + vm::kMinNativeStack)) return false;
+  if (!vm::ensureStackSlots(t, uint64_t(t->top) + 1)) return false;
   t->stack[t->top++] = v;
   return true;
 }
@@ -52,7 +56,7 @@ Status awaitResults(vm::State& S, vm::ThreadData* t, LuaTask& target, uint32_t& 
   switch (target.outcome) {
     case sched::TaskState::kCompleted: {
       uint32_t count = target.resultCount;
-      if (!vm::ensureStackSlots(t, uint64_t(t->top) + count + vm::kMinNativeStack)) {
+      if (!vm::ensureStackSlots(t, uint64_t(t->top) + count)) {  // as pushValue
         return Status(StatusCode::kMemoryError);
       }
       for (uint32_t i = 0; i < count; i++) t->stack[t->top++] = target.results[i];

@@ -364,16 +364,16 @@ Status unwindForErrorMayGC(State& S, ThreadData* t, uint32_t frameLevel, uint32_
 }
 
 Status closeTbcMayGC(State& S, ThreadData* t, uint32_t level, Status st) {
-  if (t->tbcCount == 0 || t->tbc[t->tbcCount - 1] < level) return st;
+  if (!t->hasTbcFrom(level)) return st;
   uint32_t oldTop = t->top;
   // The pending error waits in a slot above every variable to close: a __close may
   // catch errors of its own, and each of those overwrites t->error.
-  uint32_t errSlot = std::max(scratchTop(t), t->tbc[t->tbcCount - 1] + 1);
+  uint32_t errSlot = std::max(scratchTop(t), t->innermostTbc() + 1);
   if (!ensureStackSlots(t, uint64_t(errSlot) + 1 + kExtraStack)) return stackOverflowMayGC(S, t);
   t->stack[errSlot] = st.isOk() ? Value::nil() : t->error;
   t->top = errSlot + 1;
-  while (t->tbcCount && t->tbc[t->tbcCount - 1] >= level) {
-    uint32_t idx = t->tbc[--t->tbcCount];
+  while (t->hasTbcFrom(level)) {
+    uint32_t idx = t->popTbc();
     Value obj = t->stack[idx];
     Value tm = metamethodOf(S, obj, Meta::Close);
     uint32_t fn = scratchTop(t);
@@ -405,7 +405,7 @@ Status closeTbcMayGC(State& S, ThreadData* t, uint32_t level, Status st) {
 
 Status runHookMayGC(State& S, ThreadData* t, const char* event, int line, uint32_t ftransfer,
                     uint32_t ntransfer) {
-  if (t->inHook || !t->rare || t->rare->hook.isNil()) return Status::ok();
+  if (!t->rare || t->rare->inHook || t->rare->hook.isNil()) return Status::ok();
   uint32_t oldTop = t->top;
   uint32_t fn = scratchTop(t);
   if (!ensureStackSlots(t, uint64_t(fn) + 3 + kMinNativeStack)) return stackOverflowMayGC(S, t);
@@ -415,16 +415,16 @@ Status runHookMayGC(State& S, ThreadData* t, const char* event, int line, uint32
   t->stack[fn + 1] = Value::string(name);
   t->stack[fn + 2] = line >= 0 ? Value::integer(line) : Value::nil();
   t->top = fn + 3;
-  t->inHook = true;
+  t->rare->inHook = true;
   t->rare->hookFtransfer = uint16_t(std::min<uint32_t>(ftransfer, UINT16_MAX));  // Lua's are 16 bits too
   t->rare->hookNtransfer = uint16_t(std::min<uint32_t>(ntransfer, UINT16_MAX));
   // Only count and line events may yield, in a coroutine that could yield here.
-  t->hookYieldable = (line >= 0 || std::strcmp(event, "count") == 0) && !t->isMain && !t->taskRoot && t->nny == 0;
+  t->rare->hookYieldable = (line >= 0 || std::strcmp(event, "count") == 0) && !t->isMain && !t->taskRoot && t->nny == 0;
   Status st = callMayGC(S, t, fn, 0, kFrameHook);
-  t->inHook = false;
+  t->rare->inHook = false;
   t->top = oldTop;
-  if (st.isOk() && t->hookYieldRequested) {
-    t->hookYieldRequested = false;
+  if (st.isOk() && t->rare->hookYieldRequested) {
+    t->rare->hookYieldRequested = false;
     return Status(StatusCode::kYield);
   }
   return st;
@@ -559,14 +559,14 @@ Status loopSafepointMayGC(State& S, ThreadData* t, uint32_t live) {
   // worker read it).
   if (S.onMainContext() && S.hostLanePending) [[unlikely]] S.flushHostLane(S);
   // Deterministic mode: the main context's schedule point (other tasks run their steps).
-  if (const State::DeterministicHooks* det = S.deterministic; det && S.onMainContext() && !t->inHook &&
-                                                              !t->runningFinalizers) [[unlikely]] {
+  if (const State::DeterministicHooks* det = S.deterministic;
+      det && S.onMainContext() && !t->inHook() && !t->runningFinalizers) [[unlikely]] {
     t->budget = det->slice;
     return det->schedulePointMayGC(S, t);
   }
   // Only code at the bottom of its loop, in a chain of coroutines up to a task's root,
   // can give up its worker; a native re-entry inside a task checks again soon.
-  if (!t->inHook && !t->runningFinalizers && taskChainSuspendable(t)) {
+  if (!t->inHook() && !t->runningFinalizers && taskChainSuspendable(t)) {
     if (S.deterministic && S.deterministic->continueStep(S, t)) return Status::ok();
     t->preempted = true;
     t->taskSuspending = true;

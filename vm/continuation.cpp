@@ -33,10 +33,12 @@ uint32_t catcherSlot(const CallFrame& c) {
 // they held (often what exhausted the heap) would stay alive until overwritten.
 void clearDeadSlots(ThreadData* t, uint32_t from, uint32_t end) {
   end = std::min(end, t->stackSize);
-  uint32_t i = t->tbcCount;
-  while (i > 0 && t->tbc[i - 1] >= from) i--;
+  const uint32_t* tbc = t->rare ? t->rare->tbc : nullptr;
+  uint32_t count = t->tbcCount();
+  uint32_t i = count;
+  while (i > 0 && tbc[i - 1] >= from) i--;
   for (uint32_t j = from; j < end; j++) {
-    if (i < t->tbcCount && t->tbc[i] == j) {
+    if (i < count && tbc[i] == j) {
       i++;
       continue;
     }
@@ -173,8 +175,8 @@ Status closeForErrorMayGC(State& S, ThreadData* t) {
   for (;;) {
     uint32_t idx = t->frameCount - 1;
     uint32_t slot = catcherSlot(t->frames[idx]);
-    if (t->tbcCount == 0 || t->tbc[t->tbcCount - 1] <= slot) break;
-    uint32_t var = t->tbc[--t->tbcCount];
+    if (!t->hasTbcFrom(slot + 1)) break;
+    uint32_t var = t->popTbc();
     Value obj = t->stack[var];
     Value tm = metamethodOf(S, obj, Meta::Close);
     uint32_t fn = std::max(scratchTop(t), var + 1);
@@ -243,8 +245,8 @@ Status unrollMayGC(State& S, ThreadData* t, bool& leave) {
 }
 
 Status closeTbcInFrameMayGC(State& S, ThreadData* t, uint32_t level) {
-  while (t->tbcCount && t->tbc[t->tbcCount - 1] >= level) {
-    uint32_t var = t->tbc[--t->tbcCount];
+  while (t->hasTbcFrom(level)) {
+    uint32_t var = t->popTbc();
     Value obj = t->stack[var];
     Value tm = metamethodOf(S, obj, Meta::Close);
     uint32_t oldTop = t->top;

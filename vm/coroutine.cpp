@@ -67,9 +67,9 @@ Status resumeMayGC(State& S, ThreadData* from, ThreadData* co, uint32_t nargs, u
     }
   } else {
     co->resumeCount = nargs;
-    if (co->hookYielded) {  // a C hook yielded: the values go nowhere, as in Lua
-      co->hookYielded = false;
-      co->hookSkipOnce = true;
+    if (co->rare && co->rare->hookYielded) {  // a C hook yielded: the values go nowhere, as in Lua
+      co->rare->hookYielded = false;
+      co->rare->hookSkipOnce = true;
       co->top -= nargs;
     }
     st = executeMayGC(S, co);
@@ -134,8 +134,8 @@ Status closeCoroutineMayGC(State& S, ThreadData* co) {
   // An error raised by a __close while no error is pending leaves the variables below it
   // open; like Lua, close those too, each seeing the latest error (co->error).
   st = closeTbcMayGC(S, co, 0, st);
-  while (co->tbcCount > 0 && (st.code() == StatusCode::kRuntimeError || st.code() == StatusCode::kMemoryError ||
-                              st.code() == StatusCode::kErrorInHandler)) {
+  while (co->tbcCount() > 0 && (st.code() == StatusCode::kRuntimeError || st.code() == StatusCode::kMemoryError ||
+                                st.code() == StatusCode::kErrorInHandler)) {
     st = closeTbcMayGC(S, co, 0, st);
   }
   setCurrentThread(S, prev);

@@ -6,14 +6,13 @@
 // prototype's constants, off-heap and stable) live in locals. `base` is re-derived after
 // anything that may reallocate the stack (calls, slow paths); the closure is re-read
 // from the frame's function slot after every safepoint (docs/design/safepoints.md).
+#include "vm/interp.h"
+
 #include <cmath>
 #include <cstring>
 
-#include <mimalloc.h>
-
 #include "frontend/opcodes.h"
 #include "vm/debug.h"
-#include "vm/interp.h"
 #include "vm/jit.h"
 #include "vm/meta.h"
 #include "vm/number.h"
@@ -122,15 +121,7 @@ Status markTbcMayGC(State& S, ThreadData* t, uint32_t index) {
     }
     return runtimeErrorMayGC(S, t, "variable '%s' got a non-closable value", name);
   }
-  if (t->tbcCount == t->tbcCap) {
-    uint32_t cap = t->tbcCap ? t->tbcCap * 2 : 8;
-    auto* grown = static_cast<uint32_t*>(mi_realloc(t->tbc, sizeof(uint32_t) * cap));
-    if (!grown) return memoryErrorStatus(S, t);
-    t->tbc = grown;
-    S.mutator().noteExternalBytes(static_cast<int64_t>(sizeof(uint32_t) * (cap - t->tbcCap)));
-    t->tbcCap = cap;
-  }
-  t->tbc[t->tbcCount++] = index;
+  if (!t->pushTbc(index)) return memoryErrorStatus(S, t);
   return Status::ok();
 }
 
@@ -278,7 +269,7 @@ inline int lineAt(const Proto* p, uint32_t pc) {
 // starts at its first instruction; a frame that continues after a call or a slow path
 // resumes line tracking at its current instruction (Lua's oldpc).
 Status hookFrameMayGC(State& S, ThreadData* t) {
-  if (t->inHook) return Status::ok();
+  if (t->inHook()) return Status::ok();
   const CallFrame& f = t->frame();
   const Proto* p = frameProto(t, f);
   if (f.pc != p->code) {
@@ -310,7 +301,7 @@ void jitCallYielded(ThreadData* t) {
 // runs after the resume, without the hook (thread.h, hookYieldable).
 Status hookYield(ThreadData* t) {
   t->frame().pc--;
-  t->hookYielded = true;
+  t->rare->hookYielded = true;
   t->resumeCount = 0;
   return Status(StatusCode::kYield);
 }
@@ -318,8 +309,8 @@ Status hookYield(ThreadData* t) {
 Status traceMayGC(State& S, ThreadData* t) {
   bool countFires = (t->hookMask & kHookMaskCount) && --t->rare->hookCounter <= 0;
   if (countFires) t->rare->hookCounter = t->rare->hookCount;
-  if (t->hookSkipOnce) {  // the instruction a hook yielded before: it counts, nothing runs
-    t->hookSkipOnce = false;
+  if (t->rare->hookSkipOnce) {  // the instruction a hook yielded before: it counts, nothing runs
+    t->rare->hookSkipOnce = false;
     t->rare->hookOldPc = pcIndex(t->frame(), frameProto(t, t->frame()));  // as the line hook left it
     return Status::ok();
   }
@@ -330,7 +321,7 @@ Status traceMayGC(State& S, ThreadData* t) {
       return hookYield(t);
     }
   }
-  if (!(t->hookMask & kHookMaskLine) || t->inHook) return Status::ok();
+  if (!(t->hookMask & kHookMaskLine) || t->rare->inHook) return Status::ok();
   const CallFrame& f = t->frame();  // re-read: the count hook may have moved everything
   const Proto* p = frameProto(t, f);
   uint32_t npc = pcIndex(f, p);
@@ -344,13 +335,13 @@ Status traceMayGC(State& S, ThreadData* t) {
 // Whether instructions must visit traceMayGC: a count hook (counting even inside the
 // hook), or a line hook outside it.
 inline bool tracing(const ThreadData* t) {
-  return (t->hookMask & kHookMaskCount) || ((t->hookMask & kHookMaskLine) && !t->inHook);
+  return (t->hookMask & kHookMaskCount) || ((t->hookMask & kHookMaskLine) && !t->rare->inHook);
 }
 
 // VARARGPREP with hooks on: the call hook of a vararg function, after the adjustment;
 // the next instruction then counts as a new line.
 Status varargHookMayGC(State& S, ThreadData* t) {
-  if (t->inHook) return Status::ok();
+  if (t->inHook()) return Status::ok();
   t->rare->hookOldPc = 1;
   if (!(t->hookMask & kHookMaskCall)) return Status::ok();
   const CallFrame& f = t->frame();
@@ -1350,7 +1341,7 @@ op_RETURN: {
     SAVEPC();
     if (b != 0) t->top = retSrc + retCount;
     closeUpvalues(t, f->base);
-    if (t->tbcCount && t->tbc[t->tbcCount - 1] >= f->base) {
+    if (t->hasTbcFrom(f->base)) {
       f->extra = retCount;  // a __close that yields repeats this RETURN (finishOpMayGC)
       status = closeTbcInFrameMayGC(S, t, f->base);
       if (!status.isOk()) goto onError;
@@ -1759,7 +1750,7 @@ int jitCloses(void* thread, const void* level) {
   auto* t = static_cast<ThreadData*>(thread);
   uint32_t from = uint32_t(static_cast<const Value*>(level) - t->stack);
   bool upvalues = t->openUpvalues && t->openUpvalues->index >= from;
-  bool tbc = t->tbcCount && t->tbc[t->tbcCount - 1] >= from;
+  bool tbc = t->hasTbcFrom(from);
   return upvalues || tbc ? 0 : 1;
 }
 

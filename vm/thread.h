@@ -103,12 +103,17 @@ struct CallFrame {
   intptr_t ctx;           // native: its continuation's context
 };
 
-// What a thread needs only once a debug hook is set on it, or (at the root of a chain:
-// the main thread, a task's own) once math.random is called: made then (makeThreadRare),
-// freed with the data or when it is recycled. Kept out of ThreadData, whose size is part
-// of a suspended task's memory (docs/design/tasks.md). A thread whose hookMask is not 0
-// has one.
+// What a thread needs only once a debug hook is set on it, once it has a to-be-closed
+// variable, or (at the root of a chain: the main thread, a task's own) once math.random
+// is called: made then (makeThreadRare), freed with the data or when it is recycled.
+// Kept out of ThreadData, whose size is part of a suspended task's memory
+// (docs/design/tasks.md). A thread whose hookMask is not 0, or with a to-be-closed
+// variable, has one.
 struct ThreadRare {
+  ThreadRare() = default;
+  ~ThreadRare();  // frees tbc
+  ThreadRare(const ThreadRare&) = delete;
+  ThreadRare& operator=(const ThreadRare&) = delete;
   Value hook = Value::nil();  // debug.sethook's function (traced with the thread)
   int32_t hookCount = 0;
   int32_t hookCounter = 0;
@@ -119,20 +124,41 @@ struct ThreadRare {
   // arguments, a return's results; none for other events).
   uint16_t hookFtransfer = 0;
   uint16_t hookNtransfer = 0;
+  bool inHook = false;  // running a debug hook (debug.sethook)
+  // A C hook may yield from a count or line event (lua_yield with no values, as in Lua):
+  // hookYieldable says whether the running hook may (set before each hook call);
+  // lua_yield sets hookYieldRequested and returns, the hook returns, and the instruction
+  // the hook preceded yields (traceMayGC: its pc steps back, hookYielded set). The resume
+  // drops its values and sets hookSkipOnce, so that instruction runs without the hook.
+  bool hookYieldable = false;
+  bool hookYieldRequested = false;
+  bool hookYielded = false;
+  bool hookSkipOnce = false;
+  bool randomSeeded = false;
   // math.random's generator (lib/math.cpp), seeded by its first call.
   uint64_t random[4] = {};
-  bool randomSeeded = false;
+  // Stack indices of the to-be-closed variables, ascending (ThreadData::pushTbc).
+  uint32_t* tbc = nullptr;
+  uint32_t tbcCount = 0;
+  uint32_t tbcCap = 0;
 };
 
+// Bytes of raw memory at the start of every ThreadData, the host's to use: the C API's
+// lua_getextraspace (LUA_EXTRASPACE of them) is a macro that reads the bytes before a
+// lua_State, which is the address just past them (runtime/capi/capi.h, luaStateOf). A
+// new thread's start as a copy of the main thread's.
+inline constexpr size_t kThreadExtraSpace = 8;
+
 struct ThreadData {
-  // Fields are grouped by size so that a ThreadData and the extra space in front of it
-  // take 224 bytes (a suspended task's memory; bench/tasks/blocked.lua); the size check
-  // in thread.cpp guards it.
+  // Fields are grouped by size, the small ones filling the gaps the larger ones leave,
+  // so that a ThreadData takes a 192-byte block (a suspended task's memory;
+  // bench/tasks/blocked.lua); the size check in thread.cpp guards it.
   // The first cache line holds what the collector reads to trace a thread (thread.cpp:
-  // traceThread, prefetchThread), so tracing a suspended task costs it one line here.
+  // traceThread, prefetchThread), so tracing a suspended task costs it one line here,
+  // and the second the rest of it (retiredStacks, error).
+  unsigned char extraSpace[kThreadExtraSpace] = {};  // the C API's (kThreadExtraSpace)
   Thread* self = nullptr;  // the heap object (traced: updated when it moves)
   Value* stack = nullptr;  // mi_malloc'd, stackSize slots, replaced to grow
-  Value* retiredStacks = nullptr;  // replaced buffers, freed at the next collection (thread.cpp)
   uint32_t stackSize = 0;
   uint32_t top = 0;        // first free slot of the running native / multiple results end
 
@@ -150,6 +176,8 @@ struct ThreadData {
   // the shells of earlier incarnations), and whether the owner was: the last release
   // frees this data once the owner is gone, whatever order the heap releases them in.
   bool ownerReleased = false;
+  bool failed = false;          // dead by an error (coroutine.close reports it)
+  bool inErrorHandler = false;  // running a message handler: limits get some headroom
 
   State* state = nullptr;
   // 1 + the index of the highest open upvalue's register, 0 with none: a frame whose
@@ -157,6 +185,7 @@ struct ThreadData {
   uint32_t openTop = 0;
   uint32_t shells = 0;  // see ownerReleased
   uint32_t syncCountdown = 0;  // see seenCellWrites, kSharedSyncInterval
+  uint32_t errFunc = 0;        // stack index of the active message handler, 0 for none
   // Bumped after every store into the cell of this thread's open upvalues, by any
   // task (atomic); the interpreter pulls cells into registers when it changes.
   uint64_t cellWrites = 0;
@@ -165,13 +194,10 @@ struct ThreadData {
   // registers caught up with, and the loop back-edges left before the next periodic
   // reconciliation.
   uint64_t seenCellWrites = 0;
-  uint32_t* tbc = nullptr;          // stack indices of to-be-closed variables, ascending
-  uint32_t tbcCount = 0;
-  uint32_t tbcCap = 0;
-  uint32_t errFunc = 0;        // stack index of the active message handler, 0 for none
-  uint32_t nny = 0;            // native->Lua re-entries below the running code (not yieldable if > 0)
+  Value* retiredStacks = nullptr;  // replaced buffers, freed at the next collection (thread.cpp)
 
   Value error = Value::nil();  // the current error object (traced)
+  uint32_t nny = 0;            // native->Lua re-entries below the running code (not yieldable if > 0)
   uint32_t nativeDepth = 0;    // nested loop invocations (C++ stack use)
   uint32_t cDepth = 0;         // pcall markers and Lua metamethod frames on the stack (Lua counts them as C calls)
   uint32_t resumeCount = 0;    // values passed by the resume that continues a yielded native
@@ -181,6 +207,10 @@ struct ThreadData {
   // or refills it. A coroutine resumed inside a task takes over the budget and hands the
   // rest back.
   int32_t budget = kUnlimitedBudget;
+  bool isMain = false;
+  bool taskRoot = false;  // the bottom thread of a task (not the main thread)
+  bool preempted = false;
+  bool taskSuspending = false;  // see resumer
   void* task = nullptr;         // the runtime's task running on this thread (opaque to vm)
   // A task waiting inside coroutines suspends the whole chain (docs/design/tasks.md): the
   // thread whose native started the wait returns kYield with taskSuspending set; each
@@ -189,46 +219,35 @@ struct ThreadData {
   // Resuming the root runs the continuations down the chain.
   ThreadData* resumer = nullptr;         // the thread that resumed this one, while it runs
   ThreadData* suspendedChild = nullptr;  // the coroutine this thread's resume is suspended in
-  // Debug hooks and math.random's generator, when the thread has used them.
+  // Debug hooks, to-be-closed variables and math.random's generator, when the thread
+  // has used them.
   ThreadRare* rare = nullptr;
   // Atomic: two tasks may try to resume the same coroutine at once; Suspended -> Running
   // is a compare-exchange (coroutine.cpp), so exactly one wins.
   std::atomic<ThreadStatus> status{ThreadStatus::Suspended};
   // Debug hooks (debug.sethook; their state is in `rare`): a single mask test on the
   // hot path.
-  uint8_t hookMask = 0;         // kHookMask* bits
-  bool isMain = false;
-  bool taskRoot = false;        // the bottom thread of a task (not the main thread)
-  bool preempted = false;
+  uint8_t hookMask = 0;  // kHookMask* bits
   // Resuming a thread suspended in a native: kOk delivers resumeCount values as the
   // native's results; an error status raises t->error (already through the message
   // handler) at the native's call instead.
   StatusCode resumeStatus = StatusCode::kOk;
-  bool taskSuspending = false;
-  bool inHook = false;          // running a debug hook (debug.sethook)
-  // A C hook may yield from a count or line event (lua_yield with no values, as in Lua):
-  // hookYieldable says whether the running hook may (set before each hook call);
-  // lua_yield sets hookYieldRequested and returns, the hook returns, and the instruction
-  // the hook preceded yields (traceMayGC: its pc steps back, hookYielded set). The resume
-  // drops its values and sets hookSkipOnce, so that instruction runs without the hook.
-  bool hookYieldable = false;
-  bool hookYieldRequested = false;
-  bool hookYielded = false;
-  bool hookSkipOnce = false;
   bool runningFinalizers = false;
-  bool failed = false;          // dead by an error (coroutine.close reports it)
-  bool inErrorHandler = false;  // running a message handler: limits get some headroom
   uint8_t jitDepth = 0;         // compiled calls nested in one entry into compiled code (vm/jit.h kJitMaxCallDepth)
 
   CallFrame& frame() { return frames[frameCount - 1]; }
   uint32_t liveTop() const;
+  bool inHook() const { return rare && rare->inHook; }
+  // To-be-closed variables (in `rare`): whether one lies at stack index `level` or
+  // above; the innermost one's index (there is one); the innermost one taken off.
+  bool hasTbcFrom(uint32_t level) const { return rare && rare->tbcCount && rare->tbc[rare->tbcCount - 1] >= level; }
+  uint32_t innermostTbc() const { return rare->tbc[rare->tbcCount - 1]; }
+  uint32_t popTbc() { return rare->tbc[--rare->tbcCount]; }
+  uint32_t tbcCount() const { return rare ? rare->tbcCount : 0; }
+  // Adds the variable at stack index `slot` (above every other); false when memory is
+  // exhausted.
+  bool pushTbc(uint32_t slot);
 };
-
-// Bytes of raw memory in front of every ThreadData, the host's to use: the C API's
-// lua_getextraspace (LUA_EXTRASPACE, the last 8 of them) is a macro that reads the bytes
-// before a lua_State, which is the ThreadData's address (runtime/capi/capi.h). A new
-// thread's start as a copy of the main thread's.
-inline constexpr size_t kThreadExtraSpace = 16;
 
 struct Thread {
   gc::ObjectHeader header;

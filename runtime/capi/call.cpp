@@ -68,7 +68,7 @@ vm::NativeResult enterCMayGC(vm::CallContext& cx, lua_CFunction f, lua_KFunction
   leaveLibrary(cx.state(), lock);
   unpinFrom(self->thread, base);
   vm::ThreadData* t = self->thread;
-  if (self->outcome.status == StatusCode::kOk && t->tbcCount > 0 && t->tbc[t->tbcCount - 1] >= base) {
+  if (self->outcome.status == StatusCode::kOk && t->hasTbcFrom(base)) {
     // Slots the function marked with lua_toclose close when it returns, below its results.
     uint32_t n = uint32_t(self->outcome.count);
     uint32_t first = t->top - n;
@@ -251,11 +251,11 @@ LUA_API int lua_pcallk(lua_State* L, int nargs, int nresults, int errfunc, lua_K
 LUA_API int lua_yieldk(lua_State* L, int nresults, lua_KContext ctx, lua_KFunction k) {
   API_ENTRY(L);
   vm::ThreadData* t = threadOf(L);
-  if (t->inHook && (t->frame().flags & vm::kFrameHook)) {
+  if (t->inHook() && (t->frame().flags & vm::kFrameHook)) {
     // A C hook (its runHook frame): the yield happens once the hook returns (thread.h).
     // Refused as Lua refuses it: an error at the hooked function's position. A plain
     // buffer: the raise skips destructors.
-    if (!t->hookYieldable) {
+    if (!t->rare->hookYieldable) {
       char msg[512];
       std::snprintf(msg, sizeof msg, "%s%s", vm::wherePrefix(t, 1).c_str(),
                     t->isMain || t->taskRoot ? "attempt to yield from outside a coroutine"
@@ -264,7 +264,7 @@ LUA_API int lua_yieldk(lua_State* L, int nresults, lua_KContext ctx, lua_KFuncti
     }
     if (nresults != 0) raiseMessageMayGC(L, "hooks cannot yield values");
     if (k) raiseMessageMayGC(L, "hooks cannot continue after yielding");
-    t->hookYieldRequested = true;
+    t->rare->hookYieldRequested = true;
     return 0;
   }
   CCall* c = runningCall(L);

@@ -2,8 +2,8 @@
 // functions map onto the VM. The design is docs/design/c-api.md.
 //
 // Invariants:
-//  1. A lua_State* is the address of a thread's off-heap vm::ThreadData (stable while the
-//     Thread object moves); the kThreadExtraSpace bytes before it hold LUA_EXTRASPACE.
+//  1. A lua_State* is an address inside a thread's off-heap vm::ThreadData (stable while
+//     the Thread object moves): just past its extraSpace, which holds LUA_EXTRASPACE.
 //  2. A lua_CFunction is a Lua function: without upvalues a vm::Tag::LightCFunction value
 //     (equal by pointer, as in Lua), with upvalues a vm::NativeClosure whose `cfunction`
 //     holds it; either is run by the trampoline (callCFunction) that catches its errors.
@@ -20,8 +20,14 @@ namespace weft::capi {
 static_assert(LUA_EXTRASPACE <= vm::kThreadExtraSpace);
 static_assert(LUA_REGISTRYINDEX == -int(vm::kMaxStackSlots) - 1000);
 
-inline lua_State* luaStateOf(vm::ThreadData* t) { return reinterpret_cast<lua_State*>(t); }
-inline vm::ThreadData* threadOf(lua_State* L) { return reinterpret_cast<vm::ThreadData*>(L); }
+static_assert(offsetof(vm::ThreadData, extraSpace) == 0);
+
+inline lua_State* luaStateOf(vm::ThreadData* t) {
+  return reinterpret_cast<lua_State*>(t->extraSpace + vm::kThreadExtraSpace);
+}
+inline vm::ThreadData* threadOf(lua_State* L) {
+  return reinterpret_cast<vm::ThreadData*>(reinterpret_cast<char*>(L) - vm::kThreadExtraSpace);
+}
 inline vm::State& stateOf(lua_State* L) { return *threadOf(L)->state; }
 
 // Makes `state` ready for the C API (its per-State data, State::callLightC); idempotent.

@@ -153,7 +153,7 @@ LUA_API void lua_settop(lua_State* L, int idx) {
     newTop = t->top + uint32_t(idx + 1);
   }
   // Lua 5.4 closes pending to-be-closed variables that leave the stack.
-  if (t->tbcCount > 0 && t->tbc[t->tbcCount - 1] >= newTop) {
+  if (t->hasTbcFrom(newTop)) {
     Status st = vm::closeTbcMayGC(stateOf(L), t, newTop, Status::ok());
     if (!st.isOk()) raiseStatus(L, st);
   }

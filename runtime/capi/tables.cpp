@@ -1,6 +1,5 @@
 // Tables, metatables, globals, full userdata and user values, to-be-closed slots
 // (manual §4.6, the get and set functions).
-#include <mimalloc.h>
 
 #include "runtime/capi/internal.h"
 #include "runtime/capi/lock.h"
@@ -277,15 +276,7 @@ LUA_API void lua_toclose(lua_State* L, int idx) {
   Value v = t->stack[slot];
   if (v.isFalsy()) return;  // false and nil need no closing
   if (vm::metamethodOf(S, v, vm::Meta::Close).isNil()) raiseMessageMayGC(L, "variable got a non-closable value");
-  if (t->tbcCount == t->tbcCap) {
-    uint32_t cap = t->tbcCap ? t->tbcCap * 2 : 8;
-    auto* grown = static_cast<uint32_t*>(mi_realloc(t->tbc, sizeof(uint32_t) * cap));
-    if (!grown) raiseMemory(L);
-    t->tbc = grown;
-    S.mutator().noteExternalBytes(static_cast<int64_t>(sizeof(uint32_t) * (cap - t->tbcCap)));
-    t->tbcCap = cap;
-  }
-  t->tbc[t->tbcCount++] = slot;
+  if (!t->pushTbc(slot)) raiseMemory(L);
 }
 
 LUA_API void lua_closeslot(lua_State* L, int idx) {

@@ -23,10 +23,10 @@ func residentKiB() int64 {
 	return v
 }
 
-// blocked: n goroutines each blocked receiving from one channel; resident memory before
-// and while they wait, then the channel is closed and each must see it closed.
-func blocked(args []int64) {
-	n := args[0]
+// blockedRound: count goroutines each blocked receiving from a fresh channel; measure
+// runs while they all wait, then the channel is closed and each must see it closed.
+// It returns the spawn and release times, what measure returned and how many saw it.
+func blockedRound(count int64, measure func() int64) (float64, int64, float64, int64) {
 	gate := make(chan struct{})
 	ready := make(chan struct{})
 	done := make(chan int64)
@@ -40,27 +40,42 @@ func blocked(args []int64) {
 		}
 	}
 
-	runtime.GC()
-	baseKiB := residentKiB()
 	start := time.Now()
-	for i := int64(0); i < n; i++ {
+	for i := int64(0); i < count; i++ {
 		go waiter()
 	}
-	for i := int64(0); i < n; i++ {
+	for i := int64(0); i < count; i++ {
 		<-ready
 	}
 	time.Sleep(50 * time.Millisecond)
-	runtime.GC()
 	spawnSeconds := time.Since(start).Seconds()
-	blockedKiB := residentKiB()
+	measured := measure()
 
 	start = time.Now()
 	close(gate)
 	var closedSeen int64
-	for i := int64(0); i < n; i++ {
+	for i := int64(0); i < count; i++ {
 		closedSeen += <-done
 	}
-	releaseSeconds := time.Since(start).Seconds()
+	return spawnSeconds, measured, time.Since(start).Seconds(), closedSeen
+}
+
+func liveKiB() int64 {
+	runtime.GC()
+	return residentKiB()
+}
+
+// blocked: as blocked.lua, a first round of a thousand goroutines before the base is
+// read (what the runtime pays once), then n goroutines measured while they wait.
+func blocked(args []int64) {
+	n := args[0]
+	warm := n
+	if warm > 1000 {
+		warm = 1000
+	}
+	blockedRound(warm, func() int64 { return 0 })
+	baseKiB := liveKiB()
+	spawnSeconds, blockedKiB, releaseSeconds, closedSeen := blockedRound(n, liveKiB)
 
 	check(closedSeen == n, "%d of %d goroutines saw the channel closed", closedSeen, n)
 	result("blocked", kv{"n", n}, kv{"workers", workers()},
