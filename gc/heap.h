@@ -363,7 +363,9 @@ struct MutatorStats {
 // owner is then parked or detached, and the heap lock orders the two). attached_ and
 // lastAckedEpoch_ are written by the owner under the heap lock and read by a requester
 // under it.
-class Mutator {
+// Cache-line aligned: each attached thread bumps its own mutator's cursor at every
+// allocation, and mutators made one after another must not share a line.
+class alignas(64) Mutator {
  public:
   explicit Mutator(Heap& heap);
   ~Mutator();

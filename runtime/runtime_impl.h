@@ -28,8 +28,9 @@
 namespace weft::runtime {
 
 // One per scheduler thread (a worker's first thread or a spare; runtime.cpp's
-// thread-local tlsContext): that thread only.
-struct WorkerContext {
+// thread-local tlsContext): that thread only, so on cache lines of its own (the threads'
+// contexts are allocated one after another, and each writes its own at every dispatch).
+struct alignas(64) WorkerContext {
   vm::ExecContext exec;
   gc::Mutator* mutator = nullptr;
   bool attached = false;

@@ -44,7 +44,11 @@ struct WorkerCore;
 extern thread_local constinit Worker* tlsCurrentWorker;
 
 // A scheduler thread (Go's M): a worker's first thread or a spare (handoff.cpp).
-struct Carrier {
+// A cache line of its own: its owner writes busy and dispatching at every dispatch, and
+// two 48-byte carriers allocated one after the other shared a line or not depending on
+// what was allocated before them (bench/tasks/skynet.lua with the JIT: 0.78 s or 0.92 s
+// by the length of the script's path, localCore's read of `dispatching` missing).
+struct alignas(64) Carrier {
   Parker parker;  // it waits here for a worker: in the spare pool or taking one back
   // A worker handed to it: stored (release) by the giver, taken (acquire) by the carrier.
   std::atomic<WorkerCore*> given{nullptr};
@@ -101,7 +105,8 @@ inline void noteMax(std::atomic<uint64_t>& c, uint64_t v) {
   if (v > c.load(std::memory_order_relaxed)) c.store(v, std::memory_order_relaxed);
 }
 
-struct WorkerCore {
+// Aligned to a cache line so that no other allocation shares its owner-written ends.
+struct alignas(64) WorkerCore {
   WorkerCore(Worker* w, unsigned workers, const std::vector<std::vector<unsigned>>& victimTiers,
              uint64_t seed)
       : worker(w), counters(workers), victims(victimTiers, seed) {}
