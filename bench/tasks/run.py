@@ -159,7 +159,7 @@ def rows(results, quick):
         ("spawn_main", "  main/task", "x", *ratio("spawn_main", "spawn", None, "ns_per_task"),
          "<= 1.2", lambda w: w <= 1.2),
         ("blocked", "blocked recv", "B/task", *pair("blocked", None, "bytes_per_task"),
-         "<= 1536", lambda w: w <= 1536),
+         "<= 1024", lambda w: w <= 1024),
         ("parallel", "parallel 1 worker", "s", *pair("parallel", 1, "seconds"), "", None),
         ("parallel", "parallel all", "s", *pair("parallel", None, "seconds"), "", None),
         ("parallel", "parallel speedup", "x", speedup("weft"), speedup("go"),
