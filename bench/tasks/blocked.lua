@@ -14,33 +14,20 @@ local function residentKiB()
   return assert(math.tointeger(tonumber(status:match("VmRSS:%s*(%d+)%s*kB"))), "no VmRSS")
 end
 
--- One round: `count` tasks each wait in a receive on a fresh channel; `measure` runs in
--- the main chunk while they all wait. The phases run in tasks like any other (the main
--- chunk waits on the OS, not the scheduler).
+-- One round: `count` tasks each wait in a receive on a fresh channel (B.parked);
+-- `measure` runs in the main chunk while they all wait. The phases run in tasks like any
+-- other (the main chunk waits on the OS, not the scheduler).
 local function round(count, measure)
-  local gate = task.channel()    -- every task waits here
-  local ready = task.channel()   -- each task checks in before it waits
-  local done = task.channel()    -- each task reports how its wait ended
-
-  local function waiter()
-    ready:send(true)
-    local v, ok = gate:recv()
-    done:send((v == nil and ok == false) and 1 or 0)
-  end
-
+  local P = B.parked(count)
   local spawnSeconds = task.spawn(function()
     local start = now()
-    for _ = 1, count do task.spawn(waiter) end
-    for _ = 1, count do ready:recv() end
-    task.sleep(0.05)   -- every task has checked in; let the last few reach their receive
+    P.park()
     return now() - start
   end):await()
   local measured = measure()
   local seen, releaseSeconds = task.spawn(function()
     local start = now()
-    gate:close()
-    local seen = 0
-    for _ = 1, count do seen = seen + done:recv() end
+    local seen = P.release()
     return seen, now() - start
   end):await()
   B.check(seen == count, "%d of %d tasks saw the channel closed", seen, count)

@@ -72,4 +72,32 @@ function M.percentile(sorted, p)
   return sorted[rank]
 end
 
+-- `count` tasks that park in a receive on a fresh channel, each reporting how its wait
+-- ended (blocked.lua, pause.lua). park() spawns them and returns once all of them wait;
+-- release() closes the channel and returns how many saw it closed. Both run in a task
+-- (the receives they make wait on the scheduler).
+function M.parked(count)
+  local gate = task.channel()    -- every task waits here
+  local ready = task.channel()   -- each task checks in before it waits
+  local done = task.channel()    -- each task reports how its wait ended
+  local function waiter()
+    ready:send(true)
+    local v, ok = gate:recv()
+    done:send((v == nil and ok == false) and 1 or 0)
+  end
+  local P = {}
+  function P.park()
+    for _ = 1, count do task.spawn(waiter) end
+    for _ = 1, count do ready:recv() end
+    task.sleep(0.05)   -- every task has checked in; let the last few reach their receive
+  end
+  function P.release()
+    gate:close()
+    local seen = 0
+    for _ = 1, count do seen = seen + done:recv() end
+    return seen
+  end
+  return P
+end
+
 return M

@@ -9,27 +9,13 @@ local now = B.clock(true)
 local n = B.arg(1, 100000)
 local ms = B.arg(2, 3000)
 
-local gate = task.channel()
-local ready = task.channel()
-local done = task.channel()
-
-local function waiter()
-  ready:send(true)
-  local v, ok = gate:recv()
-  done:send((v == nil and ok == false) and 1 or 0)
-end
-
-local result = task.spawn(function()
-  for _ = 1, n do task.spawn(waiter) end
-  for _ = 1, n do ready:recv() end
-  task.sleep(0.05)
+local P = B.parked(n)
+local longest, p99, iterations = task.spawn(function()
+  P.park()
   local gaps, iterations = B.churn(now, ms / 1000)
   return gaps[#gaps], B.percentile(gaps, 99), iterations
-end)
-local longest, p99, iterations = result:await()
-gate:close()
-local closed = 0
-for _ = 1, n do closed = closed + done:recv() end
+end):await()
+local closed = task.spawn(P.release):await()
 B.check(closed == n, "%d of %d tasks saw the channel closed", closed, n)
 B.result("pause", { "tasks", n }, { "iterations", iterations }, { "max_ms", longest * 1000 },
          { "p99_ms", p99 * 1000 })
