@@ -31,7 +31,7 @@ void visitObject(gc::Visitor& visitor, T*& field) {
 
 void traceTask(gc::Visitor& visitor, LuaTask& task) {
   visitObject(visitor, task.thread);
-  visitValue(visitor, task.handle);
+  visitObject(visitor, task.handle);
   if (task.aside) visitValue(visitor, task.aside->error);
   for (uint32_t i = 0; i < task.resultCount; i++) visitValue(visitor, task.results[i]);
   task.wait.forEachRoot([&](Value& v) { visitValue(visitor, v); });
@@ -47,27 +47,27 @@ void prefetchRecord(const LuaTask* task) {
 void prefetchReferents(const LuaTask* task) {
   if (!task) return;
   if (task->thread) __builtin_prefetch(task->thread);
-  if (task->handle.isUserdata()) __builtin_prefetch(task->handle.asUserdata());
+  if (task->handle) __builtin_prefetch(task->handle);
 }
 
 }  // namespace
 
-LuaTask::LuaTask(RuntimeImpl& r, vm::Thread* th) : rt(r), thread(th), data(th->data) {
-  data->task = this;
+LuaTask::LuaTask(RuntimeImpl& r, vm::Thread* th) : rt(r), thread(th) {
+  th->data->task = this;
   rt.addTask(this);
 }
 
 LuaTask::~LuaTask() {
-  if (awaited) awaited->release();
+  if (LuaTask* awaited = wait.takeAwaited()) awaited->release();
   if (orphaned || !registered) return;  // its runtime or its thread may be gone already
-  if (data) data->task = nullptr;
+  if (vm::ThreadData* t = data()) t->task = nullptr;
   if (outcome == sched::TaskState::kPanicked && !errorObserved) rt.noteUnobservedError(id(), aside ? aside->traceback : std::string());
   rt.removeTask(this);
 }
 
-// A suspended task's record is part of its memory (docs/design/tasks.md): 320 bytes is
-// one of the allocator's size classes, the next is 384.
-static_assert(sizeof(LuaTask) <= 320, "LuaTask outgrew its 320-byte size class");
+// A suspended task's record is part of its memory (docs/design/tasks.md): 256 bytes is
+// one of the allocator's size classes, the next is 320.
+static_assert(sizeof(LuaTask) <= 256, "LuaTask outgrew its 256-byte size class");
 
 TaskAside& LuaTask::makeAside() {
   if (!aside) aside = std::make_unique<TaskAside>();
@@ -438,7 +438,7 @@ void RuntimeImpl::releaseLeftovers() {
     task->retain();
   }
   for (LuaTask* task : tasks) {
-    if (LuaTask* awaited = std::exchange(task->awaited, nullptr)) awaited->release();
+    if (LuaTask* awaited = task->wait.takeAwaited()) awaited->release();
   }
   for (LuaTask* task : tasks) task->release();
 }

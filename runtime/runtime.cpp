@@ -38,8 +38,10 @@ vm::Thread* registryRoot(const LuaTask& task, const char* faultSite) {
   return gc::fault::hit(faultSite) ? nullptr : task.thread;
 }
 
-// Whether a registry root still owns the frames of the thread data the worker runs.
-bool rootIntact(const vm::Thread* root, const vm::ThreadData* t) { return root && root->data == t; }
+// Whether a registry root still owns the frames of the thread data the worker runs: the
+// data is the root's, and its back-pointer, which the thread's own trace keeps, names the
+// root (the registry's trace keeps the root: two updates that must agree).
+bool rootIntact(const vm::Thread* root, const vm::ThreadData* t) { return root && root->data == t && t->self == root; }
 
 // The calling scheduler thread's context (set by onThreadStart; the thread's own).
 thread_local constinit WorkerContext* tlsContext = nullptr;
@@ -425,7 +427,7 @@ RunOutcome RuntimeImpl::dispatchNestedMayGC(LuaTask& task, int32_t& budget) {
 
 RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t& budget) {
   if (!servePendingCollectionMayGC(wc)) return RunOutcome::kCancelled;
-  vm::ThreadData* t = task.data;
+  vm::ThreadData* t = task.data();
   // Restoration: the registry's (possibly relocated) thread must still own the frames.
   if (!rootIntact(registryRoot(task, "rt.restore"), t)) {
     failClosed("root restoration: task " + std::to_string(task.id()) + " does not match its published thread");
@@ -485,7 +487,7 @@ RunOutcome RuntimeImpl::dispatchMayGC(WorkerContext& wc, LuaTask& task, int32_t&
 }
 
 Status RuntimeImpl::startTaskMayGC(LuaTask& task) {
-  vm::ThreadData* t = task.data;
+  vm::ThreadData* t = task.data();
   Status st = vm::resolveCallableMayGC(state, t, 2, -1);
   if (!st.isOk()) return st;
   if (t->stack[2].isLuaClosure()) {
@@ -497,7 +499,7 @@ Status RuntimeImpl::startTaskMayGC(LuaTask& task) {
 }
 
 RunOutcome RuntimeImpl::finishDispatchMayGC(LuaTask& task, Status st, int32_t& budget) {
-  vm::ThreadData* t = task.data;
+  vm::ThreadData* t = task.data();
   // What the dispatch left of its budget, before completion recycles the thread: the
   // innermost coroutine of a suspended chain holds it (vm/thread.h).
   vm::ThreadData* holder = t;
@@ -548,7 +550,7 @@ RunOutcome RuntimeImpl::finishDispatchMayGC(LuaTask& task, Status st, int32_t& b
 // first), as coroutine.close would: their to-be-closed variables close with no error.
 RunOutcome RuntimeImpl::cancelTaskMayGC(LuaTask& task) {
   std::vector<vm::ThreadData*> chain;
-  for (vm::ThreadData* cur = task.data; cur; cur = cur->suspendedChild) chain.push_back(cur);
+  for (vm::ThreadData* cur = task.data(); cur; cur = cur->suspendedChild) chain.push_back(cur);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     vm::ThreadData* t = *it;
     t->suspendedChild = nullptr;
@@ -559,7 +561,7 @@ RunOutcome RuntimeImpl::cancelTaskMayGC(LuaTask& task) {
     if (st.code() == StatusCode::kFatal) failClosed(state.heap().failureReason());
     t->status = vm::ThreadStatus::Dead;
   }
-  task.data->status = vm::ThreadStatus::Dead;
+  task.data()->status = vm::ThreadStatus::Dead;
   (void)detGateMayGC(task);
   completeTask(&task, TaskState::kCancelled);
   return RunOutcome::kCancelled;
@@ -570,7 +572,7 @@ RunOutcome RuntimeImpl::cancelTaskMayGC(LuaTask& task) {
 void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
   std::vector<Wake> wake;
   std::vector<LuaTask*> unclaimed;  // holdForWake's references to drop after the lock
-  vm::ThreadData* d = task->data;
+  vm::ThreadData* d = task->data();
   // Before doneLock: it takes the registry shard's lock, which is taken before
   // doneLock (reportUnobservedErrors, describeBlockedTasks). No collection can clear
   // the mark before the writes below: this thread is attached and reaches no safepoint.
@@ -598,11 +600,10 @@ void RuntimeImpl::completeTask(LuaTask* task, TaskState outcome) {
     task->awaiters = nullptr;
   }
   d->status = vm::ThreadStatus::Dead;
-  task->handle = Value::nil();
+  task->handle = nullptr;
   // The thread is garbage now unless the script kept it (coroutine.running).
   if (!task->isMain) {
     d->task = nullptr;
-    task->data = nullptr;
     task->thread = nullptr;
     vm::recycleTaskThread(state, d);
     // Nothing left to trace or report: it leaves the registry now, so collections do

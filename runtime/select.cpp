@@ -38,6 +38,10 @@ bool parseCases(CallContext& cx, RuntimeImpl& rt, std::vector<Case>& cases, std:
   for (int64_t i = 1;; i++) {
     Value c = vm::tableGetInt(t, i);
     if (c.isNil()) break;
+    if (size_t(i) > kMaxWaitCases) {
+      error = "too many cases (at most " + std::to_string(kMaxWaitCases) + ")";
+      return false;
+    }
     if (!c.isTable()) {
       error = "case " + std::to_string(i) + " is not a table";
       return false;

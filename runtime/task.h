@@ -87,24 +87,40 @@ struct TaskAside {
   std::shared_ptr<vm::BlockingJob> blockingJob;
 };
 
-struct LuaTask final : sched::Task, WaitSource {
+struct LuaTask final : sched::Task {
   LuaTask(RuntimeImpl& rt, vm::Thread* th);
   ~LuaTask() override;
 
+  // The fields are ordered so that a LuaTask takes 256 bytes, an allocator size class
+  // (the size check in registry.cpp guards it; the next class is 320) with no padding:
+  // the bytes first, where the Itanium C++ ABI places them in sched::Task's tail padding,
+  // then the pointers and the wait, then the 32-bit and 16-bit fields and the rest of the
+  // bytes. Comments say what each is for.
+  uint8_t regShard = 0;  // the registry shard it is in (set once, at creation)
+  // In its shard's dirty list: written under the shard's lock, read relaxed first by
+  // noteRecordWritten (a stale false only takes the lock).
+  std::atomic<bool> gcDirty{false};
+  bool isMain = false;
+  bool started = false;  // first dispatch done
+  // Deterministic mode: the last dispatch ended only because an ordered operation ends
+  // a step (tasklib.cpp), which a cancellation does not take as a suspension point.
+  bool stepEnded = false;
+  std::atomic<bool> mainCancel{false};  // cancel() of the main task (it is not scheduled)
+  // How the last dispatch ended (worker only).
+  enum class Suspend : uint8_t { kNone, kYield, kWait } suspend = Suspend::kNone;
+
   RuntimeImpl& rt;
-  vm::Thread* thread;       // root; re-read after every safepoint; nullptr once done
-  vm::ThreadData* data;     // off-heap, stable; nullptr once done (not for the main task)
-  // The fields are grouped by size (the 16-byte Values first, the flags last) so that a
-  // LuaTask fits a 320-byte allocation (the size check in registry.cpp guards it);
-  // comments say what each is for.
-  vm::Value handle = vm::Value::nil();     // the task's userdata while the task is alive (root)
-  // The current wait (runtime/wait_state.h: its fields, transitions and protocol).
-  WaitState wait;
+  vm::Thread* thread;  // root; re-read after every safepoint; nullptr once done
+  // The current wait (runtime/wait_state.h: its fields, transitions and protocol); an
+  // await's Waiter names the task awaited and holds a reference to it. At a 16-byte
+  // boundary (its Values' alignment), and its last 8 bytes of padding hold `handle`
+  // (no_unique_address lets the next field use a member's tail padding).
+  [[no_unique_address]] WaitState wait;
+  vm::Userdata* handle = nullptr;  // the task's userdata while the task is alive (root)
   // The results of kCompleted, kept so that the thread can be collected at once (roots,
   // written with `done`, under doneLock).
   std::unique_ptr<vm::Value[]> results;
   std::unique_ptr<TaskAside> aside;  // nullptr until makeAside
-  LuaTask* awaited = nullptr;   // kAwait: the task awaited (a reference is held; owner)
   // The Waiters of the tasks awaiting this one (doneLock), oldest first: a list through
   // their links, the head's `prev` naming the last (addAwaiter, removeWaiter).
   Waiter* awaiters = nullptr;
@@ -112,19 +128,12 @@ struct LuaTask final : sched::Task, WaitSource {
   uint32_t resultCount = 0;     // results' length (doneLock)
   uint32_t regSlot = 0;         // the registry's index (its lock; runtime/slot_list.h)
   uint32_t dirtySlot = 0;       // 1 + its index in the shard's dirty list (the shard's lock)
-  uint8_t regShard = 0;         // the registry shard it is in (set once, at creation)
-  // In its shard's dirty list: written under the shard's lock, read relaxed first by
-  // noteRecordWritten (a stale false only takes the lock).
-  std::atomic<bool> gcDirty{false};
+  // An incremental major's walk of the registry (registry.cpp), under the shard's lock:
+  // the number of the cycle that last traced the record, and 1 + its index in the
+  // shard's list of records to trace again (0: not listed).
+  uint32_t retraceSlot = 0;
+  uint16_t cycleTraced = 0;
 
-  bool isMain = false;
-  bool started = false;         // first dispatch done
-  // Deterministic mode: the last dispatch ended only because an ordered operation ends
-  // a step (tasklib.cpp), which a cancellation does not take as a suspension point.
-  bool stepEnded = false;
-  std::atomic<bool> mainCancel{false};  // cancel() of the main task (it is not scheduled)
-  // How the last dispatch ended (worker only).
-  enum class Suspend : uint8_t { kNone, kYield, kWait } suspend = Suspend::kNone;
   bool done = false;                                    // doneLock
   sched::TaskState outcome = sched::TaskState::kReady;  // doneLock; set with `done`
   bool errorObserved = false;   // an await saw the error (doneLock)
@@ -137,11 +146,11 @@ struct LuaTask final : sched::Task, WaitSource {
   // Completion: awaiters wait for `done`. Taken after a registry shard's lock when both
   // are held, never before it; held for a few fields, a list walk or a copy of results.
   gc::SpinLock doneLock;
-  // An incremental major's walk of the registry (registry.cpp), under the shard's lock:
-  // the number of the cycle that last traced the record, and 1 + its index in the
-  // shard's list of records to trace again (0: not listed).
-  uint16_t cycleTraced = 0;
-  uint32_t retraceSlot = 0;
+
+  // The thread's off-heap data (stable while the thread lives), or nullptr once done
+  // (never for the main task). By the thread's owner, or with the world running and
+  // the registry shard's lock held: the collector rewrites `thread` when it moves.
+  vm::ThreadData* data() const { return thread ? thread->data : nullptr; }
 
   // `done`, for a thread that does not hold doneLock: the task may be completing on
   // another worker meanwhile (completeTask writes it under the lock).
@@ -157,7 +166,7 @@ struct LuaTask final : sched::Task, WaitSource {
   // Awaiting this task is a wait on it: a Waiter joins with addAwaiter (under doneLock)
   // and leaves through removeWaiter.
   void addAwaiter(Waiter* w);
-  void removeWaiter(Waiter* w) override;
+  void removeWaiter(Waiter* w);
 
   // What the current wait waits for, for the deadlock report ("recv on channel 0x..").
   std::string describeWait() const;
@@ -165,10 +174,10 @@ struct LuaTask final : sched::Task, WaitSource {
 
 // A channel. Values are roots traced through the Registry; a value goes into the buffer
 // only after RuntimeImpl::noteChannelWritten.
-struct Channel final : WaitSource {
+struct Channel final {
   Channel(RuntimeImpl& rt, uint32_t capacity);
-  ~Channel() override;
-  void removeWaiter(Waiter* w) override;
+  ~Channel();
+  void removeWaiter(Waiter* w);
   void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
   void release();
 

@@ -185,7 +185,7 @@ NativeResult taskSpawnSticky(CallContext& cx) { return spawnImpl(cx, true); }
 
 NativeResult taskCurrent(CallContext& cx) {
   LuaTask* self = currentTask(rtOf(cx), cx.threadData());
-  return pushValues(cx, {self->handle});
+  return pushValues(cx, {self->handle ? Value::userdata(self->handle) : Value::nil()});
 }
 
 NativeResult taskYield(CallContext& cx) {
@@ -226,9 +226,8 @@ NativeResult handleAwait(CallContext& cx) {
     std::lock_guard lock(target->doneLock);
     if (!target->done) {
       self->wait.begin(WaitOp::kAwait, 1, !canSuspendWait(cx.threadData()));
-      target->addAwaiter(&self->wait.addWaiter(0, self, target));
-      target->retain();
-      self->awaited = target;
+      target->addAwaiter(&self->wait.addWaiter(self, target));
+      target->retain();  // the wait's (WaitState::takeAwaited)
       waiting = true;
     }
   }
@@ -500,8 +499,8 @@ LuaTask* RuntimeImpl::newTask(CallContext& cx, uint32_t fnIndex, uint32_t nargs)
   state.mutator().noteExternalBytes(sizeof(LuaTask));
   reinterpret_cast<TaskBox*>(u->data)->task = task;
   vm::storeRef(u, u->metatable, taskMeta);
-  task->handle = Value::userdata(u);
-  cx.push(task->handle);
+  task->handle = u;
+  cx.push(Value::userdata(u));
   return task;
 }
 
@@ -525,7 +524,7 @@ Status openTaskLib(RuntimeImpl& rt) {
   main->retain();  // one for the runtime (mainTask), one for the handle
   reinterpret_cast<TaskBox*>(u->data)->task = main;
   vm::storeRef(u, u->metatable, rt.taskMeta);
-  main->handle = Value::userdata(u);
+  main->handle = u;
   rt.mainTask = main;
   return Status::ok();
 }

@@ -98,7 +98,7 @@ Status claimedResults(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t& 
       return pushAll(S, t, {index}, n);
     }
     case WaitOp::kAwait:
-      return awaitResults(S, t, *self.awaited, n, err);
+      return awaitResults(S, t, *self.wait.awaited(), n, err);
     default:
       n = 0;
       return Status::ok();
@@ -277,8 +277,10 @@ std::string LuaTask::describeWait() const {
     case WaitOp::kSelect:
       return "select over " + std::to_string(waiters.size()) + " cases";
     case WaitOp::kAwait:
-      if (!awaited) break;
-      return "await task " + (awaited->isMain ? std::string("main") : std::to_string(awaited->id()));
+      if (const LuaTask* awaited = wait.awaited()) {
+        return "await task " + (awaited->isMain ? std::string("main") : std::to_string(awaited->id()));
+      }
+      break;
     case WaitOp::kPort:
       return "posts from the host (a port)";
     case WaitOp::kBlocking:
@@ -429,11 +431,9 @@ Status finishWaitMayGC(vm::State& S, vm::ThreadData* t, LuaTask& self, uint32_t&
       st = Status(StatusCode::kFatal);
       break;
   }
+  LuaTask* awaited = self.wait.takeAwaited();
   self.wait.finish();
-  if (self.awaited) {
-    self.awaited->release();
-    self.awaited = nullptr;
-  }
+  if (awaited) awaited->release();
   return st;
 }
 

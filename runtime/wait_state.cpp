@@ -3,6 +3,8 @@
 
 #include <thread>
 
+#include "runtime/task.h"
+
 namespace weft::runtime {
 
 namespace {
@@ -13,7 +15,7 @@ uint64_t word(uint64_t gen, WaitPhase p) { return (gen << kPhaseBits) | uint64_t
 
 void WaitState::begin(WaitOp op, size_t cases, bool blocking) {
   op_ = op;
-  firedCase_ = -1;
+  firedCase_ = kNoCase;
   delivered_ = vm::Value::nil();
   deliveredOk_ = false;
   sendClosed_ = false;
@@ -22,23 +24,37 @@ void WaitState::begin(WaitOp op, size_t cases, bool blocking) {
   if (cases > 1 && cases > moreCap_) {
     delete[] more_;
     more_ = new Waiter[cases];
-    moreCap_ = uint32_t(cases);
+    moreCap_ = uint16_t(cases);
   }
-  count_ = uint32_t(cases);
+  count_ = uint16_t(cases);
   for (uint32_t i = 0; i < count_; i++) caseArray()[i] = Waiter{};
   // Release: the fields above are visible to any thread that claims this generation.
   write(gen() + 1, WaitPhase::kWaiting, std::memory_order_release);
 }
 
-Waiter& WaitState::addWaiter(int caseIndex, LuaTask* task, WaitSource* source, bool isSend, const vm::Value& value) {
+Waiter& WaitState::fillWaiter(int caseIndex, LuaTask* task, WaitSourceKind kind, void* source, bool isSend,
+                              const vm::Value& value) {
   Waiter& w = caseArray()[caseIndex];
   w.task = task;
   w.gen = gen();
   w.caseIndex = caseIndex;
   w.isSend = isSend;
+  w.sourceKind = kind;
   w.source = source;
   w.value = value;
   return w;
+}
+
+Waiter& WaitState::addWaiter(int caseIndex, LuaTask* task, Channel* source, bool isSend, const vm::Value& value) {
+  return fillWaiter(caseIndex, task, WaitSourceKind::kChannel, source, isSend, value);
+}
+
+Waiter& WaitState::addWaiter(LuaTask* task, LuaTask* awaited) {
+  return fillWaiter(0, task, WaitSourceKind::kTask, awaited, false, vm::Value::nil());
+}
+
+Waiter& WaitState::addWaiter(int caseIndex, LuaTask* task, WaitSource* source, bool isSend, const vm::Value& value) {
+  return fillWaiter(caseIndex, task, WaitSourceKind::kOther, source, isSend, value);
 }
 
 void WaitState::deliverOwn(const Delivery& d) {
@@ -62,7 +78,19 @@ bool WaitState::takeTimer(sched::TimerId& id) {
 void WaitState::withdrawWaiters() {
   for (uint32_t i = 0; i < count_; i++) {
     Waiter& w = caseArray()[i];
-    if (w.source) w.source->removeWaiter(&w);
+    switch (w.sourceKind) {
+      case WaitSourceKind::kChannel:
+        static_cast<Channel*>(w.source)->removeWaiter(&w);
+        break;
+      case WaitSourceKind::kTask:
+        static_cast<LuaTask*>(w.source)->removeWaiter(&w);
+        break;
+      case WaitSourceKind::kOther:
+        static_cast<WaitSource*>(w.source)->removeWaiter(&w);
+        break;
+      case WaitSourceKind::kNone:
+        break;
+    }
   }
 }
 
@@ -71,6 +99,13 @@ void WaitState::finish() {
   count_ = 0;
   delivered_ = vm::Value::nil();
   op_ = WaitOp::kNone;
+}
+
+LuaTask* WaitState::takeAwaited() {
+  LuaTask* task = awaited();
+  first_.source = nullptr;
+  first_.sourceKind = WaitSourceKind::kNone;
+  return task;
 }
 
 WaitPhase WaitState::phase() const {
@@ -107,7 +142,7 @@ void WaitState::write(uint64_t gen, WaitPhase p, std::memory_order order) { word
 // the claim and read it before any wake arrives.
 bool WaitState::claim(uint64_t gen, int caseIndex) {
   if (!leave(gen, WaitPhase::kClaiming)) return false;
-  firedCase_ = caseIndex;
+  firedCase_ = uint16_t(caseIndex);
   write(gen, WaitPhase::kClaimed, std::memory_order_release);
   return true;
 }
@@ -123,7 +158,7 @@ void WaitState::confirmClaim(uint64_t gen, int caseIndex, const Delivery& d) {
   delivered_ = d.value;
   deliveredOk_ = d.ok;
   sendClosed_ = d.sendClosed;
-  firedCase_ = caseIndex;
+  firedCase_ = uint16_t(caseIndex);
   write(gen, WaitPhase::kClaimed, std::memory_order_release);
 }
 

@@ -62,12 +62,24 @@ inline constexpr int kPhaseBits = 3;
 // What a task waits for (the operation to finish when the wait ends).
 enum class WaitOp : uint8_t { kNone, kSleep, kRecv, kSend, kSelect, kAwait, kPort, kBlocking };
 
-// Something a task can wait on: it keeps Waiters and removes them on request.
+struct Channel;
+
+// A source other than a channel or a task (a port): it keeps Waiters and removes them on
+// request. Channels and tasks, which number in the millions, are named by a kind in their
+// Waiters instead (WaitSourceKind): a virtual table pointer in each would cost every
+// task record 8 bytes (docs/design/tasks.md, a suspended task's memory).
 class WaitSource {
  public:
   virtual ~WaitSource() = default;
   virtual void removeWaiter(struct Waiter* w) = 0;
 };
+
+// What a Waiter's `source` points to: withdrawWaiters removes it there.
+enum class WaitSourceKind : uint8_t { kNone, kChannel, kTask, kOther };
+
+// A select takes at most this many cases (a case's index and the count are 16 bits in
+// a task's WaitState, as Go's select takes at most 65,536).
+inline constexpr size_t kMaxWaitCases = 65535;
 
 // One case of a wait, registered with its source. The owner fills it in (addWaiter)
 // before the source can see it; a claimer reads it under the source's lock and before
@@ -81,7 +93,8 @@ struct Waiter {
   // release); read without it by the waiting task once its wait ended (acquire), to
   // skip the lock when a peer already took it out (channel.cpp).
   bool queued = false;
-  WaitSource* source = nullptr;
+  WaitSourceKind sourceKind = WaitSourceKind::kNone;
+  void* source = nullptr;     // a Channel, a LuaTask (awaited) or a WaitSource, by sourceKind
   Waiter* prev = nullptr;     // the source's list: a WaiterQueue, a task's awaiters (its lock)
   Waiter* next = nullptr;
   vm::Value value = vm::Value::nil();  // a send's value (root)
@@ -104,15 +117,19 @@ class WaitState {
  public:
   // --- The owner (the waiting task's thread) ------------------------------------------
 
-  // Step 1: a new generation, phase kWaiting, `cases` empty Waiters; `blocking` says
-  // whether the wait will block its thread (runtime_impl.h: canSuspend).
+  // Step 1: a new generation, phase kWaiting, `cases` (at most kMaxWaitCases) empty
+  // Waiters; `blocking` says whether the wait will block its thread (runtime_impl.h:
+  // canSuspend).
   void begin(WaitOp op, size_t cases, bool blocking);
   // Step 1's end, for a select: case `caseIndex` sends. Every case's kind is set before
   // any is tried: the fired case's kind decides the results (wait.cpp: claimedResults),
   // and a case the owner performs itself never reaches addWaiter.
   void markSendCase(int caseIndex) { caseArray()[caseIndex].isSend = true; }
-  // Step 2: fills in case `caseIndex`'s Waiter for `source`, which the caller then
-  // registers there under the source's lock.
+  // Step 2: fills in case `caseIndex`'s Waiter for its source (a channel; the task
+  // awaited, whose reference the wait holds until finish; another source), which the
+  // caller then registers there under the source's lock.
+  Waiter& addWaiter(int caseIndex, LuaTask* task, Channel* source, bool isSend, const vm::Value& value);
+  Waiter& addWaiter(LuaTask* task, LuaTask* awaited);
   Waiter& addWaiter(int caseIndex, LuaTask* task, WaitSource* source, bool isSend = false,
                     const vm::Value& value = vm::Value::nil());
   // After the owner claimed its own wait (a case it performed itself): the outcome, as
@@ -123,8 +140,14 @@ class WaitState {
   bool takeTimer(sched::TimerId& id);
   // Step 4: removes every registered Waiter from its source (under the source's lock).
   void withdrawWaiters();
-  // Step 4's end: drops the wait's references (the delivered value, send values).
+  // Step 4's end: drops the wait's references (the delivered value, send values); the
+  // caller then releases the awaited task's (takeAwaited).
   void finish();
+  // The task an await waits for (its Waiter's source), or nullptr; takeAwaited also
+  // hands over the reference the wait holds (begun to be held by the caller of
+  // addWaiter(task, awaited)), once: the wait no longer names it.
+  LuaTask* awaited() const { return op_ == WaitOp::kAwait ? static_cast<LuaTask*>(first_.source) : nullptr; }
+  LuaTask* takeAwaited();
 
   // The current generation: the owner's (relaxed; others change only the phase bits),
   // or a thread that an acquire (a lock) orders after the owner's begin.
@@ -139,7 +162,7 @@ class WaitState {
   const vm::Value& delivered() const { return delivered_; }
   bool deliveredOk() const { return deliveredOk_; }
   bool sendClosed() const { return sendClosed_; }
-  int firedCase() const { return firedCase_; }
+  int firedCase() const { return firedCase_ == kNoCase ? -1 : firedCase_; }
 
   // --- Any thread -----------------------------------------------------------------------
 
@@ -204,6 +227,10 @@ class WaitState {
   WaitState& operator=(const WaitState&) = delete;
 
  private:
+  static constexpr uint16_t kNoCase = 0xffff;  // firedCase_ before a claim names one
+
+  Waiter& fillWaiter(int caseIndex, LuaTask* task, WaitSourceKind kind, void* source, bool isSend,
+                     const vm::Value& value);
   Waiter* caseArray() { return count_ > 1 ? more_ : &first_; }
   const Waiter* caseArray() const { return count_ > 1 ? more_ : &first_; }
   bool leave(uint64_t gen, WaitPhase to);
@@ -225,8 +252,12 @@ class WaitState {
   // timer allocates nothing for its wait (docs/design/tasks.md, a suspended task's memory).
   Waiter first_;
   sched::TimerId timer_ = 0;  // owner only
-  int firedCase_ = -1;        // as delivered_
   std::atomic<uint32_t> signal_{0};
+  // The fields below are 16 bits and bytes so that a WaitState takes 120 bytes (a
+  // LuaTask's size class: task.h).
+  uint16_t firedCase_ = kNoCase;  // as delivered_
+  uint16_t count_ = 0;            // the current wait's cases (owner; claimers read their own Waiter)
+  uint16_t moreCap_ = 0;          // more_'s length (owner only)
   WaitOp op_ = WaitOp::kNone;  // owner; read by others only for a report (describeWait)
   bool hasTimer_ = false;      // owner only
   bool deliveredOk_ = false;   // as delivered_
@@ -237,8 +268,6 @@ class WaitState {
   // wait's when its claim is about to fail (and it releases what it held).
   std::atomic<bool> blockingWait_{false};
   std::atomic<bool> blocked_{false};  // the owner's thread (setBlocked)
-  uint32_t count_ = 0;    // the current wait's cases (owner; claimers read their own Waiter)
-  uint32_t moreCap_ = 0;  // more_'s length (owner only)
 };
 
 }  // namespace weft::runtime

@@ -128,13 +128,38 @@ std::string DetChooser::unreplayed() const {
 
 // --- the coordinator ---------------------------------------------------------------------
 
+namespace {
+
+// A task's DetStep, made by whichever thread needs it first (a compare-exchange keeps one;
+// acq_rel: a reader sees it constructed). A task that never runs in this mode has none.
+DetStep& stepIn(std::atomic<DetStep*>& slot) {
+  DetStep* step = slot.load(std::memory_order_acquire);
+  if (step) return *step;
+  auto* made = new DetStep;
+  if (slot.compare_exchange_strong(step, made, std::memory_order_acq_rel, std::memory_order_acquire)) return *made;
+  delete made;
+  return *step;
+}
+
+}  // namespace
+
+DetStep& DetCoordinator::stepOf(const Task* t) { return stepIn(t->det_); }
+
+bool Task::cancelledBeforeReady() const { return stepIn(det_).cancelAtStart; }
+
+void Task::endStepAtOperation(int32_t budgetLeft) {
+  DetStep& step = stepIn(det_);
+  step.operationEnded = true;
+  step.budgetAtOperation = budgetLeft;
+}
+
 // A step's phase and commit are written under mu_ (or where no other thread can read
 // them: dispatchHere), which orders them for every reader that takes it: a plain store
 // suffices (a seq_cst one is a fence on every step). The commit's release pairs with
 // passGate's lock-free acquire.
-void DetCoordinator::setPhase(Task* t, StepPhase phase) { t->detPhase_.store(phase, std::memory_order_relaxed); }
+void DetCoordinator::setPhase(Task* t, StepPhase phase) { stepOf(t).phase.store(phase, std::memory_order_relaxed); }
 void DetCoordinator::setCommitted(Task* t, bool committed) {
-  t->detCommitted_.store(committed, std::memory_order_release);
+  stepOf(t).committed.store(committed, std::memory_order_release);
 }
 
 DetCoordinator::DetCoordinator(SchedulerInternals& in, const DeterministicOptions& options)
@@ -150,7 +175,7 @@ void DetCoordinator::enqueue(Task* t, bool behind) {
     setCommitted(t, false);
     // Read where the task becomes ready, in decision order: a cancellation made after
     // this point reaches the task at a gate, since its step may already run ahead.
-    t->detCancelAtStart_ = t->cancelRequested();
+    stepOf(t).cancelAtStart = t->cancelRequested();
   }
   outside_.notify_one();
   if (parallel_ && worthAhead(t)) work_.notify_one();
@@ -316,7 +341,7 @@ void DetCoordinator::removeReadyLocked(Task* t, size_t at) {
 bool DetCoordinator::commitLocked(const Choice& c) {
   removeReadyLocked(c.next, c.at);
   setCommitted(c.next, true);
-  bool here = c.next->detPhase_ == kQueued;
+  bool here = stepOf(c.next).phase == kQueued;
   if (here) setPhase(c.next, kInline);
   return here;
 }
@@ -378,12 +403,12 @@ InlineRun DetCoordinator::coordinate(DetThread& me) {
 // step ends the usual way, and coordinate applies the decision (decided_) once
 // settleStep has put the task where the decision saw it.
 bool DetCoordinator::continueInPlace(Task* t, int32_t budgetLeft) {
-  if (t->detPhase_.load(std::memory_order_relaxed) != kInline || in_.isClosed()) return false;
+  if (stepOf(t).phase.load(std::memory_order_relaxed) != kInline || in_.isClosed()) return false;
   budgetLeft = std::clamp(budgetLeft, 0, in_.slice);
   charge(in_.slice - budgetLeft);
   chargedInPlace_ = true;
   fireDueTimers();
-  bool behind = !t->detOperationEnded_;
+  bool behind = !stepOf(t).operationEnded;
   Choice c;
   {
     std::lock_guard lock(mu_);
@@ -392,11 +417,11 @@ bool DetCoordinator::continueInPlace(Task* t, int32_t budgetLeft) {
       decided_ = c;
       return false;
     }
-    t->detLastUnits_ = workOf(t, budgetLeft);
-    t->detCancelAtStart_ = t->cancelRequested();
+    stepOf(t).lastUnits = workOf(t, budgetLeft);
+    stepOf(t).cancelAtStart = t->cancelRequested();
   }
   chargedInPlace_ = false;
-  t->detOperationEnded_ = false;
+  stepOf(t).operationEnded = false;
   WorkerCore& core = *in_.cores[tlsCurrentWorker ? tlsCurrentWorker->index() : 0];
   bump(core.counters.budgetExhaustions);
   bump(core.counters.tasksRun);
@@ -512,11 +537,12 @@ void DetCoordinator::settleRunnerStep(Task* t, WorkerCore& c) {
   int32_t budget;
   {
     std::lock_guard lock(mu_);
-    out = t->detOutcome_;
-    budget = t->detBudget_;
+    const DetStep& step = stepOf(t);
+    out = step.outcome;
+    budget = step.budget;
     setPhase(t, kIdle);
     setCommitted(t, false);
-    t->detLastUnits_ = workOf(t, budget);
+    stepOf(t).lastUnits = workOf(t, budget);
   }
   settleStep(t, out, budget, c);
 }
@@ -543,7 +569,7 @@ void DetCoordinator::dispatchHere(Task* t) {
   // release (a wake, then enqueue under mu_), or is this thread (enqueue).
   setPhase(t, kIdle);
   setCommitted(t, false);
-  t->detLastUnits_ = workOf(t, budget);
+  stepOf(t).lastUnits = workOf(t, budget);
   settleStep(t, out, budget, c);
 }
 
@@ -555,8 +581,9 @@ DetCoordinator::StepPhase DetCoordinator::awaitStepEnd(Task* t) {
   StepPhase phase;
   {
     std::unique_lock lock(mu_);
-    steps_.wait(lock, [&] { return t->detPhase_ == kEnded || t->detPhase_ == kParked; });
-    phase = StepPhase(t->detPhase_.load(std::memory_order_relaxed));
+    const DetStep& step = stepOf(t);
+    steps_.wait(lock, [&] { return step.phase == kEnded || step.phase == kParked; });
+    phase = StepPhase(step.phase.load(std::memory_order_relaxed));
   }
   if (!in_.executor.attachAfterStep().isOk()) return kParked;
   return phase;
@@ -569,8 +596,8 @@ void DetCoordinator::settleStep(Task* t, RunOutcome out, int32_t budget, WorkerC
   // A yield or a spent budget joins as the oldest; a step ended by an ordered operation
   // (a spawn, a send that did not wait) stays the newest, so the task likely goes on, as
   // on a worker (depth first: skynet keeps 1.1 million tasks alive otherwise).
-  bool behind = out == RunOutcome::kYielded || (out == RunOutcome::kBudgetSpent && !t->detOperationEnded_);
-  t->detOperationEnded_ = false;
+  bool behind = out == RunOutcome::kYielded || (out == RunOutcome::kBudgetSpent && !stepOf(t).operationEnded);
+  stepOf(t).operationEnded = false;
   if (SchedulerInternals::settle(t, out)) enqueue(t, behind);
 }
 
@@ -608,11 +635,12 @@ void DetCoordinator::joinThreads() {
 
 // The work units a step did: an ordered operation ends a step by zeroing its budget.
 uint32_t DetCoordinator::workOf(const Task* t, int32_t budgetLeft) const {
-  if (t->detOperationEnded_) budgetLeft = t->detBudgetAtOperation_;
+  const DetStep& step = stepOf(t);
+  if (step.operationEnded) budgetLeft = step.budgetAtOperation;
   return uint32_t(in_.slice - std::clamp(budgetLeft, 0, in_.slice));
 }
 
-bool DetCoordinator::worthAhead(const Task* t) const { return t->detLastUnits_ >= uint32_t(in_.slice / 4); }
+bool DetCoordinator::worthAhead(const Task* t) const { return stepOf(t).lastUnits >= uint32_t(in_.slice / 4); }
 
 // The newest candidate worth running ahead that no thread runs, among the newest few
 // (the chooser favours the newest: pickRandom), so that a long ready list costs nothing.
@@ -621,7 +649,7 @@ Task* DetCoordinator::takeAheadLocked() {
   size_t end = ready_.size() > kScan ? ready_.size() - kScan : 0;
   for (size_t i = ready_.size(); i-- > end;) {
     Task* t = ready_[i];
-    if (t->detPhase_ == kQueued && worthAhead(t)) {
+    if (stepOf(t).phase == kQueued && worthAhead(t)) {
       setPhase(t, kAhead);
       return t;
     }
@@ -661,8 +689,9 @@ void DetCoordinator::runner(WorkerCore& c) {
     bool holder;
     {
       std::lock_guard lock(mu_);
-      t->detOutcome_ = out;
-      t->detBudget_ = budget;
+      DetStep& step = stepOf(t);
+      step.outcome = out;
+      step.budget = budget;
       setPhase(t, kEnded);
       holder = holder_ == &me;
     }
@@ -686,17 +715,19 @@ void DetCoordinator::runner(WorkerCore& c) {
 // coordinator did before it. A stale "not committed" only takes the lock.
 bool DetCoordinator::passGate(Task* t) {
   if (!parallel_) return true;
-  if (t->detCommitted_.load(std::memory_order_acquire) || t->detPhase_.load(std::memory_order_relaxed) != kAhead) {
+  DetStep& step = stepOf(t);
+  if (step.committed.load(std::memory_order_acquire) || step.phase.load(std::memory_order_relaxed) != kAhead) {
     return true;
   }
   std::lock_guard lock(mu_);
-  return t->detCommitted_ || t->detPhase_ != kAhead;
+  return step.committed || step.phase != kAhead;
 }
 
 bool DetCoordinator::waitCommitted(Task* t) {
   std::unique_lock lock(mu_);
-  steps_.wait(lock, [&] { return t->detCommitted_ || in_.isClosed(); });
-  return t->detCommitted_;
+  const DetStep& step = stepOf(t);
+  steps_.wait(lock, [&] { return step.committed || in_.isClosed(); });
+  return step.committed;
 }
 
 // From a committed step, about another task: no commit can happen meanwhile (the
@@ -705,8 +736,9 @@ bool DetCoordinator::waitCommitted(Task* t) {
 // reads suffice, as wake and cancel ask only after reading the task's state as running.
 bool DetCoordinator::showsReady(const Task* t) {
   if (!parallel_) return false;
-  uint8_t phase = t->detPhase_.load(std::memory_order_relaxed);
-  return !t->detCommitted_.load(std::memory_order_relaxed) && (phase == kAhead || phase == kEnded);
+  const DetStep& step = stepOf(t);
+  uint8_t phase = step.phase.load(std::memory_order_relaxed);
+  return !step.committed.load(std::memory_order_relaxed) && (phase == kAhead || phase == kEnded);
 }
 
 std::string DetCoordinator::finish() {

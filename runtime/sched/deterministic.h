@@ -39,7 +39,7 @@
 //    of one worker; only what a step reads from tables other tasks write is not
 //    determined. Only a task whose last step was long (a quarter of the budget or
 //    more) runs ahead: a short step costs less on the coordinator than its hand-over
-//    between threads. Phases of a step (Task::detPhase_, under mu_): kIdle (not a
+//    between threads. Phases of a step (DetStep::phase, under mu_): kIdle (not a
 //    candidate) -> kQueued (a candidate) -> kAhead (a runner runs it) or kInline (the
 //    coordinator does) -> kEnded (the runner's dispatch ended) -> kIdle at settling.
 //  - Candidates of a step: the inline waiters whose waits ended first, in the order they
@@ -82,6 +82,23 @@ struct WorkerCore;
 // Logical nanoseconds per VM work unit (a safepoint): about what one costs in real time,
 // so that a slice of 10,000 units is 0.2 ms of logical time.
 inline constexpr uint64_t kNanosPerUnit = 20;
+
+// A task's state in deterministic mode's parallel steps (Task::det_, made on first use:
+// DetCoordinator::stepOf). DetCoordinator::mu_ guards it, except cancelAtStart, written
+// under it before the task is queued and read by the thread that took the task (under it
+// too) when its step starts. The phase and the commit are written under mu_ (or by the
+// thread of a step that ran where the role is, at its end: DetCoordinator::dispatchHere)
+// and also read without it (passGate, showsReady: atomics, see there).
+struct DetStep {
+  std::atomic<uint8_t> phase{0};       // DetCoordinator's StepPhase
+  std::atomic<bool> committed{false};  // the chooser picked the step: it may pass its gates
+  bool cancelAtStart = false;
+  bool operationEnded = false;                // the task's thread in its step; the settling thread after
+  int32_t budgetAtOperation = 0;              // likewise
+  uint32_t lastUnits = 0;                     // work units its last step spent
+  RunOutcome outcome = RunOutcome::kYielded;  // how a step ended on a runner
+  int32_t budget = 0;                         // what it left of its budget
+};
 
 // The candidates of a decision: the inline waiters that can run first, then the ready
 // tasks (kRun); a select's cases have no ids (ready == nullptr). `joining`, when set, is
@@ -203,6 +220,7 @@ class DetCoordinator {
   // kParked: a committed step on a runner waits under a native frame; its runner ends
   // and settles it once the chooser picks it again.
   enum StepPhase : uint8_t { kIdle, kQueued, kAhead, kInline, kEnded, kParked };
+  static DetStep& stepOf(const Task* t);
   static void setPhase(Task* t, StepPhase phase);
   static void setCommitted(Task* t, bool committed);
   // Before every decision: without the lock while no timer is due (most steps).

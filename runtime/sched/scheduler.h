@@ -69,6 +69,7 @@ namespace weft::runtime {
 class Scheduler;
 class Worker;
 struct SchedulerInternals;  // runtime/sched/internals.h
+struct DetStep;             // runtime/sched/deterministic.h
 
 enum class TaskState : uint8_t { kReady, kRunning, kSuspended, kCompleted, kCancelled, kPanicked };
 // "ready", "running", "suspended", "completed", "cancelled", "panicked".
@@ -104,17 +105,15 @@ class Task {
   int homeWorker() const { return home_; }  // sticky: its worker; otherwise -1
   // Index of the worker that ran the task last (-1 before its first dispatch).
   int lastWorker() const { return last_.load(std::memory_order_relaxed); }
-  // Deterministic mode: whether the task was cancelled before it last became ready
-  // (DetCoordinator::enqueue): its next step starts with the cancellation.
-  bool cancelledBeforeReady() const { return detCancelAtStart_; }
+  // Deterministic mode, on the task's thread during its step: whether the task was
+  // cancelled before it last became ready (DetCoordinator::enqueue): its next step
+  // starts with the cancellation.
+  bool cancelledBeforeReady() const;
   // Deterministic mode, on the task's thread during its step: the step ends because an
   // ordered operation ended it, not by a yield or its budget (the task keeps its place
   // among the candidates as the newest: DetCoordinator::settleStep), with `budgetLeft`
   // of its budget (the work it did: which steps run ahead).
-  void endStepAtOperation(int32_t budgetLeft) {
-    detOperationEnded_ = true;
-    detBudgetAtOperation_ = budgetLeft;
-  }
+  void endStepAtOperation(int32_t budgetLeft);
 
   void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
   // Deletes the task when the last reference goes (acq_rel: the deleting thread sees
@@ -130,28 +129,20 @@ class Task {
   std::atomic<uint32_t> bits_;   // TaskState in the low byte | kNotified | kCancel | kMigrated
   std::atomic<uint32_t> refs_{1};
   std::atomic<int> last_{-1};
+  int home_ = -1;
   Task* next_ = nullptr;         // injection/pinned queue link (owned by whoever holds the queue lock)
   // When a sampled publication made the task ready (steady-clock ns; 0: not sampled).
   // Written by the publisher before the queue push, read by the dispatching worker after
   // the pop: the queue's own release/acquire orders the two.
   uint64_t readySince_ = 0;
   uint64_t id_;
-  int home_ = -1;
+  // Deterministic mode's state of the task's steps (deterministic.h), made on first use
+  // (by a reader too: mutable) and freed with the task; null in the other modes, so
+  // that a task record does not carry it.
+  mutable std::atomic<DetStep*> det_{nullptr};
+  // Last: a derived class's small fields go into the tail padding after it (the
+  // runtime's LuaTask counts on it for its size class).
   bool sticky_ = false;
-  // Deterministic mode's parallel steps (deterministic.h): DetCoordinator::mu_ guards
-  // them, except detCancelAtStart_, written under it before the task is queued and read
-  // by the thread that took the task (under it too) when its step starts. The phase and
-  // the commit are written under mu_ (or by the thread of a step that ran where the
-  // role is, at its end: DetCoordinator::dispatchHere) and also read without it
-  // (passGate, showsReady: atomics, see there).
-  std::atomic<uint8_t> detPhase_{0};       // DetCoordinator's StepPhase
-  std::atomic<bool> detCommitted_{false};  // the chooser picked the step: it may pass its gates
-  bool detCancelAtStart_ = false;
-  bool detOperationEnded_ = false;  // the task's thread in its step; the settling thread after
-  int32_t detBudgetAtOperation_ = 0;  // likewise
-  uint32_t detLastUnits_ = 0;                      // work units its last step spent
-  RunOutcome detOutcome_ = RunOutcome::kYielded;  // how a step ended on a runner
-  int32_t detBudget_ = 0;                          // what it left of its budget
 };
 
 // Per-worker counters. Written only by the owning worker (relaxed atomics so that

@@ -39,7 +39,7 @@ Task::Task() : bits_(stateBits(TaskState::kReady)), id_(nextTaskId.fetch_add(1, 
 
 uint64_t Task::nextId() { return nextTaskId.load(std::memory_order_relaxed); }
 
-Task::~Task() = default;
+Task::~Task() { delete det_.load(std::memory_order_relaxed); }  // the last release ordered every write
 
 TaskState Task::state() const { return stateOf(bits_.load(std::memory_order_acquire)); }
 

@@ -136,6 +136,22 @@ while open1 or open2 do
 end
 eq(count, 50, "multiplexed count"); eq(sum, 465 - 210, "multiplexed sum")
 
+-- The most cases a select takes (a case's index is 16 bits in the wait): it waits on
+-- all of them, and the case a sender takes fires, with its index and the value.
+-- (One case table 65,535 times, copied by table.move: the stress modes collect at every
+-- safepoint, and a loop making 65,535 tables took them minutes.)
+local wide = task.channel()
+local many = {{wide, "recv"}}
+while #many < 65535 do table.move(many, 1, math.min(#many, 65535 - #many), #many + 1) end
+local sender = task.spawn(function() task.sleep(0.01); wide:send(7) end)
+local wi, wv, wok = task.select(many)
+check(math.type(wi) == "integer" and wi >= 1 and wi <= 65535, "a case of 65,535 fired")
+eq(wv, 7, "its value"); eq(wok, true, "its ok")
+sender:await()
+many[65536] = {wide, "recv"}
+eq(errorOf(task.select, many), "bad argument #1 to 'task.select' (too many cases (at most 65535))",
+   "too many cases")
+
 -- Argument errors.
 eq(errorOf(task.select, {}), "bad argument #1 to 'task.select' (no cases)", "no cases")
 eq(errorOf(task.select, {{x, "bogus"}}),
