@@ -60,7 +60,6 @@ LuaTask::LuaTask(RuntimeImpl& r, vm::Thread* th) : rt(r), thread(th) {
 LuaTask::~LuaTask() {
   if (LuaTask* awaited = wait.takeAwaited()) awaited->release();
   if (orphaned || !registered) return;  // its runtime or its thread may be gone already
-  if (vm::ThreadData* t = data()) t->task = nullptr;
   if (outcome == sched::TaskState::kPanicked && !errorObserved) rt.noteUnobservedError(id(), aside ? aside->traceback : std::string());
   rt.removeTask(this);
 }
@@ -233,6 +232,11 @@ void RuntimeImpl::addTask(LuaTask* task) {
 void RuntimeImpl::removeTask(LuaTask* task) {
   RegistryShard& shard = shards_[task->regShard];
   std::lock_guard lock(shard.mutex);
+  // A task ended before its record goes leaves no thread (completeTask); one freed
+  // before it ended still names its thread, read under the lock because the collector,
+  // which rewrites `thread` when it moves, traces the record under it, and this may be
+  // the timer thread, which is not a mutator.
+  if (vm::ThreadData* t = task->data()) t->task = nullptr;
   if (shard.tasks.contains(task)) shard.tasks.erase(task);
   removeDirtyLocked(shard.dirty, task);
   listRemove(shard.taskWalk.retrace, task, &LuaTask::retraceSlot);

@@ -148,8 +148,9 @@ struct LuaTask final : sched::Task {
   gc::SpinLock doneLock;
 
   // The thread's off-heap data (stable while the thread lives), or nullptr once done
-  // (never for the main task). By the thread's owner, or with the world running and
-  // the registry shard's lock held: the collector rewrites `thread` when it moves.
+  // (never for the main task). By the thread running the task, or under the registry
+  // shard's lock (RuntimeImpl::removeTask): the collector rewrites `thread` when it
+  // moves, and traces the record under that lock.
   vm::ThreadData* data() const { return thread ? thread->data : nullptr; }
 
   // `done`, for a thread that does not hold doneLock: the task may be completing on
