@@ -74,7 +74,9 @@ local closed = {await = "open", rec = "open", select = "open", send = "open", sl
 local function closer(name)
   return setmetatable({}, {__close = function(_, err) closed[name] = tostring(err) end})
 end
-local sleeper = task.spawn(function() local c <close> = closer("sleep"); task.sleep(100) end)
+-- The sleeper outlives the checks below, which under relocate stress on a loaded machine
+-- took over 100 seconds (its sleep ended first: "got completed, want suspended").
+local sleeper = task.spawn(function() local c <close> = closer("sleep"); task.sleep(1e6) end)
 local sendch = task.channel()
 local sender = task.spawn(function() local c <close> = closer("send"); sendch:send("lost") end)
 local selch = task.channel()
