@@ -770,6 +770,20 @@ Status resizeClaimed(State& state, Table* t, uint32_t arraySize, uint32_t hashSi
     setArraySize(t, arraySize);  // slots beyond the old size are already nil
     if (hashSize == 0) return Status::ok();
   }
+  if (arraySize > t->arraySize && !t->nodes && hashSize == 0) {
+    // An array part that grows, and no hash part: a copy, without rebuild's walk and
+    // count (a constructor whose last item is a call, `{f(x), f(y)}`, sized for one:
+    // bench/binarytrees.lua).
+    ValueArray* bigger = newValueArray(state, arraySize);
+    if (!bigger) return Status(StatusCode::kMemoryError);
+    claim.beforeCopy();
+    uint32_t n = t->arraySize;
+    for (uint32_t i = 0; i < n && i < a->capacity; ++i) storeValue(t, bigger->data[i], loadSlot(a->data[i]));
+    publishPart(t, t->array, bigger);
+    setArraySize(t, arraySize);
+    dropPart(state, a);
+    return Status::ok();
+  }
   claim.beforeCopy();
   uint64_t liveHash = 0;
   if (const NodeArray* na = t->nodes) {
