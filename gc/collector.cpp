@@ -74,6 +74,7 @@ namespace {
 // The free chunks kept at least (gc-v2.md "Pacing"): a small heap's nursery and the
 // chunks its minors promote into.
 constexpr size_t kMinPoolChunks = 4;
+constexpr uint8_t kLargePoolCollections = 4;  // install: how long a free large chunk waits for reuse
 // Survival pacing (Collector::survivalNursery).
 constexpr size_t kSurvivalNurseryCap = 4u << 20;
 
@@ -739,12 +740,21 @@ void Collector::install(uint64_t collection) {
   // time: page faults and zeroing).
   impl_.poolLimit = std::max(kMinPoolChunks * Heap::kChunkSize, 2 * nursery) +
                     2 * main_.survivorChunks().size() * Heap::kChunkSize;
-  // A large chunk no allocation reused since the last collection is unlikely to fit
-  // one soon (large objects of another size): unmapped, so the pool adds to the peak
-  // RSS only what the next cycle actually reuses.
-  for (Chunk* chunk : impl_.largePool) unmapChunk(chunk);
-  impl_.largePool.clear();
-  impl_.largePoolBytes = 0;
+  // A large chunk no allocation or promotion reused for kLargePoolCollections
+  // collections is unlikely to fit one soon (large objects of another size): unmapped,
+  // so the pool adds to the peak RSS little that the next cycles do not reuse. Unmapped
+  // at the first collection, those a major freed (old voxel maps of bench/cd.lua, one a
+  // frame) went while a later minor's promotion mapped a chunk for the next one.
+  size_t keptPool = 0;
+  for (Chunk* chunk : impl_.largePool) {
+    if (++chunk->idleCollections < kLargePoolCollections) {
+      impl_.largePool[keptPool++] = chunk;
+    } else {
+      impl_.largePoolBytes -= chunk->size;
+      unmapChunk(chunk);
+    }
+  }
+  impl_.largePool.resize(keptPool);
   std::vector<Chunk*> quarantined;
   if (relocate && !minor()) quarantined.swap(old);
   for (Chunk* chunk : old) {
@@ -755,6 +765,7 @@ void Collector::install(uint64_t collection) {
       impl_.pool.push_back(chunk);
     } else if (chunk->large && pooled + chunk->size <= impl_.poolLimit) {
       noteRecycled(chunk);
+      chunk->idleCollections = 0;
       impl_.largePool.push_back(chunk);
       impl_.largePoolBytes += chunk->size;
     } else {

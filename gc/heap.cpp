@@ -388,7 +388,8 @@ char* Heap::refill(Mutator& m, size_t size) {
   return chunk->base;
 }
 
-// A freed large chunk of about `size` bytes (the caller zeroes it: zeroRecycled), or nullptr.
+// A freed large chunk of about `size` bytes, or nullptr: an allocation zeroes it (zeroRecycled),
+// a promotion's copy overwrites the object's bytes (Marker::allocateTo).
 // Zeroing memory already mapped costs a fraction of faulting in a fresh mapping page by
 // page (a table's rebuilt node array, an array part that doubled: bench/sparse_keys.lua).
 // At most 1/8 of the chunk is left over, so a big chunk never serves a much smaller

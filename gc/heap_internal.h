@@ -48,6 +48,7 @@ struct Chunk {
   // few objects costs the next user a few pages, not its whole size (RSS and time).
   size_t dirtyBytes = 0;
   bool kept = false;    // during a collection: a large chunk that joined to-space in place
+  uint8_t idleCollections = 0;  // a pooled large chunk: collections since it joined the pool
   // The nursery: a mutator's bump buffer, or a large object allocated since the last
   // collection. Its objects are young (no kBitOld); an old chunk's are all old.
   bool young = false;

@@ -306,7 +306,17 @@ Object* Marker::keepNonMoving(Object* obj) {
 
 char* Marker::allocateTo(size_t size) {
   if (size >= Heap::kLargeObjectSize) {
-    Chunk* chunk = mapChunk(impl_.chunkSource, size, true);
+    // A pooled large chunk first: copies of large objects the mutators bumped into the
+    // nursery (their buffer had room) mapped a chunk each, and majors unmapped them
+    // (bench/cd.lua: a frame's voxel map, 162 of its 199 munmaps, each a TLB shootdown
+    // of the other workers' and the compile thread's CPUs). The copy overwrites the
+    // object's bytes; the chunk's dirty extent covers the rest (Chunk::dirtyBytes).
+    Chunk* chunk;
+    {
+      std::lock_guard lock(impl_.mutex);
+      chunk = plan_.heap.takeLargeChunkLocked(size);
+    }
+    if (!chunk) chunk = mapChunk(impl_.chunkSource, size, true);
     if (!chunk) return nullptr;
     chunk->large = true;
     chunk->top = chunk->base + size;
