@@ -293,14 +293,19 @@ struct HashProbe {
 // home may give its node away, which keeps the order; in an unordered part the first
 // dead node on the chain may. The collector's dead-key marker has no meaningful home:
 // probes pass over it and insertions never move in front of it by its distance.
-// kIntKey: `key` is an integer, compared without keyEquals' switch on the tag.
-template <bool kIntKey>
+// kInt: `key` is an integer; kShortString: an interned string, whose home is its hash
+// and which only its own pointer equals (tableShortStrSlot); both compared without
+// keyEquals' switch on the tag (bench/list.lua: its constructors' field stores).
+enum class ProbeKey { kAny, kInt, kShortString };
+template <ProbeKey kKey>
 [[gnu::always_inline]] inline HashProbe probeHashAs(NodeArray* na, const Value& key) {
   HashProbe p;
   if (!na) return p;
   uint32_t capacity = na->capacity, mask = capacity - 1;
   bool ordered = partOrdered(na);
-  uint32_t i = kIntKey ? intHome(key.u.i, capacity) : tableHomeSlot(key, capacity);
+  uint32_t i = kKey == ProbeKey::kInt           ? intHome(key.u.i, capacity)
+               : kKey == ProbeKey::kShortString ? key.asString()->header.hash & mask
+                                                : tableHomeSlot(key, capacity);
   for (uint32_t n = 0; n <= mask; ++n, i = (i + 1) & mask) {
     Node& node = na->nodes[i];
     Value stored = loadSlot(node.key);  // keyEquals dereferences string keys
@@ -308,7 +313,10 @@ template <bool kIntKey>
       p.stop = &node;
       break;
     }
-    if (kIntKey ? stored.tag == Tag::Int && stored.u.i == key.u.i : keyEquals(stored, key)) {
+    bool equal = kKey == ProbeKey::kInt           ? stored.tag == Tag::Int && stored.u.i == key.u.i
+                 : kKey == ProbeKey::kShortString ? stored.tag == Tag::String && stored.u.obj == key.u.obj
+                                                  : keyEquals(stored, key);
+    if (equal) {
       p.found = &node;
       break;
     }
@@ -328,7 +336,9 @@ template <bool kIntKey>
 }
 
 HashProbe probeHash(NodeArray* na, const Value& key) {
-  return key.isInt() ? probeHashAs<true>(na, key) : probeHashAs<false>(na, key);
+  if (key.isInt()) return probeHashAs<ProbeKey::kInt>(na, key);
+  if (key.isString() && key.asString()->isShort()) return probeHashAs<ProbeKey::kShortString>(na, key);
+  return probeHashAs<ProbeKey::kAny>(na, key);
 }
 
 // Puts `key` (absent) at `stop`, the end of its probe. In an ordered part the keys from
