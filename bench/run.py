@@ -4,14 +4,22 @@
 For each script: best wall time of N rounds, each of which runs every interpreter once
 (weft with --jit=off: this table compares the interpreter and the collector; --jit adds
 the default, the JIT on), in turn and starting with another each round, so a slow
-stretch of the machine falls on every column alike; peak RSS (max over the runs, from wait4's resource usage), a check that both print
+stretch of the machine falls on every column alike; the spread of each row (the largest
+of its columns' worst/best - 1, which says how far to trust its ratios); peak RSS (max over the runs, from wait4's resource usage), a check that both print
 the same output, and the ratio weft/lua5.4 (below 1 means weft is faster) and that of
 the peak RSS. Ends with the geometric mean of the time ratios, that of the
 allocation-heavy scripts (ALLOCATION) and the largest RSS ratio, then start-up (`-e ''`:
 best of many runs, and its peak RSS) beside lua5.4's, which the mean leaves out. Exit
 status 1 if any output differs or a run fails.
 
-  python3 bench/run.py [--weft build/tools/weft] [--lua lua5.4] [-n 3] [--quick] [--jit] [script ...]
+  python3 bench/run.py [--weft build/tools/weft] [--lua lua5.4] [-n 3] [--quick] [--jit]
+                       [--no-pin] [script ...]
+
+The single-threaded runs (lua5.4, weft --jit=off) of a round are pinned to one CPU, the
+faster of a short calibration loop run on each just before: on a virtual machine one CPU
+can run up to 1.7x slower than the other for minutes at a time, and a run that lands on
+it unpinned is noise. The --jit=on runs are not pinned (the compiler runs on a thread of
+its own beside the script). --no-pin leaves every run unpinned.
 
 --jit also runs weft with --jit=on (docs/design/jit.md) and prints both weft columns,
 their ratios to lua5.4 and the JIT's to the interpreter's (below 1: the JIT helps), with
@@ -86,38 +94,70 @@ def run_measured(cmd, rss=True):
         return elapsed, peak, os.waitstatus_to_exitcode(status), out.read(), err.read()
 
 
-def measure(cmds, runs, rss=True):
+ALL_CPUS = frozenset(os.sched_getaffinity(0))
+
+
+def loop_seconds(cpu):
+    """Best of three timings of a small busy loop on cpu (this process pinned there)."""
+    os.sched_setaffinity(0, {cpu})
+    best = math.inf
+    for _ in range(3):
+        start = time.perf_counter()
+        total = 0
+        for i in range(100000):
+            total += i
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def faster_cpu():
+    """The CPU on which the calibration loop ran fastest just now."""
+    return min(sorted(ALL_CPUS), key=loop_seconds)
+
+
+def measure(cmds, runs, rss=True, pinned=None):
     """Runs each command of cmds `runs` times, interleaved: round r runs them all once,
-    starting from the (r mod len)-th. Returns, per command, (best seconds, peak RSS KiB,
-    output, error): a failed run ends that command's measurement with its error."""
-    results = [[math.inf, 0, None, None] for _ in cmds]
+    starting from the (r mod len)-th; the commands whose pinned[i] is true run on the
+    round's faster CPU (children inherit this process's affinity). Returns, per command,
+    (best seconds, peak RSS KiB, output, error, spread): a failed run ends that command's
+    measurement with its error; spread is worst/best - 1 over its runs."""
+    results = [[math.inf, 0, None, None, 0.0] for _ in cmds]
+    worst = [0.0 for _ in cmds]
+    pinned = pinned or [False] * len(cmds)
     for r in range(runs):
+        cpu = faster_cpu() if any(pinned) and len(ALL_CPUS) > 1 else None
         for k in range(len(cmds)):
             i = (r + k) % len(cmds)
             result = results[i]
             if result[3] is not None:
                 continue
+            os.sched_setaffinity(0, {cpu} if cpu is not None and pinned[i] else ALL_CPUS)
             seconds, rss_kib, code, out, err = run_measured(cmds[i], rss)
             if code != 0:
                 result[0] = None
                 result[3] = "exit %d: %s" % (code, err.decode("utf-8", "replace")[-300:])
                 continue
             result[0], result[1], result[2] = min(result[0], seconds), max(result[1], rss_kib), out
+            worst[i] = max(worst[i], seconds)
+            result[4] = worst[i] / result[0] - 1
+    os.sched_setaffinity(0, ALL_CPUS)
     return [tuple(result) for result in results]
 
 
 def compare_jit(args, weft, scripts):
-    header = "%-14s %9s %9s %9s %8s %8s %8s  %s" % (
-        "script", "lua5.4 s", "off s", "on s", "off/lua", "on/lua", "on/off", "output")
+    header = "%-14s %9s %9s %9s %8s %8s %8s %7s  %s" % (
+        "script", "lua5.4 s", "off s", "on s", "off/lua", "on/lua", "on/off", "spread", "output")
     print(header)
     print("-" * len(header))
     ratios, failed = {"off": [], "on": [], "gain": []}, False
+    pin = not args.no_pin
     for script in scripts:
         name = os.path.splitext(os.path.basename(script))[0]
         size = [QUICK_SIZES[name]] if args.quick else []
         path = os.path.abspath(script)
-        (lua_t, _, lua_out, lua_err), (off_t, _, off_out, off_err), (on_t, _, on_out, on_err) = measure(
-            [[args.lua, path] + size, [weft, "--jit=off", path] + size, [weft, "--jit=on", path] + size], args.runs)
+        results = measure([[args.lua, path] + size, [weft, "--jit=off", path] + size, [weft, "--jit=on", path] + size],
+                          args.runs, pinned=[pin, pin, False])
+        (lua_t, _, lua_out, lua_err, _), (off_t, _, off_out, off_err, _), (on_t, _, on_out, on_err, _) = results
         if lua_err or off_err or on_err:
             failed = True
             print("%-14s FAILED: %s" % (name, lua_err or off_err or on_err))
@@ -127,8 +167,9 @@ def compare_jit(args, weft, scripts):
         ratios["off"].append(off_t / lua_t)
         ratios["on"].append(on_t / lua_t)
         ratios["gain"].append(on_t / off_t)
-        print("%-14s %9.3f %9.3f %9.3f %8.2f %8.2f %8.2f  %s" % (
-            name, lua_t, off_t, on_t, off_t / lua_t, on_t / lua_t, on_t / off_t, "same" if same else "DIFFERENT"))
+        print("%-14s %9.3f %9.3f %9.3f %8.2f %8.2f %8.2f %6.0f%%  %s" % (
+            name, lua_t, off_t, on_t, off_t / lua_t, on_t / lua_t, on_t / off_t, spread(results),
+            "same" if same else "DIFFERENT"))
     if ratios["on"]:
         mean = {k: geometric_mean(v) for k, v in ratios.items()}
         print("-" * len(header))
@@ -145,6 +186,11 @@ def compare_jit(args, weft, scripts):
     return 1 if failed else 0
 
 
+def spread(results):
+    """A row's spread in percent: the largest of its columns' worst/best - 1."""
+    return 100 * max(result[4] for result in results)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--weft", default=os.path.join(HERE, "..", "build", "tools", "weft"))
@@ -152,6 +198,7 @@ def main():
     parser.add_argument("-n", "--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--jit", action="store_true", help="compare weft --jit=on with the interpreter")
+    parser.add_argument("--no-pin", action="store_true", help="leave the single-threaded runs unpinned")
     parser.add_argument("scripts", nargs="*")
     args = parser.parse_args()
     weft = os.path.abspath(args.weft)
@@ -160,8 +207,8 @@ def main():
     floor = run_measured(["true"])[1]
     if args.jit:
         return compare_jit(args, weft, scripts)
-    header = "%-14s %9s %9s %7s %10s %10s %7s  %s" % (
-        "script", "lua5.4 s", "weft s", "ratio", "lua RSS", "weft RSS", "RSS", "output")
+    header = "%-14s %9s %9s %7s %7s %10s %10s %7s  %s" % (
+        "script", "lua5.4 s", "weft s", "ratio", "spread", "lua RSS", "weft RSS", "RSS", "output")
     print(header)
     print("-" * len(header))
     ratios, allocation, rss_ratios, failed = [], [], [], False
@@ -169,8 +216,9 @@ def main():
         name = os.path.splitext(os.path.basename(script))[0]
         path = os.path.abspath(script)
         size = [QUICK_SIZES[name]] if args.quick else []
-        (lua_t, lua_rss, lua_out, lua_err), (weft_t, weft_rss, weft_out, weft_err) = measure(
-            [[args.lua, path] + size, [weft, "--jit=off", path] + size], args.runs)
+        results = measure([[args.lua, path] + size, [weft, "--jit=off", path] + size], args.runs,
+                          pinned=[not args.no_pin] * 2)
+        (lua_t, lua_rss, lua_out, lua_err, _), (weft_t, weft_rss, weft_out, weft_err, _) = results
         if lua_err or weft_err:
             failed = True
             print("%-14s FAILED: %s" % (name, lua_err or weft_err))
@@ -182,8 +230,9 @@ def main():
         if name in ALLOCATION:
             allocation.append(ratio)
         rss_ratios.append((weft_rss / lua_rss, name))
-        print("%-14s %9.3f %9.3f %7.2f %8d K %8d K %7.2f  %s" % (
-            name, lua_t, weft_t, ratio, lua_rss, weft_rss, weft_rss / lua_rss, "same" if same else "DIFFERENT"))
+        print("%-14s %9.3f %9.3f %7.2f %6.0f%% %8d K %8d K %7.2f  %s" % (
+            name, lua_t, weft_t, ratio, spread(results), lua_rss, weft_rss, weft_rss / lua_rss,
+            "same" if same else "DIFFERENT"))
     if ratios:
         print("-" * len(header))
         print("geometric mean of ratios (weft / lua5.4, %d scripts): %.2f" % (len(ratios), geometric_mean(ratios)))
@@ -192,9 +241,9 @@ def main():
     if rss_ratios:
         print("largest peak RSS ratio: %.2f (%s)" % max(rss_ratios))
     startup_runs = 20 if args.quick else 200
-    (lua_t, _, _, lua_err), (weft_t, _, _, weft_err) = measure(
+    (lua_t, _, _, lua_err, _), (weft_t, _, _, weft_err, _) = measure(
         [[args.lua, "-e", ""], [weft, "-e", ""]], startup_runs, rss=False)
-    (_, lua_rss, _, _), (_, weft_rss, _, _) = measure([[args.lua, "-e", ""], [weft, "-e", ""]], 3)
+    (_, lua_rss, _, _, _), (_, weft_rss, _, _, _) = measure([[args.lua, "-e", ""], [weft, "-e", ""]], 3)
     if lua_err or weft_err:
         failed = True
         print("start-up FAILED: %s" % (lua_err or weft_err))
