@@ -8,8 +8,8 @@
 // and the rounds the outermost loop there has left (a numeric for's registers say).
 // Every kJitColdLoopLimit back-edges after (jitColdLoopCounts), that frame's worker
 // looks again in coldLoop, once the window has lasted kJitMinWindowMs: when the rounds
-// gone and the time they took say the rest ends before the code could be ready
-// (expectedWaitMs), the loop is left to the interpreter; otherwise the chunk is queued
+// gone and the time they took say the rest ends before twice the wait for the code
+// (expectedWaitMs, loopOutlastsCode), the loop is left to the interpreter; otherwise the chunk is queued
 // (queueAfter), as it would have been at the threshold. Each loop is judged once, early:
 // code that comes late in a loop costs the compilation and gains little. A later loop
 // is judged the same way when its first window ends (profiled first, once, as a cold
@@ -41,6 +41,8 @@ constexpr double kJitMinWindowMs = 2.0;
 // the two-core machine). Measured compilations replace the second.
 constexpr double kJitAssumedLoadMs = 25.0;
 constexpr double kJitAssumedMsPerInstruction = 1.5;
+// How many times the wait for its code a loop must look to have left to be queued.
+constexpr double kJitPaybackFactor = 2.0;
 
 uint64_t nowNanos() {
   return uint64_t(
@@ -327,13 +329,19 @@ bool JitTier::waitingLoop(const LuaClosure* cl, JitCode* code, uint32_t header, 
     return false;
   }
   if (ms < kJitMinWindowMs) return false;  // the window goes on
-  if (gone > 0 && ms / double(gone) * double(left.rounds) < expectedWaitMs(p)) {
+  if (gone > 0 && !loopOutlastsCode(ms / double(gone) * double(left.rounds), expectedWaitMs(p))) {
     code->waitShort.store(1, kRelaxed);
     return false;
   }
   queueAfter(cl, code, false);
   return false;
 }
+
+// Compiling a chunk whose loop had less than twice the wait left cost its worker more
+// than the code gained: bench/sort_numbers.lua, old_array.lua, concat.lua and
+// sort_strings.lua ran 3-10% slower than with --jit=off when such loops queued their
+// chunks, and as fast when they did not (docs/design/jit.md, "Short loops").
+bool loopOutlastsCode(double leftMs, double waitMs) { return leftMs >= kJitPaybackFactor * waitMs; }
 
 void startLoopWindow(JitCode& code, const LoopLeft& left) {
   code.waitHeader.store(left.header, std::memory_order_relaxed);

@@ -51,6 +51,11 @@ struct LoopLeft {
 };
 LoopLeft outermostLoopLeft(const Proto* p, uint32_t pc, const Value* base);
 
+// Whether a loop of a main chunk run once, with `leftMs` left by its window's pace, is
+// worth queueing the chunk for when its code would be ready in `waitMs`: the loop must
+// have about twice the wait left.
+bool loopOutlastsCode(double leftMs, double waitMs);
+
 struct JitCode;
 // A kWaiting code's measuring window starts now, at the rounds `left` has left.
 void startLoopWindow(JitCode& code, const LoopLeft& left);

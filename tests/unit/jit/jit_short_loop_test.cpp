@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tests/unit/jit/jit_test_util.h"
+#include "vm/jit_loops.h"
 
 namespace weft::vm::testing {
 namespace {
@@ -104,6 +105,17 @@ TEST(JitShortLoopTest, WithoutTheEstimateAShortLoopIsCompiled) {
   EXPECT_EQ(runSettled(ls, kShortNumeric), "59998");
   EXPECT_EQ(ls.compiled(), 1) << ls.stats();
   EXPECT_EQ(ls.waited(), 0) << ls.stats();
+}
+
+// A loop whose code would run only briefly after it arrives is not worth the compilation,
+// which slows the worker while it runs: it must look at least twice as long as the wait
+// (a window's pace misjudges a loop by tens of percent, so a test through one could not
+// tell 1.5 from 2).
+TEST(JitShortLoopTest, ALoopMustOutlastTwiceTheWaitForItsCode) {
+  EXPECT_FALSE(loopOutlastsCode(100.0, 100.0));
+  EXPECT_FALSE(loopOutlastsCode(190.0, 100.0));
+  EXPECT_TRUE(loopOutlastsCode(200.0, 100.0));
+  EXPECT_TRUE(loopOutlastsCode(1000.0, 100.0));
 }
 
 TEST(JitShortLoopTest, AMainChunksLongLoopIsCompiledAndEntered) {
