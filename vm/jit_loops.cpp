@@ -9,14 +9,14 @@
 // Every kJitColdLoopLimit back-edges after (jitColdLoopCounts), that frame's worker
 // looks again in coldLoop, once the window has lasted kJitMinWindowMs: when the rounds
 // gone and the time they took say the rest ends before twice the wait for the code
-// (expectedWaitMs, loopOutlastsCode), the loop is left to the interpreter; otherwise the chunk is queued
-// (queueAfter), as it would have been at the threshold. Each loop is judged once, early:
-// code that comes late in a loop costs the compilation and gains little. A later loop
-// is judged the same way when its first window ends (profiled first, once, as a cold
-// loop, when its feedback has holes: docs/design/jit.md, "Cold loops"); a loop whose
-// rounds left grew (the chunk runs again) is queued at once. One whose rounds no
-// register says (a generic for, a while) is queued once it has run half the expected
-// wait: what it ran is the estimate of what it has left.
+// (expectedWaitMs, loopOutlastsCode), the loop is left to the interpreter; otherwise
+// the chunk is queued (queueAfter), as it would have been at the threshold. Each loop
+// is judged once, early: code that comes late in a loop costs the compilation and gains
+// little. A later loop is judged the same way when its first window ends (profiled
+// first, once, as a cold loop, when its feedback has holes: docs/design/jit.md, "Cold
+// loops"); a loop whose rounds left grew (the chunk runs again) is queued at once. One
+// whose rounds no register says (a generic for, a while) is queued once it has run half
+// the expected wait: what it ran is the estimate of what it has left.
 #include "vm/jit_loops.h"
 
 #include <algorithm>
