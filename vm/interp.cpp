@@ -602,7 +602,7 @@ jitBackEdge: {
     DISPATCH();
   }
   if (__atomic_load_n(&code->entry, __ATOMIC_ACQUIRE) && code->entryMap[pc - p->code] == 1 &&
-      dispatch != kTraceLabels) {
+      dispatch != kTraceLabels && code->calleeWait.load(std::memory_order_relaxed) != jit->quietEpoch()) {
     goto jitEnter;
   }
   // A loop the code does not enter (queued, rejected or cold code: most rounds of such a
@@ -654,6 +654,8 @@ jitEnter: {
   // one a compiled tail call put in the entered frame's place ("Compiled tail calls").
   bool inCallee = kind & kWeftJitExitInCallee;
   kind &= ~kWeftJitExitInCallee;
+  Proto* enteredProto = p;
+  JitCode* entered = code;
   LOADFRAME();
   if (inCallee || cl->proto != p) {
     p = cl->proto;
@@ -684,6 +686,13 @@ jitEnter: {
     goto jitEnter;
   }
   dispatch = SHARED() ? kSharedLabels : kLabels;
+  // Left at a call whose callee's code is queued: entered again at once, the code would
+  // leave there again, a round trip per call or round until the callee's code is ready
+  // (docs/design/jit.md, "Quiet frames").
+  if (kind == kWeftJitExitInterpret && JitTier::callsQueuedCode(*pc, base)) [[unlikely]] {
+    jit->waitForCallee(p, code);
+    if (entered != code) jit->waitForCallee(enteredProto, entered);
+  }
   // The exit's instruction runs interpreted, a FORPREP too (not back into the code).
   i = *pc++;
   if (getOp(i) == Op::FORPREP) goto forPrepInterpreted;

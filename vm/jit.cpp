@@ -693,6 +693,22 @@ bool JitTier::coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header, con
   return false;
 }
 
+bool JitTier::callsQueuedCode(Instruction call, const Value* base) {
+  frontend::Op op = frontend::getOp(call);
+  if (op != frontend::Op::CALL && op != frontend::Op::TAILCALL) return false;
+  const Value& callee = base[frontend::getA(call)];
+  if (!callee.isLuaClosure()) return false;
+  const JitCode* code = __atomic_load_n(&callee.asLuaClosure()->proto->jit, __ATOMIC_ACQUIRE);
+  return code && code->state.load(std::memory_order_relaxed) == JitCode::kQueued;
+}
+
+void JitTier::waitForCallee(Proto* p, JitCode* code) {
+  uint16_t epoch = quietEpoch();
+  code->calleeWait.store(epoch, std::memory_order_relaxed);
+  // A frame that profiles (cold loops) still needs its frame changes.
+  if (!code->reprofiling.load(std::memory_order_relaxed)) __atomic_store_n(&p->jitQuiet, epoch, __ATOMIC_RELAXED);
+}
+
 void JitTier::nextQuietEpoch() {
   // Release, and read-modify-write so that racing movers each take an epoch: a frame
   // change that reads an epoch sees every change stored before it moved there.
@@ -878,9 +894,11 @@ void JitTier::compileJob(Job& job) {
   } else if (rc == kWeftJitRejected) {
     rejected_++;
     code->state.store(JitCode::kRejected, std::memory_order_release);
+    nextQuietEpoch();  // its callers' frames, quiet while it was queued
   } else {
     failed_++;
     code->state.store(JitCode::kFailed, std::memory_order_release);
+    nextQuietEpoch();
     if (failed_ == 1) std::fprintf(stderr, "weft: JIT: %s: %s\n", code->name.c_str(), res.error);
   }
 }

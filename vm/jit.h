@@ -124,6 +124,11 @@ struct JitCode : JitCodeEntry {
   std::atomic<int64_t> waitLeft{0};
   std::atomic<uint32_t> waitHeader{0};
   std::atomic<uint8_t> waitShort{0};
+  // The quiet epoch in which this code last left its frame at a call whose callee's code
+  // was queued: the interpreter does not enter it at a loop header until the epoch moves
+  // (docs/design/jit.md, "Quiet frames"). Any worker, relaxed (a stale value costs one
+  // entry and exit more, or one less).
+  std::atomic<uint16_t> calleeWait{0};
   std::vector<uint32_t> siteExits;     // guard exits by pc (relaxed counters, as below)
   // Statistics (--jit-stats): relaxed counters, racy increments may lose counts.
   uint64_t entries = 0;
@@ -230,11 +235,18 @@ class JitTier {
   void dropProtoRef(JitCode* code);
   // Frame changes (vm/interp.cpp jitFrame) skip a prototype whose Proto::jitQuiet is
   // this epoch: its code had no entry and did not profile when a frame change last
-  // looked. Every change that gives a prototype's frames work (an entry published, a
-  // cold loop profiling again) moves to the next epoch, so each prototype is looked at
-  // again. Read with acquire: a frame that finds an epoch then finds the changes made
-  // before it moved there.
+  // looked, or it waits for a callee's (waitForCallee). Every change that gives a
+  // prototype's frames work (an entry published, a compilation ended, a cold loop
+  // profiling again) moves to the next epoch, so each prototype is looked at again. Read with acquire: a frame that
+  // finds an epoch then finds the changes made before it moved there.
   uint16_t quietEpoch() const { return quietEpoch_.load(std::memory_order_acquire); }
+  // Whether `call` (the instruction compiled code left its frame at, registers at `base`)
+  // is a CALL or TAILCALL of a Lua function whose code is queued. Never collects.
+  static bool callsQueuedCode(Instruction call, const Value* base);
+  // Code of p that left at such a call: neither p's frames at their start nor its loop
+  // headers enter it again until the epoch moves, as the callee's code will move it
+  // (docs/design/jit.md, "Quiet frames"). Never collects.
+  void waitForCallee(Proto* p, JitCode* code);
   // Whether the compiler module has been loaded in this process (lazy loading).
   static bool moduleLoaded();
   // Compiled functions whose code the engine still holds (waits for pending releases).

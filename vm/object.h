@@ -141,7 +141,8 @@ struct Proto {
   uint32_t numProtos;
   uint16_t numUpvalues;  // at most 255 (frontend)
   // The JIT tier's quiet epoch when a frame change last found nothing to do for this
-  // prototype (vm/jit.h, JitTier::quietEpoch); 0 never matches. Any worker, relaxed.
+  // prototype, or its code last waited for a callee's (vm/jit.h, JitTier::quietEpoch,
+  // waitForCallee); 0 never matches. Any worker, relaxed.
   uint16_t jitQuiet;
   uint8_t numParams;
   uint8_t isVararg;
