@@ -727,7 +727,8 @@ void Collector::install(uint64_t collection) {
   // table (and walked every finalizer registration and channel buffer), so a fixed
   // nursery made that walk's cost per allocated byte grow with the live heap
   // (bench/strings.lua: 54 minors of 17 ms). Half of v1's growth keeps it a constant
-  // share, as in v1; whether a fixed nursery now suffices is gc-v2.md's step (7).
+  // share, as in v1. A fixed one, measured again once minors swept only new strings, was
+  // slower (bench/tables.lua 30%, binarytrees 9%: gc-v2.md "Pacing").
   size_t nursery = survivalNursery(config.initialThreshold, nextGrowth(live, 0, config) / 2, joined);
   impl_.threshold = live + impl_.survivorBytes + nursery;
   if (!minor())
