@@ -167,9 +167,9 @@ Object* Marker::publishCopy(Object* obj, uint64_t word, Object* moved, size_t si
   }
   if (plan_.parallel) {
     if (!inHole && !large) markLines(current_, to, size);
-    pushGrey(moved);
+    if (traced(word)) pushGrey(moved);
   } else if (inHole) {
-    grey_.push_back(moved);
+    if (traced(word)) grey_.push_back(moved);
   } else if (impl_.types[kindOfWord(word)].prefetch && !large) {
     prefetchQueue_.push_back(moved);
   }
@@ -190,7 +190,7 @@ Object* Marker::age(Object* obj, uint64_t word, size_t size) {
   uint8_t bits = static_cast<uint8_t>((gcBitsOfWord(word) & ~kBitsCleared) | plan_.toEpoch | kBitSurvivor);
   __atomic_store_n(headerWordOf(moved), withGcBits(word, bits), __ATOMIC_RELAXED);
   setForwardee(obj, moved);
-  grey_.push_back(moved);
+  if (traced(word)) grey_.push_back(moved);
   survivorBytes_ += size;
   ++reached_;
   return moved;
@@ -253,7 +253,7 @@ Object* Marker::claimInPlace(Object* obj, uint64_t word, uint8_t bits) {
 void Marker::markInPlace(Object* obj, size_t size) {
   uint64_t word = loadHeaderWord(obj);
   if (!claimInPlace(obj, word, gcBitsOfWord(word))) return;
-  pushGrey(obj);
+  if (traced(word)) pushGrey(obj);
   notePromoted(obj);
   keptBytes_ += size;
   ++reached_;
@@ -278,7 +278,7 @@ Object* Marker::keepLarge(Object* obj) {
   toLarge_.push_back(chunk);
   keptBytes_ += static_cast<size_t>(chunk->top - chunk->base);
   ++reached_;
-  if (plan_.parallel) pushGrey(obj);  // one marker: the scan walks toLarge_
+  if (plan_.parallel && traced(word)) pushGrey(obj);  // one marker: the scan walks toLarge_
   notePromoted(obj);
   return obj;
 }

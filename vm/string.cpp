@@ -21,10 +21,16 @@
 //    erased by backward shifting (eraseSlot), so a minor's sweep costs in proportion to
 //    the strings interned since the last collection, not to the table. A major (and
 //    verification) walks every slot. Every collection empties the lists.
-//  - Load factor at most 3/4; a shard doubles when it would exceed it, up to 2^20
-//    slots (some 50 million strings in all, gigabytes of them). If the bigger array
+//  - Load factor at most 7/8 (hasRoom); a shard doubles when it would exceed it, up to
+//    2^20 slots (some 50 million strings in all, gigabytes of them). If the bigger array
 //    cannot be allocated the shard keeps going until it is truly full, and then
-//    interning fails with nullptr (a memory error for the caller).
+//    interning fails with nullptr (a memory error for the caller). At 3/4, 200,000
+//    strings (bench/tables.lua's keys: 3,125 a shard) doubled most shards to 8,192
+//    slots, 4 MB where lua's table of pointers took 2; the 20-bit tags keep the longer
+//    probes in the slot array, eight slots to a cache line.
+//  - A young list that a sweep leaves a quarter full or less shrinks (fitYoung): it
+//    grows to the strings made between two collections and then held that memory for
+//    good (1 MB of bench/tables.lua's peak).
 //
 // Long strings are never interned. Their hash is computed lazily: at creation the seed
 // is parked in header.hash; the first stringHash replaces it with the content hash and
@@ -33,6 +39,7 @@
 #include "vm/string.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -216,6 +223,19 @@ void StringTable::noteYoung(Shard& shard, const Slot& slot) {
   shard.young[shard.youngCount++] = slot;
 }
 
+// After a sweep: a list at most a quarter full gets one of twice its entries (at least
+// the initial size). If that cannot be allocated the list stays as it is.
+void StringTable::fitYoung(Shard& shard) {
+  if (shard.youngCapacity <= kInitialShardSlots || shard.youngCount * 4 > shard.youngCapacity) return;
+  uint32_t capacity = std::max(kInitialShardSlots, std::bit_ceil(shard.youngCount * 2));
+  auto* young = new (std::nothrow) Slot[capacity];
+  if (!young) return;
+  std::copy(shard.young, shard.young + shard.youngCount, young);
+  delete[] shard.young;
+  shard.young = young;
+  shard.youngCapacity = capacity;
+}
+
 // Linear probing's deletion without tombstones: the entries after the hole in its
 // cluster move back into it, unless their home lies cyclically in (hole, j], where they
 // must stay to be found.
@@ -273,7 +293,7 @@ String* StringTable::intern(State& state, std::string_view bytes, uint32_t hash)
     return s;
   }
   String* result = nullptr;
-  bool room = (shard.count + 1) * 4 <= shard.capacity * 3 || grow(shard) || shard.count + 1 < shard.capacity;
+  bool room = hasRoom(shard) || grow(shard) || shard.count + 1 < shard.capacity;
   if (room) result = allocateString(state, bytes.size());
   Slot slot = slotOf(result, hash);
   if (slot) {
@@ -298,7 +318,7 @@ String* StringTable::adopt(String* s, uint32_t hash) {
   }
   String* result = nullptr;
   Slot slot = slotOf(s, hash);
-  if (slot && ((shard.count + 1) * 4 <= shard.capacity * 3 || grow(shard) || shard.count + 1 < shard.capacity)) {
+  if (slot && (hasRoom(shard) || grow(shard) || shard.count + 1 < shard.capacity)) {
     s->header.hash = hash;
     s->header.aux = 0;
     s->flags = kStringShort;
@@ -315,6 +335,17 @@ size_t StringTable::size() const {
   for (const Shard& shard : shards_) {
     lock(const_cast<Shard&>(shard));
     total += shard.count;
+    unlock(const_cast<Shard&>(shard));
+  }
+  return total;
+}
+
+StringTable::Footprint StringTable::footprint() const {
+  Footprint total;
+  for (const Shard& shard : shards_) {
+    lock(const_cast<Shard&>(shard));
+    total.slots += shard.capacity;
+    total.youngSlots += shard.youngCapacity;
     unlock(const_cast<Shard&>(shard));
   }
   return total;
@@ -387,6 +418,7 @@ void StringTable::sweepOneShard(Shard& shard, gc::Visitor& visitor) {
     }
     sweepShard(shard, visitor, pass == gc::Pass::kMinor);
   }
+  if (pass != gc::Pass::kCheck) fitYoung(shard);
   unlock(shard);
 }
 

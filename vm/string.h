@@ -71,6 +71,13 @@ class StringTable final : public gc::WeakRootSource {
   String* adopt(String* s, uint32_t hash);
   // Number of interned strings (tests and statistics; takes every shard lock).
   size_t size() const;
+  // Slots allocated, in the shards' arrays and in their young lists (tests; takes every
+  // shard lock).
+  struct Footprint {
+    size_t slots = 0;
+    size_t youngSlots = 0;
+  };
+  Footprint footprint() const;
 
   void sweepWeakRoots(gc::Visitor& visitor) override;
   // Runs of whole shards (shards share nothing the sweep writes), about
@@ -117,6 +124,9 @@ class StringTable final : public gc::WeakRootSource {
   };
   static void insertSlot(Shard& shard, const Slot& slot);
   static void noteYoung(Shard& shard, const Slot& slot);
+  static void fitYoung(Shard& shard);
+  // Whether one more string keeps the shard within its load factor (string.cpp).
+  static bool hasRoom(const Shard& shard) { return (shard.count + 1) * 8 <= shard.capacity * 7; }
   static void eraseSlot(Shard& shard, uint32_t i);
   // `relist`: a minor's, which lists again the strings it keeps young.
   static void sweepShard(Shard& shard, gc::Visitor& visitor, bool relist);
