@@ -74,7 +74,7 @@ namespace {
 // The free chunks kept at least (gc-v2.md "Pacing"): a small heap's nursery and the
 // chunks its minors promote into.
 constexpr size_t kMinPoolChunks = 4;
-constexpr uint8_t kLargePoolCollections = 4;  // install: how long a free large chunk waits for reuse
+constexpr uint8_t kLargePoolCollections = 16;  // install: how long a free large chunk waits for reuse
 // Survival pacing (Collector::survivalNursery).
 constexpr size_t kSurvivalNurseryCap = 4u << 20;
 
@@ -745,7 +745,9 @@ void Collector::install(uint64_t collection) {
   // collections is unlikely to fit one soon (large objects of another size): unmapped,
   // so the pool adds to the peak RSS little that the next cycles do not reuse. Unmapped
   // at the first collection, those a major freed (old voxel maps of bench/cd.lua, one a
-  // frame) went while a later minor's promotion mapped a chunk for the next one.
+  // frame) went while a later minor's promotion mapped a chunk for the next one; after
+  // four, those the next major freed came back between majors more than four collections
+  // apart (cd.lua: 84 unmapped so).
   size_t keptPool = 0;
   for (Chunk* chunk : impl_.largePool) {
     if (++chunk->idleCollections < kLargePoolCollections) {
@@ -758,13 +760,18 @@ void Collector::install(uint64_t collection) {
   impl_.largePool.resize(keptPool);
   std::vector<Chunk*> quarantined;
   if (relocate && !minor()) quarantined.swap(old);
+  // Each pool has the budget: sharing one, the large chunks went first whenever a major
+  // freed enough standard chunks to fill it, and bench/cd.lua mapped and unmapped 109
+  // chunks of 36 KiB (a frame's voxel map, promoted at a minor, freed at a major), each
+  // munmap a TLB shootdown of the other CPUs (69 us each with the JIT's thread on one,
+  // 8 us with the JIT off). A quarter of the budget for large chunks kept no copy of
+  // bench/gsub.lua's 1 MB strings.
   for (Chunk* chunk : old) {
     chunk->young = false;
-    size_t pooled = impl_.pool.size() * Heap::kChunkSize + impl_.largePoolBytes;
-    if (!chunk->large && chunk->size == Heap::kChunkSize && pooled < impl_.poolLimit) {
+    if (!chunk->large && chunk->size == Heap::kChunkSize && impl_.pool.size() * Heap::kChunkSize < impl_.poolLimit) {
       noteRecycled(chunk);
       impl_.pool.push_back(chunk);
-    } else if (chunk->large && pooled + chunk->size <= impl_.poolLimit) {
+    } else if (chunk->large && impl_.largePoolBytes + chunk->size <= impl_.poolLimit) {
       noteRecycled(chunk);
       chunk->idleCollections = 0;
       impl_.largePool.push_back(chunk);
@@ -773,9 +780,7 @@ void Collector::install(uint64_t collection) {
       unmapChunk(chunk);
     }
   }
-  // Large chunks go first: only an object of about the same size can reuse one.
-  while (!impl_.largePool.empty() &&
-         impl_.pool.size() * Heap::kChunkSize + impl_.largePoolBytes > impl_.poolLimit) {
+  while (impl_.largePoolBytes > impl_.poolLimit) {
     impl_.largePoolBytes -= impl_.largePool.back()->size;
     unmapChunk(impl_.largePool.back());
     impl_.largePool.pop_back();

@@ -206,7 +206,7 @@ struct Heap::Impl {
   std::vector<Chunk*> abandoned;           // lock: a failed collection's copies (~Heap unmaps)
   std::vector<Chunk*> largePool;           // lock: free large chunks (Chunk::dirtyBytes)
   size_t largePoolBytes = 0;               // lock: their mapped bytes
-  size_t poolLimit = 4 * Heap::kChunkSize;  // world stopped: bound of both pools together
+  size_t poolLimit = 4 * Heap::kChunkSize;  // world stopped: bound of each pool's bytes
   // World stopped: the nursery the last collection gave (threshold - live), and how many
   // times survival pacing doubled it, or (negative) halved the floor (collector.cpp
   // survivalNursery).
