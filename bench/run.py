@@ -23,7 +23,10 @@ its own beside the script). --no-pin leaves every run unpinned.
 
 --jit also runs weft with --jit=on (docs/design/jit.md) and prints both weft columns,
 their ratios to lua5.4 and the JIT's to the interpreter's (below 1: the JIT helps), with
-a geometric mean for each; the output of all three must be the same.
+a geometric mean for each; the output of all three must be the same. Its last columns
+are the compile thread's time (from one more --jit=on run with --jit-stats) and that
+time's share of the best --jit=on run: the compiler runs beside the script, so this is
+how long the script ran without the code it asked for, not time it lost.
 
 --quick runs each script at a small size (QUICK_SIZES, its arg[1]): a smoke test that CI
 runs on every change to verify the checksums; its times are too short to judge.
@@ -32,6 +35,7 @@ import argparse
 import glob
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -145,11 +149,13 @@ def measure(cmds, runs, rss=True, pinned=None):
 
 
 def compare_jit(args, weft, scripts):
-    header = "%-14s %9s %9s %9s %8s %8s %8s %7s  %s" % (
-        "script", "lua5.4 s", "off s", "on s", "off/lua", "on/lua", "on/off", "spread", "output")
+    header = "%-14s %9s %9s %9s %8s %8s %8s %7s %9s %6s  %s" % (
+        "script", "lua5.4 s", "off s", "on s", "off/lua", "on/lua", "on/off", "spread", "compile", "share",
+        "output")
     print(header)
     print("-" * len(header))
     ratios, failed = {"off": [], "on": [], "gain": []}, False
+    compile_total, on_total = 0.0, 0.0
     pin = not args.no_pin
     for script in scripts:
         name = os.path.splitext(os.path.basename(script))[0]
@@ -167,14 +173,19 @@ def compare_jit(args, weft, scripts):
         ratios["off"].append(off_t / lua_t)
         ratios["on"].append(on_t / lua_t)
         ratios["gain"].append(on_t / off_t)
-        print("%-14s %9.3f %9.3f %9.3f %8.2f %8.2f %8.2f %6.0f%%  %s" % (
+        compile_s = compile_seconds([weft, "--jit=on", "--jit-stats", path] + size)
+        compile_total += compile_s
+        on_total += on_t
+        print("%-14s %9.3f %9.3f %9.3f %8.2f %8.2f %8.2f %6.0f%% %7.0f ms %5.0f%%  %s" % (
             name, lua_t, off_t, on_t, off_t / lua_t, on_t / lua_t, on_t / off_t, spread(results),
-            "same" if same else "DIFFERENT"))
+            compile_s * 1000, 100 * compile_s / on_t, "same" if same else "DIFFERENT"))
     if ratios["on"]:
         mean = {k: geometric_mean(v) for k, v in ratios.items()}
         print("-" * len(header))
         print("geometric means (%d scripts): off/lua %.2f, on/lua %.2f, on/off %.2f" % (
             len(ratios["on"]), mean["off"], mean["on"], mean["gain"]))
+        print("compile time: %.0f ms in all, %.0f%% of the --jit=on runs' %.2f s" % (
+            compile_total * 1000, 100 * compile_total / on_total, on_total))
     runs = 20 if args.quick else 200
     lua_t, off_t, on_t = (result[0] for result in measure(
         [[args.lua, "-e", ""], [weft, "--jit=off", "-e", ""], [weft, "--jit=on", "-e", ""]], runs, rss=False))
@@ -184,6 +195,13 @@ def compare_jit(args, weft, scripts):
     print("start-up (-e '', best of %d): lua5.4 %.2f ms, weft --jit=off %.2f ms (%.2f), --jit=on %.2f ms (%.2f)" % (
         runs, lua_t * 1000, off_t * 1000, off_t / lua_t, on_t * 1000, on_t / lua_t))
     return 1 if failed else 0
+
+
+def compile_seconds(cmd):
+    """The compile time --jit-stats reports for one run of cmd (0 if it compiled nothing)."""
+    _, _, _, _, err = run_measured(cmd, rss=False)
+    match = re.search(rb"compile time ([0-9.]+) ms", err)
+    return float(match.group(1)) / 1000 if match else 0.0
 
 
 def spread(results):
