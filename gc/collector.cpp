@@ -626,10 +626,16 @@ void Collector::sweepOld() {
 // The weak roots (the string table), part by part, shared in a parallel major: the
 // requester's marker copies nothing any more, so its visit and isLive only read.
 void Collector::sweepWeakRoots() {
-  std::vector<std::pair<WeakRootSource*, size_t>> parts;
-  for (WeakRootSource* source : impl_.weakRoots)
-    for (size_t part = 0; part < source->weakRootParts(); ++part) parts.emplace_back(source, part);
-  runParts(parts.size(), [&](size_t i) { parts[i].first->sweepWeakRootPart(parts[i].second, main_); });
+  std::vector<std::pair<size_t, size_t>> parts;  // (source, part)
+  std::vector<size_t> counts;                    // each source's parts
+  for (WeakRootSource* source : impl_.weakRoots) {
+    counts.push_back(source->weakRootParts());
+    for (size_t part = 0; part < counts.back(); ++part) parts.emplace_back(counts.size() - 1, part);
+  }
+  runParts(parts.size(), [&](size_t i) {
+    auto [source, part] = parts[i];
+    impl_.weakRoots[source]->sweepWeakRootPart(part, counts[source], main_);
+  });
 }
 
 // Makes the collection's result current. The nursery's chunks (mutator buffers, young

@@ -294,14 +294,17 @@ class RootSource {
 // sweeps different parts at once on the requester and the parked mutators (gc-v2.md
 // "Parallel majors"), all with the requester's marker, which copies nothing by then
 // (its visit and isLive only read the heap). Each part should be worth a thread's
-// wake-up: a small source is one part. sweepWeakRoots is every part.
+// wake-up: a small source is one part. sweepWeakRoots is every part. The sweep asks
+// weakRootParts once, before its first part, and passes the answer to each part: a part
+// may change what that count depends on (the string table shrinks its shards).
 class WeakRootSource {
  public:
   virtual ~WeakRootSource() = default;
   virtual void sweepWeakRoots(Visitor& visitor) = 0;
   virtual size_t weakRootParts() const { return 1; }
-  virtual void sweepWeakRootPart(size_t part, Visitor& visitor) {
+  virtual void sweepWeakRootPart(size_t part, size_t parts, Visitor& visitor) {
     (void)part;
+    (void)parts;
     sweepWeakRoots(visitor);
   }
 };

@@ -28,6 +28,8 @@
 //    strings (bench/tables.lua's keys: 3,125 a shard) doubled most shards to 8,192
 //    slots, 4 MB where lua's table of pointers took 2; the 20-bit tags keep the longer
 //    probes in the slot array, eight slots to a cache line.
+//  - A shard that a sweep leaves an eighth full or less shrinks (shrink), as lua's table
+//    does at a collection.
 //  - A young list that a sweep leaves a quarter full or less shrinks (fitYoung): it
 //    grows to the strings made between two collections and then held that memory for
 //    good (1 MB of bench/tables.lua's peak).
@@ -271,12 +273,27 @@ String* StringTable::findLocked(const Shard& shard, std::string_view bytes, uint
 bool StringTable::grow(Shard& shard) {
   uint32_t newCapacity = shard.capacity ? shard.capacity * 2 : kInitialShardSlots;
   if (newCapacity > (1u << kTagBits)) return false;  // a slot's tag is its home
-  auto* slots = new (std::nothrow) Slot[newCapacity]();
+  return rehash(shard, newCapacity);
+}
+
+// After a sweep: a shard an eighth full or less halves until it is a quarter full at
+// most (and at least the initial size), as lua's string table shrinks at a collection:
+// strings made by the million and dropped no longer keep their slots for good. False
+// when it kept its size.
+bool StringTable::shrink(Shard& shard) {
+  uint32_t capacity = shard.capacity;
+  while (capacity > kInitialShardSlots && shard.count * 8 <= capacity) capacity /= 2;
+  return capacity < shard.capacity && rehash(shard, capacity);
+}
+
+// Moves every slot into a new array of `capacity` slots; false if it cannot be had.
+bool StringTable::rehash(Shard& shard, uint32_t capacity) {
+  auto* slots = new (std::nothrow) Slot[capacity]();
   if (!slots) return false;
   Slot* old = shard.slots;
   uint32_t oldCapacity = shard.capacity;
   shard.slots = slots;
-  shard.capacity = newCapacity;
+  shard.capacity = capacity;
   shard.count = 0;
   for (uint32_t i = 0; i < oldCapacity; ++i) {
     if (old[i]) insertSlot(shard, old[i]);
@@ -399,8 +416,7 @@ size_t StringTable::weakRootParts() const {
   return std::clamp<size_t>(slots / kSweepSlotsPerPart, 1, kShardCount);
 }
 
-void StringTable::sweepWeakRootPart(size_t part, gc::Visitor& visitor) {
-  size_t parts = weakRootParts();
+void StringTable::sweepWeakRootPart(size_t part, size_t parts, gc::Visitor& visitor) {
   for (size_t i = part * kShardCount / parts; i < (part + 1) * kShardCount / parts; ++i)
     sweepOneShard(shards_[i], visitor);
 }
@@ -447,7 +463,7 @@ void StringTable::sweepShard(Shard& shard, gc::Visitor& visitor, bool relist) {
       removed = true;
     }
   }
-  if (removed) rebuildInPlace(shard, freeBefore);
+  if (removed && !shrink(shard)) rebuildInPlace(shard, freeBefore);
 }
 
 // Each young string is found by its address from its home slot (a survivor's slot is

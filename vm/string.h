@@ -83,7 +83,7 @@ class StringTable final : public gc::WeakRootSource {
   // Runs of whole shards (shards share nothing the sweep writes), about
   // kSweepSlotsPerPart slots each (string.cpp), at most 64: one part for a small table.
   size_t weakRootParts() const override;
-  void sweepWeakRootPart(size_t part, gc::Visitor& visitor) override;
+  void sweepWeakRootPart(size_t part, size_t parts, gc::Visitor& visitor) override;
 
  private:
   // One slot: the string's address (16-byte aligned, below 2^48: 44 bits) and the low
@@ -137,6 +137,8 @@ class StringTable final : public gc::WeakRootSource {
   static void lock(Shard& shard);
   static void unlock(Shard& shard);
   static bool grow(Shard& shard);
+  static bool shrink(Shard& shard);
+  static bool rehash(Shard& shard, uint32_t capacity);
   static void rebuildInPlace(Shard& shard, uint32_t start);
   Shard& shardFor(uint32_t hash) { return shards_[hash >> 26]; }
 

@@ -56,10 +56,10 @@ void checkList(Object* list, int64_t first, int64_t step, int64_t last) {
 struct PartedTable : WeakRootSource {
   static constexpr size_t kParts = 16;
   void sweepWeakRoots(Visitor& v) override {
-    for (size_t part = 0; part < kParts; ++part) sweepWeakRootPart(part, v);
+    for (size_t part = 0; part < kParts; ++part) sweepWeakRootPart(part, kParts, v);
   }
   size_t weakRootParts() const override { return kParts; }
-  void sweepWeakRootPart(size_t part, Visitor& v) override {
+  void sweepWeakRootPart(size_t part, size_t /*parts*/, Visitor& v) override {
     std::vector<Object*> kept;
     for (Object* entry : parts[part]) {
       if (!v.isLive(entry)) continue;
