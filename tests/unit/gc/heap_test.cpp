@@ -292,6 +292,17 @@ struct LargeBlockCounter {
   int unmapped = 0;
 };
 
+// A toy heap whose chunks come from a LargeBlockCounter.
+struct CountedHeap {
+  static Config countedBy(LargeBlockCounter& counter) {
+    Config config;
+    config.chunkSource = {LargeBlockCounter::fn, &counter};
+    return config;
+  }
+  LargeBlockCounter counter;
+  ToyHeap h{countedBy(counter)};
+};
+
 // A large object bumped into the nursery (the buffer is refilled first, so it fits).
 Blob* bigInNursery(ToyHeap& h, size_t bytes) {
   h.pair();
@@ -307,10 +318,9 @@ Blob* bigInNursery(ToyHeap& h, size_t bytes) {
 // (gc-v2.md "Free large chunks are pooled"). Mapping one for each copy, with the pool
 // emptied at every collection, cost bench/cd.lua a munmap a frame.
 TEST(GcHeap, LargeCopiesReusePooledChunksAndIdleOnesAreUnmapped) {
-  LargeBlockCounter counter;
-  Config config;
-  config.chunkSource = {LargeBlockCounter::fn, &counter};
-  ToyHeap h(config);
+  CountedHeap counted;
+  ToyHeap& h = counted.h;
+  LargeBlockCounter& counter = counted.counter;
   constexpr size_t kBytes = 40000;
   size_t r = h.root(bigInNursery(h, kBytes));
   EXPECT_EQ(counter.mapped, 0) << "bumped into the nursery";
@@ -334,10 +344,9 @@ TEST(GcHeap, LargeCopiesReusePooledChunksAndIdleOnesAreUnmapped) {
 // standard chunks than the pool keeps used to unmap the large ones first, and cd.lua
 // mapped and unmapped a voxel map's chunk every few frames.
 TEST(GcHeap, AMajorsFreedStandardChunksDoNotPushLargeOnesOutOfThePool) {
-  LargeBlockCounter counter;
-  Config config;
-  config.chunkSource = {LargeBlockCounter::fn, &counter};
-  ToyHeap h(config);
+  CountedHeap counted;
+  ToyHeap& h = counted.h;
+  LargeBlockCounter& counter = counted.counter;
   constexpr size_t kBytes = 40000;
   size_t list = h.root(nullptr);
   for (size_t i = 0; i < 8 * Heap::kChunkSize / sizeof(Pair); ++i)
