@@ -217,33 +217,55 @@ void Lowering::condJump(uint32_t pc, Value* cond, bool k) {
   jumpTo(pc, pc + 1, target);
 }
 
-// Order comparisons whose operands were only integers, or only floats.
+// The constant operand of a comparison as the kind its feedback names: an immediate, or
+// a numeric constant of EQK (false for another kind, or a float constant of integer code).
+bool Lowering::comparedConstant(Instruction i, Op op, bool ints, Value** y) {
+  if (op != Op::EQK) {
+    int im = getSB(i);
+    *y = ints ? static_cast<Value*>(b_.getInt64(im)) : llvm::ConstantFP::get(b_.getDoubleTy(), double(im));
+    return true;
+  }
+  const WeftJitConstant& kc = req_.constants[getB(i)];
+  if (kc.kind != (ints ? kConstInt : kConstFloat)) return false;
+  *y = ints ? static_cast<Value*>(b_.getInt64(kc.integer)) : llvm::ConstantFP::get(b_.getDoubleTy(), kc.number);
+  return true;
+}
+
+// Comparisons whose operands were only integers, or only floats: one tag guard, then the
+// machine comparison (fannkuch's `k ~= 0` tested both kinds every round without them).
 bool Lowering::compareSpecialised(uint32_t pc, Instruction i, Op op) {
   uint8_t sx = seenX(pc);
-  bool immediate = op >= Op::LTI && op <= Op::GEI;
-  if (!immediate && op != Op::LT && op != Op::LE) return false;
-  uint8_t sy = immediate ? sx : seenY(pc);
+  bool constant = op >= Op::EQK && op <= Op::GEI;
+  if (!constant && op != Op::EQ && op != Op::LT && op != Op::LE) return false;
+  uint8_t sy = constant ? sx : seenY(pc);
   bool ints = sx == kWeftJitSeenInt && sy == kWeftJitSeenInt;
-  bool floats = sx == kWeftJitSeenFloat && (immediate || sy == kWeftJitSeenFloat);
+  bool floats = sx == kWeftJitSeenFloat && sy == kWeftJitSeenFloat;
   if (!ints && !floats) return false;
+  Value* y = nullptr;
+  if (constant && !comparedConstant(i, op, ints, &y)) return false;
   Value* x = speculateOperand(getA(i), sx, false, pc);
+  if (!constant) y = speculateOperand(getB(i), sy, false, pc);
   Value* cond;
-  if (immediate) {
-    int im = getSB(i);
-    Value* y = ints ? static_cast<Value*>(b_.getInt64(im)) : llvm::ConstantFP::get(b_.getDoubleTy(), double(im));
-    switch (op) {
-      case Op::LTI: cond = ints ? b_.CreateICmpSLT(x, y) : b_.CreateFCmpOLT(x, y); break;
-      case Op::LEI: cond = ints ? b_.CreateICmpSLE(x, y) : b_.CreateFCmpOLE(x, y); break;
-      case Op::GTI: cond = ints ? b_.CreateICmpSGT(x, y) : b_.CreateFCmpOGT(x, y); break;
-      default: cond = ints ? b_.CreateICmpSGE(x, y) : b_.CreateFCmpOGE(x, y); break;
-    }
-  } else {
-    Value* y = speculateOperand(getB(i), sy, false, pc);
-    if (op == Op::LT) {
+  switch (op) {
+    case Op::EQ:
+    case Op::EQK:
+    case Op::EQI:
+      cond = ints ? b_.CreateICmpEQ(x, y) : b_.CreateFCmpOEQ(x, y);
+      break;
+    case Op::LT:
+    case Op::LTI:
       cond = ints ? b_.CreateICmpSLT(x, y) : b_.CreateFCmpOLT(x, y);
-    } else {
+      break;
+    case Op::LE:
+    case Op::LEI:
       cond = ints ? b_.CreateICmpSLE(x, y) : b_.CreateFCmpOLE(x, y);
-    }
+      break;
+    case Op::GTI:
+      cond = ints ? b_.CreateICmpSGT(x, y) : b_.CreateFCmpOGT(x, y);
+      break;
+    default:
+      cond = ints ? b_.CreateICmpSGE(x, y) : b_.CreateFCmpOGE(x, y);
+      break;
   }
   condJump(pc, cond, getK(i));
   return true;
@@ -592,6 +614,99 @@ std::vector<uint8_t> Lowering::loopsThatIterate(const std::vector<uint8_t>& comp
   return iterates;
 }
 
+// The tag the code built from feedback at `pc` tests register r for, where it reads r:
+// kNoPrediction where the code takes any tag there (or another, or none was seen).
+uint8_t Lowering::tagTestedAt(uint32_t pc, int r) const {
+  Instruction i = req_.code[pc];
+  Op op = getOp(i);
+  auto asTag = [](uint8_t seen) {
+    return seen == kWeftJitSeenInt ? kTagInt : seen == kWeftJitSeenFloat ? kTagFloat : kNoPrediction;
+  };
+  uint8_t x = kNoPrediction, y = kNoPrediction;
+  int xr = -1, yr = -1;
+  if (isArith(op)) {
+    xr = getB(i);
+    x = asTag(seenX(pc));
+    if (arithRegOperand(op)) yr = getC(i), y = asTag(seenY(pc));
+  } else if (op == Op::EQ || op == Op::LT || op == Op::LE) {
+    xr = getA(i), x = asTag(seenX(pc));
+    yr = getB(i), y = asTag(seenY(pc));
+  } else if (op >= Op::EQK && op <= Op::GEI) {
+    xr = getA(i), x = asTag(seenX(pc));
+  } else if (op == Op::FORLOOP) {
+    xr = getA(i) + 2, x = asTag(seenX(pc));  // the step; FORPREP made the others its kind
+  } else if (op == Op::GETTABLE || op == Op::GETI || op == Op::GETFIELD) {
+    xr = getB(i), x = (feedback(pc) & 0xf) == kWeftJitSeenTable ? kTagTable : kNoPrediction;
+    if (op == Op::GETTABLE) yr = getC(i), y = asTag(seenY(pc));
+  }
+  if (xr == r && yr == r) return x == y ? x : kConflict;
+  return xr == r ? x : yr == r ? y : kNoPrediction;
+}
+
+// What an entry at `pc` may take as register r's tag: the one every read on the paths
+// from pc that tests r (before r is written) was built for, or kNoPrediction; `site` is
+// the first such read. A read that tests nothing (a move, a call's argument) constrains
+// nothing.
+uint8_t Lowering::entryTag(uint32_t pc, int r, uint32_t* site) const {
+  constexpr uint32_t kMaxVisits = 512;  // a bound on the search in large functions
+  std::vector<uint8_t> seen(req_.codeSize, 0);
+  std::vector<uint32_t> work{pc};
+  seen[pc] = 1;
+  uint8_t found = kNoPrediction;
+  for (uint32_t visits = 0; !work.empty(); visits++) {
+    if (visits == kMaxVisits) return kNoPrediction;
+    uint32_t at = work.back();
+    work.pop_back();
+    const PcFlow& f = flow_.pcs[at];
+    if (f.use[r]) {
+      uint8_t t = tagTestedAt(at, r);
+      if (t == kConflict || (t != kNoPrediction && found != kNoPrediction && t != found)) return kNoPrediction;
+      if (t != kNoPrediction && found == kNoPrediction) found = t, *site = at;
+    }
+    if (f.def[r] || f.mayDef[r]) continue;
+    for (uint8_t k = 0; k < f.numSucc; k++) {
+      uint32_t to = f.succ[k];
+      if (to < req_.codeSize && !seen[to]) {
+        seen[to] = 1;
+        work.push_back(to);
+      }
+    }
+  }
+  return found;
+}
+
+// The block an entry at `pc` goes to from the shared entry block: there the registers
+// whose tags the code tests take the tags its reads were built for, or the entry returns
+// kWeftJitExitEntryGuard (nothing ran) with the first read's pc, whose feedback the VM
+// widens with the frame's types; the next version (WeftJitRequest::noEntryTests) tests
+// no entry.
+// With the tags known at a loop header, LLVM folds the header's tag phis and drops the
+// tests in the loop (docs/design/jit.md, "Entry speculation").
+BasicBlock* Lowering::speculateEntry(uint32_t pc, const RegSet& live) {
+  if (!req_.profile || req_.noEntryTests) return blocks_[pc];
+  BasicBlock* spec = nullptr;
+  for (int r = 0; r < kMaxRegs; r++) {
+    if (!live[r]) continue;
+    uint32_t site = 0;
+    uint8_t want = entryTag(pc, r, &site);
+    if (want == kNoPrediction) continue;
+    if (!spec) {
+      spec = newBlock("enter_spec");
+      b_.SetInsertPoint(spec);
+    }
+    BasicBlock* ok = newBlock("entry_tag");
+    BasicBlock* fail = newBlock("entry_miss");
+    b_.CreateCondBr(isTag(tag(r), want), ok, fail);
+    b_.SetInsertPoint(fail);
+    b_.CreateRet(b_.getInt64(uint64_t(site) | (kWeftJitExitEntryGuard << 32)));
+    b_.SetInsertPoint(ok);
+    b_.CreateStore(b_.getInt8(want), tagVar_[r]);
+  }
+  if (!spec) return blocks_[pc];
+  b_.CreateBr(blocks_[pc]);
+  return spec;
+}
+
 // The switch on the entry index. An entry loads what the code may read or write back
 // from there (jit/flow.h): the start alone, where compiled calls come in every call, and
 // every other entry together, in one block that loads what any of them needs (loading a
@@ -626,7 +741,7 @@ void Lowering::enterAt(const std::vector<uint8_t>& entryMap, BasicBlock* noEntry
   load(others);
   llvm::SwitchInst* to = b_.CreateSwitch(fn_->getArg(2), noEntry);
   for (uint32_t pc = 1; pc < req_.codeSize; pc++) {
-    if (entryMap[pc]) to->addCase(b_.getInt32(pc), blocks_[pc]);
+    if (entryMap[pc]) to->addCase(b_.getInt32(pc), speculateEntry(pc, flow_.liveIn[pc]));
   }
 }
 

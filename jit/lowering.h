@@ -59,6 +59,10 @@ class Lowering {
  private:
   // The entry switch and the loads of each entry's registers (jit/lower.cpp).
   void enterAt(const std::vector<uint8_t>& entryMap, BasicBlock* noEntry);
+  static constexpr uint8_t kNoPrediction = 0xff, kConflict = 0xfe;
+  uint8_t tagTestedAt(uint32_t pc, int r) const;
+  uint8_t entryTag(uint32_t pc, int r, uint32_t* site) const;
+  BasicBlock* speculateEntry(uint32_t pc, const RegSet& live);
   // Which instructions this tier compiles (the others exit at once).
   bool supported(uint32_t pc) const;
   bool constIsNumber(int k) const {
@@ -227,6 +231,7 @@ class Lowering {
   // the header back to it through compiled instructions only.
   std::vector<uint8_t> loopsThatIterate(const std::vector<uint8_t>& compiled);
   bool compareSpecialised(uint32_t pc, Instruction i, Op op);
+  bool comparedConstant(Instruction i, Op op, bool ints, Value** y);
   void arith(uint32_t pc, Instruction i, Op op);
   void arithInts(int a, Value* x, Value* y, Op op, uint32_t pc);
   Value* floatOp(Op op, Value* x, Value* y);

@@ -17,11 +17,13 @@
 #include <llvm/Object/SymbolSize.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/CommandLine.h>
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -42,7 +44,20 @@ struct Engine {
   uint32_t live = 0;
   std::string compiling;      // the function compile() is looking up
   uint64_t compiledSize = 0;  // its machine code's size, from the object transform
+  std::string dumpDir;        // WEFT_JIT_DUMP: where each function's IR and object go, or empty
 };
+
+// With WEFT_JIT_DUMP=DIR, DIR/NAME.ll (the IR after the pipeline, its source_filename the
+// prototype's "source:line") and DIR/NAME.o (the object before linking), for reading the
+// code perf's map points at (docs/design/jit.md, "Profiling compiled code"). A file that
+// cannot be written is skipped: a dump never fails a compilation.
+void dumpFile(const Engine* e, const std::string& name, const char* extension,
+              llvm::function_ref<void(llvm::raw_ostream&)> write) {
+  if (e->dumpDir.empty()) return;
+  std::error_code ec;
+  llvm::raw_fd_ostream os(e->dumpDir + "/" + name + extension, ec);
+  if (!ec) write(os);
+}
 
 struct Compiled {
   llvm::orc::ResourceTrackerSP tracker;
@@ -182,9 +197,11 @@ void* create(const WeftJitHost* host, char* error, size_t errorSize) {
   e->target = std::move(*target);
   e->jit = std::move(*jit);
   e->host = *host;
+  if (const char* dir = std::getenv("WEFT_JIT_DUMP")) e->dumpDir = dir;
   e->jit->getObjTransformLayer().setTransform(
       [e](std::unique_ptr<llvm::MemoryBuffer> object) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
         recordCodeSize(e, *object);
+        dumpFile(e, e->compiling, ".o", [&](llvm::raw_ostream& os) { os << object->getBuffer(); });
         return object;
       });
   return e;
@@ -214,6 +231,8 @@ int compile(void* engine, const WeftJitRequest* req, WeftJitResult* res) {
   // faster there, a small one through SelectionDAG, whose calls are tighter (the bench
   // figures are in docs/design/jit.md, "Compile time").
   e->target->setFastISel(lowered.fn->getInstructionCount() > kFastISelInstructions);
+  mod->setSourceFileName(req->name);
+  dumpFile(e, name, ".ll", [&](llvm::raw_ostream& os) { mod->print(os, nullptr); });
   auto compiled = std::make_unique<Compiled>();
   compiled->tracker = e->jit->getMainJITDylib().createResourceTracker();
   compiled->entryMap = std::move(lowered.entryMap);

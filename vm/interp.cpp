@@ -641,6 +641,11 @@ jitEnter: {
     goto reload;
   }
   if (kind == kWeftJitExitNoEntry) [[unlikely]] DISPATCH();
+  if (kind == kWeftJitExitEntryGuard) [[unlikely]] {
+    code->entryTestFailed.store(1, std::memory_order_relaxed);
+    jit->guardExit(cl, code, uint32_t(r), base);
+    DISPATCH();
+  }
   // A native compiled code called (in the entered frame or a callee's) failed, yielded or
   // returned where the code could not go on: as after the interpreter's own call.
   if ((kind & ~kWeftJitExitInCallee) == kWeftJitExitStatus) [[unlikely]] {

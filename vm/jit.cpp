@@ -46,6 +46,7 @@ struct JitTier::Job {
   const Instruction* codeAddress;  // the Proto's own code (off-heap, stable)
   uint8_t numParams, maxStackSize, isVararg;
   bool faultSkipReload;  // WEFT_FAULT "jit.reload-skip": the compiled code breaks the reload rule
+  bool noEntryTests;     // JitCode::noEntryTests
   bool faultSlow;        // WEFT_FAULT "jit.compile-slow": the compilation takes kFaultSlowCompile longer
   std::vector<InlineCallee> inlines;  // resolveInlines
   uint64_t uid;
@@ -523,6 +524,7 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code, const L
   job->captured = capturedRegisters(p);
   // Counted per request, so "jit.reload-skip:n" picks the n-th code compiled.
   job->faultSkipReload = gc::fault::hit("jit.reload-skip");
+  job->noEntryTests = code->noEntryTests;
   job->faultSlow = gc::fault::hit("jit.compile-slow");
   if (cl) {
     resolveInlines(p, cl, job->inlines);
@@ -726,6 +728,7 @@ void JitTier::replace(const LuaClosure* cl, JitCode* code, bool cold) {
   next->previous = code;
   next->version = uint8_t(code->version + (cold ? 0 : 1));
   next->coldRounds = uint8_t(code->coldRounds + (cold ? 1 : 0));
+  next->noEntryTests = code->noEntryTests || code->entryTestFailed.load(std::memory_order_relaxed);
   std::unique_ptr<Job> job;
   if (next->version >= kJitMaxVersions) {
     next->tier = this;
@@ -867,7 +870,8 @@ void JitTier::compileJob(Job& job) {
                      uint32_t(inlines.size()),
                      job.uid,
                      job.captured.empty() ? nullptr : job.captured.data(),
-                     job.profile.empty() ? nullptr : job.profile.data() + job.bytecode.size()};
+                     job.profile.empty() ? nullptr : job.profile.data() + job.bytecode.size(),
+                     uint8_t(job.noEntryTests)};
   WeftJitResult res{};
   auto start = std::chrono::steady_clock::now();
   if (job.faultSlow) std::this_thread::sleep_for(kFaultSlowCompile);

@@ -109,6 +109,11 @@ struct JitCode : JitCodeEntry {
   // code is published, read by the interpreter after (jitFrame).
   bool loopless = false;
   std::atomic<uint32_t> guardExits{0};
+  // An entry's tag test failed (any worker; relaxed: it only has to be seen by the
+  // worker that replaces this code, after the guard exit it counted); and whether this
+  // code's own compilation was told to test none (written before its job is queued).
+  std::atomic<uint8_t> entryTestFailed{0};
+  bool noEntryTests = false;
   // Cold loops: interpreted back-edges without an entry (a relaxed racy counter, as the
   // hotness); whether frames of the prototype profile again; the loop that started it,
   // how many of its instructions had no feedback then, and the count then (relaxed:

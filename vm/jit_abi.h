@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 22;
+inline constexpr uint32_t kWeftJitAbiVersion = 23;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
@@ -43,6 +43,11 @@ inline constexpr uint64_t kWeftJitExitStatus = 6;
 // moved, a collection ran, a hook was set): the thread's top frame resumes at its saved
 // pc, as after an interpreted call.
 inline constexpr uint64_t kWeftJitExitResume = 7;
+// An entry's test of a register's tag failed (docs/design/jit.md, "Entry speculation"):
+// nothing ran, the frame stays at the entry's pc; exitPc is the instruction whose
+// feedback the test came from, which the VM widens and counts as a guard exit there,
+// and the code's next version tests no entry (WeftJitRequest::noEntryTests).
+inline constexpr uint64_t kWeftJitExitEntryGuard = 8;
 // Or'ed into a kind: the exit is in a frame that compiled code called (a compiled call,
 // docs/design/jit.md "Compiled calls"), the thread's top frame, not the entered one.
 inline constexpr uint64_t kWeftJitExitInCallee = 0x100;
@@ -153,6 +158,9 @@ struct WeftJitRequest {
   // 0 otherwise (nodes from kWeftJitSlotHintLimit on have none). Code tests that node
   // first (docs/design/jit.md, "Inline table reads").
   const uint8_t* slotHints;
+  // An entry's tag test failed in a version before (kWeftJitExitEntryGuard): entries
+  // test no tags (docs/design/jit.md, "Entry speculation").
+  uint8_t noEntryTests;
 };
 
 // The VM's fast paths that compiled code calls (vm/interp.cpp, jitHelpers): each does

@@ -189,6 +189,60 @@ TEST(JitTest, BlacklistedAfterRepeatedGuardExits) {
   EXPECT_EQ(hs.run("return h(10, 'a', 1, 1)"), "ERR: test:1: attempt to add a 'number' with a 'string'");
 }
 
+// An entry at a loop header tests the tags its loop's reads were built for (docs/design/
+// jit.md, "Entry speculation"). Here the interpreter makes x a float on a path the code
+// leaves at (the closure), so the next round's entry finds a float where `s + x` saw
+// only integers: it enters nothing and widens that read's feedback, and the next version
+// (recompiled once, not blacklisted) runs the float rounds with no guard exits.
+TEST(JitTest, AnEntryWhoseTagsDifferWidensTheReadItSpeculatedFor) {
+  HotState hs;
+  hs.run(
+      "function k(n, flip) local x, s = 1, 0 for i = 1, n do s = s + x "
+      "if i == flip then x = (function() return 0.5 end)() end end return s end");
+  hs.warm("return k(300, 0)", "300");
+  long recompiled = hs.recompiled();
+  EXPECT_EQ(hs.run("return k(300, 100)"), "200.0");
+  hs.settle();
+  EXPECT_EQ(hs.recompiled(), recompiled + 1) << hs.stats();
+  EXPECT_EQ(jitStatsCount(hs.stats(), " blacklisted"), 0) << hs.stats();
+  long exits = hs.exits();
+  EXPECT_EQ(hs.run("return k(300, 1)"), "150.5");
+  EXPECT_LE(hs.exits() - exits, 2) << hs.stats();
+}
+
+// An entry tests only registers it reads before writing: `t`'s register holds the
+// integer `u` at the loop header, and the round writes the table into it before reading
+// a field. Under collections at every safepoint each round leaves at its poll and
+// enters again at the header: none of those entries may fail (testing the register for
+// the field read's table made every one fail, and the function was recompiled).
+TEST(JitTest, AnEntryTestsNoRegisterItWritesBeforeReading) {
+  HotState hs(true);
+  hs.run(
+      "cfg = {inner = {v = 2}} function f(n) local s = 0 for i = 1, n do "
+      "do local t = cfg.inner s = s + t.v end do local u = i * 2 s = s + u end end return s end");
+  hs.warm("return f(200)", "40600");
+  long recompiled = hs.recompiled(), entries = hs.entries();
+  EXPECT_EQ(hs.run("return f(200)"), "40600");
+  EXPECT_GT(hs.entries() - entries, 100) << hs.stats();
+  EXPECT_EQ(hs.recompiled(), recompiled) << hs.stats();
+  EXPECT_EQ(hs.stats().find("guard exits"), std::string::npos) << hs.stats();
+}
+
+// Equality with an integer or a float, specialised on its feedback, leaves for the other
+// kind: the interpreter compares 0.0 with 0 (equal) and 2^53 + 1 with its float (not).
+TEST(JitTest, SpecialisedEqualityLeavesForTheOtherNumberKind) {
+  HotState hs;
+  hs.run(
+      "function eqs(xs, y) local c = 0 for i = 1, #xs do local x = xs[i] "
+      "if x == 0 then c = c + 1 end if x ~= 2 then c = c + 10 end "
+      "if x == 9007199254740993 then c = c + 100 end if x == y then c = c + 1000 end end return c end");
+  hs.run("ints = {} for i = 1, 200 do ints[i] = i % 4 end");
+  hs.warm("return eqs(ints, 3)", "51550");
+  EXPECT_EQ(hs.run("return eqs({0.0, 2.0, 3.0, 2^53, 0}, 3)"), "1042");
+  EXPECT_EQ(hs.run("return eqs({9007199254740993, 3}, 3.0)"), "1120");
+  EXPECT_EQ(hs.run("return eqs({0/0, 1.5}, 0/0)"), "20");
+}
+
 // Float code takes a float where the feedback saw only integers: it converts that
 // operand anyway. A vector of integers refilled with floats runs on in the same code,
 // with no guard exit there and no recompilation (each would follow without it).
