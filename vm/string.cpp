@@ -132,8 +132,7 @@ uint32_t hashBytes(std::string_view bytes, uint32_t seed) {
   return uint32_t(mix64(h));
 }
 
-uint32_t stringHash(String* s) {
-  if (s->isShort()) return s->header.hash;
+uint32_t longStringHash(String* s) {
   std::atomic_ref<uint16_t> aux(s->header.aux);
   std::atomic_ref<uint32_t> hash(s->header.hash);
   if (aux.load(std::memory_order_acquire) & kHashComputed) return hash.load(std::memory_order_relaxed);
@@ -168,9 +167,7 @@ String* finishString(State& state, String* s) {
   return state.strings().adopt(s, hashBytes(s->view(), state.hashSeed()));
 }
 
-bool stringEquals(const String* a, const String* b) {
-  if (a == b) return true;
-  if (a->isShort() && b->isShort()) return false;  // interned: distinct objects differ
+bool longStringEquals(const String* a, const String* b) {
   return a->length == b->length && std::memcmp(a->data, b->data, a->length) == 0;
 }
 

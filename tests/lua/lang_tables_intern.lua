@@ -49,4 +49,26 @@ end
 
 for r = 1, 40 do round(r, ({8, 64, 1000, 20000})[r % 4 + 1]) end
 
+-- Every library function that builds a string gives a short result that is the interned
+-- string (vm/string.h invariant 1): equal to the literal by identity, the same table
+-- key, whichever of the two stored the value. A 40-byte result (the longest short one)
+-- and a 41-byte one (long: compared by content) from each.
+local long = ("x"):rep(41)
+local built = {
+  {"ababab", ("ab"):rep(3)}, {"a,a,a", ("a"):rep(3, ",")}, {"ABC", ("abc"):upper()},
+  {"abc", ("ABC"):lower()}, {"cba", ("abc"):reverse()}, {"bc", ("abcd"):sub(2, 3)},
+  {"n=12", ("n=%d"):format(12)}, {"x-y", table.concat({"x", "y"}, "-")},
+  {"a1", "a" .. 1}, {"hxllo", ("hello"):gsub("e", "x")}, {"AB", string.char(65, 66)},
+  {"3.5", tostring(3.5)}, {"\1\0", string.pack("<i2", 1)}, {("y"):rep(40), ("yy"):rep(20)},
+  {long, ("x"):rep(41)}, {long, ("X"):rep(41):lower()}, {long, table.concat({("x"):rep(40), "x"})},
+}
+for i, case in ipairs(built) do
+  local literal, made = case[1], case[2]
+  eq(made, literal, "builder " .. i .. ": equal")
+  local t = {[literal] = i}
+  eq(t[made], i, "builder " .. i .. ": the literal's key found by the built string")
+  t = {[made] = -i}
+  eq(t[literal], -i, "builder " .. i .. ": the built key found by the literal")
+end
+
 T.done()
