@@ -128,6 +128,7 @@ struct JitCode : JitCodeEntry {
   std::atomic<uint64_t> waitNanos{0};
   std::atomic<int64_t> waitLeft{0};
   std::atomic<uint32_t> waitHeader{0};
+  std::atomic<uint8_t> waitWindows{0};  // windows started on waitHeader's loop
   std::atomic<uint8_t> waitShort{0};
   // The quiet epoch in which this code last left its frame at a call whose callee's code
   // was queued: the interpreter does not enter it at a loop header until the epoch moves

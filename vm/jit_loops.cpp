@@ -9,10 +9,11 @@
 // Every kJitColdLoopLimit back-edges after (jitColdLoopCounts), that frame's worker
 // looks again in coldLoop, once the window has lasted kJitMinWindowMs: when the rounds
 // gone and the time they took say the rest ends before twice the wait for the code
-// (expectedWaitMs, loopOutlastsCode), the loop is left to the interpreter; otherwise
-// the chunk is queued (queueAfter), as it would have been at the threshold. Each loop
-// is judged once, early: code that comes late in a loop costs the compilation and gains
-// little. A later loop is judged the same way when its first window ends (profiled
+// (expectedWaitMs, loopOutlastsCode), the loop is left to the interpreter; otherwise a
+// second window measures it (nextLoopWindow), and when that one finds it long too the
+// chunk is queued (queueAfter), as it would have been at the threshold
+// (judgeLoopWindow). Each loop is judged once, early: code that comes late in a loop
+// costs the compilation and gains little. A later loop is judged the same way (profiled
 // first, once, as a cold loop, when its feedback has holes: docs/design/jit.md, "Cold
 // loops"); a loop whose rounds left grew (the chunk runs again) is queued at once. One
 // whose rounds no register says (a generic for, a while) is queued once it has run half
@@ -43,6 +44,11 @@ constexpr double kJitAssumedLoadMs = 25.0;
 constexpr double kJitAssumedMsPerInstruction = 1.5;
 // How many times the wait for its code a loop must look to have left to be queued.
 constexpr double kJitPaybackFactor = 2.0;
+// A loop with rounds to count is queued only when each of this many windows in a row
+// says it outlasts its code: a window's pace is its slowest rounds' (bench/concat.lua's
+// first window, with the table's growth in it, gave three times the loop's average pace
+// and queued a chunk whose code arrived after the loop had ended, half of the runs).
+constexpr uint8_t kJitLoopWindows = 2;
 
 uint64_t nowNanos() {
   return uint64_t(
@@ -329,12 +335,19 @@ bool JitTier::waitingLoop(const LuaClosure* cl, JitCode* code, uint32_t header, 
     return false;
   }
   if (ms < kJitMinWindowMs) return false;  // the window goes on
-  if (gone > 0 && !loopOutlastsCode(ms / double(gone) * double(left.rounds), expectedWaitMs(p))) {
-    code->waitShort.store(1, kRelaxed);
-    return false;
-  }
-  queueAfter(cl, code, false);
+  // No round in the window: its rounds are long, and the loop outlasts any wait.
+  LoopVerdict verdict = gone == 0 ? LoopVerdict::kQueue
+                                  : judgeLoopWindow(ms / double(gone) * double(left.rounds), expectedWaitMs(p),
+                                                    code->waitWindows.load(kRelaxed));
+  if (verdict == LoopVerdict::kShort) code->waitShort.store(1, kRelaxed);
+  if (verdict == LoopVerdict::kMeasureAgain) nextLoopWindow(*code, left);
+  if (verdict == LoopVerdict::kQueue) queueAfter(cl, code, false);
   return false;
+}
+
+LoopVerdict judgeLoopWindow(double leftMs, double waitMs, uint8_t windows) {
+  if (!loopOutlastsCode(leftMs, waitMs)) return LoopVerdict::kShort;
+  return windows < kJitLoopWindows ? LoopVerdict::kMeasureAgain : LoopVerdict::kQueue;
 }
 
 // Compiling a chunk whose loop had less than twice the wait left cost its worker more
@@ -345,9 +358,15 @@ bool loopOutlastsCode(double leftMs, double waitMs) { return leftMs >= kJitPayba
 
 void startLoopWindow(JitCode& code, const LoopLeft& left) {
   code.waitHeader.store(left.header, std::memory_order_relaxed);
+  code.waitWindows.store(0, std::memory_order_relaxed);
+  code.waitShort.store(0, std::memory_order_relaxed);
+  nextLoopWindow(code, left);
+}
+
+void nextLoopWindow(JitCode& code, const LoopLeft& left) {
+  code.waitWindows.fetch_add(1, std::memory_order_relaxed);
   code.waitLeft.store(left.rounds, std::memory_order_relaxed);
   code.waitNanos.store(nowNanos(), std::memory_order_relaxed);
-  code.waitShort.store(0, std::memory_order_relaxed);
 }
 
 double JitTier::expectedWaitMs(const Proto* p) {

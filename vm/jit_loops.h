@@ -56,8 +56,17 @@ LoopLeft outermostLoopLeft(const Proto* p, uint32_t pc, const Value* base);
 // have about twice the wait left.
 bool loopOutlastsCode(double leftMs, double waitMs);
 
+// What a window that measured `leftMs` left, the `windows`-th on its loop, says of a
+// loop whose code would be ready in `waitMs`: it ends too soon (left to the
+// interpreter), another window measures it (each must find it long: a window's pace is
+// that of its slowest rounds), or its chunk is queued.
+enum class LoopVerdict : uint8_t { kShort, kMeasureAgain, kQueue };
+LoopVerdict judgeLoopWindow(double leftMs, double waitMs, uint8_t windows);
+
 struct JitCode;
-// A kWaiting code's measuring window starts now, at the rounds `left` has left.
+// A kWaiting code's first measuring window on `left`'s loop starts now, at the rounds
+// it has left; nextLoopWindow starts another on the same loop.
 void startLoopWindow(JitCode& code, const LoopLeft& left);
+void nextLoopWindow(JitCode& code, const LoopLeft& left);
 
 }  // namespace weft::vm

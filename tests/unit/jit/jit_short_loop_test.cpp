@@ -118,6 +118,16 @@ TEST(JitShortLoopTest, ALoopMustOutlastTwiceTheWaitForItsCode) {
   EXPECT_TRUE(loopOutlastsCode(1000.0, 100.0));
 }
 
+// bench/concat.lua's first window, with its table's growth in it, found three times the
+// loop's pace and queued a chunk whose code came after the loop had ended: a second
+// window must find the loop long too.
+TEST(JitShortLoopTest, ALoopIsQueuedOnlyWhenTwoWindowsFindItLong) {
+  EXPECT_EQ(judgeLoopWindow(300.0, 100.0, 1), LoopVerdict::kMeasureAgain);
+  EXPECT_EQ(judgeLoopWindow(300.0, 100.0, 2), LoopVerdict::kQueue);
+  EXPECT_EQ(judgeLoopWindow(150.0, 100.0, 1), LoopVerdict::kShort);
+  EXPECT_EQ(judgeLoopWindow(150.0, 100.0, 2), LoopVerdict::kShort);
+}
+
 TEST(JitShortLoopTest, AMainChunksLongLoopIsCompiledAndEntered) {
   HotState ls(shortLoopOptions());
   EXPECT_EQ(runSettled(ls, kLongNumeric), "179999998");
