@@ -24,8 +24,6 @@ bool Lowering::supported(uint32_t pc) const {
   if (vm::jitNeverCompiles(op)) return false;
   bool helper = (op >= Op::GETUPVAL && op <= Op::SETFIELD) && op != Op::SETUPVAL;
   if (helper && req_.profile && (req_.profile[pc] & kWeftJitSeenOther)) return false;  // its fast path failed
-  // An operand that was never a number: the metamethod's, every time.
-  if (isArith(op) && req_.profile && weftJitArithOnOther(req_.profile[pc], arithRegOperand(op))) return false;
   switch (op) {
     case Op::LOADNIL:
       return getA(i) + getB(i) < kMaxRegs;

@@ -1,6 +1,7 @@
 // Arithmetic (docs/design/jit.md, "Guards and exits"): each case mirrors the fast path of
 // its opcode in vm/interp.cpp (ARITH_FAST, FLOAT_FAST, BIT_FAST, the shifts, BNOT) and
-// exits to it for everything else: coercions, metamethods, errors.
+// exits to it for everything else: coercions, metamethods, errors; but an instruction
+// whose operand was never a number calls its metamethod (jit/lower_call.cpp arithMeta).
 #include <llvm/IR/Intrinsics.h>
 
 #include <cmath>
@@ -191,10 +192,14 @@ bool Lowering::arithSpecialised(uint32_t pc, Instruction i, Op op) {
   return true;
 }
 
-// ADD..BXOR, ADDI, the K forms: specialised on feedback, else both integers, both
-// numbers (floats), else exit. The MMBIN that follows is skipped, as the interpreter's
-// fast path does.
+// ADD..BXOR, ADDI, the K forms: the metamethod where an operand was never a number,
+// else specialised on feedback, else both integers, both numbers (floats), else exit.
+// The MMBIN that follows is skipped, as the interpreter's fast path does.
 void Lowering::arith(uint32_t pc, Instruction i, Op op) {
+  if (req_.profile && weftJitArithOnOther(req_.profile[pc], arithRegOperand(op))) {
+    arithMeta(pc, i);
+    return;
+  }
   if (op == Op::SHL || op == Op::SHR || op == Op::SHRI || op == Op::SHLI) {
     shift(pc, i, op);
     return;

@@ -276,6 +276,37 @@ void Lowering::runPushed(uint32_t pc, Instruction i, Value* entry) {
   b_.CreateBr(block(pc + 1));
 }
 
+// Arithmetic on an operand that was never a number (docs/design/jit.md, "Metamethod
+// arithmetic"): the arithMeta helper pushes the Lua metamethod's frame, its code runs as
+// a compiled call's (runPushed), and its return stores the result in R[A]. Where the
+// helper refuses, an exit at the instruction, which the interpreter runs.
+void Lowering::arithMeta(uint32_t pc, Instruction i) {
+  spillAll(flow_.dirtyIn[pc]);
+  syncShared(pc);
+  llvm::Type* ptr = b_.getPtrTy();
+  if (!calleeBase_) {
+    llvm::IRBuilder<> start(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    calleeBase_ = start.CreateAlloca(ptr);
+  }
+  auto* helperTy = llvm::FunctionType::get(ptr, {ptr, ptr, ptr, b_.getInt32Ty(), ptr}, false);
+  Value* entry = b_.CreateCall(helperTy, frameHelper(reinterpret_cast<const void*>(host_.helpers.arithMeta)),
+                               {statePtr(), thread_, budget_, b_.getInt32(pc), calleeBase_});
+  BasicBlock* run = newBlock("meta_call");
+  b_.CreateCondBr(b_.CreateIsNull(entry), exitBlock(pc), run);
+  b_.SetInsertPoint(run);
+  Value* r = b_.CreateCall(entryType(), entry,
+                           {b_.CreateLoad(ptr, calleeBase_), budget_, b_.getInt32(0), thread_, b_.getInt64(0)});
+  BasicBlock* back = newBlock("meta_returned");
+  BasicBlock* out = newBlock("meta_exit");
+  b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateLShr(r, b_.getInt64(32)), b_.getInt64(kWeftJitExitReturned)), back, out);
+  b_.SetInsertPoint(out);
+  b_.CreateRet(b_.CreateOr(r, b_.getInt64(kWeftJitExitInCallee << 32)));
+  b_.SetInsertPoint(back);
+  reload(getA(i));
+  syncSharedAfter(pc + 2, true);
+  b_.CreateBr(block(pc + 2));
+}
+
 // The frame count as if every deferred frame were written: this frame's index + 1.
 Value* Lowering::frameCountNow() {
   Value* written = loadAt(b_.getInt32Ty(), thread_, host_.layout.threadFrameCount);

@@ -302,6 +302,7 @@ class Lowering {
   // The call of `entry` at R[a+1], the callee's frame pushed: goes on
   // after the call when it returned, else returns its exit (from every caller).
   void runPushed(uint32_t pc, Instruction i, Value* entry);
+  void arithMeta(uint32_t pc, Instruction i);
   llvm::FunctionType* entryType();  // WeftJitEntry's
   Value* frameCountNow();
   Value* wantedResults();
@@ -411,6 +412,7 @@ class Lowering {
   const WeftJitHost& host_;
   llvm::MDNode* tableScope_;  // the list of the one scope (makeTableScope)
   llvm::Function* fn_ = nullptr;
+  Value* calleeBase_ = nullptr;  // arithMeta's answer: its callee's base (an alloca)
   Value* base_ = nullptr;
   Value* budget_ = nullptr;
   Value* thread_ = nullptr;

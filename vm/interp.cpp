@@ -555,6 +555,11 @@ jitFrame: {
     if (reprofiling) [[unlikely]]
       dispatch = profiling;  // cold loops
     if (!__atomic_load_n(&c->entry, __ATOMIC_ACQUIRE)) {
+      // A metamethod deferred before the arithmetic that calls it had code: that code
+      // calls it now (vm/jit_loops.cpp arithCallerHasCode).
+      if (pc == p->code && c->state.load(std::memory_order_relaxed) == JitCode::kDeferred &&
+          (t->frame().flags & kFrameFinishOp) && arithCallerHasCode(t)) [[unlikely]]
+        jit->requestForCall(cl, const_cast<JitCode*>(c));
       if (!reprofiling) __atomic_store_n(&p->jitQuiet, epoch, __ATOMIC_RELAXED);
       DISPATCH();
     }
@@ -694,7 +699,7 @@ jitEnter: {
   // Left at a call whose callee's code is queued: entered again at once, the code would
   // leave there again, a round trip per call or round until the callee's code is ready
   // (docs/design/jit.md, "Quiet frames").
-  if (kind == kWeftJitExitInterpret && JitTier::callsQueuedCode(*pc, base)) [[unlikely]] {
+  if (kind == kWeftJitExitInterpret && JitTier::callsQueuedCode(S, p, pc, base)) [[unlikely]] {
     jit->waitForCallee(p, code);
     if (entered != code) jit->waitForCallee(enteredProto, entered);
   }
@@ -1582,10 +1587,15 @@ int jitGetTable(void* state, void* dst, const void* obj, const void* key) {
     setValue(static_cast<Value*>(dst), v);
     return 1;
   }
-  if (!k->isString()) return 0;
-  const Value* v = fieldFast(*static_cast<State*>(state), h, k->asString());
-  if (!v) return 0;
-  setValue(static_cast<Value*>(dst), loadSlotChecked(*v));
+  if (k->isString()) {
+    const Value* v = fieldFast(*static_cast<State*>(state), h, k->asString());
+    if (!v) return 0;
+    setValue(static_cast<Value*>(dst), loadSlotChecked(*v));
+    return 1;
+  }
+  Value v = tableGet(h, *k);  // a float key (bench/cd.lua's voxel keys), a boolean, an object
+  if (v.isNil() && !lacksMeta(h, Meta::Index)) return 0;
+  setValue(static_cast<Value*>(dst), v);
   return 1;
 }
 
@@ -1594,28 +1604,32 @@ int jitGetInt(void* state, void* dst, const void* obj, int64_t key) {
   return jitGetTable(state, dst, obj, &k);
 }
 
-// OP_SETTABLE's fast paths for integer and string keys: a store into a live slot (an
+// OP_SETTABLE's fast paths: a store into a live slot (an
 // existing key with a non-nil value, where __newindex does not apply), or, without
 // __newindex, a raw set, which may insert and grow the table (it never collects).
 int jitSetTable(void* state, const void* obj, const void* key, const void* val) {
   const Value* o = static_cast<const Value*>(obj);
   const Value* k = static_cast<const Value*>(key);
   const Value& v = *static_cast<const Value*>(val);
-  if (!o->isTable() || !(k->isInt() || k->isString())) return 0;
+  if (!o->isTable()) return 0;
   Table* h = o->asTable();
   uint32_t seq = tableWriteBegin(h);  // table.h invariant 7
   Value* slot = nullptr;
   if (k->isInt()) {
     const Value* s = tableIntSlot(h, k->u.i);
     if (s && !s->isNil()) slot = const_cast<Value*>(s);
-  } else {
+  } else if (k->isString()) {
     slot = liveStrSlot(h, k->asString());
+  } else {
+    slot = tableFindSlot(h, *k);  // a float key (bench/cd.lua's voxel keys), a boolean, an object
   }
   if (!slot) {
     if (!lacksMeta(h, Meta::NewIndex)) return 0;
     auto& S = *static_cast<State*>(state);
-    Status st = k->isInt() ? tableSetInt(S, h, k->u.i, v) : tableSetStr(S, h, k->asString(), v);
-    return st.isOk() ? 1 : 0;  // a memory error is the interpreter's to raise
+    Status st = k->isInt()      ? tableSetInt(S, h, k->u.i, v)
+                : k->isString() ? tableSetStr(S, h, k->asString(), v)
+                                : tableSet(S, h, *k, v);
+    return st.isOk() ? 1 : 0;  // a memory error, a nil or NaN key: the interpreter's to raise
   }
   storeValue(h, *slot, v);
   tableTouched(h);
@@ -1661,6 +1675,34 @@ JitCode* calleeCode(State& S, const LuaClosure* cl, bool& never) {
   return never ? nullptr : code;
 }
 
+// Whether a compiled call may push a frame of p at stack index `func` without anything
+// the interpreter's call would do first: a hook, a nest or frame array too deep or
+// full, no room in the stack, the budget spent, a collection requested.
+bool compiledCallFits(State& S, const ThreadData* t, const Proto* p, uint32_t func, const int32_t* budget) {
+  gc::Heap& heap = S.heap();
+  return !(t->hookMask || t->jitDepth >= kJitMaxCallDepth || t->frameCount >= S.options().maxCallDepth ||
+           t->frameCount == t->frameCap || uint64_t(func) + 1 + p->maxStackSize + kExtraStack > t->stackSize ||
+           *budget < 1 || heap.collectionRequested() || heap.config().stress != gc::StressMode::kNone);
+}
+
+// The frame of p at `func` (its `nargs` arguments after it) that compiled code runs from
+// its start, as setupLuaFrameMayGC pushes it; charges the budget the start's poll would.
+void pushCompiledFrame(ThreadData* t, const Proto* p, uint32_t func, uint32_t nargs, int32_t nresults, uint16_t flags,
+                       int32_t* budget) {
+  --*budget;
+  Value* fn = t->stack + func;
+  for (uint32_t j = nargs; j < p->numParams; j++) fn[1 + j] = Value::nil();
+  t->top = func + 1 + (nargs < p->numParams ? p->numParams : nargs);
+  CallFrame* f = pushFrame(t);
+  f->func = func;
+  f->base = func + 1;
+  f->top = func + 1 + p->maxStackSize;
+  f->pc = p->code;
+  f->nresults = nresults;
+  f->flags = flags;
+  t->jitDepth++;
+}
+
 WeftJitEntry jitCallLua(void* state, void* thread, int32_t* budget, void* funcSlot, uint32_t nargs, int32_t nresults,
                         uint32_t callerPc) {
   auto& S = *static_cast<State*>(state);
@@ -1672,35 +1714,57 @@ WeftJitEntry jitCallLua(void* state, void* thread, int32_t* budget, void* funcSl
   JitCode* code = calleeCode(S, fn->asLuaClosure(), never);
   if (!code) return never ? kWeftJitCallNever : nullptr;
   uint32_t func = uint32_t(fn - t->stack);
-  gc::Heap& heap = S.heap();
-  if (t->hookMask || t->jitDepth >= kJitMaxCallDepth || t->frameCount >= S.options().maxCallDepth ||
-      t->frameCount == t->frameCap || uint64_t(func) + 1 + p->maxStackSize + kExtraStack > t->stackSize ||
-      *budget < 1 || heap.collectionRequested() || heap.config().stress != gc::StressMode::kNone)
-    return nullptr;
-  --*budget;
+  if (!compiledCallFits(S, t, p, func, budget)) return nullptr;
   CallFrame& caller = t->frame();
   caller.pc = t->stack[caller.func].asLuaClosure()->proto->code + callerPc + 1;
-  for (uint32_t j = nargs; j < p->numParams; j++) fn[1 + j] = Value::nil();
-  t->top = func + 1 + (nargs < p->numParams ? p->numParams : nargs);
-  CallFrame* f = pushFrame(t);
-  f->func = func;
-  f->base = func + 1;
-  f->top = func + 1 + p->maxStackSize;
-  f->pc = p->code;
-  f->nresults = nresults;
-  f->flags = kFrameLua;
-  t->jitDepth++;
+  pushCompiledFrame(t, p, func, nargs, nresults, kFrameLua, budget);
   return code->callEntry;
 }
 
-// doReturn for a frame that returns to a Lua caller, with no return hook: the rest is
-// the interpreter's.
+// OP_MMBIN's call of a Lua metamethod (callMetaLoopMayGC's) for compiled code that
+// enters the metamethod's code itself (docs/design/jit.md, "Metamethod arithmetic"):
+// the arithmetic instruction at callerPc, its MMBIN after it. Anything else the
+// instruction may need (numbers or strings, which never call; a native, callable or
+// missing metamethod; one without code; a C stack too deep), or that jitCallLua
+// refuses, returns null first, and the interpreter runs the instruction.
+WeftJitEntry jitArithMeta(void* state, void* thread, int32_t* budget, uint32_t callerPc, void** calleeBase) {
+  auto& S = *static_cast<State*>(state);
+  auto* t = static_cast<ThreadData*>(thread);
+  CallFrame& caller = t->frame();
+  const Proto* cp = t->stack[caller.func].asLuaClosure()->proto;
+  Value x, y;
+  Value tm = arithMetamethod(S, cp, callerPc, t->stack + caller.base, x, y);
+  if (!tm.isLuaClosure()) return nullptr;
+  bool never;
+  JitCode* code = calleeCode(S, tm.asLuaClosure(), never);
+  if (!code) return nullptr;
+  const Proto* p = tm.asLuaClosure()->proto;
+  uint32_t func = scratchTop(t);
+  // Lua counts metamethod calls as C calls (callMetaLoopMayGC).
+  if (t->nativeDepth + t->cDepth >= S.options().maxNativeDepth || !compiledCallFits(S, t, p, func, budget))
+    return nullptr;
+  caller.pc = cp->code + callerPc + 2;
+  Value* s = t->stack;
+  s[func] = tm;
+  s[func + 1] = x;
+  s[func + 2] = y;
+  pushCompiledFrame(t, p, func, 2, 1, kFrameLua | kFrameFinishOp, budget);
+  t->cDepth++;
+  *calleeBase = s + func + 1;
+  return code->callEntry;
+}
+
+// doReturn for a frame that returns to a Lua caller, with no return hook (a metamethod's
+// frame only into the arithmetic instruction that called it, which it finishes): the
+// rest is the interpreter's.
 int jitReturnLua(void*, void* thread, void* first, uint32_t n) {
   auto* t = static_cast<ThreadData*>(thread);
   CallFrame& f = t->frame();
-  if ((t->hookMask & kHookMaskReturn) || (f.flags & (kFrameEntry | kFrameFinishOp)) || t->frameCount < 2 ||
+  if ((t->hookMask & kHookMaskReturn) || (f.flags & kFrameEntry) || t->frameCount < 2 ||
       !(t->frames[t->frameCount - 2].flags & kFrameLua))
     return 0;
+  bool finish = f.flags & kFrameFinishOp;
+  if (finish && !finishesArith(t->frames[t->frameCount - 2])) return 0;
   Value* src = static_cast<Value*>(first);
   uint32_t from = uint32_t(src - t->stack), dest = f.func - f.varargDelta;
   Value* dst = src - (from - dest);
@@ -1709,6 +1773,11 @@ int jitReturnLua(void*, void* thread, void* first, uint32_t n) {
   t->top = dest + wanted;
   t->frameCount--;
   if (t->jitDepth) t->jitDepth--;
+  if (finish) {  // doReturn's kFrameFinishOp case for an arithmetic metamethod
+    const CallFrame& caller = t->frame();
+    t->stack[caller.base + getA(caller.pc[-2])] = wanted ? dst[0] : Value::nil();
+    t->cDepth--;
+  }
   return 1;
 }
 
@@ -1857,10 +1926,10 @@ int jitConcat(void* state, void* thread, void* first, uint32_t count) {
 }  // namespace
 
 WeftJitHelpers jitHelpers() {
-  return WeftJitHelpers{jitGetTable, jitGetInt,     jitSetTable,  jitSetInt,  jitGetTabUp,
-                        jitCallLua,  jitReturnLua,  jitLen,       jitNext,    jitCloses,
-                        jitSelf,     jitSetUpval,   jitNewTable,  jitSetList, jitCallNativeMayGC,
-                        jitConcat,   jitTailCallee, jitSyncShared};
+  return WeftJitHelpers{jitGetTable, jitGetInt,     jitSetTable,   jitSetInt,   jitGetTabUp,
+                        jitCallLua,  jitReturnLua,  jitLen,        jitNext,     jitCloses,
+                        jitSelf,     jitSetUpval,   jitNewTable,   jitSetList,  jitCallNativeMayGC,
+                        jitConcat,   jitTailCallee, jitSyncShared, jitArithMeta};
 }
 
 void moveResults(ThreadData* t, uint32_t dest, uint32_t src, uint32_t n, int32_t wanted) {

@@ -20,6 +20,7 @@
 #include "vm/jit_ops.h"
 #include "vm/jit_perf_map.h"
 #include "vm/lib/libs.h"
+#include "vm/meta.h"
 #include "vm/state.h"
 #include "vm/string.h"
 #include "vm/table.h"
@@ -695,10 +696,37 @@ bool JitTier::coldLoop(const LuaClosure* cl, JitCode* code, uint32_t header, con
   return false;
 }
 
-bool JitTier::callsQueuedCode(Instruction call, const Value* base) {
-  frontend::Op op = frontend::getOp(call);
-  if (op != frontend::Op::CALL && op != frontend::Op::TAILCALL) return false;
-  const Value& callee = base[frontend::getA(call)];
+Value arithMetamethod(State& S, const Proto* p, uint32_t pc, const Value* base, Value& x, Value& y) {
+  using frontend::Op;
+  x = y = Value::nil();
+  if (pc + 1 >= p->codeSize) return Value::nil();
+  frontend::Instruction mm = p->code[pc + 1];
+  Op op = frontend::getOp(mm);
+  if (op != Op::MMBIN && op != Op::MMBINI && op != Op::MMBINK) return Value::nil();
+  x = base[frontend::getA(mm)];
+  y = op == Op::MMBIN    ? base[frontend::getB(mm)]
+      : op == Op::MMBINI ? Value::integer(frontend::getSB(mm))
+                         : p->constants[frontend::getB(mm)];
+  if (op != Op::MMBIN && frontend::getK(mm)) std::swap(x, y);
+  auto strNum = [](const Value& v) { return v.isNumber() || v.isString(); };
+  if (strNum(x) && strNum(y)) return Value::nil();
+  return binaryMetamethod(S, x, y, metaOfEvent(frontend::MetaEvent(frontend::getC(mm))));
+}
+
+bool finishesArith(const CallFrame& caller) {
+  frontend::Op op = frontend::getOp(caller.pc[-1]);
+  return op == frontend::Op::MMBIN || op == frontend::Op::MMBINI || op == frontend::Op::MMBINK;
+}
+
+bool JitTier::callsQueuedCode(State& S, const Proto* p, const Instruction* pc, const Value* base) {
+  frontend::Op op = frontend::getOp(*pc);
+  Value callee = Value::nil();
+  if (op == frontend::Op::CALL || op == frontend::Op::TAILCALL) {
+    callee = base[frontend::getA(*pc)];
+  } else if (op >= frontend::Op::ADDI && op <= frontend::Op::SHR) {
+    Value x, y;
+    callee = arithMetamethod(S, p, uint32_t(pc - p->code), base, x, y);
+  }
   if (!callee.isLuaClosure()) return false;
   const JitCode* code = __atomic_load_n(&callee.asLuaClosure()->proto->jit, __ATOMIC_ACQUIRE);
   return code && code->state.load(std::memory_order_relaxed) == JitCode::kQueued;

@@ -46,6 +46,7 @@ namespace weft::vm {
 class State;
 class JitTier;
 struct ThreadData;
+struct CallFrame;
 
 // After this many guard exits a prototype's code is replaced: recompiled with the types
 // its guards met (widened feedback), or, at its kJitMaxVersions-th version, blacklisted.
@@ -197,6 +198,15 @@ inline bool jitProfilingNow(const Proto* p) { return !__atomic_load_n(&p->jit, _
 // interpreter profiling it; a table read that already had feedback is then marked for
 // the interpreter (vm/jit_abi.h).
 void jitProfileRecord(Proto* p, uint32_t pc, const Value* base, bool atGuardExit = false);
+// The metamethod the arithmetic instruction at `pc` of p (its MMBIN after it) calls with
+// the operands in the frame at `base`, which it puts in x and y as OP_MMBIN passes them;
+// nil where it calls none (numbers and strings compute; docs/design/jit.md, "Metamethod
+// arithmetic"). Never collects.
+Value arithMetamethod(State& S, const Proto* p, uint32_t pc, const Value* base, Value& x, Value& y);
+// Whether a frame marked kFrameFinishOp returning into the Lua frame `caller` finishes
+// an arithmetic instruction (finishOpMayGC's MMBIN case): its result goes to that
+// instruction's R[A].
+bool finishesArith(const CallFrame& caller);
 // The native that the interpreted CALL at pc called yielded (a channel's receive, a
 // coroutine's yield): the site is marked for the interpreter in p's feedback, as compiled
 // code marks it after kJitGuardExitLimit yields (jitNativeYielded), so a loop that yields
@@ -246,9 +256,10 @@ class JitTier {
   // profiling again) moves to the next epoch, so each prototype is looked at again. Read with acquire: a frame that
   // finds an epoch then finds the changes made before it moved there.
   uint16_t quietEpoch() const { return quietEpoch_.load(std::memory_order_acquire); }
-  // Whether `call` (the instruction compiled code left its frame at, registers at `base`)
-  // is a CALL or TAILCALL of a Lua function whose code is queued. Never collects.
-  static bool callsQueuedCode(Instruction call, const Value* base);
+  // Whether the instruction of p at `pc` (where compiled code left its frame, registers
+  // at `base`) is a CALL or TAILCALL of a Lua function, or arithmetic calling a Lua
+  // metamethod (arithMetamethod), whose code is queued. Never collects.
+  static bool callsQueuedCode(State& S, const Proto* p, const Instruction* pc, const Value* base);
   // Code of p that left at such a call: neither p's frames at their start nor its loop
   // headers enter it again until the epoch moves, as the callee's code will move it
   // (docs/design/jit.md, "Quiet frames"). Never collects.

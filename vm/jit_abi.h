@@ -18,7 +18,7 @@
 
 extern "C" {
 
-inline constexpr uint32_t kWeftJitAbiVersion = 23;
+inline constexpr uint32_t kWeftJitAbiVersion = 24;
 
 // Compiled code: runs the frame whose register 0 is `base` from instruction `pc` and
 // returns exitPc | (kind << 32) (docs/design/jit.md, "The frame contract"). `thread` is
@@ -103,8 +103,8 @@ inline constexpr bool weftJitNativeFits(uint8_t id, int nargs, int nresults, boo
 }
 inline constexpr uint8_t weftJitSeenNative(uint8_t id) { return uint8_t(kWeftJitSeenKnown | id << 3); }
 // Arithmetic whose feedback saw an operand that was never a number (B, or a register C:
-// `regC`): its metamethod or its error every time, which compiled code leaves to the
-// interpreter, so neither the compiler nor the VM's coarse test counts it as compiled.
+// `regC`): its metamethod or its error every time, which compiled code calls through
+// WeftJitHelpers::arithMeta (docs/design/jit.md, "Metamethod arithmetic").
 inline constexpr bool weftJitArithOnOther(uint8_t seen, bool regC) {
   return (seen & 7) == kWeftJitSeenOther || (regC && ((seen >> 4) & 7) == kWeftJitSeenOther);
 }
@@ -185,7 +185,9 @@ struct WeftJitHelpers {
   WeftJitEntry (*callLua)(void* state, void* thread, int32_t* budget, void* funcSlot, uint32_t nargs,
                           int32_t nresults, uint32_t callerPc);
   // RETURN of `n` values from `first` (a slot of the thread's top frame) into a Lua
-  // caller: moves them, pops the frame, returns 1; or 0 having changed nothing.
+  // caller: moves them, pops the frame, returns 1; or 0 having changed nothing. A
+  // metamethod's frame (kFrameFinishOp) returns so only into an arithmetic instruction
+  // (its MMBIN), whose R[A] gets the first value, as finishOpMayGC stores it.
   int (*returnLua)(void* state, void* thread, void* first, uint32_t n);
   // LEN of `obj` into `dst` where no metamethod applies (a string; a table whose
   // metatable has no __len).
@@ -233,6 +235,16 @@ struct WeftJitHelpers {
   // values.md's shared frames): reconciles its registers, from `base` (written back),
   // with their cells, as the interpreter does at its calls. It changes slots of the frame.
   void (*syncShared)(void* thread, const void* base);
+  // A callLua-class helper (docs/design/jit.md, "Metamethod arithmetic"): the arithmetic
+  // instruction at `callerPc` of the thread's top frame, whose operands (read through the
+  // MMBIN after it, from the written-back frame) have a Lua metamethod with code to enter
+  // at its start, pushes the metamethod's frame as OP_MMBIN does (kFrameFinishOp, one
+  // result), its arguments in place and the caller's pc saved past the MMBIN; it returns
+  // that code and the callee's base in `calleeBase`, or null having changed nothing (no
+  // such metamethod or code, a hook, no room, the budget spent, a collection requested:
+  // the interpreter runs the instruction). The callee's return (returnLua) stores the
+  // result in the instruction's R[A]. It never collects.
+  WeftJitEntry (*arithMeta)(void* state, void* thread, int32_t* budget, uint32_t callerPc, void** calleeBase);
 };
 inline constexpr int kWeftJitNativeDone = 0;     // results in place: go on
 inline constexpr int kWeftJitNativeResume = 1;   // results in place: kWeftJitExitResume

@@ -80,8 +80,7 @@ int feedbackAt(const Proto* p, uint32_t pc) {
 
 // Instructions that always leave compiled code (the compiler has none of them): with
 // feedback, a profiled instruction that never ran (the compiler makes it a guard exit,
-// jit/lowering.h `cold`), arithmetic on an operand that was never a number (its
-// metamethod: vm/jit_abi.h weftJitArithOnOther), a call that saw other than Lua
+// jit/lowering.h `cold`), a call that saw other than Lua
 // functions or natives, a tail call that saw other than those (a native's must have the
 // RETURN of its results after it, as the compiler generates), and a generic
 // `for` call that saw other than ipairs' and next; calls of open argument or result
@@ -96,10 +95,9 @@ bool leavesCode(const Proto* p, uint32_t pc) {
   Op op = frontend::getOp(i);
   int seen = jitProfiled(op) ? feedbackAt(p, pc) : -1;
   if (seen == 0) return true;
-  if (seen > 0 && op >= Op::ADDI && op <= Op::SHR) {
-    bool regC = !(op == Op::ADDI || op == Op::SHRI || op == Op::SHLI || (op >= Op::ADDK && op <= Op::BXORK));
-    return weftJitArithOnOther(uint8_t(seen), regC) || jitNeverCompiles(op);
-  }
+  // Arithmetic on an operand that was never a number calls its metamethod's code
+  // (vm/jit_abi.h weftJitArithOnOther, WeftJitHelpers::arithMeta).
+  if (seen > 0 && op >= Op::ADDI && op <= Op::SHR) return jitNeverCompiles(op);
   switch (op) {
     case Op::CALL:
       if (frontend::getB(i) == 0 && !(pc > 0 && jitOpenResultsTaken(p->code[pc - 1], i))) return true;
@@ -259,9 +257,24 @@ bool onlyForCalls(const Proto* p) {
 // A prototype without loops whose hotness came to the threshold in a frame its code
 // would not be entered at the start of (vm/interp.cpp jitFrame: a metamethod's, a
 // native's callback): its calls are of that kind, and compiled code would wait for
-// compiled callers, as for onlyForCalls.
+// compiled callers, as for onlyForCalls. Not a metamethod that an arithmetic
+// instruction of a function with code (queued or ready) called: that code calls it
+// (docs/design/jit.md, "Metamethod arithmetic"), and waiting for such a call left every
+// metamethod but the first one the code met to the interpreter, one at a time.
 bool calledUnentered(const Proto* p, ThreadData* t) {
-  return t && !mayIterate(p) && (t->frame().flags & (kFrameEntry | kFrameFinishOp));
+  if (!t || mayIterate(p)) return false;
+  const CallFrame& f = t->frame();
+  if (!(f.flags & (kFrameEntry | kFrameFinishOp))) return false;
+  return !((f.flags & kFrameFinishOp) && arithCallerHasCode(t));
+}
+
+bool arithCallerHasCode(const ThreadData* t) {
+  if (t->frameCount < 2) return false;
+  const CallFrame& caller = t->frames[t->frameCount - 2];
+  if (!(caller.flags & kFrameLua) || !finishesArith(caller)) return false;
+  const JitCode* code = __atomic_load_n(&t->stack[caller.func].asLuaClosure()->proto->jit, __ATOMIC_ACQUIRE);
+  uint8_t state = code ? code->state.load(std::memory_order_relaxed) : uint8_t(JitCode::kRejected);
+  return state == JitCode::kQueued || state == JitCode::kReady;
 }
 
 LoopLeft outermostLoopLeft(const Proto* p, uint32_t pc, const Value* base) {

@@ -36,8 +36,12 @@ bool worthCompiling(const Proto* p);
 bool onlyForCalls(const Proto* p);
 struct ThreadData;
 // Whether p, without loops, came to the threshold in t's top frame, one its code would
-// not be entered at the start of (a metamethod's, a native's callback).
+// not be entered at the start of (a metamethod's, but one arithCallerHasCode; a
+// native's callback).
 bool calledUnentered(const Proto* p, ThreadData* t);
+// Whether t's top frame is a metamethod's that an arithmetic instruction of a function
+// with code (queued or ready) called.
+bool arithCallerHasCode(const ThreadData* t);
 
 // The outermost loop around instruction `pc` (inside a loop) of a frame of p whose
 // registers start at `base`, and the rounds it has left when it is a numeric for (its

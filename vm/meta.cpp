@@ -181,12 +181,6 @@ Value eqMetamethod(State& S, const Value& a, const Value& b) {
   return tm;
 }
 
-Value binaryMetamethod(State& S, const Value& a, const Value& b, Meta event) {
-  Value tm = metamethodOf(S, a, event);
-  if (tm.isNil()) tm = metamethodOf(S, b, event);
-  return tm;
-}
-
 // Concatenates the maximal run of strings/numbers ending at first+count-1; returns how
 // many values were joined (at least 2), or 0 if memory ran out.
 uint32_t joinRun(State& S, ThreadData* t, uint32_t first, uint32_t count) {
@@ -218,6 +212,12 @@ Status concatErrorMayGC(State& S, ThreadData* t, uint32_t xi) {
 }
 
 }  // namespace
+
+Value binaryMetamethod(State& S, const Value& a, const Value& b, Meta event) {
+  Value tm = metamethodOf(S, a, event);
+  if (tm.isNil()) tm = metamethodOf(S, b, event);
+  return tm;
+}
 
 Table* metatableOf(State& S, const Value& v) {
   switch (v.tag) {

@@ -22,6 +22,8 @@ Table* metatableOf(State& S, const Value& v);
 // kFastMetaCount events.
 Value metaField(State& S, Table* mt, Meta event);
 Value metamethodOf(State& S, const Value& v, Meta event);
+// A binary event's metamethod: the first operand's, else the second's (nil if neither).
+Value binaryMetamethod(State& S, const Value& a, const Value& b, Meta event);
 Meta metaOfEvent(frontend::MetaEvent e);
 
 // Lua equality without metamethods.
