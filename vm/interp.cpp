@@ -1776,6 +1776,7 @@ int jitReturnLua(void*, void* thread, void* first, uint32_t n) {
   if (finish) {  // doReturn's kFrameFinishOp case for an arithmetic metamethod
     const CallFrame& caller = t->frame();
     t->stack[caller.base + getA(caller.pc[-2])] = wanted ? dst[0] : Value::nil();
+    t->top = caller.top;  // as finishOpMayGC leaves it
     t->cDepth--;
   }
   return 1;

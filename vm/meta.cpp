@@ -387,6 +387,11 @@ Status finishOpMayGC(State& S, ThreadData* t, uint32_t result) {
   Instruction inst = f.pc[-1];
   Value res = t->stack[result];
   Value* base = t->stack + f.base;
+  // The metamethod's frame lay at the scratch top, and its return left the thread's top
+  // past its result: back to the frame's (as Lua's luaV_finishOp leaves L->top at
+  // ci->top), or each call of a loop went a slot higher than the last, growing the
+  // stack by a slot a call (a million additions of a vector: 196,608 slots).
+  t->top = f.top;
   switch (getOp(inst)) {
     case Op::MMBIN:
     case Op::MMBINI:

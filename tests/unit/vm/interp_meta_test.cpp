@@ -71,6 +71,20 @@ TEST_P(InterpMeta, ProtectedMetatable) {
             "cannot change a protected metatable");
 }
 
+// A loop whose only calls are its metamethods': each one's frame lay at the scratch top
+// and its return left the thread's top past its result, so every call went a slot higher
+// than the last until "stack overflow" (at about a million; lua5.4 runs it). The
+// instruction's finish puts the top back (finishOpMayGC). Interpreted, with the JIT off.
+TEST(InterpMetaLoop, MetamethodCallsInALoopKeepTheStack) {
+  StateOptions opts;
+  opts.jit.mode = JitMode::kOff;
+  EXPECT_EQ(runLuaWith("local mt = {__add = function(a, b) return a.v + b end} "
+                       "local function loop(x, n) local s = 0 for i = 1, n do s = s + (x + i) end return s end "
+                       "return loop(setmetatable({v = 1}, mt), 1200000)",
+                       opts),
+            "720001800000");
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, InterpMeta, ::testing::Values(Mode::kNormal, Mode::kStress, Mode::kGenerational),
                          [](const auto& info) { return std::string(modeName(info.param)); });
 
