@@ -551,9 +551,9 @@ jitFrame: {
   // "Shared frames").
   void* const* profiling = dispatch == kSharedLabels ? kSharedProfileLabels : kProfileLabels;
   if (const JitCode* c = __atomic_load_n(&p->jit, __ATOMIC_ACQUIRE)) [[likely]] {
-    bool reprofiling = c->reprofiling.load(std::memory_order_relaxed);
+    bool reprofiling = c->profilesFrames();
     if (reprofiling) [[unlikely]]
-      dispatch = profiling;  // cold loops
+      dispatch = profiling;  // cold loops, cold exits
     if (!__atomic_load_n(&c->entry, __ATOMIC_ACQUIRE)) {
       // A metamethod deferred before the arithmetic that calls it had code: that code
       // calls it now (vm/jit_loops.cpp arithCallerHasCode).
@@ -696,6 +696,8 @@ jitEnter: {
     goto jitEnter;
   }
   dispatch = SHARED() ? kSharedLabels : kLabels;
+  if (code->profilesFrames()) [[unlikely]]
+    dispatch = SHARED() ? kSharedProfileLabels : kProfileLabels;
   // Left at a call whose callee's code is queued: entered again at once, the code would
   // leave there again, a round trip per call or round until the callee's code is ready
   // (docs/design/jit.md, "Quiet frames").

@@ -531,6 +531,12 @@ std::unique_ptr<JitTier::Job> JitTier::snapshot(Proto* p, JitCode* code, const L
     resolveInlines(p, cl, job->inlines);
     if (!job->profile.empty()) markCallsWithoutCode(p, cl, job->profile);
   }
+  if (!job->profile.empty()) {
+    code->coldSites.assign(p->codeSize, false);
+    for (uint32_t pc = 0; pc < p->codeSize; pc++) {
+      code->coldSites[pc] = jitProfiled(frontend::getOp(p->code[pc])) && job->profile[pc] == 0;
+    }
+  }
   return job;
 }
 
@@ -653,7 +659,13 @@ bool JitTier::ensureProfile(Proto* p) {
 }
 
 void JitTier::guardExit(const LuaClosure* cl, JitCode* code, uint32_t pc, const Value* base) {
-  jitProfileRecord(cl->proto, pc, base, true);
+  // A cold site's exit is no failed guard: it profiles what runs there as the
+  // interpreter does. As a failed guard, the second exit at a cold call of a Lua
+  // function marked the site kWeftJitSeenOther, and the next version left every call
+  // there to the interpreter (bench/methods.lua's acc:scale(0)).
+  bool cold = pc < code->coldSites.size() && code->coldSites[pc];
+  jitProfileRecord(cl->proto, pc, base, !cold);
+  if (cold && !code->coldExited.load(std::memory_order_relaxed)) code->coldExited.store(1, std::memory_order_relaxed);
   if (pc < code->siteExits.size()) jitCount(code->siteExits[pc]);
   if (code->guardExits.fetch_add(1, std::memory_order_relaxed) + 1 != kJitGuardExitLimit) return;
   replace(cl, code, false);
@@ -735,8 +747,8 @@ bool JitTier::callsQueuedCode(State& S, const Proto* p, const Instruction* pc, c
 void JitTier::waitForCallee(Proto* p, JitCode* code) {
   uint16_t epoch = quietEpoch();
   code->calleeWait.store(epoch, std::memory_order_relaxed);
-  // A frame that profiles (cold loops) still needs its frame changes.
-  if (!code->reprofiling.load(std::memory_order_relaxed)) __atomic_store_n(&p->jitQuiet, epoch, __ATOMIC_RELAXED);
+  // A frame that profiles (cold loops, cold exits) still needs its frame changes.
+  if (!code->profilesFrames()) __atomic_store_n(&p->jitQuiet, epoch, __ATOMIC_RELAXED);
 }
 
 void JitTier::nextQuietEpoch() {

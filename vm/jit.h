@@ -122,6 +122,14 @@ struct JitCode : JitCodeEntry {
   uint32_t coldBackEdges = 0;
   std::atomic<uint8_t> reprofiling{0};
   std::atomic<uint32_t> coldHeader{0}, coldUnseen{0}, coldStart{0};
+  // A cold site of this code exited (any worker, relaxed, as reprofiling): frames of the
+  // prototype profile from then on, so that the next version sees the rest of the cold
+  // path, not its first instruction alone.
+  std::atomic<uint8_t> coldExited{0};
+  // Whether frames of the prototype profile while interpreted: cold loops, cold exits.
+  bool profilesFrames() const {
+    return reprofiling.load(std::memory_order_relaxed) || coldExited.load(std::memory_order_relaxed);
+  }
   // kWaiting (docs/design/jit.md, "Short loops"): the window the outermost loop is
   // measured over, from the clock and the rounds it had left at the window's start, and
   // whether it was found to end before its code could run (the frame's worker, relaxed:
@@ -137,6 +145,10 @@ struct JitCode : JitCodeEntry {
   // entry and exit more, or one less).
   std::atomic<uint16_t> calleeWait{0};
   std::vector<uint32_t> siteExits;     // guard exits by pc (relaxed counters, as below)
+  // Sites the job's feedback had never seen run, which the compiler made cold exits:
+  // their guard exits profile as the interpreter would and set coldExited
+  // (JitTier::guardExit). Written before the job is queued, read-only after.
+  std::vector<bool> coldSites;
   // Statistics (--jit-stats): relaxed counters, racy increments may lose counts.
   uint64_t entries = 0;
   uint64_t exits = 0;

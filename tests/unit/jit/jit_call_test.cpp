@@ -643,5 +643,29 @@ TEST(JitCallTest, NoEntryAfterACallThatLeavesEveryRound) {
   EXPECT_LE(ls.entries() - before, 8) << ls.stats();
 }
 
+// A call that never ran while its caller was profiled is compiled as a cold exit. Its
+// guard exits profile the callee as the interpreter would (vm/jit.cpp guardExit), so
+// the next version calls it compiled. Before, the second exit marked the site as one
+// the interpreter must make, and every call there left compiled code (bench/methods.lua
+// left its loop every thousandth round, at acc:scale(0)).
+TEST(JitCallTest, AColdCallOfALuaFunctionIsCompiledInTheNextVersion) {
+  HotState ls;
+  ls.run(
+      "local function rare(k) return k end "
+      "function loop(m, every) local s = 0 "
+      "for i = 1, m do s = s + i if i % every == 0 then s = s + rare(1) end end return s end");
+  ls.warm("return loop(300, 1000000)", "45150");
+  EXPECT_EQ(ls.compiled(), 1) << ls.stats();
+  EXPECT_EQ(ls.run("return loop(2000, 10)"), "2001200");  // 200 cold exits: a recompilation
+  ls.settle();
+  EXPECT_EQ(ls.recompiled(), 1) << ls.stats();
+  EXPECT_EQ(ls.run("return loop(2000, 10)"), "2001200");  // asks for rare's code
+  ls.settle();
+  EXPECT_EQ(ls.recompiled(), 1) << ls.stats();
+  long before = ls.exits();
+  EXPECT_EQ(ls.run("return loop(20000, 10)"), "200012000");
+  EXPECT_LE(ls.exits() - before, 4) << ls.stats();
+}
+
 }  // namespace
 }  // namespace weft::vm::testing
