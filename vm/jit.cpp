@@ -389,6 +389,8 @@ void jitProfileRecord(Proto* p, uint32_t pc, const Value* base, bool atGuardExit
   if ((old | bits) != old) __atomic_store_n(&prof[pc], uint8_t(old | bits), __ATOMIC_RELAXED);
 }
 
+thread_local constinit uint32_t tlsColdBackEdges = 0;
+
 void jitProfileYield(Proto* p, uint32_t pc) {
   uint8_t* prof = __atomic_load_n(&p->jitProfile, __ATOMIC_ACQUIRE);
   if (!prof || pc >= p->codeSize || !jitProfilingNow(p)) return;

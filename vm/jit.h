@@ -66,6 +66,14 @@ inline constexpr uint8_t kJitMaxVersions = 3;
 inline constexpr uint32_t kJitColdLoopLimit = 2048;
 static_assert((kJitColdLoopLimit & (kJitColdLoopLimit - 1)) == 0);
 inline constexpr uint8_t kJitMaxColdRounds = 4;
+// A worker counts cold back-edges in tlsColdBackEdges and adds them to a JitCode this
+// many at a time (jitColdLoopCounts): one counter that every worker wrote at every
+// back-edge of a loop without an entry cost bench/tasks/skynet.lua 8% at two workers
+// (the JitCode's cache line went back and forth, and with it the fields every
+// back-edge and frame change reads). A power of two that divides the limit, so that
+// the count still meets each multiple of the limit.
+inline constexpr uint32_t kJitColdLoopBatch = 64;
+static_assert(kJitColdLoopLimit % kJitColdLoopBatch == 0 && (kJitColdLoopBatch & (kJitColdLoopBatch - 1)) == 0);
 // Compiled calls nest on the machine stack (docs/design/jit.md, "Compiled calls"): past
 // this depth a call is left to the interpreter, which enters the callee's code afresh.
 inline constexpr uint32_t kJitMaxCallDepth = 128;
@@ -116,9 +124,9 @@ struct JitCode : JitCodeEntry {
   std::atomic<uint8_t> entryTestFailed{0};
   bool noEntryTests = false;
   // Cold loops: interpreted back-edges without an entry (a relaxed racy counter, as the
-  // hotness); whether frames of the prototype profile again; the loop that started it,
-  // how many of its instructions had no feedback then, and the count then (relaxed:
-  // racing starters store a loop each, and either is a fine one to measure).
+  // hotness, added to a batch at a time: jitColdLoopCounts); whether frames of the prototype profile again; the loop
+  // that started it, how many of its instructions had no feedback then, and the count then (relaxed: racing starters
+  // store a loop each, and either is a fine one to measure).
   uint32_t coldBackEdges = 0;
   std::atomic<uint8_t> reprofiling{0};
   std::atomic<uint32_t> coldHeader{0}, coldUnseen{0}, coldStart{0};
@@ -181,13 +189,22 @@ inline void jitCount(T& counter) {
   __atomic_store_n(&counter, __atomic_load_n(&counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
-// A back-edge of a loop `code` has no entry for: counts it in coldBackEdges (relaxed and
-// racy, as the hotness); true when JitTier::coldLoop has something to decide, while the
-// prototype profiles again or every kJitColdLoopLimit rounds. Never collects.
+// Cold back-edges this worker took since it last added a batch to a JitCode (this
+// thread only).
+extern thread_local constinit uint32_t tlsColdBackEdges;
+// A back-edge of a loop `code` has no entry for: counted by the worker, and each
+// kJitColdLoopBatch-th adds the batch to coldBackEdges (relaxed and racy, as the
+// hotness: the batch goes to the code whose back-edge completes it, so a loop is
+// credited in proportion to its share of the worker's cold rounds); true when
+// JitTier::coldLoop has something to decide, while the prototype profiles again or
+// every kJitColdLoopLimit rounds. Never collects.
 inline bool jitColdLoopCounts(JitCode* code) {
-  uint32_t n = __atomic_load_n(&code->coldBackEdges, __ATOMIC_RELAXED) + 1;
+  bool reprofiling = code->reprofiling.load(std::memory_order_relaxed);
+  if ((++tlsColdBackEdges & (kJitColdLoopBatch - 1)) != 0) [[likely]]
+    return reprofiling;
+  uint32_t n = __atomic_load_n(&code->coldBackEdges, __ATOMIC_RELAXED) + kJitColdLoopBatch;
   __atomic_store_n(&code->coldBackEdges, n, __ATOMIC_RELAXED);
-  return code->reprofiling.load(std::memory_order_relaxed) || (n & (kJitColdLoopLimit - 1)) == 0;
+  return reprofiling || (n & (kJitColdLoopLimit - 1)) == 0;
 }
 
 // The instructions the interpreter profiles (vm/jit_abi.h, type feedback).
