@@ -791,6 +791,10 @@ void Collector::install(uint64_t collection) {
     unmapChunk(impl_.largePool.back());
     impl_.largePool.pop_back();
   }
+  // Least resident first (Heap::takeChunkLocked); past the limit, the most resident
+  // chunks go back to the system.
+  std::sort(impl_.pool.begin(), impl_.pool.end(),
+            [](const Chunk* a, const Chunk* b) { return a->residentBytes < b->residentBytes; });
   while (impl_.pool.size() * Heap::kChunkSize > impl_.poolLimit) {
     unmapChunk(impl_.pool.back());
     impl_.pool.pop_back();

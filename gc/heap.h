@@ -434,7 +434,8 @@ class alignas(64) Mutator {
   int64_t externalPending_ = 0;  // noted, not yet added to the heap's count
   std::vector<Object*> externals_;  // owning thread; taken over by Heap::retireLocked
   char* cursor_ = nullptr;  // bump region [cursor_, limit_) owned by this mutator
-  char* limit_ = nullptr;
+  char* limit_ = nullptr;   // the buffer's populated part ends here (allocateSlow extends it)
+  char* end_ = nullptr;     // the buffer's end
   Chunk* chunk_ = nullptr;  // the chunk the bump region lies in
   uint32_t hashState_ = 0x9e3779b9u;  // xorshift32 state: never 0, so hashes never 0
   uint64_t stressSafepoints_ = 0;     // the stress schedule (gc/stress.cpp): owning thread
@@ -686,7 +687,10 @@ class Heap {
   size_t filledBytesLocked() const;
   void requestCollectionSoon();
   size_t currentLimitLocked() const;
-  Chunk* takeChunkLocked(bool collecting = false);  // collecting: mapChunk's fallback
+  // Who takes a standard chunk: a bump buffer fills it whole, cells and the collector's
+  // copies (survivors, promotions, evacuations) mostly fill a part of it.
+  enum class ChunkUse : uint8_t { kBumpBuffer, kCells, kCopies };
+  Chunk* takeChunkLocked(ChunkUse use);
   Chunk* takeLargeChunkLocked(size_t size);
   void flushMutators();
   void discardDropped();

@@ -201,7 +201,7 @@ char* Marker::allocateSurvivor(size_t size) {
   if (!chunk || size > static_cast<size_t>(chunk->base + chunk->size - chunk->top)) {
     {
       std::lock_guard lock(impl_.mutex);
-      chunk = plan_.heap.takeChunkLocked(true);
+      chunk = plan_.heap.takeChunkLocked(Heap::ChunkUse::kCopies);
     }
     if (!chunk) return nullptr;
     chunk->top = chunk->base;
@@ -210,6 +210,7 @@ char* Marker::allocateSurvivor(size_t size) {
   }
   char* p = chunk->top;
   chunk->top += size;
+  populateAhead(chunk);
   return p;
 }
 
@@ -320,6 +321,7 @@ char* Marker::allocateTo(size_t size) {
     if (!chunk) return nullptr;
     chunk->large = true;
     chunk->top = chunk->base + size;
+    populateChunk(chunk, size);  // the copy writes it whole
     toLarge_.push_back(chunk);
     return chunk->base;
   }
@@ -337,7 +339,7 @@ char* Marker::allocateTo(size_t size) {
     Chunk* chunk;
     {
       std::lock_guard lock(impl_.mutex);
-      chunk = plan_.heap.takeChunkLocked(true);
+      chunk = plan_.heap.takeChunkLocked(Heap::ChunkUse::kCopies);
     }
     if (!chunk) return nullptr;
     chunk->top = chunk->base;
@@ -346,6 +348,7 @@ char* Marker::allocateTo(size_t size) {
   }
   char* p = current_->top;
   current_->top += size;
+  populateAhead(current_);
   return p;
 }
 

@@ -102,7 +102,7 @@ char* Heap::refillCells(Mutator& m, int cls) {
   for (; got < want; ++got) {
     Chunk* chunk = c.carve;
     if (!chunk || chunk->top + cell > chunk->base + chunk->size) {
-      chunk = takeChunkLocked(false);
+      chunk = takeChunkLocked(ChunkUse::kCells);
       if (!chunk) break;
       zeroRecycled(chunk, chunk->size);  // cells are cut from zeroed memory
       chunk->top = chunk->base;
