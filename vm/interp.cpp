@@ -1316,9 +1316,12 @@ op_CALL: {
   if (!status.isOk()) goto callFailed;
   goto startFrame;
 }
-// Slow path: OP_CALL's native raised or yielded.
+// Slow path: OP_CALL's native raised or yielded. Only a frame that profiles records the
+// yield (a prototype profiles only in such frames): every yield of a task's loop walked
+// the frames to the caller, two per round trip of bench/tasks/pingpong.lua.
 callFailed:
-  if (status.code() == StatusCode::kYield && S.jit()) jitCallYielded(t);
+  if (status.code() == StatusCode::kYield && (dispatch == kProfileLabels || dispatch == kSharedProfileLabels))
+    jitCallYielded(t);
   goto onError;
 op_TAILCALL: {
   Value* ra = RA();
