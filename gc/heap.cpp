@@ -139,7 +139,7 @@ Object* Mutator::allocateSlow(uint8_t kind, size_t bytes) {
     cursor_ += size;
     return initObject(p, kind);
   }
-  char* p = heap_.refill(*this, size);
+  char* p = heap_.refill(*this, size, heap_.impl_->types[kind].writtenWhole);
   return p ? initObject(p, kind) : nullptr;
 }
 
@@ -349,19 +349,20 @@ void adviseHugePages(Chunk* chunk) {
   if (!chunk->block && chunk->size >= kHugePageBytes) madvise(chunk->base, chunk->size, MADV_HUGEPAGE);
 }
 // A new large object is mostly written at once: an array part that doubled takes the
-// old one's values into its first half, a rebuilt node array its keys, a string its
-// bytes. Its first half is populated ahead: a buffer that doubled fills its second half
-// only as it grows (bench/gsub.lua, populated whole: 400 KB more of peak RSS), and an
-// object that asked for huge pages faults in 2 MiB at a time (bench/sparse_keys.lua,
-// populated whole: 23 MB more).
-void populateLarge(Chunk* chunk, size_t size) {
-  if (size < kHugePageBytes) populateChunk(chunk, size / 2);
+// old one's values into its first half, a rebuilt node array its keys. Its first half is
+// populated ahead: a buffer that doubled fills its second half only as it grows
+// (bench/gsub.lua, populated whole: 400 KB more of peak RSS), and an object that asked
+// for huge pages faults in 2 MiB at a time (bench/sparse_keys.lua, populated whole: 23 MB
+// more). A kind written whole (TypeInfo::writtenWhole, a string's bytes) is populated
+// whole: its second half faulted in page by page otherwise.
+void populateLarge(Chunk* chunk, size_t size, bool writtenWhole) {
+  if (size < kHugePageBytes) populateChunk(chunk, writtenWhole ? size : size / 2);
 }
 }  // namespace
 
 // A young chunk of its own for one object of `size` bytes, zero-filled; nullptr past
 // the limit or when the system refuses.
-char* Heap::allocateLargeLocked(size_t size, std::unique_lock<std::mutex>& lock) {
+char* Heap::allocateLargeLocked(size_t size, bool writtenWhole, std::unique_lock<std::mutex>& lock) {
   Impl& impl = *impl_;
   size_t used = impl.usedBytes.load(std::memory_order_relaxed);
   size_t heapLimit = currentLimitLocked();
@@ -373,7 +374,7 @@ char* Heap::allocateLargeLocked(size_t size, std::unique_lock<std::mutex>& lock)
     // bytes count as used first, so their limit checks see them.
     impl.usedBytes.fetch_add(size, std::memory_order_relaxed);
     lock.unlock();
-    populateLarge(chunk, size);
+    populateLarge(chunk, size, writtenWhole);
     zeroRecycled(chunk, size);
     lock.lock();
   } else {
@@ -382,7 +383,7 @@ char* Heap::allocateLargeLocked(size_t size, std::unique_lock<std::mutex>& lock)
     adviseHugePages(chunk);
     impl.usedBytes.fetch_add(size, std::memory_order_relaxed);
     lock.unlock();
-    populateLarge(chunk, size);
+    populateLarge(chunk, size, writtenWhole);
     lock.lock();
   }
   chunk->large = true;
@@ -394,10 +395,10 @@ char* Heap::allocateLargeLocked(size_t size, std::unique_lock<std::mutex>& lock)
   return chunk->base;
 }
 
-char* Heap::refill(Mutator& m, size_t size) {
+char* Heap::refill(Mutator& m, size_t size, bool writtenWhole) {
   Impl& impl = *impl_;
   std::unique_lock lock(impl.mutex);
-  if (size >= kLargeObjectSize) return allocateLargeLocked(size, lock);
+  if (size >= kLargeObjectSize) return allocateLargeLocked(size, writtenWhole, lock);
   size_t heapLimit = currentLimitLocked();
   size_t used;
   retireLocked(m);

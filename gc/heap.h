@@ -671,8 +671,8 @@ class Heap {
   // final pause that a full major follows at once (collectgarbage("collect") during a
   // cycle), which leaves finalizers to that major so they run in one cycle's order.
   enum class CycleEnd : uint8_t { kNone, kFinal, kBeforeMajor };
-  char* refill(Mutator& mutator, size_t size);
-  char* allocateLargeLocked(size_t size, std::unique_lock<std::mutex>& lock);
+  char* refill(Mutator& mutator, size_t size, bool writtenWhole);
+  char* allocateLargeLocked(size_t size, bool writtenWhole, std::unique_lock<std::mutex>& lock);
   char* refillCells(Mutator& m, int cls);
   void retireCellsLocked(Mutator& m);
   void sweepYoungCells(bool poison);

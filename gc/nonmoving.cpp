@@ -63,7 +63,7 @@ Object* Mutator::allocateNonMoving(uint8_t kind, size_t bytes) {
   char* p;
   if (cls < 0) {
     std::unique_lock lock(heap_.impl_->mutex);
-    p = heap_.allocateLargeLocked(size, lock);
+    p = heap_.allocateLargeLocked(size, heap_.impl_->types[kind].writtenWhole, lock);
     if (!p) return nullptr;
   } else {
     p = cellFree_[cls];

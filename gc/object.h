@@ -111,6 +111,10 @@ struct TypeInfo {
   // Returns the bytes it accounted for with Mutator::noteExternalBytes (they stop
   // pacing collections).
   size_t (*release)(Object* obj) = nullptr;
+  // Objects of this kind are written from one end to the other as they are made (a
+  // string's bytes): a large one's chunk is populated whole at once, not its first half
+  // (gc-v2.md "Pages populated ahead").
+  bool writtenWhole = false;
 };
 
 // Weak clearing phases, in the order of the Lua 5.4 manual §2.5.4: weak values are

@@ -520,6 +520,7 @@ void registerObjectKinds(gc::Heap& heap) {
       info.traceEphemeron = traceTableEphemeron;
       info.tracePart = traceTablePart;
     }
+    info.writtenWhole = kind == Kind::String;  // its bytes are copied in as it is made
     if (kind == Kind::Proto) info.release = releaseProto;
     if (kind == Kind::Userdata) info.release = releaseUserdata;
     heap.registerType(uint8_t(kind), info);
