@@ -351,24 +351,6 @@ Status openLibrary(State& state, const char* name, std::span<const LibEntry> ent
   return Status::ok();
 }
 
-const char* typeName(const Value& v) {
-  switch (v.tag) {
-    case Tag::Nil: return "nil";
-    case Tag::False:
-    case Tag::True: return "boolean";
-    case Tag::Int:
-    case Tag::Float: return "number";
-    case Tag::LightUserdata:
-    case Tag::Userdata: return "userdata";
-    case Tag::LightNative:
-    case Tag::LightCFunction:
-    case Tag::LuaClosure:
-    case Tag::NativeClosure: return "function";
-    case Tag::String: return "string";
-    case Tag::Table: return "table";
-    case Tag::Thread: return "thread";
-  }
-  return "?";
-}
+const char* typeName(const Value& v) { return kBasicTypeNames[int(basicType(v))]; }
 
 }  // namespace weft::vm

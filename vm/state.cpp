@@ -42,6 +42,7 @@ class State::Roots final : public gc::RootSource {
     visitField(visitor, state_.globals);
     for (Table*& mt : state_.typeMetatables) visitField(visitor, mt);
     for (String*& name : state_.metaNames) visitField(visitor, name);
+    for (String*& name : state_.typeNames) visitField(visitor, name);
     visitField(visitor, state_.memoryErrorMessage);
     visitField(visitor, state_.mainThread);
   }
@@ -72,6 +73,10 @@ Status State::initialise() {
   for (size_t i = 0; i < size_t(Meta::kCount); ++i) {
     metaNames[i] = newString(*this, kMetaNames[i]);
     if (!metaNames[i]) return noMemory;
+  }
+  for (size_t i = 0; i < std::size(kBasicTypeNames); ++i) {
+    typeNames[i] = newString(*this, kBasicTypeNames[i]);
+    if (!typeNames[i]) return noMemory;
   }
   memoryErrorMessage = newString(*this, "not enough memory");
   registry = newTable(*this, 2, 0);

@@ -237,6 +237,9 @@ inline BasicType basicType(const Value& v) {
   }
   return BasicType::Nil;
 }
+// The name of each basic type, by BasicType: what type() returns (lua_typename's).
+inline constexpr const char* kBasicTypeNames[] = {"nil",   "boolean",  "userdata", "number", "string",
+                                                  "table", "function", "userdata", "thread"};
 
 inline constexpr Kind objectKindOf(Tag t) { return Kind(uint8_t(t) - uint8_t(Tag::kFirstHeap)); }
 

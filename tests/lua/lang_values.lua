@@ -14,6 +14,11 @@ eq(type(print), "function", "native function")
 eq(type(function() end), "function", "Lua function")
 eq(type(coroutine.create(function() end)), "thread", "thread")
 eq(type(io.stdout), "userdata", "userdata")
+-- The names are strings interned once (State::typeNames): after a collection, which
+-- moves them, they are still the names, and equal to the same text made anew.
+collectgarbage()
+eq(type({}), "table", "table after a collection")
+eq(type(false) .. "", string.rep("boolean", 1), "boolean after a collection, as any string")
 
 -- math.type and the integer/float subtypes.
 eq(math.type(1), "integer", "1")

@@ -51,7 +51,8 @@ NativeResult basePrint(CallContext& cx) {
 
 NativeResult baseType(CallContext& cx) {
   if (!cx.checkAny(1)) return cx.failure();
-  return pushString(cx, typeName(cx.arg(1)));
+  if (!cx.push(Value::string(cx.state().typeNames[int(basicType(cx.arg(1)))]))) return cx.stackOverflow();
+  return cx.results(1);
 }
 
 NativeResult baseToString(CallContext& cx) {
